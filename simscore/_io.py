@@ -1,0 +1,142 @@
+"""Atomic file writing and line-numbered JSON Lines reading, shared by all packages.
+
+Files are written to a temporary file in the target directory and renamed over the
+target, so an interrupted write never leaves a torn file. Reading reports the 1-based
+line number of the first bad line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from simscore.errors import FileFormatError
+
+__all__ = ["atomic_open", "atomic_write_text", "write_jsonl", "read_jsonl", "dumps"]
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
+    """Open a temporary file next to ``path`` and rename it over ``path`` on success.
+
+    On an exception the temporary file is removed and ``path`` is left untouched.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        if mode == "w":
+            kwargs.setdefault("encoding", "utf-8")
+            kwargs.setdefault("newline", "\n")
+        with os.fdopen(fd, mode, **kwargs) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` atomically (UTF-8)."""
+    with atomic_open(path, "w") as handle:
+        handle.write(text)
+
+
+def dumps(obj: Any) -> str:
+    """Compact, deterministic JSON (sorted keys are *not* forced: order is meaningful)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def write_jsonl(
+    path: str | os.PathLike[str], header: Mapping[str, Any], records: Iterable[Mapping[str, Any]]
+) -> None:
+    """Write a header line and one JSON object per record, atomically."""
+    with atomic_open(path, "w") as handle:
+        handle.write(dumps(dict(header)))
+        handle.write("\n")
+        for record in records:
+            handle.write(dumps(record))
+            handle.write("\n")
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"non-standard JSON number {name}")
+
+
+def read_jsonl(
+    path: str | os.PathLike[str], *, format_name: str, versions: Iterable[int]
+) -> tuple[dict[str, Any], Iterator[tuple[int, dict[str, Any]]]]:
+    """Read a JSON Lines file with a header line.
+
+    Parameters
+    ----------
+    path : path-like
+        The file.
+    format_name : str
+        Expected value of the header's ``"format"`` field.
+    versions : iterable of int
+        Supported values of the header's ``"version"`` field.
+
+    Returns
+    -------
+    header : dict
+        The parsed header.
+    records : iterator of (line_number, dict)
+        The remaining non-blank lines, parsed lazily; a bad line raises
+        :class:`~simscore.errors.FileFormatError` naming its line number.
+    """
+    p = Path(path)
+    try:
+        handle = open(p, encoding="utf-8")
+    except FileNotFoundError:
+        raise FileFormatError(p, "file not found") from None
+    except IsADirectoryError:
+        raise FileFormatError(p, "is a directory, expected a file") from None
+    first = handle.readline()
+    if not first.strip():
+        handle.close()
+        raise FileFormatError(p, "empty file, expected a header line", line=1)
+    header = _parse_line(p, first, 1)
+    if header.get("format") != format_name:
+        handle.close()
+        raise FileFormatError(
+            p, f"header format is {header.get('format')!r}, expected {format_name!r}", line=1
+        )
+    supported = tuple(versions)
+    if header.get("version") not in supported:
+        handle.close()
+        raise FileFormatError(
+            p,
+            f"unsupported format version {header.get('version')!r} "
+            f"(this simscore reads version(s) {', '.join(map(str, supported))})",
+            line=1,
+        )
+
+    def records() -> Iterator[tuple[int, dict[str, Any]]]:
+        with handle:
+            for number, line in enumerate(handle, start=2):
+                if line.strip():
+                    yield number, _parse_line(p, line, number)
+
+    return header, records()
+
+
+def _parse_line(path: Path, line: str, number: int) -> dict[str, Any]:
+    try:
+        obj = json.loads(line, parse_constant=_reject_constant)
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise FileFormatError(path, f"invalid JSON ({exc})", line=number) from None
+    if not isinstance(obj, dict):
+        raise FileFormatError(path, f"expected a JSON object, got {type(obj).__name__}", line=number)
+    return obj
+

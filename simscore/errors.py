@@ -1,0 +1,97 @@
+"""Exceptions and warnings of simscore, contexts and policies.
+
+Every exception also subclasses the builtin a caller would naturally catch
+(``ValueError``, ``KeyError``, ``OSError``), so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SimscoreError",
+    "ActParseError",
+    "InvalidResponseError",
+    "FileFormatError",
+    "ContextMismatchError",
+    "UnknownMeasureError",
+    "MissingDependencyError",
+    "InvalidContextError",
+    "CheckpointError",
+    "MissingValueWarning",
+]
+
+
+class SimscoreError(Exception):
+    """Base class of every error raised by simscore, contexts and policies."""
+
+
+class ActParseError(SimscoreError, ValueError):
+    """A semantic action could not be parsed.
+
+    Attributes
+    ----------
+    text : object
+        The offending input (usually a string).
+    position : int or None
+        0-based character offset where parsing failed, or None for non-string input.
+    reason : str
+        What was wrong.
+    """
+
+    def __init__(self, text: object, position: int | None, reason: str) -> None:
+        self.text = text
+        self.position = position
+        self.reason = reason
+        where = f" at position {position}" if position is not None else ""
+        super().__init__(f"cannot parse act {text!r}: {reason}{where}")
+
+
+class InvalidResponseError(SimscoreError, ValueError):
+    """A response (or a collection of responses) is malformed."""
+
+
+class FileFormatError(SimscoreError, ValueError):
+    """A file could not be read: wrong format, version, or a bad line.
+
+    Attributes
+    ----------
+    path : str
+        The file.
+    line : int or None
+        1-based line number of the bad line, when known.
+    """
+
+    def __init__(self, path: object, message: str, line: int | None = None) -> None:
+        self.path = str(path)
+        self.line = line
+        where = f", line {line}" if line is not None else ""
+        super().__init__(f"{self.path}{where}: {message}")
+
+
+class ContextMismatchError(SimscoreError, KeyError):
+    """Two response sets do not cover the same context ids."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownMeasureError(SimscoreError, KeyError):
+    """A measure name is not in the registry."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class MissingDependencyError(SimscoreError, ImportError):
+    """An optional dependency is not installed; the message names the extra."""
+
+
+class InvalidContextError(SimscoreError, ValueError):
+    """A belief state, context or context set is invalid."""
+
+
+class CheckpointError(SimscoreError, ValueError):
+    """A policy checkpoint is corrupt, incomplete or of an unsupported version."""
+
+
+class MissingValueWarning(UserWarning):
+    """A score is undefined (NaN), e.g. an action measure on a text-only response."""
