@@ -1,0 +1,193 @@
+"""What policies return: :class:`Response` for one context, :class:`Responses` for a context set.
+
+Responses files are JSON Lines: a header line ``{"format": "simscore-responses", "version": 1,
+"policy": ..., "provenance": {...}}`` then one line per context
+``{"context_id": ..., "action": "inform(...)" | null, "text": "..." | null}``.
+Writing is atomic; reading names the line of the first bad record.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
+
+from simscore._io import dumps, read_jsonl, write_jsonl
+from simscore.acts import Act
+from simscore.errors import ActParseError, FileFormatError, InvalidResponseError
+
+__all__ = ["Response", "Responses", "FORMAT_NAME", "FORMAT_VERSION"]
+
+FORMAT_NAME = "simscore-responses"
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """One policy's response to one context.
+
+    Parameters
+    ----------
+    action : Act or None
+        The semantic action; None for a text-only policy.
+    text : str or None
+        The prompt; None for an action-only policy. ``""`` is an (empty) text, not a missing one.
+
+    Examples
+    --------
+    >>> Response(Act.parse("request(food)"), "What kind of food would you like?").action
+    Act.parse('request(food)')
+    """
+
+    action: Act | None = None
+    text: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.action is None and self.text is None:
+            raise InvalidResponseError("a response needs an action, a text, or both (got neither)")
+        if self.action is not None and not isinstance(self.action, Act):
+            raise InvalidResponseError(
+                f"action must be a simscore.Act or None, got {type(self.action).__name__}"
+                " (use Act.parse for strings)"
+            )
+        if self.text is not None and not isinstance(self.text, str):
+            raise InvalidResponseError(f"text must be a str or None, got {type(self.text).__name__}")
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of this response (without its context id)."""
+        return {
+            "action": None if self.action is None else str(self.action),
+            "text": self.text,
+        }
+
+
+class Responses(Mapping[str, Response]):
+    """The responses of one policy over one context set, keyed by context id, in order.
+
+    Parameters
+    ----------
+    responses : mapping or iterable of (context_id, Response)
+        Context ids must be non-empty strings and unique.
+    policy : str
+        A name for the policy (shown in reports).
+    provenance : mapping
+        JSON-serialisable facts about where the responses came from (checkpoint, seed, reward, ...).
+
+    Examples
+    --------
+    >>> r = Responses({"c1": Response(text="Hello!")}, policy="demo", provenance={"seed": 1})
+    >>> len(r), r.ids, r["c1"].text
+    (1, ('c1',), 'Hello!')
+    """
+
+    def __init__(
+        self,
+        responses: Mapping[str, Response] | Iterable[tuple[str, Response]],
+        *,
+        policy: str = "",
+        provenance: Mapping[str, Any] | None = None,
+    ) -> None:
+        pairs = responses.items() if isinstance(responses, Mapping) else responses
+        data: dict[str, Response] = {}
+        for context_id, response in pairs:
+            if not isinstance(context_id, str) or not context_id:
+                raise InvalidResponseError(f"context id must be a non-empty string, got {context_id!r}")
+            if not isinstance(response, Response):
+                raise InvalidResponseError(
+                    f"response for context {context_id!r} must be a Response, got {type(response).__name__}"
+                )
+            if context_id in data:
+                raise InvalidResponseError(f"context id {context_id!r} appears more than once")
+            data[context_id] = response
+        self._data = data
+        self.policy = str(policy)
+        self.provenance: dict[str, Any] = dict(provenance or {})
+        try:
+            dumps(self.provenance)
+        except (TypeError, ValueError) as exc:
+            raise InvalidResponseError(f"provenance must be JSON-serialisable: {exc}") from None
+
+    def __getitem__(self, context_id: str) -> Response:
+        return self._data[context_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"Responses(policy={self.policy!r}, n={len(self)})"
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Context ids in order."""
+        return tuple(self._data)
+
+    def actions(self, ids: Iterable[str] | None = None) -> list[Act | None]:
+        """The actions for ``ids`` (default: all, in order)."""
+        responses = self._data.values() if ids is None else map(self._data.__getitem__, ids)
+        return list(map(attrgetter("action"), responses))
+
+    def texts(self, ids: Iterable[str] | None = None) -> list[str | None]:
+        """The texts for ``ids`` (default: all, in order)."""
+        responses = self._data.values() if ids is None else map(self._data.__getitem__, ids)
+        return list(map(attrgetter("text"), responses))
+
+    def to_jsonl(self, path: str | os.PathLike[str]) -> None:
+        """Write the responses as a JSON Lines file, atomically."""
+        header = {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "policy": self.policy,
+            "provenance": self.provenance,
+        }
+        records = ({"context_id": cid, **r.to_json()} for cid, r in self._data.items())
+        write_jsonl(path, header, records)
+
+    @classmethod
+    def read_jsonl(cls, path: str | os.PathLike[str]) -> Responses:
+        """Read a responses file written by :meth:`to_jsonl` (or by hand in the same format).
+
+        Raises
+        ------
+        FileFormatError
+            Naming the file and the line of the first bad record.
+        """
+        header, records = read_jsonl(path, format_name=FORMAT_NAME, versions=(FORMAT_VERSION,))
+        provenance = header.get("provenance", {})
+        if not isinstance(provenance, dict):
+            raise FileFormatError(path, "header field 'provenance' must be an object", line=1)
+        pairs: dict[str, Response] = {}
+        parse = _ActCache()
+        for number, record in records:
+            context_id = record.get("context_id")
+            if not isinstance(context_id, str) or not context_id:
+                raise FileFormatError(path, "missing or empty 'context_id'", line=number)
+            if context_id in pairs:
+                raise FileFormatError(path, f"context id {context_id!r} appears more than once", line=number)
+            action, text = record.get("action"), record.get("text")
+            if action is not None and not isinstance(action, str):
+                raise FileFormatError(path, "'action' must be a string or null", line=number)
+            if text is not None and not isinstance(text, str):
+                raise FileFormatError(path, "'text' must be a string or null", line=number)
+            try:
+                pairs[context_id] = Response(None if action is None else parse(action), text)
+            except (ActParseError, InvalidResponseError) as exc:
+                raise FileFormatError(path, str(exc), line=number) from None
+        return cls(pairs, policy=str(header.get("policy", "")), provenance=provenance)
+
+
+class _ActCache:
+    """Parse each distinct action string once (files repeat a few hundred actions)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Act] = {}
+
+    def __call__(self, text: str) -> Act:
+        act = self._cache.get(text)
+        if act is None:
+            act = self._cache[text] = Act.parse(text)
+        return act
