@@ -1,0 +1,161 @@
+"""The four action-level measures: TMR, DMR, CER and CMR (metrics reference, "Action level").
+
+Every measure scores each distinct pair of actions once (the shared factorisation in
+:class:`~simscore.measures.base.PairwiseMeasure`), so a million pairs drawn from a few hundred
+distinct actions cost a few hundred Python-level comparisons plus numpy indexing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import version
+
+import Levenshtein
+import numpy as np
+
+from simscore.acts import Act
+from simscore.errors import InvalidResponseError
+from simscore.measures.base import PairwiseMeasure
+
+__all__ = [
+    "TotalMatchRate",
+    "DialogueActMatchRate",
+    "ConceptErrorRate",
+    "ConceptMatchRate",
+    "concept_error",
+    "concept_match",
+]
+
+
+def concept_error(h: Act, r: Act) -> float:
+    """CE(h, r) = (|r| − dist(h, r)) / |r| over concept tokens (1 or 0 when |r| = 0).
+
+    Not symmetric and not clipped: it is negative when ``h`` has many more concepts than ``r``.
+
+    >>> concept_error(Act.parse("inform(area=north)"), Act.parse("inform(area=north,food=thai)"))
+    0.5
+    >>> concept_error(Act.parse("inform(a=1,b=2,c=3)"), Act.parse("inform(a=1)"))
+    -1.0
+    """
+    ref = r.concept_tokens()
+    hyp = h.concept_tokens()
+    if not ref:
+        return 1.0 if not hyp else 0.0
+    return (len(ref) - Levenshtein.distance(hyp, ref)) / len(ref)
+
+
+def concept_match(a: Act, b: Act) -> float:
+    """CM(a, b) = (δ(act, act') + Σ_{γ∈S̃} m(γ)) / (1 + |S̃|).
+
+    >>> concept_match(Act.parse("hello()"), Act.parse("bye()"))
+    0.0
+    >>> concept_match(Act.parse("request(food)"), Act.parse("request(area)"))
+    0.2
+    """
+    sa, sb = a.concept_set(), b.concept_set()
+    union = sa | sb
+    same_intent = 1.0 if a.intents == b.intents else 0.0
+    return (same_intent + len(sa & sb)) / (1 + len(union))
+
+
+class _ActionMeasure(PairwiseMeasure):
+    level = "action"
+    higher_is_better = True
+    symmetric = True
+    bounds = (0.0, 1.0)
+    _missing_what = "action"
+    _pair_score: Callable[[Act, Act], float]
+
+    def _check_value(self, value: object) -> None:
+        if not isinstance(value, Act):
+            raise InvalidResponseError(
+                f"{self.name}: expected simscore.Act or None, got {type(value).__name__} {value!r}"
+            )
+
+    def _score_distinct(self, left: list[Act], right: list[Act]) -> np.ndarray:
+        return np.fromiter(map(self._pair_score, left, right), dtype=np.float64, count=len(left))
+
+
+class TotalMatchRate(_ActionMeasure):
+    """TMR: 1 iff the two canonical actions are equal.
+
+    >>> TotalMatchRate().score_pairs([Act.parse("request(food)")], [Act.parse("request(food)")])
+    array([1.])
+    """
+
+    name = "tmr"
+
+    @staticmethod
+    def _pair_score(a: Act, b: Act) -> float:
+        return 1.0 if a == b else 0.0
+
+    def signature(self) -> str:
+        return "tmr|canonical-act-equality"
+
+
+class DialogueActMatchRate(_ActionMeasure):
+    """DMR: 1 iff the dialogue-act identities (sorted distinct intents) are equal.
+
+    >>> DialogueActMatchRate().score_pairs([Act.parse("request(food)")], [Act.parse("request(area)")])
+    array([1.])
+    """
+
+    name = "dmr"
+
+    @staticmethod
+    def _pair_score(a: Act, b: Act) -> float:
+        return 1.0 if a.intents == b.intents else 0.0
+
+    def signature(self) -> str:
+        return "dmr|intent-equality"
+
+
+class ConceptErrorRate(_ActionMeasure):
+    """CER as a similarity: δ(act, act') · (CE(a, a') + CE(a', a)) / 2.
+
+    Parameters
+    ----------
+    clip : bool, default False
+        Clip the symmetric CẼ at 0. Off by default, faithful to the paper, where CE can be
+        negative when one action has far more concepts than the other; the documented
+        lower bound is then −∞ in principle (``bounds`` reports it).
+
+    >>> a, b = Act.parse("inform(a=1,b=2,c=3)"), Act.parse("inform(a=1)")
+    >>> ConceptErrorRate().score_pairs([a], [b]), ConceptErrorRate(clip=True).score_pairs([a], [b])
+    (array([-0.33333333]), array([0.]))
+    """
+
+    name = "cer"
+
+    def __init__(self, *, clip: bool = False) -> None:
+        self.clip = bool(clip)
+        self.bounds = (0.0, 1.0) if self.clip else (-np.inf, 1.0)
+
+    def _pair_score(self, a: Act, b: Act) -> float:
+        if a.intents != b.intents:
+            return 0.0
+        value = (concept_error(a, b) + concept_error(b, a)) / 2.0
+        return max(value, 0.0) if self.clip else value
+
+    def signature(self) -> str:
+        return (
+            f"cer|levenshtein:{version('Levenshtein')}|tokens:slot-value|sym:mean|gate:intent"
+            f"|clip:{'yes' if self.clip else 'no'}"
+        )
+
+
+class ConceptMatchRate(_ActionMeasure):
+    """CMR: (δ(act, act') + |shared concepts|) / (1 + |all concepts|).
+
+    >>> ConceptMatchRate().score_pairs([Act.parse("hello()")], [Act.parse("hello()")])
+    array([1.])
+    """
+
+    name = "cmr"
+
+    @staticmethod
+    def _pair_score(a: Act, b: Act) -> float:
+        return concept_match(a, b)
+
+    def signature(self) -> str:
+        return "cmr|concepts:slots+triples"
