@@ -20,6 +20,16 @@ from simscore.errors import FileFormatError
 __all__ = ["atomic_open", "atomic_write_text", "write_jsonl", "read_jsonl", "dumps"]
 
 
+def _read_umask() -> int:
+    # os.umask can only be read by setting it; do that once, at import, before threads exist.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path`` and rename it over ``path`` on success.
@@ -39,6 +49,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) ->
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp creates 0600 files; give the result the usual permissions (0666 & ~umask)
+        os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

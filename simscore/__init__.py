@@ -1,0 +1,41 @@
+"""simscore: how similar is the behaviour of two dialogue policies?
+
+Run two policies deterministically on one fixed set of dialogue contexts and score every
+pair of responses with the eight measures of Ultes & Maier (SIGDIAL 2020): total match,
+dialogue-act match, concept error and concept match rates on the actions; USE cosine and
+angular similarity, BLEU-4 and BERTScore on the texts.
+
+>>> from simscore import Act, Response, Responses, compare
+>>> a = Responses({"c1": Response(Act.parse("request(food)"), "What food would you like?")})
+>>> b = Responses({"c1": Response(Act.parse("request(area)"), "Which area?")})
+>>> compare(a, b, measures=["tmr", "dmr"]).summary["mean"].tolist()
+[0.0, 1.0]
+"""
+
+from simscore._version import __version__
+from simscore.acts import NONE_VALUE, Act, Item
+from simscore.compare import DEFAULT_MEASURES, Comparison, bootstrap_ci, compare
+from simscore.measures import MEASURES, Measure, get_measure
+from simscore.monitor import BehaviourMonitor, similarity
+from simscore.policy import Policy, run_policy
+from simscore.responses import Response, Responses
+
+__all__ = [
+    "__version__",
+    "Act",
+    "Item",
+    "NONE_VALUE",
+    "Response",
+    "Responses",
+    "compare",
+    "Comparison",
+    "DEFAULT_MEASURES",
+    "bootstrap_ci",
+    "MEASURES",
+    "Measure",
+    "get_measure",
+    "Policy",
+    "run_policy",
+    "similarity",
+    "BehaviourMonitor",
+]

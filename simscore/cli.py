@@ -1,0 +1,105 @@
+"""The ``simscore`` command line (application layer: the one place that wires packages together).
+
+``simscore compare A.jsonl B.jsonl [--measures ...] [--out scores.csv|scores.json]`` scores two
+responses files; further commands are registered by the modules that own them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from simscore._version import __version__
+from simscore.errors import SimscoreError
+
+__all__ = ["main", "build_parser"]
+
+
+def _measure_list(text: str) -> list[str]:
+    names = [part.strip() for part in text.replace(" ", ",").split(",") if part.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected measure names separated by commas")
+    if names == ["all"]:
+        from simscore.measures import MEASURES
+
+        return list(MEASURES)
+    return names
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from simscore.compare import compare
+    from simscore.measures import resolve_measures
+    from simscore.responses import Responses
+
+    measures = resolve_measures(args.measures)  # fail on a bad name before reading files
+    a = Responses.read_jsonl(args.a)
+    b = Responses.read_jsonl(args.b)
+    comparison = compare(a, b, measures, n_resamples=args.resamples, seed=args.seed)
+    name_a = a.policy or args.a
+    name_b = b.policy or args.b
+    print(f"{name_a}  vs  {name_b}  ({len(comparison.scores)} contexts)")
+    print(comparison.format_summary())
+    if args.signatures:
+        print()
+        for name, signature in comparison.signatures.items():
+            print(f"{name:<9} {signature}")
+    if args.out:
+        comparison.save(args.out)
+        print(f"wrote {args.out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every sub-command."""
+    parser = argparse.ArgumentParser(
+        prog="simscore",
+        description="Similarity scoring for dialogue behaviour comparison (Ultes & Maier 2020).",
+    )
+    parser.add_argument("--version", action="version", version=f"simscore {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("compare", help="score two responses files against each other")
+    p.add_argument("a", help="responses of policy A (JSON Lines)")
+    p.add_argument("b", help="responses of policy B (JSON Lines)")
+    p.add_argument(
+        "--measures",
+        type=_measure_list,
+        default=["tmr", "dmr", "cer", "cmr", "use_cos", "use_ang", "bleu4", "bertscore"],
+        help="comma-separated measure names, or 'all' (default: all eight)",
+    )
+    p.add_argument("--out", help="write per-context scores (.csv) or everything (.json)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--signatures", action="store_true", help="also print every measure's signature")
+    p.set_defaults(func=_cmd_compare)
+
+    for register in _extensions():
+        register(sub)
+    return parser
+
+
+def _extensions() -> list:
+    """Sub-command registrars of the other modules (imported lazily by their commands)."""
+    from simscore import cli_contexts, report
+
+    return [cli_contexts.add_subcommands, report.add_subcommands]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``simscore`` command; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (SimscoreError, OSError, ValueError) as exc:
+        print(f"simscore {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"simscore {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

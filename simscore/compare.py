@@ -1,0 +1,335 @@
+"""Compare two policies' responses over one context set: :func:`compare` → :class:`Comparison`.
+
+The responses are aligned by context id; every pair is scored with each measure; the
+result keeps the per-context scores (a pandas DataFrame) and a summary per measure (mean,
+count, missing count and a seeded bootstrap confidence interval of the mean).
+
+Scale: each side's inputs are factorised once per level and every measure scores each
+distinct pair once; the bootstrap resamples counts of distinct score values (a multinomial
+draw, the same distribution as resampling contexts) whenever there are fewer distinct values
+than contexts, so a million contexts cost about as much as a thousand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simscore._io import atomic_open, atomic_write_text
+from simscore._version import __version__
+from simscore.errors import ContextMismatchError, InvalidResponseError
+from simscore.measures import ACTION_MEASURES, resolve_measures
+from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
+from simscore.responses import Responses
+
+__all__ = ["compare", "Comparison", "bootstrap_ci", "DEFAULT_MEASURES"]
+
+#: The measures ``compare`` uses when none are given: the four action measures, which need
+#: no model. Pass ``measures=list(simscore.MEASURES)`` for all eight.
+DEFAULT_MEASURES: tuple[str, ...] = ACTION_MEASURES
+
+_SUMMARY_COLUMNS = ["mean", "count", "missing", "ci_low", "ci_high"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of comparing policy ``a`` with policy ``b`` on one context set.
+
+    Attributes
+    ----------
+    scores : pandas.DataFrame
+        One row per context (index ``context_id``, in ``a``'s order), one float column per
+        measure, then any context metadata columns.
+    summary : pandas.DataFrame
+        One row per measure (index ``measure``): ``mean``, ``count`` (scored pairs),
+        ``missing`` (NaN pairs left out), ``ci_low``, ``ci_high``.
+    signatures : dict of str to str
+        Measure name → signature.
+    a, b : str
+        Policy names.
+    info : dict
+        Provenance of both sides and the bootstrap settings (seed, resamples, confidence).
+    """
+
+    scores: pd.DataFrame
+    summary: pd.DataFrame
+    signatures: dict[str, str]
+    a: str = ""
+    b: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def measures(self) -> tuple[str, ...]:
+        """Measure names, in column order."""
+        return tuple(self.signatures)
+
+    def mean(self, measure: str) -> float:
+        """The rate (mean over scored contexts) of one measure."""
+        return float(self.summary.loc[measure, "mean"])
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Everything as plain JSON types (NaN becomes null)."""
+        summary = {
+            name: {col: _json_number(row[col]) for col in _SUMMARY_COLUMNS}
+            for name, row in self.summary.iterrows()
+        }
+        records = json.loads(self.scores.reset_index().to_json(orient="records"))
+        return {
+            "simscore": __version__,
+            "a": self.a,
+            "b": self.b,
+            "info": self.info,
+            "signatures": self.signatures,
+            "summary": summary,
+            "scores": records,
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write per-context scores as ``.csv`` or everything as ``.json``, atomically."""
+        suffix = os.fspath(path).rsplit(".", 1)[-1].lower()
+        if suffix == "csv":
+            with atomic_open(path, "w") as handle:
+                self.scores.to_csv(handle, float_format="%.10g")
+        elif suffix == "json":
+            atomic_write_text(path, json.dumps(self.to_json_dict(), indent=1, allow_nan=False) + "\n")
+        else:
+            raise ValueError(f"output path must end in .csv or .json, got {os.fspath(path)!r}")
+
+    def format_summary(self) -> str:
+        """A readable fixed-width table of the summary.
+
+        >>> from simscore import Act, Response, Responses, compare
+        >>> r = Responses({"c1": Response(Act.parse("hello()"))})
+        >>> print(compare(r, r, measures=["tmr"]).format_summary())
+        measure      mean  95% CI                n  missing
+        tmr        1.0000  [1.0000, 1.0000]      1        0
+        """
+        confidence = self.info.get("confidence", 0.95)
+        ci_head = f"{confidence:.0%} CI"
+        lines = [f"{'measure':<9} {'mean':>7}  {ci_head:<16} {'n':>6} {'missing':>8}"]
+        for name, row in self.summary.iterrows():
+            ci = f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
+            lines.append(
+                f"{name:<9} {row['mean']:>7.4f}  {ci:<16} {int(row['count']):>6} {int(row['missing']):>8}"
+            )
+        return "\n".join(lines)
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, (float, np.floating)):
+        return None if np.isnan(value) else float(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    return value
+
+
+def bootstrap_ci(
+    values: np.ndarray,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    rng: np.random.Generator | int | None = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of the mean, resampling contexts.
+
+    Parameters
+    ----------
+    values : ndarray, shape (n,)
+        Per-context scores without NaN.
+    n_resamples : int
+        Bootstrap resamples.
+    confidence : float
+        Coverage of the interval, in (0, 1).
+    rng : Generator or int
+        Source of randomness (an int is a seed).
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        NaN for an empty input.
+
+    Examples
+    --------
+    >>> bootstrap_ci(np.array([1.0, 1.0, 1.0]))
+    (1.0, 1.0)
+    >>> low, high = bootstrap_ci(np.array([0.0, 1.0] * 50), rng=3)
+    >>> 0.35 < low < 0.5 < high < 0.65
+    True
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples!r}")
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    if n == 0:
+        return (float("nan"), float("nan"))
+    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    distinct, counts = np.unique(values, return_counts=True)
+    if len(distinct) == 1:
+        return (float(distinct[0]), float(distinct[0]))
+    if len(distinct) < n:
+        # Resampling n contexts with replacement = drawing how often each distinct value occurs.
+        draws = generator.multinomial(n, counts / n, size=n_resamples)
+        means = draws @ distinct / n
+    else:
+        means = np.empty(n_resamples)
+        chunk = max(1, 4_000_000 // n)
+        for start in range(0, n_resamples, chunk):
+            stop = min(start + chunk, n_resamples)
+            idx = generator.integers(0, n, size=(stop - start, n))
+            means[start:stop] = values[idx].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(means, [tail, 100.0 - tail])
+    return (float(low), float(high))
+
+
+def _align(a: Responses, b: Responses) -> list[str]:
+    for name, side in (("a", a), ("b", b)):
+        if not isinstance(side, Responses):
+            raise InvalidResponseError(
+                f"{name} must be simscore.Responses, got {type(side).__name__}"
+            )
+    ids = list(a.ids)
+    if a.ids == b.ids or (len(ids) == len(b) and all(i in b for i in ids)):
+        return ids
+    only_a = [i for i in ids if i not in b]
+    only_b = [i for i in b.ids if i not in a]
+    parts = []
+    for label, missing in (("in a but not in b", only_a), ("in b but not in a", only_b)):
+        if missing:
+            shown = ", ".join(repr(i) for i in missing[:5])
+            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+            parts.append(f"{len(missing)} context id(s) {label}: {shown}{more}")
+    raise ContextMismatchError("responses cover different contexts: " + "; ".join(parts))
+
+
+def _metadata_frame(metadata: Any, ids: list[str]) -> pd.DataFrame | None:
+    if metadata is None:
+        return None
+    if hasattr(metadata, "metadata_frame"):
+        metadata = metadata.metadata_frame()
+    if isinstance(metadata, Mapping):
+        metadata = pd.DataFrame.from_dict(dict(metadata), orient="index")
+    if not isinstance(metadata, pd.DataFrame):
+        raise TypeError(
+            "metadata must be a pandas DataFrame indexed by context id, a mapping "
+            f"context id -> dict, or an object with metadata_frame(); got {type(metadata).__name__}"
+        )
+    missing = [i for i in ids if i not in metadata.index]
+    if missing:
+        shown = ", ".join(repr(i) for i in missing[:5])
+        raise ContextMismatchError(f"metadata lacks {len(missing)} compared context id(s): {shown}")
+    return metadata.reindex(ids)
+
+
+def compare(
+    a: Responses,
+    b: Responses,
+    measures: str | Measure | Iterable[str | Measure] = DEFAULT_MEASURES,
+    *,
+    metadata: Any = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Comparison:
+    """Score every pair of responses of two policies over the same contexts.
+
+    Parameters
+    ----------
+    a, b : Responses
+        The two policies' responses; they must cover the same context ids.
+    measures : names or Measure objects
+        Default: the four action measures. ``list(simscore.MEASURES)`` gives all eight.
+    metadata : DataFrame, mapping or ContextSet, optional
+        Context metadata (e.g. turn index) joined onto the per-context scores.
+    n_resamples, confidence, seed
+        Bootstrap settings for the confidence interval of each mean (seeded: same inputs,
+        same interval).
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    ContextMismatchError
+        If ``a`` and ``b`` cover different context ids (the message lists some of them).
+
+    Examples
+    --------
+    >>> from simscore import Act, Response, Responses
+    >>> a = Responses({"c1": Response(Act.parse("request(food)")),
+    ...                "c2": Response(Act.parse("inform(name=x,food=thai)"))}, policy="A")
+    >>> b = Responses({"c2": Response(Act.parse("inform(name=y,food=thai)")),
+    ...                "c1": Response(Act.parse("request(area)"))}, policy="B")
+    >>> c = compare(a, b)
+    >>> c.scores.round(3)
+                tmr  dmr   cer    cmr
+    context_id
+    c1          0.0  1.0  0.50  0.200
+    c2          0.0  1.0  0.75  0.667
+    >>> c.mean("dmr")
+    1.0
+    """
+    resolved = resolve_measures(measures)
+    ids = _align(a, b)
+    meta = _metadata_frame(metadata, ids)
+    columns: dict[str, np.ndarray] = {}
+    factorised: dict[str, tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]] = {}
+    for measure in resolved:
+        pick = Responses.actions if measure.level == "action" else Responses.texts
+        if isinstance(measure, PairwiseMeasure):
+            if measure.level not in factorised:
+                # ids follow a's order; b needs a look-up only if its order differs
+                b_ids = None if b.ids == a.ids else ids
+                factorised[measure.level] = unique_pairs(pick(a), pick(b, b_ids))
+            values, pair_a, pair_b, inverse = factorised[measure.level]
+            scores = measure.score_distinct(values, pair_a, pair_b)[inverse]
+            warn_missing(measure.name, int(np.isnan(scores).sum()), measure.level)
+        else:
+            scores = np.asarray(measure.score_pairs(pick(a, ids), pick(b, ids)), dtype=np.float64)
+        columns[measure.name] = scores
+
+    frame = pd.DataFrame(columns, index=pd.Index(ids, name="context_id"))
+    if meta is not None:
+        clash = [c for c in meta.columns if c in frame.columns]
+        if clash:
+            raise ValueError(f"metadata columns clash with measure names: {', '.join(map(str, clash))}")
+        frame = frame.join(meta)
+
+    rows = {}
+    for measure in resolved:
+        column = columns[measure.name]
+        valid = column[~np.isnan(column)]
+        low, high = bootstrap_ci(valid, n_resamples=n_resamples, confidence=confidence, rng=seed)
+        rows[measure.name] = {
+            "mean": float(valid.mean()) if len(valid) else float("nan"),
+            "count": int(len(valid)),
+            "missing": int(len(column) - len(valid)),
+            "ci_low": low,
+            "ci_high": high,
+        }
+    summary = pd.DataFrame.from_dict(rows, orient="index", columns=_SUMMARY_COLUMNS)
+    summary.index.name = "measure"
+    info = {
+        "a_provenance": dict(a.provenance),
+        "b_provenance": dict(b.provenance),
+        "seed": seed,
+        "n_resamples": n_resamples,
+        "confidence": confidence,
+    }
+    return Comparison(
+        scores=frame,
+        summary=summary,
+        signatures={m.name: m.signature() for m in resolved},
+        a=a.policy,
+        b=b.policy,
+        info=info,
+    )

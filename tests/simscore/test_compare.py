@@ -1,0 +1,133 @@
+"""compare(): alignment, per-context scores, summary, bootstrap, metadata, scale."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simscore import Act, Response, Responses, bootstrap_ci, compare
+from simscore.errors import ContextMismatchError, MissingValueWarning, UnknownMeasureError
+
+P = Act.parse
+
+
+def _pair():
+    a = Responses(
+        {
+            "c1": Response(P("request(food)"), "What food?"),
+            "c2": Response(P('inform(name="x",food="thai")'), "X serves thai food."),
+            "c3": Response(P("bye()"), "Goodbye."),
+        },
+        policy="A",
+        provenance={"seed": 1},
+    )
+    b = Responses(
+        {
+            "c3": Response(P("bye()"), "Goodbye."),
+            "c1": Response(P("request(area)"), "Which area?"),
+            "c2": Response(P('inform(name="y",food="thai")'), "Y serves thai food."),
+        },
+        policy="B",
+        provenance={"seed": 2},
+    )
+    return a, b
+
+
+def test_scores_summary_and_signatures():
+    a, b = _pair()
+    c = compare(a, b)
+    assert list(c.scores.index) == ["c1", "c2", "c3"]
+    assert list(c.scores.columns) == ["tmr", "dmr", "cer", "cmr"]
+    np.testing.assert_allclose(c.scores["tmr"], [0, 0, 1])
+    np.testing.assert_allclose(c.scores["cmr"], [0.2, 4 / 6, 1])
+    assert c.mean("tmr") == pytest.approx(1 / 3)
+    assert c.summary.loc["dmr", "count"] == 3 and c.summary.loc["dmr", "missing"] == 0
+    assert set(c.signatures) == {"tmr", "dmr", "cer", "cmr"}
+    assert c.a == "A" and c.b == "B"
+    assert c.info["a_provenance"] == {"seed": 1}
+
+
+def test_mismatched_ids_are_listed():
+    a, b = _pair()
+    extra = Responses({**dict(b), **{f"z{i}": Response(text="x") for i in range(7)}})
+    with pytest.raises(ContextMismatchError) as info:
+        compare(a, extra)
+    message = str(info.value)
+    assert "7 context id(s) in b but not in a" in message
+    assert "'z0'" in message and "and 2 more" in message
+
+
+def test_unknown_measure_suggests():
+    a, b = _pair()
+    with pytest.raises(UnknownMeasureError, match="did you mean 'cmr'"):
+        compare(a, b, measures=["cmrr"])
+
+
+def test_text_only_responses_give_nan_with_warning():
+    a = Responses({"c1": Response(text="hi"), "c2": Response(P("hello()"))})
+    b = Responses({"c1": Response(P("hello()")), "c2": Response(P("hello()"))})
+    with pytest.warns(MissingValueWarning, match="tmr: 1 pair"):
+        c = compare(a, b, measures=["tmr"])
+    assert np.isnan(c.scores.loc["c1", "tmr"])
+    assert c.summary.loc["tmr", "count"] == 1 and c.summary.loc["tmr", "missing"] == 1
+    assert c.mean("tmr") == 1.0
+
+
+def test_metadata_is_joined():
+    a, b = _pair()
+    meta = pd.DataFrame({"turn_index": [0, 1, 2]}, index=["c1", "c2", "c3"])
+    c = compare(a, b, metadata=meta)
+    assert list(c.scores["turn_index"]) == [0, 1, 2]
+    c2 = compare(a, b, metadata={"c1": {"turn_index": 5}, "c2": {"turn_index": 6}, "c3": {"turn_index": 7}})
+    assert list(c2.scores["turn_index"]) == [5, 6, 7]
+    with pytest.raises(ContextMismatchError, match="metadata lacks 1"):
+        compare(a, b, metadata=meta.iloc[:2])
+
+
+def test_bootstrap_is_seeded_and_covers_the_mean():
+    values = np.random.default_rng(1).random(200)
+    first = bootstrap_ci(values, rng=7)
+    assert first == bootstrap_ci(values, rng=7)
+    assert first[0] < values.mean() < first[1]
+    # the multinomial shortcut (few distinct values) agrees with plain resampling in distribution
+    binary = np.array([0.0] * 700 + [1.0] * 300)
+    low, high = bootstrap_ci(binary, n_resamples=4000, rng=0)
+    half_width = 1.96 * np.sqrt(0.3 * 0.7 / 1000)
+    assert low == pytest.approx(0.3 - half_width, abs=0.006)
+    assert high == pytest.approx(0.3 + half_width, abs=0.006)
+    assert np.isnan(bootstrap_ci(np.array([]))[0])
+    with pytest.raises(ValueError, match="confidence"):
+        bootstrap_ci(values, confidence=1.5)
+
+
+def test_single_context_and_large_comparison():
+    one = Responses({"only": Response(P("hello()"))})
+    c = compare(one, one)
+    assert c.summary.loc["tmr", "ci_low"] == 1.0 and c.mean("cer") == 1.0
+    pool = [P("request(food)"), P("request(area)"), P('inform(name="x",food="thai")'), P("bye()")]
+    rng = np.random.default_rng(0)
+    n = 200_000
+    ia, ib = rng.integers(0, 4, n), rng.integers(0, 4, n)
+    a = Responses({f"c{i}": Response(pool[ia[i]]) for i in range(n)})
+    b = Responses({f"c{i}": Response(pool[ib[i]]) for i in range(n)})
+    c = compare(a, b)
+    assert c.mean("tmr") == pytest.approx(np.mean(ia == ib))
+    assert c.summary.loc["tmr", "ci_low"] < c.mean("tmr") < c.summary.loc["tmr", "ci_high"]
+
+
+def test_save_csv_and_json(tmp_path):
+    a, b = _pair()
+    c = compare(a, b)
+    c.save(tmp_path / "s.csv")
+    frame = pd.read_csv(tmp_path / "s.csv", index_col="context_id")
+    np.testing.assert_allclose(frame["cmr"], c.scores["cmr"])
+    c.save(tmp_path / "s.json")
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert data["summary"]["tmr"]["mean"] == pytest.approx(1 / 3)
+    assert data["signatures"]["cer"].startswith("cer|")
+    assert len(data["scores"]) == 3
+    with pytest.raises(ValueError, match=".csv or .json"):
+        c.save(tmp_path / "s.txt")

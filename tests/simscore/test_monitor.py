@@ -1,0 +1,68 @@
+"""similarity() and BehaviourMonitor on hand-built policies with known behaviour."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from simscore import Act, BehaviourMonitor, Response, similarity
+
+CONTEXTS = [SimpleNamespace(id=f"c{i}") for i in range(10)]
+
+
+class Table:
+    """Answers context i with acts[i] (a policy whose behaviour we set by hand)."""
+
+    def __init__(self, acts):
+        self.acts = [Act.parse(a) for a in acts]
+
+    def respond(self, context):
+        return Response(self.acts[int(context.id[1:])])
+
+
+def test_similarity_summary():
+    a = Table(["request(food)"] * 10)
+    b = Table(["request(food)"] * 7 + ["request(area)"] * 2 + ["bye()"])
+    summary = similarity(a, b, CONTEXTS, measures=("tmr", "dmr"))
+    assert summary.loc["tmr", "mean"] == pytest.approx(0.7)
+    assert summary.loc["dmr", "mean"] == pytest.approx(0.9)
+    assert summary.loc["tmr", "count"] == 10
+
+
+def test_monitor_converges_after_patience_and_resets_on_change():
+    monitor = BehaviourMonitor(CONTEXTS, measures=("tmr",), threshold=0.85, patience=2)
+    learning = ["request(food)"] * 10
+    assert monitor.update(Table(learning), 0) is None
+    changed = ["request(area)"] * 5 + ["request(food)"] * 5
+    assert monitor.update(Table(changed), 1).mean("tmr") == pytest.approx(0.5)
+    assert monitor.stable_updates == 0 and not monitor.converged
+    almost = ["request(area)"] * 4 + ["request(food)"] * 6  # 9 of 10 unchanged
+    assert monitor.update(Table(almost), 2).mean("tmr") == pytest.approx(0.9)
+    assert monitor.stable_updates == 1 and not monitor.converged
+    monitor.update(Table(almost), 3)
+    assert monitor.converged
+    monitor.update(Table(learning), 4)  # a big change resets the count
+    assert monitor.stable_updates == 0 and not monitor.converged
+    history = monitor.history()
+    assert history["step"].tolist() == [1, 2, 3, 4]
+    assert history["previous_step"].tolist() == [0, 1, 2, 3]
+    assert history["stable"].tolist() == [False, True, True, False]
+    assert history["tmr"].round(2).tolist() == [0.5, 0.9, 1.0, 0.6]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"threshold": 1.5}, "threshold"), ({"patience": 0}, "patience"), ({"measures": ["tmrr"]}, "did you mean")],
+)
+def test_monitor_bad_arguments(kwargs, message):
+    with pytest.raises((ValueError, KeyError), match=message):
+        BehaviourMonitor(CONTEXTS, **kwargs)
+
+
+def test_monitor_needs_contexts_and_a_policy():
+    with pytest.raises(ValueError, match="at least one context"):
+        BehaviourMonitor([])
+    monitor = BehaviourMonitor(CONTEXTS)
+    with pytest.raises(TypeError, match="respond"):
+        monitor.update(object(), 0)
