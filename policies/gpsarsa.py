@@ -1,0 +1,1008 @@
+r"""Online sparse GP-SARSA: the learning algorithm of the paper's dialogue policies.
+
+This module is the learner only. It sees belief feature vectors, summary-action indices,
+action masks and rewards, and knows nothing about dialogues; the simulated environment
+and the policy that wraps this learner live in other ``policies`` modules.
+
+Model
+-----
+A state-action point is ``x = (b, a)``: a belief feature vector ``b`` (``feature_dim``
+float64 numbers) and a summary action ``a`` in ``0 .. n_actions-1``. Q has a zero-mean
+Gaussian-process prior with the kernel
+
+    k((b, a), (b', a')) = (b · b') · [a = a']
+
+(linear kernel on beliefs times delta kernel on actions; Gašić & Young 2014).
+
+One dialogue is an episode ``x_0 .. x_{T-1}`` with rewards ``r_0 .. r_{T-1}`` that ends
+in a terminal state after ``x_{T-1}``. Let ``γ_t = γ`` for ``t < T-1`` and ``γ_{T-1} = 0``
+(the terminal successor has Q = 0 and no noise). Engel's GPTD model with Monte-Carlo
+(correlated) noise (Engel, Mannor & Meir 2005; Engel 2005, ch. 4) is
+
+    r_t = Q(x_t) − γ_t Q(x_{t+1}) + N_t − γ_t N_{t+1},     N_t ~ iid N(0, σ²),
+
+i.e. ``r = H q + H n`` with ``H`` the T×T upper-bidiagonal matrix (1 on the diagonal,
+−γ on the superdiagonal) and noise covariance ``Σ = σ² H Hᵀ``; several episodes stack
+block-diagonally.
+
+Sparsification (approximate linear dependence, ALD)
+---------------------------------------------------
+The dictionary ``D = {x̃_1 .. x̃_m}`` has Gram matrix ``K̃``. A visited point ``x`` is
+represented by ``a(x) = K̃⁻¹ k̃(x)`` (``k̃(x)`` the kernel vector against ``D`` at the time
+``x`` is visited, zero-padded for points added later), with residual
+``δ = k(x, x) − k̃(x)ᵀ a(x)``. If ``δ > ν`` the point joins ``D`` and ``a(x) = e_m``.
+Because the action kernel is a delta, ``K̃`` is block-diagonal by action, so the ALD test of
+``(b, a)`` only involves the dictionary points of action ``a``.
+
+With ``A`` the matrix whose rows are the ``a(x_t)`` of all visited points and ``H̃ = H A``,
+the sparse posterior is
+
+    Q̂(x) = k̃(x)ᵀ α̃,          Var Q(x) = k(x, x) − k̃(x)ᵀ C̃ k̃(x)   (clipped at 0),
+    α̃ = H̃ᵀ (H̃ K̃ H̃ᵀ + Σ)⁻¹ r,    C̃ = H̃ᵀ (H̃ K̃ H̃ᵀ + Σ)⁻¹ H̃.
+
+Recursion (one step per transition, derived by the partitioned inverse)
+-----------------------------------------------------------------------
+Processing transition ``t`` appends the row ``h̃_t = a_t − γ_t a_{t+1}`` to ``H̃`` (``a_t``
+short for ``a(x_t)``; ``a_T = 0``). With ``Δk = K̃ h̃_t = k̃(x_t) − γ_t k̃(x_{t+1})``,
+``Δk_tt = h̃_tᵀ K̃ h̃_t = a_tᵀk̃(x_t) − 2γ_t a_tᵀk̃(x_{t+1}) + γ_t² a_{t+1}ᵀk̃(x_{t+1})``, the
+previous transition's noise covariance ``λ = γ σ²`` (``λ = 0`` for the first transition of an
+episode) and ``ρ = λ / s_{t-1}``, the Schur complement of the new row gives
+
+    c_t = ρ c_{t-1} + h̃_t − C̃ Δk
+    s_t = σ²(1 + γ_t²) − ρ λ + Δk_tt − Δkᵀ C̃ Δk + 2 ρ c_{t-1}ᵀ Δk
+    d_t = ρ d_{t-1} + r_t − Δkᵀ α̃
+    α̃ ← α̃ + c_t d_t / s_t,      C̃ ← C̃ + c_t c_tᵀ / s_t,
+
+where ``c_{t-1}ᵀ Δk`` uses ``H̃_{t-1}ᵀ Q⁻¹ e_{t-1} = c_{t-1}/s_{t-1}`` and
+``e_{t-1}ᵀ Q⁻¹ r = d_{t-1}/s_{t-1}`` (``Q = H̃K̃H̃ᵀ + Σ``). When ``x_{t+1}`` joins the
+dictionary first, α̃, C̃ and ``c_{t-1}`` are padded with a zero, so ``Δk``'s entry for the
+new point never matters; ``Δk_tt`` uses ``a_tᵀ k̃(x_{t+1})`` against the old dictionary. The
+terminal transition is the same step with ``γ_t = 0``. This is Engel's sparse Monte-Carlo
+GPTD / GP-SARSA recursion; learning runs once per episode, at its end.
+
+Because each episode's ``H`` is square and invertible, the posterior above equals sparse GP
+regression on the discounted Monte-Carlo returns ``y_t = Σ_{k≥t} γ^{k−t} r_k``:
+
+    α̃ = Aᵀ (A K̃ Aᵀ + σ² I)⁻¹ y,      C̃ = Aᵀ (A K̃ Aᵀ + σ² I)⁻¹ A.
+
+The tests use this closed form as an independent oracle for the recursion.
+
+Numerical stability
+-------------------
+* ``K̃⁻¹`` is kept per action as an *inverse Cholesky factor* ``G_a = L_a⁻¹`` (lower
+  triangular, ``K̃_a⁻¹ = G_aᵀ G_a``). A new point appends the row ``[−aᵀ/√δ, 1/√δ]``, which
+  is the block-inverse formula ``K̃⁻¹ ← [[K̃⁻¹ + aaᵀ/δ, −a/δ], [−aᵀ/δ, 1/δ]]`` in factored
+  form. Entries of ``G_a`` are written once and never updated again, so there is no
+  accumulating drift, and ``K̃⁻¹`` is symmetric positive definite by construction. ALD admits a
+  point only if ``δ > ν``, so every pivot of the factor is at least ``√ν``.
+* ``C̃`` is updated with ``w wᵀ`` for ``w = c/√s``; ``w_i w_j`` and ``w_j w_i`` are the same
+  floating-point number, so ``C̃`` stays exactly symmetric without re-symmetrising.
+* :meth:`GPSarsa.diagnostics` reports ``max|K̃⁻¹K̃ − I|``, ``max|G K̃ Gᵀ − I|``, the
+  asymmetry of ``C̃`` and the smallest unclipped posterior variance at a dictionary point.
+
+Determinism
+-----------
+All randomness is a ``numpy.random.Generator`` passed to :meth:`GPSarsa.select_action`,
+which draws exactly ``n_actions`` standard normals per sampled selection, whatever the mask.
+Every product in evaluation and learning is computed by numpy's own loops (``np.einsum``
+without ``optimize``, ``np.bincount``, ufuncs), never by BLAS, so results do not depend on
+the BLAS thread count (so threadpoolctl limits are not needed): the same inputs give
+bit-identical arrays on the same machine and numpy build, whatever the thread settings.
+
+Performance
+-----------
+Evaluating all actions for one belief is one matrix-vector product of the belief with the
+dictionary features, a ``bincount`` per action, and one product with the block-diagonal
+(same-action) part of ``C̃``, cached between learning calls. Learning costs O(m²) per
+transition for a dictionary of ``m`` points. The ALD tests of a whole episode run before
+its recursion (they do not depend on α̃ or C̃), so ``C̃`` — kept as an exactly ``m × m``
+C-contiguous array — is re-allocated at most once per episode.
+
+Checkpoints
+-----------
+:meth:`GPSarsa.save` writes ``<stem>.npz`` (the arrays; a zip of ``.npy`` files with fixed
+timestamps, so the same state gives the same bytes) and then ``<stem>.json`` (format name,
+version, configuration, counts and the SHA-256 of the ``.npz``), each atomically.
+:meth:`GPSarsa.load` reads them without pickle and raises
+:class:`~simscore.errors.CheckpointError` on any inconsistency.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import math
+import numbers
+import os
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from simscore._io import atomic_open, dumps
+from simscore.errors import CheckpointError
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "CHECKPOINT_VERSION",
+    "GPSarsaConfig",
+    "QEstimate",
+    "GPSarsaDiagnostics",
+    "GPSarsa",
+]
+
+CHECKPOINT_FORMAT = "simscore.gpsarsa"
+"""Value of the ``"format"`` field of a GP-SARSA checkpoint's JSON file."""
+
+CHECKPOINT_VERSION = 1
+"""Checkpoint format version written by this module (and the only one it reads)."""
+
+_INITIAL_CAPACITY = 64
+_INITIAL_BLOCK_CAPACITY = 8
+_ARRAY_NAMES = ("features", "actions", "alpha", "covariance", "inverse_cholesky")
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+def _check_int(name: str, value: object, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_real(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    result = float(value)
+    if not math.isfinite(result):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return result
+
+
+@dataclass(frozen=True, kw_only=True)
+class GPSarsaConfig:
+    """Hyper-parameters of :class:`GPSarsa` (defaults: Gašić & Young 2014 / the paper).
+
+    Parameters
+    ----------
+    feature_dim : int
+        Length of a belief feature vector (305 in the restaurant domain).
+    n_actions : int, default 16
+        Number of summary actions.
+    gamma : float, default 1.0
+        Discount factor, ``0 <= gamma <= 1``.
+    sigma : float, default 5.0
+        Standard deviation of the GPTD observation noise, ``> 0``.
+    nu : float, default 0.001
+        ALD threshold: a point joins the dictionary only if its residual ``δ > nu``; ``> 0``.
+    scale : float, default 3.0
+        Default exploration scale of :meth:`GPSarsa.select_action`: sample each action's Q
+        from ``N(mean, (scale * std)**2)``; ``scale <= 0`` selects by the posterior mean.
+
+    Examples
+    --------
+    >>> config = GPSarsaConfig(feature_dim=305)
+    >>> config.n_actions, config.gamma, config.sigma, config.nu, config.scale
+    (16, 1.0, 5.0, 0.001, 3.0)
+    >>> GPSarsaConfig(feature_dim=3, sigma=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: sigma must be > 0, got 0.0
+    """
+
+    feature_dim: int
+    n_actions: int = 16
+    gamma: float = 1.0
+    sigma: float = 5.0
+    nu: float = 0.001
+    scale: float = 3.0
+
+    def __post_init__(self) -> None:
+        values: dict[str, Any] = {
+            "feature_dim": _check_int("feature_dim", self.feature_dim, minimum=1),
+            "n_actions": _check_int("n_actions", self.n_actions, minimum=1),
+            "gamma": _check_real("gamma", self.gamma),
+            "sigma": _check_real("sigma", self.sigma),
+            "nu": _check_real("nu", self.nu),
+            "scale": _check_real("scale", self.scale),
+        }
+        if not 0.0 <= values["gamma"] <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1], got {values['gamma']!r}")
+        if values["sigma"] <= 0.0:
+            raise ValueError(f"sigma must be > 0, got {values['sigma']!r}")
+        if values["nu"] <= 0.0:
+            raise ValueError(f"nu must be > 0, got {values['nu']!r}")
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the fields as a JSON-serialisable dict (field order preserved)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GPSarsaConfig:
+        """Build a config from :meth:`to_dict` output; unknown or missing keys are an error.
+
+        Examples
+        --------
+        >>> c = GPSarsaConfig(feature_dim=4, sigma=2.0)
+        >>> GPSarsaConfig.from_dict(c.to_dict()) == c
+        True
+        """
+        if not isinstance(data, Mapping):
+            raise TypeError(f"config must be a mapping, got {type(data).__name__}")
+        known = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ValueError(f"unknown config field(s) {unknown}; known fields are {known}")
+        if "feature_dim" not in data:
+            raise ValueError("config field 'feature_dim' is missing")
+        return cls(**dict(data))
+
+
+class QEstimate(NamedTuple):
+    """Posterior of Q for every action at one belief.
+
+    Attributes
+    ----------
+    mean : ndarray of shape (n_actions,)
+        Posterior mean; NaN for actions excluded by the mask.
+    std : ndarray of shape (n_actions,)
+        Posterior standard deviation (variance clipped at 0); NaN where masked.
+    """
+
+    mean: NDArray[np.float64]
+    std: NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class GPSarsaDiagnostics:
+    """Numerical health of a learner (see :meth:`GPSarsa.diagnostics`).
+
+    Attributes
+    ----------
+    dictionary_size : int
+        Number of dictionary points.
+    inverse_residual : float
+        ``max |K̃⁻¹ K̃ − I|`` over all action blocks, with ``K̃⁻¹ = Gᵀ G``.
+    factor_residual : float
+        ``max |G K̃ Gᵀ − I|`` over all action blocks (how far ``G`` is from ``L⁻¹``).
+    covariance_asymmetry : float
+        ``max |C̃ − C̃ᵀ|`` (0.0 by construction).
+    min_dictionary_variance : float
+        Smallest unclipped posterior variance ``k(x, x) − k̃ᵀ C̃ k̃`` over the dictionary
+        points (non-negative in exact arithmetic); ``inf`` for an empty dictionary.
+    """
+
+    dictionary_size: int
+    inverse_residual: float
+    factor_residual: float
+    covariance_asymmetry: float
+    min_dictionary_variance: float
+
+
+class _Point(NamedTuple):
+    """ALD representation of one visited point, relative to its action's dictionary block."""
+
+    action: int
+    members: NDArray[np.int64]  # global dictionary indices of the block (insertion order)
+    coef: NDArray[np.float64]  # a = K̃_a⁻¹ k̃, one entry per member
+    kvec: NDArray[np.float64]  # k̃, one entry per member
+    kappa: float  # aᵀ k̃ = k̃ᵀ K̃_a⁻¹ k̃ (= k(x, x) if the point joined the dictionary)
+
+
+class _ActionBlock:
+    """Dictionary points of one action: global indices, features, inverse Cholesky factor."""
+
+    __slots__ = ("size", "members", "features", "inv_chol")
+
+    def __init__(self, feature_dim: int, capacity: int = _INITIAL_BLOCK_CAPACITY) -> None:
+        self.size = 0
+        self.members = np.zeros(capacity, dtype=np.int64)
+        self.features = np.zeros((capacity, feature_dim))
+        self.inv_chol = np.zeros((capacity, capacity))
+
+    def append(self, index: int, b: NDArray[np.float64], row: NDArray[np.float64]) -> None:
+        n = self.size
+        if n == self.members.shape[0]:
+            capacity = 2 * n
+            members = np.zeros(capacity, dtype=np.int64)
+            members[:n] = self.members[:n]
+            features = np.zeros((capacity, self.features.shape[1]))
+            features[:n] = self.features[:n]
+            inv_chol = np.zeros((capacity, capacity))
+            inv_chol[:n, :n] = self.inv_chol[:n, :n]
+            self.members, self.features, self.inv_chol = members, features, inv_chol
+        self.members[n] = index
+        self.features[n] = b
+        self.inv_chol[n, : n + 1] = row
+        self.size = n + 1
+
+
+def _capacity_for(n: int, initial: int) -> int:
+    capacity = initial
+    while capacity < n:
+        capacity *= 2
+    return capacity
+
+
+def _matvec(matrix: NDArray[np.float64], vector: NDArray[np.float64]) -> NDArray[np.float64]:
+    # numpy's own loop rather than BLAS: results independent of the BLAS thread count.
+    return np.einsum("ij,j->i", matrix, vector)
+
+
+def _rmatvec(matrix: NDArray[np.float64], vector: NDArray[np.float64]) -> NDArray[np.float64]:
+    return np.einsum("ji,j->i", matrix, vector)
+
+
+def _dot(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
+    return float(np.einsum("i,i->", x, y))
+
+
+class GPSarsa:
+    """Online sparse GP-SARSA learner over belief feature vectors and summary actions.
+
+    Parameters
+    ----------
+    config : GPSarsaConfig
+        Hyper-parameters.
+
+    Notes
+    -----
+    The mathematics, the numerical-stability measures and the determinism guarantees are
+    described in the module docstring. Action masks follow the gymnasium convention:
+    a boolean array of shape ``(n_actions,)`` that is True where the action is *available*.
+
+    Examples
+    --------
+    One two-turn episode (γ = 1, σ = 1) with one-hot-like beliefs: the Monte-Carlo returns
+    are ``y = (-1 + 10, 10) = (9, 10)``; both points join the dictionary (different actions),
+    ``K̃ = A = I``, so ``α̃ = (I + σ²I)⁻¹ y = (4.5, 5)`` and ``C̃ = I/2``.
+
+    >>> import numpy as np
+    >>> learner = GPSarsa(GPSarsaConfig(feature_dim=1, n_actions=2, sigma=1.0))
+    >>> learner.learn_episode(np.array([[1.0], [1.0]]), np.array([0, 1]), np.array([-1.0, 10.0]))
+    >>> learner.dictionary_size
+    2
+    >>> mean, std = learner.q_values(np.array([1.0]))
+    >>> mean.tolist(), (std ** 2).round(12).tolist()
+    ([4.5, 5.0], [0.5, 0.5])
+    >>> learner.q_values(np.array([2.0])).mean.tolist()  # linear kernel: Q scales with b
+    [9.0, 10.0]
+    >>> learner.select_action(np.array([1.0]), scale=0)
+    1
+    >>> learner.select_action(np.array([1.0]), np.array([True, False]), scale=0)
+    0
+    """
+
+    def __init__(self, config: GPSarsaConfig) -> None:
+        if not isinstance(config, GPSarsaConfig):
+            raise TypeError(f"config must be a GPSarsaConfig, got {type(config).__name__}")
+        self._config = config
+        self._sigma2 = config.sigma * config.sigma
+        self._size = 0
+        self._episodes = 0
+        self._transitions = 0
+        d = config.feature_dim
+        self._features = np.zeros((_INITIAL_CAPACITY, d))
+        self._actions = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
+        self._alpha = np.zeros(_INITIAL_CAPACITY)
+        # C̃ is kept exactly m × m and C-contiguous (re-allocated at most once per episode):
+        # rank-one updates of a contiguous array are ~1.5x faster than of a strided view.
+        self._cov = np.zeros((0, 0))
+        self._scratch = np.empty(0)  # flat buffer for the outer product w wᵀ
+        self._blocks = [_ActionBlock(d) for _ in range(config.n_actions)]
+        self._block_cov: NDArray[np.float64] | None = None
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def config(self) -> GPSarsaConfig:
+        """The hyper-parameters."""
+        return self._config
+
+    @property
+    def dictionary_size(self) -> int:
+        """Number of dictionary points (all actions)."""
+        return self._size
+
+    @property
+    def n_episodes(self) -> int:
+        """Number of episodes learned."""
+        return self._episodes
+
+    @property
+    def n_transitions(self) -> int:
+        """Number of transitions (turns) learned."""
+        return self._transitions
+
+    def dictionary_sizes(self) -> NDArray[np.int64]:
+        """Number of dictionary points per action, shape ``(n_actions,)``."""
+        return np.array([block.size for block in self._blocks], dtype=np.int64)
+
+    def arrays(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
+        """Copies of the learned state (the arrays a checkpoint stores).
+
+        Returns
+        -------
+        dict
+            ``features`` (m, feature_dim) dictionary beliefs in insertion order;
+            ``actions`` (m,) their actions; ``alpha`` (m,) α̃; ``covariance`` (m, m) C̃;
+            ``inverse_cholesky`` (Σ m_a²,) the per-action factors ``G_a`` (row-major,
+            actions in order, each ``m_a × m_a``).
+        """
+        m = self._size
+        packed = [block.inv_chol[: block.size, : block.size].ravel() for block in self._blocks]
+        return {
+            "features": self._features[:m].copy(),
+            "actions": self._actions[:m].copy(),
+            "alpha": self._alpha[:m].copy(),
+            "covariance": self._cov.copy(),
+            "inverse_cholesky": np.concatenate(packed),
+        }
+
+    # ------------------------------------------------------------------ validation
+
+    def _check_belief(self, features: ArrayLike, name: str = "features") -> NDArray[np.float64]:
+        b = np.asarray(features, dtype=np.float64)
+        d = self._config.feature_dim
+        if b.shape != (d,):
+            raise ValueError(f"{name} must have shape ({d},), got {b.shape}")
+        if not np.isfinite(b).all():
+            raise ValueError(f"{name} must be finite, got non-finite values")
+        return b
+
+    def _check_mask(self, mask: ArrayLike | None) -> NDArray[np.bool_] | None:
+        if mask is None:
+            return None
+        arr = np.asarray(mask)
+        n = self._config.n_actions
+        if arr.shape != (n,):
+            raise ValueError(f"mask must have shape ({n},), got {arr.shape}")
+        if arr.dtype != np.bool_:
+            if arr.dtype.kind not in "iu" or not np.isin(arr, (0, 1)).all():
+                raise ValueError(
+                    "mask must be booleans (True = action available), "
+                    f"got dtype {arr.dtype} with values {np.unique(arr).tolist()}"
+                )
+            arr = arr.astype(np.bool_)
+        if not arr.any():
+            raise ValueError("mask excludes every action; at least one must be available")
+        return arr
+
+    # ------------------------------------------------------------------ evaluation
+
+    def _block_covariance(self) -> NDArray[np.float64]:
+        # C̃ restricted to same-action pairs (k̃(b, a) is zero off action a's block).
+        if self._block_cov is None:
+            m = self._size
+            acts = self._actions[:m]
+            same = acts[:, None] == acts[None, :]
+            self._block_cov = np.where(same, self._cov, 0.0)
+        return self._block_cov
+
+    def _posterior(self, b: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        n = self._config.n_actions
+        bb = _dot(b, b)
+        m = self._size
+        if m == 0:
+            return np.zeros(n), np.full(n, bb)
+        acts = self._actions[:m]
+        v = _matvec(self._features[:m], b)
+        mean = np.bincount(acts, weights=v * self._alpha[:m], minlength=n)
+        quad = np.bincount(acts, weights=v * _matvec(self._block_covariance(), v), minlength=n)
+        return mean, np.maximum(bb - quad, 0.0)
+
+    def q_values(self, features: ArrayLike, mask: ArrayLike | None = None) -> QEstimate:
+        """Posterior mean and standard deviation of Q(b, a) for every action.
+
+        Parameters
+        ----------
+        features : array_like of shape (feature_dim,)
+            The belief feature vector ``b``.
+        mask : array_like of bool, shape (n_actions,), optional
+            True where the action is available; unavailable actions get NaN.
+
+        Returns
+        -------
+        QEstimate
+            ``(mean, std)``, each of shape ``(n_actions,)``.
+
+        Examples
+        --------
+        >>> learner = GPSarsa(GPSarsaConfig(feature_dim=2, n_actions=3))
+        >>> learner.q_values([0.6, 0.8], mask=[True, False, True])  # prior: mean 0, var b·b
+        QEstimate(mean=array([ 0., nan,  0.]), std=array([ 1., nan,  1.]))
+        """
+        b = self._check_belief(features)
+        available = self._check_mask(mask)
+        mean, var = self._posterior(b)
+        std = np.sqrt(var)
+        if available is not None:
+            mean = np.where(available, mean, np.nan)
+            std = np.where(available, std, np.nan)
+        return QEstimate(mean, std)
+
+    def select_action(
+        self,
+        features: ArrayLike,
+        mask: ArrayLike | None = None,
+        *,
+        rng: np.random.Generator | None = None,
+        scale: float | None = None,
+    ) -> int:
+        """Choose an available action for belief ``features``.
+
+        With ``scale > 0``, sample ``Q_a ~ N(mean_a, (scale · std_a)²)`` for every action
+        (exactly ``n_actions`` standard normals are drawn from ``rng``, whatever the mask)
+        and return the available action with the largest sample. With ``scale <= 0``,
+        return the available action with the largest posterior mean. Ties go to the
+        lowest action index.
+
+        Parameters
+        ----------
+        features : array_like of shape (feature_dim,)
+            The belief feature vector.
+        mask : array_like of bool, shape (n_actions,), optional
+            True where the action is available (default: all available).
+        rng : numpy.random.Generator, optional
+            Source of the samples; required when the effective scale is > 0.
+        scale : float, optional
+            Exploration scale; default ``config.scale``.
+
+        Returns
+        -------
+        int
+            The chosen action index.
+
+        Examples
+        --------
+        >>> learner = GPSarsa(GPSarsaConfig(feature_dim=2, n_actions=4))
+        >>> learner.select_action([1.0, 0.0], [False, True, True, True], scale=0)  # all tie
+        1
+        >>> rng = np.random.default_rng(0)
+        >>> learner.select_action([1.0, 0.0], [False, True, False, False], rng=rng)
+        1
+        """
+        b = self._check_belief(features)
+        available = self._check_mask(mask)
+        effective = self._config.scale if scale is None else _check_real("scale", scale)
+        mean, var = self._posterior(b)
+        if effective > 0.0:
+            if not isinstance(rng, np.random.Generator):
+                raise TypeError(
+                    "rng must be a numpy.random.Generator when scale > 0 "
+                    f"(scale={effective!r}), got {type(rng).__name__}"
+                )
+            values = mean + (effective * np.sqrt(var)) * rng.standard_normal(mean.shape[0])
+        else:
+            values = mean
+        if available is not None:
+            values = np.where(available, values, -np.inf)
+        return int(np.argmax(values))
+
+    # ------------------------------------------------------------------ learning
+
+    def _ensure_capacity(self, needed: int) -> None:
+        capacity = self._alpha.shape[0]
+        if needed <= capacity:
+            return
+        new = _capacity_for(needed, _INITIAL_CAPACITY)
+        m = self._size
+        features = np.zeros((new, self._config.feature_dim))
+        features[:m] = self._features[:m]
+        actions = np.zeros(new, dtype=np.int64)
+        actions[:m] = self._actions[:m]
+        alpha = np.zeros(new)
+        alpha[:m] = self._alpha[:m]
+        self._features, self._actions, self._alpha = features, actions, alpha
+
+    def _ald(self, b: NDArray[np.float64], action: int) -> _Point:
+        """ALD-test ``(b, action)``; add it to the dictionary if ``δ > ν``."""
+        block = self._blocks[action]
+        n = block.size
+        kxx = _dot(b, b)
+        if n:
+            kvec = _matvec(block.features[:n], b)
+            inv_chol = block.inv_chol[:n, :n]
+            y = _matvec(inv_chol, kvec)  # L⁻¹ k̃
+            kappa = _dot(y, y)  # k̃ᵀ K̃⁻¹ k̃
+            coef = _rmatvec(inv_chol, y)  # K̃⁻¹ k̃ = L⁻ᵀ L⁻¹ k̃
+        else:
+            kvec = coef = np.zeros(0)
+            kappa = 0.0
+        delta = kxx - kappa
+        if not delta > self._config.nu:
+            return _Point(action, block.members[:n].copy(), coef, kvec, kappa)
+        index = self._size
+        self._ensure_capacity(index + 1)
+        self._features[index] = b
+        self._actions[index] = action
+        self._size = index + 1
+        root = math.sqrt(delta)
+        row = np.empty(n + 1)
+        row[:n] = coef * (-1.0 / root)
+        row[n] = 1.0 / root
+        block.append(index, b, row)
+        unit = np.zeros(n + 1)
+        unit[n] = 1.0
+        return _Point(action, block.members[: n + 1].copy(), unit, np.append(kvec, kxx), kxx)
+
+    def learn_episode(self, features: ArrayLike, actions: ArrayLike, rewards: ArrayLike) -> None:
+        """Update the posterior with one complete episode (a dialogue that ended).
+
+        Parameters
+        ----------
+        features : array_like of shape (T, feature_dim)
+            Belief feature vector of each turn, ``T >= 1``.
+        actions : array_like of int, shape (T,)
+            Summary action taken at each turn.
+        rewards : array_like of shape (T,)
+            Reward of each turn (e.g. −1 per turn, the last one including the outcome).
+            The episode ends in a terminal state after the last turn.
+
+        Examples
+        --------
+        >>> learner = GPSarsa(GPSarsaConfig(feature_dim=2, n_actions=2, sigma=1.0))
+        >>> learner.learn_episode([[1.0, 0.0], [0.0, 1.0]], [0, 0], [-1.0, 19.0])
+        >>> learner.dictionary_size, learner.n_episodes, learner.n_transitions
+        (2, 1, 2)
+        >>> learner.q_values([1.0, 0.0]).mean.tolist()  # returns (18, 19), shrunk by n/(n+σ²)
+        [9.0, 0.0]
+        """
+        cfg = self._config
+        x = np.asarray(features, dtype=np.float64)
+        if x.ndim != 2 or x.shape[1] != cfg.feature_dim or x.shape[0] < 1:
+            raise ValueError(
+                f"features must have shape (T, {cfg.feature_dim}) with T >= 1, got {x.shape}"
+            )
+        if not np.isfinite(x).all():
+            raise ValueError("features must be finite, got non-finite values")
+        turns = x.shape[0]
+        acts = np.asarray(actions)
+        if acts.shape != (turns,):
+            raise ValueError(f"actions must have shape ({turns},) like features, got {acts.shape}")
+        if acts.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integers, got dtype {acts.dtype}")
+        if turns and (acts.min() < 0 or acts.max() >= cfg.n_actions):
+            bad = acts[(acts < 0) | (acts >= cfg.n_actions)][0]
+            raise ValueError(f"actions must be in [0, {cfg.n_actions - 1}], got {int(bad)}")
+        r = np.asarray(rewards, dtype=np.float64)
+        if r.shape != (turns,):
+            raise ValueError(f"rewards must have shape ({turns},) like features, got {r.shape}")
+        if not np.isfinite(r).all():
+            raise ValueError("rewards must be finite, got non-finite values")
+
+        self._block_cov = None
+        # The ALD tests do not depend on α̃ or C̃, so the whole episode is tested first and
+        # C̃ grows once; entries of points that join later stay zero until their turn, which
+        # is exactly the zero-padding of the per-transition recursion.
+        points = [self._ald(np.ascontiguousarray(x[t]), int(acts[t])) for t in range(turns)]
+        m = self._size
+        if self._cov.shape[0] < m:
+            old = self._cov.shape[0]
+            cov = np.zeros((m, m))
+            cov[:old, :old] = self._cov
+            self._cov = cov
+        if self._scratch.shape[0] < m * m:
+            self._scratch = np.empty(_capacity_for(m * m, _INITIAL_CAPACITY))
+        cov = self._cov
+        alpha = self._alpha[:m]
+        outer = self._scratch[: m * m].reshape(m, m)
+        gamma, sigma2 = cfg.gamma, self._sigma2
+        c_prev = np.zeros(m)
+        d_prev = 0.0
+        rho = lam = 0.0  # λ = γσ², ρ = λ / s_{t-1}; both 0 at an episode's first transition
+        for t in range(turns):
+            current = points[t]
+            h = np.zeros(m)
+            dk = np.zeros(m)
+            h[current.members] = current.coef
+            dk[current.members] = current.kvec
+            dk_tt = current.kappa
+            g = gamma if t + 1 < turns else 0.0  # the terminal successor has Q = 0
+            if g != 0.0:
+                following = points[t + 1]
+                h[following.members] -= g * following.coef
+                dk[following.members] -= g * following.kvec
+                cross = 0.0
+                if following.action == current.action:
+                    # a_tᵀ k̃(x_{t+1}) against the dictionary before x_{t+1} possibly joined
+                    n = current.coef.shape[0]
+                    cross = _dot(current.coef, following.kvec[:n])
+                dk_tt += -2.0 * g * cross + g * g * following.kappa
+            cov_dk = _matvec(cov, dk)
+            c = h - cov_dk
+            s = sigma2 * (1.0 + g * g) + dk_tt - _dot(dk, cov_dk)
+            d = float(r[t]) - _dot(alpha, dk)
+            if rho != 0.0:
+                c += rho * c_prev
+                s += 2.0 * rho * _dot(c_prev, dk) - rho * lam
+                d += rho * d_prev
+            if not (math.isfinite(s) and s > 0.0):
+                raise FloatingPointError(
+                    f"GP-SARSA update lost positive definiteness at turn {t} of the episode "
+                    f"(s = {s!r}); the learner's state is no longer valid"
+                )
+            alpha += c * (d / s)
+            w = c / math.sqrt(s)
+            np.multiply(w[:, None], w, out=outer)  # w_i w_j == w_j w_i exactly,
+            cov += outer  # so C̃ stays exactly symmetric
+            c_prev, d_prev = c, d
+            lam = g * sigma2
+            rho = lam / s
+        self._episodes += 1
+        self._transitions += turns
+
+    # ------------------------------------------------------------------ diagnostics
+
+    def diagnostics(self) -> GPSarsaDiagnostics:
+        """Measure the numerical health of the dictionary factors and of C̃.
+
+        Costs O(Σ m_a³ + m² · feature_dim); meant for tests and occasional monitoring.
+
+        Examples
+        --------
+        >>> learner = GPSarsa(GPSarsaConfig(feature_dim=2, n_actions=1))
+        >>> learner.learn_episode([[1.0, 0.0], [1.0, 1.0]], [0, 0], [-1.0, 1.0])
+        >>> diag = learner.diagnostics()
+        >>> diag.dictionary_size, diag.inverse_residual < 1e-12, diag.covariance_asymmetry
+        (2, True, 0.0)
+        """
+        inverse_residual = factor_residual = 0.0
+        for block in self._blocks:
+            n = block.size
+            if not n:
+                continue
+            feats = block.features[:n]
+            gram = feats @ feats.T
+            inv_chol = block.inv_chol[:n, :n]
+            eye = np.eye(n)
+            inverse_residual = max(
+                inverse_residual, float(np.abs(inv_chol.T @ inv_chol @ gram - eye).max())
+            )
+            factor_residual = max(
+                factor_residual, float(np.abs(inv_chol @ gram @ inv_chol.T - eye).max())
+            )
+        m = self._size
+        cov = self._cov
+        asym = float(np.abs(cov - cov.T).max()) if m else 0.0
+        if m:
+            feats = self._features[:m]
+            acts = self._actions[:m]
+            kern = (feats @ feats.T) * (acts[:, None] == acts[None, :])
+            variances = np.diag(kern) - ((kern @ cov) * kern).sum(axis=1)  # kern is symmetric
+            min_var = float(variances.min())
+        else:
+            min_var = math.inf
+        return GPSarsaDiagnostics(m, inverse_residual, factor_residual, asym, min_var)
+
+    # ------------------------------------------------------------------ checkpoints
+
+    @staticmethod
+    def _paths(path_stem: str | os.PathLike[str]) -> tuple[Path, Path]:
+        stem = os.fspath(path_stem)
+        return Path(stem + ".json"), Path(stem + ".npz")
+
+    def save(self, path_stem: str | os.PathLike[str]) -> None:
+        """Write ``<path_stem>.npz`` and ``<path_stem>.json`` atomically.
+
+        The ``.npz`` is written first; the ``.json`` names it and records its SHA-256, so
+        an interrupted save is detected by :meth:`load`. The same state always gives the
+        same bytes.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> learner = GPSarsa(GPSarsaConfig(feature_dim=2, n_actions=2, sigma=1.0))
+        >>> learner.learn_episode([[0.5, 0.5]], [1], [3.0])
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     learner.save(os.path.join(tmp, "policy"))
+        ...     sorted(os.listdir(tmp))
+        ...     GPSarsa.load(os.path.join(tmp, "policy")).q_values([0.5, 0.5]).mean.tolist()
+        ['policy.json', 'policy.npz']
+        [0.0, 1.0]
+        """
+        json_path, npz_path = self._paths(path_stem)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+            for name, array in self.arrays().items():
+                payload = io.BytesIO()
+                np.lib.format.write_array(payload, np.ascontiguousarray(array), allow_pickle=False)
+                info = zipfile.ZipInfo(name + ".npy", date_time=_ZIP_DATE)
+                info.compress_type = zipfile.ZIP_STORED
+                info.external_attr = 0o644 << 16
+                archive.writestr(info, payload.getvalue())
+        data = buffer.getvalue()
+        with atomic_open(npz_path, "wb") as handle:
+            handle.write(data)
+        header = {
+            "format": CHECKPOINT_FORMAT,
+            "version": CHECKPOINT_VERSION,
+            "config": self._config.to_dict(),
+            "counts": {
+                "dictionary_size": self._size,
+                "per_action": self.dictionary_sizes().tolist(),
+                "episodes": self._episodes,
+                "transitions": self._transitions,
+            },
+            "arrays": {
+                "file": npz_path.name,
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "bytes": len(data),
+            },
+        }
+        with atomic_open(json_path, "w") as handle:
+            handle.write(dumps(header))
+            handle.write("\n")
+
+    @classmethod
+    def load(cls, path_stem: str | os.PathLike[str]) -> GPSarsa:
+        """Read a learner written by :meth:`save`.
+
+        Raises
+        ------
+        simscore.errors.CheckpointError
+            A file is missing or corrupt, the format or version is unsupported, the
+            checksum does not match, or arrays are missing or inconsistent.
+        """
+        json_path, npz_path = cls._paths(path_stem)
+        header = _read_header(json_path)
+        try:
+            config = GPSarsaConfig.from_dict(header["config"])
+        except (TypeError, ValueError) as exc:
+            raise CheckpointError(f"{json_path}: invalid config: {exc}") from None
+        counts = header["counts"]
+        try:
+            data = npz_path.read_bytes()
+        except OSError as exc:
+            raise CheckpointError(
+                f"{npz_path}: cannot read the checkpoint arrays ({exc})"
+            ) from None
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != header["arrays"]["sha256"]:
+            raise CheckpointError(
+                f"{npz_path}: checksum mismatch (sha256 {digest}, but {json_path.name} "
+                f"records {header['arrays']['sha256']}); the file is corrupt or from another save"
+            )
+        arrays = _read_arrays(npz_path, data)
+        learner = cls(config)
+        learner._restore(arrays, counts, npz_path)
+        return learner
+
+    def _restore(self, arrays: dict[str, np.ndarray], counts: dict[str, Any], where: Path) -> None:
+        cfg = self._config
+        m = counts["dictionary_size"]
+        per_action = counts["per_action"]
+
+        def bad(message: str) -> CheckpointError:
+            return CheckpointError(f"{where}: {message}")
+
+        expected = {
+            "features": ((m, cfg.feature_dim), np.float64),
+            "actions": ((m,), np.int64),
+            "alpha": ((m,), np.float64),
+            "covariance": ((m, m), np.float64),
+            "inverse_cholesky": ((sum(n * n for n in per_action),), np.float64),
+        }
+        for name, (shape, dtype) in expected.items():
+            arr = arrays[name]
+            if arr.shape != shape or arr.dtype != dtype:
+                raise bad(
+                    f"array {name!r} has shape {arr.shape} and dtype {arr.dtype}, "
+                    f"expected shape {shape} and dtype {np.dtype(dtype)}"
+                )
+            if arr.dtype == np.float64 and not np.isfinite(arr).all():
+                raise bad(f"array {name!r} contains non-finite values")
+        acts = arrays["actions"]
+        if m and (acts.min() < 0 or acts.max() >= cfg.n_actions):
+            raise bad(f"array 'actions' has values outside [0, {cfg.n_actions - 1}]")
+        if np.bincount(acts, minlength=cfg.n_actions).tolist() != list(per_action):
+            raise bad("array 'actions' does not match the per-action dictionary sizes")
+        cov = arrays["covariance"]
+        if not np.array_equal(cov, cov.T):
+            raise bad("array 'covariance' is not symmetric")
+
+        capacity = _capacity_for(max(m, 1), _INITIAL_CAPACITY)
+        self._ensure_capacity(capacity)
+        self._features[:m] = arrays["features"]
+        self._actions[:m] = acts
+        self._alpha[:m] = arrays["alpha"]
+        self._cov = np.array(cov, dtype=np.float64, order="C")  # an owned, writable copy
+        self._size = m
+        packed = arrays["inverse_cholesky"]
+        offset = 0
+        for action, block in enumerate(self._blocks):
+            n = per_action[action]
+            members = np.flatnonzero(acts == action)
+            factor = packed[offset : offset + n * n].reshape(n, n)
+            offset += n * n
+            if n and (np.triu(factor, 1).any() or not (np.diag(factor) > 0).all()):
+                raise bad(f"inverse Cholesky factor of action {action} is not lower triangular "
+                          "with a positive diagonal")
+            fresh = _ActionBlock(cfg.feature_dim, _capacity_for(max(n, 1), _INITIAL_BLOCK_CAPACITY))
+            fresh.members[:n] = members
+            fresh.features[:n] = self._features[members]
+            fresh.inv_chol[:n, :n] = factor
+            fresh.size = n
+            self._blocks[action] = fresh
+        self._episodes = counts["episodes"]
+        self._transitions = counts["transitions"]
+        self._block_cov = None
+
+
+def _read_header(json_path: Path) -> dict[str, Any]:
+    try:
+        text = json_path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CheckpointError(f"{json_path}: cannot read the checkpoint header ({exc})") from None
+    except UnicodeDecodeError:
+        raise CheckpointError(f"{json_path}: not UTF-8 text; corrupt checkpoint header") from None
+    try:
+        header = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(f"{json_path}: invalid JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{json_path}: expected a JSON object, got {type(header).__name__}")
+    if header.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(
+            f"{json_path}: format is {header.get('format')!r}, expected {CHECKPOINT_FORMAT!r}"
+        )
+    if header.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(
+            f"{json_path}: unsupported format version {header.get('version')!r} "
+            f"(this module reads version {CHECKPOINT_VERSION})"
+        )
+    for key in ("config", "counts", "arrays"):
+        if not isinstance(header.get(key), dict):
+            raise CheckpointError(f"{json_path}: field {key!r} is missing or not an object")
+    counts = header["counts"]
+    for key in ("dictionary_size", "episodes", "transitions"):
+        value = counts.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise CheckpointError(
+                f"{json_path}: counts.{key} must be a non-negative integer, got {value!r}"
+            )
+    per_action = counts.get("per_action")
+    if not (
+        isinstance(per_action, list)
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in per_action)
+        and sum(per_action) == counts["dictionary_size"]
+    ):
+        raise CheckpointError(
+            f"{json_path}: counts.per_action must be non-negative integers summing to "
+            f"counts.dictionary_size, got {per_action!r}"
+        )
+    n_actions = header["config"].get("n_actions")
+    if len(per_action) != n_actions:
+        raise CheckpointError(
+            f"{json_path}: counts.per_action has {len(per_action)} entries, "
+            f"config.n_actions is {n_actions!r}"
+        )
+    digest = header["arrays"].get("sha256")
+    if not isinstance(digest, str):
+        raise CheckpointError(f"{json_path}: arrays.sha256 is missing")
+    return header
+
+
+def _read_arrays(npz_path: Path, data: bytes) -> dict[str, np.ndarray]:
+    arrays: dict[str, np.ndarray] = {}
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            missing = [name for name in _ARRAY_NAMES if name not in archive.files]
+            if missing:
+                raise CheckpointError(f"{npz_path}: missing array(s) {missing}")
+            for name in _ARRAY_NAMES:
+                arrays[name] = archive[name]
+    except CheckpointError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise CheckpointError(f"{npz_path}: corrupt checkpoint arrays ({exc})") from None
+    return arrays
