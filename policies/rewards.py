@@ -1,0 +1,229 @@
+"""Task success, the interaction-quality estimate and the two reward models.
+
+* Task success: at the end of the dialogue a venue was offered that satisfies the user's
+  goal constraints, and every slot the user requested was informed by the system *for that
+  venue* (its name counts as informed by the offer).
+* ``R_TS = 20 * success - T`` and ``R_IQ = 5 * (iq - 1) - T``, ``T`` the number of system
+  turns (the greeting included), ``iq`` in [1, 5].
+
+Interaction quality
+-------------------
+The paper estimated IQ with a BiLSTM trained on annotated calls, which is not available.
+:class:`RuleBasedIQ` is a transparent replacement computed from interaction parameters.
+Starting from 5 it subtracts
+
+====================================  ===========================================
+parameter (:class:`InteractionStats`)  penalty (default weights)
+====================================  ===========================================
+system turns beyond 5                 0.25 each
+system repeats its previous act       1.0 each
+system asks again for a slot          0.5 each
+  the user had already given
+confirmations                         0.25 each
+offers the user rejected              0.5 each
+"no venue matches" answers            0.5 each
+task failed                           2.0
+user hung up (patience ran out)       1.0
+dialogue hit the turn limit           1.0
+====================================  ===========================================
+
+then rounds half up and clips to [1, 5]. Any callable ``stats -> number in [1, 5]`` can
+replace it (see :func:`checked_iq`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from contexts.domain import Venue
+    from policies.usersim import UserGoal
+
+__all__ = [
+    "InteractionStats",
+    "RuleBasedIQ",
+    "IQEstimator",
+    "task_success",
+    "task_success_reward",
+    "iq_reward",
+    "checked_iq",
+    "SUCCESS_REWARD",
+    "IQ_REWARD_SCALE",
+]
+
+#: Reward for a successful dialogue in R_TS.
+SUCCESS_REWARD = 20.0
+#: Reward per IQ point above 1 in R_IQ.
+IQ_REWARD_SCALE = 5.0
+
+
+@dataclass(frozen=True)
+class InteractionStats:
+    """Interaction parameters of one finished dialogue (the IQ estimator's input).
+
+    Attributes
+    ----------
+    turns : int
+        System turns, the greeting included.
+    success : bool
+        Task success.
+    system_repeats : int
+        System acts equal to the system's previous act.
+    reasked_slots : int
+        System requests for a slot the user had already given a value for.
+    confirmations : int
+        System ``confirm`` acts.
+    rejected_offers : int
+        Offers the user rejected (asked for alternatives or corrected a constraint).
+    no_venue_informs : int
+        System ``inform(name=none, ...)`` acts.
+    user_hung_up : bool
+        The user ran out of patience.
+    hit_turn_limit : bool
+        The dialogue was ended by the turn limit.
+    """
+
+    turns: int
+    success: bool
+    system_repeats: int = 0
+    reasked_slots: int = 0
+    confirmations: int = 0
+    rejected_offers: int = 0
+    no_venue_informs: int = 0
+    user_hung_up: bool = False
+    hit_turn_limit: bool = False
+
+    def to_json(self) -> dict[str, int | bool]:
+        return dict(self.__dict__)
+
+
+#: Anything mapping interaction parameters to an IQ in [1, 5].
+IQEstimator = Callable[[InteractionStats], float]
+
+
+@dataclass(frozen=True)
+class RuleBasedIQ:
+    """The default, documented interaction-quality estimator (see the module docstring).
+
+    Examples
+    --------
+    >>> iq = RuleBasedIQ()
+    >>> iq(InteractionStats(turns=5, success=True))
+    5
+    >>> iq(InteractionStats(turns=9, success=True, reasked_slots=1))   # 5 - 1 - 0.5 = 3.5 -> 4
+    4
+    >>> iq(InteractionStats(turns=25, success=False, hit_turn_limit=True))
+    1
+    """
+
+    free_turns: int = 5
+    per_extra_turn: float = 0.25
+    per_repeat: float = 1.0
+    per_reasked_slot: float = 0.5
+    per_confirmation: float = 0.25
+    per_rejected_offer: float = 0.5
+    per_no_venue: float = 0.5
+    failure: float = 2.0
+    hang_up: float = 1.0
+    turn_limit: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name, value in self.__dict__.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"RuleBasedIQ.{name} must be a finite non-negative number, got {value!r}")
+
+    def score(self, stats: InteractionStats) -> float:
+        """The unrounded score: 5 minus the penalties (may leave [1, 5])."""
+        penalty = (
+            self.per_extra_turn * max(0, stats.turns - self.free_turns)
+            + self.per_repeat * stats.system_repeats
+            + self.per_reasked_slot * stats.reasked_slots
+            + self.per_confirmation * stats.confirmations
+            + self.per_rejected_offer * stats.rejected_offers
+            + self.per_no_venue * stats.no_venue_informs
+            + (0.0 if stats.success else self.failure)
+            + (self.hang_up if stats.user_hung_up else 0.0)
+            + (self.turn_limit if stats.hit_turn_limit else 0.0)
+        )
+        return 5.0 - penalty
+
+    def __call__(self, stats: InteractionStats) -> int:
+        """IQ in {1, ..., 5}: the score rounded half up, clipped."""
+        return int(min(5, max(1, math.floor(self.score(stats) + 0.5))))
+
+
+def checked_iq(estimator: IQEstimator, stats: InteractionStats) -> float:
+    """Run ``estimator`` and check that it returned a finite number in [1, 5].
+
+    Raises
+    ------
+    ValueError
+        Naming the estimator and the value it returned.
+    """
+    value = estimator(stats)
+    try:
+        number = float(value)  # numpy scalars included
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, (bool, str)) or not (math.isfinite(number) and 1.0 <= number <= 5.0):
+        raise ValueError(f"IQ estimator {estimator!r} returned {value!r}, expected a number in [1, 5]")
+    return number
+
+
+def task_success(goal: UserGoal, venue: Venue | None, informed: Mapping[str, str]) -> bool:
+    """The success rule: ``venue`` satisfies the goal and every requested slot was informed.
+
+    Parameters
+    ----------
+    goal : policies.usersim.UserGoal
+        The user's goal at the end of the dialogue.
+    venue : contexts.domain.Venue or None
+        The last venue the system offered.
+    informed : mapping of str to str
+        Slot -> value the system informed about ``venue`` (``name`` included by the offer).
+
+    Examples
+    --------
+    >>> from contexts.domain import Venue
+    >>> from policies.usersim import UserGoal
+    >>> v = Venue(1, "the pot", "1 main st", "north", "thai", "0123", "cheap", "cb1", "curry", "Nice.")
+    >>> goal = UserGoal({"food": "thai", "area": "dontcare"}, ("name", "phone"))
+    >>> task_success(goal, v, {"name": "the pot", "phone": "0123"})
+    True
+    >>> task_success(goal, v, {"name": "the pot"})            # phone never given
+    False
+    >>> task_success(UserGoal({"food": "indian"}), v, {"name": "the pot"})  # wrong food
+    False
+    """
+    if venue is None:
+        return False
+    for slot, value in goal.constraints.items():
+        if value in ("dontcare", "none"):
+            continue
+        if venue.get(slot) != value:
+            return False
+    for slot in goal.requests:
+        if slot not in informed or informed[slot] != venue.get(slot):
+            return False
+    return True
+
+
+def task_success_reward(success: bool, turns: int) -> float:
+    """``R_TS = 20 * success - turns``.
+
+    >>> task_success_reward(True, 5), task_success_reward(False, 25)
+    (15.0, -25.0)
+    """
+    return SUCCESS_REWARD * float(bool(success)) - float(turns)
+
+
+def iq_reward(iq: float, turns: int) -> float:
+    """``R_IQ = 5 * (iq - 1) - turns``.
+
+    >>> iq_reward(5, 5), iq_reward(1, 10)
+    (15.0, -10.0)
+    """
+    return IQ_REWARD_SCALE * (float(iq) - 1.0) - float(turns)

@@ -1,0 +1,716 @@
+"""Simulated dialogues: a policy against the agenda-based user, and the simscore policy adapter.
+
+One dialogue (:class:`DialogueSimulator`): at turn 0 the system greets (``hello()``, not a
+policy decision); then, turn by turn, the user answers the system's last act, the focus
+tracker updates the belief, the policy picks a summary action from the belief and its mask,
+the summary action becomes a master act (:class:`~policies.summary.SummaryActions`) and a
+text (:class:`~policies.nlg.TemplateNLG`). The dialogue ends when the user says ``bye()``
+(done, or out of patience), when the system says ``bye()``, or at the turn limit (25 turns:
+at the last turn the system says ``bye()`` whatever the policy chose).
+
+``T`` counts system turns, the greeting included. ``R_TS = 20 * success - T``,
+``R_IQ = 5 * (iq - 1) - T`` (:mod:`policies.rewards`).
+
+:func:`run_dialogues` runs N dialogues. Dialogue ``i`` uses generators derived from
+``numpy.random.SeedSequence(seed, spawn_key=(i,))`` (child 0: the user, child 1: the
+policy's :meth:`begin_dialogue` hook), so it is the same whatever ``n`` and ``start`` are.
+It can write the dialogues as a :mod:`contexts.dialogue_log` file (the C_col input): one
+line per dialogue, one turn per system turn with the belief at the system's decision time;
+the user's final act (``bye()``), which no system turn follows, is kept in the outcome.
+
+:class:`SummaryPolicyAdapter` turns any summary policy into a simscore policy
+(``respond(context) -> Response``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from contexts.belief import BeliefState
+from contexts.dialogue_log import Dialogue, DialogueTurn, write_dialogue_log
+from contexts.domain import default_domain
+from policies.features import belief_features, feature_size
+from policies.nlg import TemplateNLG
+from policies.rewards import (
+    IQ_REWARD_SCALE,
+    SUCCESS_REWARD,
+    InteractionStats,
+    IQEstimator,
+    RuleBasedIQ,
+    checked_iq,
+    iq_reward,
+    task_success,
+    task_success_reward,
+)
+from policies.summary import SummaryActions, SummaryPolicy, _space_for
+from policies.tracker import FocusTracker
+from policies.usersim import AgendaUser, UserGoal, UserSimulatorConfig
+from simscore.acts import Act
+from simscore.errors import InvalidResponseError
+from simscore.responses import Response
+
+if TYPE_CHECKING:
+    import pandas
+
+    from contexts.domain import Domain
+
+__all__ = [
+    "MAX_TURNS",
+    "DialogueOutcome",
+    "DialogueTrace",
+    "DialogueSimulator",
+    "SimulationResult",
+    "run_dialogues",
+    "dialogue_seed",
+    "SummaryPolicyAdapter",
+]
+
+#: Default turn limit (system turns, the greeting included).
+MAX_TURNS = 25
+
+_HELLO = Act("hello")
+_BYE = Act("bye")
+
+
+def dialogue_seed(seed: int, index: int) -> np.random.SeedSequence:
+    """The seed sequence of dialogue ``index`` of a run seeded with ``seed``.
+
+    >>> dialogue_seed(7, 3).spawn_key
+    (3,)
+    """
+    return np.random.SeedSequence(seed, spawn_key=(index,))
+
+
+@dataclass(frozen=True)
+class DialogueOutcome:
+    """How one simulated dialogue went.
+
+    Attributes
+    ----------
+    dialogue_id : str
+    success : bool
+        Task success (:func:`policies.rewards.task_success` on the final goal).
+    iq : float
+        Interaction quality in [1, 5].
+    turns : int
+        System turns ``T``, the greeting included.
+    reward_ts, reward_iq : float
+        ``20 * success - T`` and ``5 * (iq - 1) - T``.
+    ended_by : str
+        ``"user"`` (bye), ``"user_hung_up"`` (out of patience), ``"system"`` (bye) or
+        ``"turn_limit"``.
+    stats : InteractionStats
+    goal : UserGoal
+        The user's goal at the end (constraints may have been relaxed to dontcare).
+    initial_goal : UserGoal
+    """
+
+    dialogue_id: str
+    success: bool
+    iq: float
+    turns: int
+    reward_ts: float
+    reward_iq: float
+    ended_by: str
+    stats: InteractionStats
+    goal: UserGoal
+    initial_goal: UserGoal
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "success": self.success,
+            "iq": self.iq,
+            "turns": self.turns,
+            "reward_ts": self.reward_ts,
+            "reward_iq": self.reward_iq,
+            "ended_by": self.ended_by,
+            "stats": self.stats.to_json(),
+            "goal": self.goal.to_json(),
+            "initial_goal": self.initial_goal.to_json(),
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class DialogueTrace:
+    """Every policy decision of one dialogue, for learning policies (``end_dialogue`` hook).
+
+    ``beliefs[k]``, ``masks[k]`` and ``actions[k]`` are the k-th decision (turns 1, 2, ...);
+    a forced ``bye`` at the turn limit is recorded as the bye action with ``forced_last``.
+    Each decision costs -1; the greeting's -1 is part of ``outcome.turns``, so
+    ``reward = outcome_bonus - len(actions) - 1``.
+    """
+
+    dialogue_index: int
+    beliefs: tuple[BeliefState, ...]
+    masks: tuple[np.ndarray, ...]
+    actions: tuple[int, ...]
+    forced_last: bool
+    outcome: DialogueOutcome
+
+    def rewards(self, reward: str = "task_success") -> np.ndarray:
+        """Per-decision rewards whose sum is the dialogue's R_TS or R_IQ.
+
+        Each decision gets -1, the first also the greeting's -1, the last the outcome bonus
+        (``20 * success`` or ``5 * (iq - 1)``), as in :class:`policies.env.RestaurantSearchEnv`.
+
+        Parameters
+        ----------
+        reward : {"task_success", "interaction_quality"}
+        """
+        if reward in ("task_success", "ts"):
+            bonus = SUCCESS_REWARD * float(self.outcome.success)
+        elif reward in ("interaction_quality", "iq"):
+            bonus = IQ_REWARD_SCALE * (self.outcome.iq - 1.0)
+        else:
+            raise ValueError(f"reward must be 'task_success' or 'interaction_quality', got {reward!r}")
+        out = np.full(len(self.actions), -1.0)
+        if out.size:
+            out[0] -= 1.0
+            out[-1] += bonus
+        return out
+
+    def features(self, domain: Domain) -> np.ndarray:
+        """The belief feature vectors of the decisions, shape ``(len(actions), feature_size)``."""
+        if not self.beliefs:
+            return np.zeros((0, feature_size(domain)))
+        return np.stack([belief_features(b, domain) for b in self.beliefs])
+
+
+@dataclass
+class _Turn:
+    turn_index: int
+    user_act: Act | None
+    user_text: str | None
+    belief: BeliefState
+    system_act: Act
+    system_text: str
+
+
+class DialogueSimulator:
+    """One simulated dialogue at a time, step by step (the runner and the gym env use it).
+
+    Parameters
+    ----------
+    domain : contexts.domain.Domain, optional
+        Default: :func:`contexts.domain.default_domain`.
+    user_config : UserSimulatorConfig, optional
+    nlg_seed : int
+        Seed of the system's template NLG.
+    iq_estimator : callable, optional
+        ``InteractionStats -> iq in [1, 5]``; default :class:`~policies.rewards.RuleBasedIQ`.
+    max_turns : int
+        Turn limit (system turns, greeting included).
+    record : bool
+        Keep every turn (needed for :meth:`dialogue`, i.e. for logs).
+
+    Examples
+    --------
+    >>> from policies.handcrafted import HandcraftedPolicy
+    >>> sim = DialogueSimulator()
+    >>> policy = HandcraftedPolicy()
+    >>> belief = sim.reset(np.random.default_rng(1))
+    >>> while not sim.done:
+    ...     _ = sim.step(policy.choose(sim.belief, sim.mask))
+    >>> outcome = sim.outcome()
+    >>> outcome.success, outcome.turns == sim.turns
+    (True, True)
+    """
+
+    def __init__(
+        self,
+        domain: Domain | None = None,
+        *,
+        user_config: UserSimulatorConfig | None = None,
+        nlg_seed: int = 0,
+        iq_estimator: IQEstimator | None = None,
+        max_turns: int = MAX_TURNS,
+        record: bool = False,
+    ) -> None:
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 2:
+            raise ValueError(f"max_turns must be an int >= 2, got {max_turns!r}")
+        if iq_estimator is not None and not callable(iq_estimator):
+            raise TypeError(f"iq_estimator must be callable, got {type(iq_estimator).__name__}")
+        self.domain = domain if domain is not None else default_domain()
+        self.space: SummaryActions = _space_for(self.domain)
+        self.user = AgendaUser(self.domain, config=user_config)
+        self.tracker = FocusTracker(self.domain.ontology)
+        self.nlg = TemplateNLG(nlg_seed=nlg_seed)
+        self.user_nlg = TemplateNLG()
+        self.iq_estimator: IQEstimator = iq_estimator if iq_estimator is not None else RuleBasedIQ()
+        self.max_turns = max_turns
+        self.record = record
+        self.done = True
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def mask(self) -> np.ndarray:
+        """The action mask of the current belief (computed once per turn)."""
+        if self._mask is None:
+            self._mask = self.space.mask(self.belief)
+        return self._mask
+
+    def reset(self, rng: np.random.Generator, *, goal: UserGoal | None = None, dialogue_id: str = "") -> BeliefState:
+        """Start a dialogue: user goal, greeting, the user's first act; returns the first belief.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            All of the user's randomness in this dialogue.
+        goal : UserGoal, optional
+            A fixed goal instead of a random one.
+        dialogue_id : str
+        """
+        self.dialogue_id = dialogue_id
+        self.user.reset(rng, goal=goal)
+        self.tracker.reset()
+        self.turns_log: list[_Turn] = []
+        self.turn_index = 0
+        self.turns = 0
+        self.ended_by = ""
+        self.forced_bye = False
+        self._repeats = 0
+        self._reasked = 0
+        self._confirmations = 0
+        self._no_venue = 0
+        self._final_user: tuple[Act, str] | None = None
+        self.done = False
+        self.belief: BeliefState = self.tracker.belief
+        self._mask: np.ndarray | None = None
+        self.user_act: Act | None = None
+        self.user_text: str | None = None
+        self._emit(_HELLO)
+        return self.belief
+
+    def _emit(self, act: Act) -> None:
+        """The system says ``act`` at the current turn; then the user answers (unless bye)."""
+        belief = self.belief
+        text = self.nlg.realise(act, belief)
+        if self.record:
+            self.turns_log.append(_Turn(self.turn_index, self.user_act, self.user_text, belief, act, text))
+        self.system_act = act
+        self.system_text = text
+        self.turns = self.turn_index + 1
+        if act.intents == ("bye",):
+            self.done = True
+            return
+        user_act = self.user.respond(act)
+        user_text = self.user_nlg.realise_user(user_act)
+        self.turn_index += 1
+        self.belief = self.tracker.update(act, user_act)
+        self._mask = None
+        self.user_act = user_act
+        self.user_text = user_text
+        if self.user.finished:
+            self.done = True
+            self.ended_by = "user_hung_up" if self.user.counters.hung_up else "user"
+            self._final_user = (user_act, user_text)
+
+    def step(self, action: int) -> bool:
+        """The system's turn with summary action ``action``; returns whether the dialogue ended.
+
+        At the last allowed turn the system says ``bye()`` whatever ``action`` is.
+        """
+        if self.done:
+            raise RuntimeError("the dialogue has ended; call reset() first")
+        space = self.space
+        if self.turn_index >= self.max_turns - 1:
+            self.forced_bye = True
+            act = _BYE
+        else:
+            act = space.master_action(action, self.belief, offered=self.tracker.offered)
+        previous = self.system_act
+        if act == previous:
+            self._repeats += 1
+        intent = act.intents[0]
+        if intent == "request":
+            informed = self.user.counters.informed_slots
+            self._reasked += sum(1 for item in act.items if item.slot in informed)
+        elif intent == "confirm":
+            self._confirmations += 1
+        elif intent == "inform":
+            for item in act.items:
+                if item.slot == "name" and item.op == "=" and item.value == "none":
+                    self._no_venue += 1
+                    break
+        self._emit(act)
+        if self.done and not self.ended_by:
+            self.ended_by = "turn_limit" if self.forced_bye else "system"
+        return self.done
+
+    # -- results ---------------------------------------------------------------------------
+
+    def outcome(self) -> DialogueOutcome:
+        """The outcome of the finished dialogue (success, IQ, rewards, statistics)."""
+        if not self.done:
+            raise RuntimeError("the dialogue has not ended yet")
+        user = self.user
+        success = task_success(user.goal, user.offered, user.informed)
+        stats = InteractionStats(
+            turns=self.turns,
+            success=success,
+            system_repeats=self._repeats,
+            reasked_slots=self._reasked,
+            confirmations=self._confirmations,
+            rejected_offers=user.counters.rejected_offers,
+            no_venue_informs=self._no_venue,
+            user_hung_up=user.counters.hung_up,
+            hit_turn_limit=self.forced_bye,
+        )
+        iq = checked_iq(self.iq_estimator, stats)
+        return DialogueOutcome(
+            dialogue_id=self.dialogue_id,
+            success=success,
+            iq=iq,
+            turns=self.turns,
+            reward_ts=task_success_reward(success, self.turns),
+            reward_iq=iq_reward(iq, self.turns),
+            ended_by=self.ended_by,
+            stats=stats,
+            goal=user.goal,
+            initial_goal=user.initial_goal,
+        )
+
+    def dialogue(self, outcome: DialogueOutcome | None = None) -> Dialogue:
+        """The finished dialogue in the :mod:`contexts.dialogue_log` form (needs ``record=True``)."""
+        if not self.record:
+            raise RuntimeError("the simulator was created with record=False: no turns were kept")
+        outcome = outcome if outcome is not None else self.outcome()
+        turns = tuple(
+            DialogueTurn(
+                turn_index=t.turn_index,
+                belief=t.belief,
+                user_act=None if t.user_act is None else str(t.user_act),
+                user_text=t.user_text,
+                system_act=str(t.system_act),
+                system_text=t.system_text,
+            )
+            for t in self.turns_log
+        )
+        info = outcome.to_json()
+        if self._final_user is not None:
+            info["final_user_act"] = str(self._final_user[0])
+            info["final_user_text"] = self._final_user[1]
+        return Dialogue(self.dialogue_id or "dialogue", turns, info)
+
+
+@dataclass(frozen=True, eq=False)
+class SimulationResult:
+    """Per-dialogue results of :func:`run_dialogues` (arrays are read-only).
+
+    Attributes
+    ----------
+    policy : str
+    seed, start : int
+    dialogue_ids : tuple of str
+    success : numpy.ndarray of bool
+    iq : numpy.ndarray of float
+    turns : numpy.ndarray of int
+    reward_ts, reward_iq : numpy.ndarray of float
+    ended_by : tuple of str
+    dialogues : tuple of contexts.dialogue_log.Dialogue
+        The logged dialogues when ``keep_dialogues`` or ``log_path`` was given, else empty.
+    """
+
+    policy: str
+    seed: int
+    start: int
+    dialogue_ids: tuple[str, ...]
+    success: np.ndarray
+    iq: np.ndarray
+    turns: np.ndarray
+    reward_ts: np.ndarray
+    reward_iq: np.ndarray
+    ended_by: tuple[str, ...]
+    dialogues: tuple[Dialogue, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return len(self.dialogue_ids)
+
+    @property
+    def success_rate(self) -> float:
+        return float(self.success.mean()) if len(self) else float("nan")
+
+    @property
+    def mean_turns(self) -> float:
+        return float(self.turns.mean()) if len(self) else float("nan")
+
+    @property
+    def mean_iq(self) -> float:
+        return float(self.iq.mean()) if len(self) else float("nan")
+
+    @property
+    def mean_reward_ts(self) -> float:
+        return float(self.reward_ts.mean()) if len(self) else float("nan")
+
+    @property
+    def mean_reward_iq(self) -> float:
+        return float(self.reward_iq.mean()) if len(self) else float("nan")
+
+    def summary(self) -> dict[str, Any]:
+        """Means over the dialogues (JSON-ready)."""
+        return {
+            "policy": self.policy,
+            "seed": self.seed,
+            "start": self.start,
+            "dialogues": len(self),
+            "success_rate": self.success_rate,
+            "mean_turns": self.mean_turns,
+            "mean_iq": self.mean_iq,
+            "mean_reward_ts": self.mean_reward_ts,
+            "mean_reward_iq": self.mean_reward_iq,
+        }
+
+    def to_frame(self) -> pandas.DataFrame:
+        """One row per dialogue (index ``dialogue_id``)."""
+        import pandas as pd
+
+        frame = pd.DataFrame(
+            {
+                "success": self.success,
+                "iq": self.iq,
+                "turns": self.turns,
+                "reward_ts": self.reward_ts,
+                "reward_iq": self.reward_iq,
+                "ended_by": list(self.ended_by),
+            },
+            index=pd.Index(list(self.dialogue_ids), name="dialogue_id"),
+        )
+        return frame
+
+
+def _readonly(values: Sequence[Any], dtype: Any) -> np.ndarray:
+    array = np.array(values, dtype=dtype)
+    array.setflags(write=False)
+    return array
+
+
+def _check_policy(policy: object) -> Callable[[BeliefState, np.ndarray], int]:
+    choose = getattr(policy, "choose", None)
+    if not callable(choose):
+        raise TypeError(
+            f"policy must have a choose(belief, mask) -> int method (a SummaryPolicy), got {type(policy).__name__}"
+        )
+    return choose
+
+
+def run_dialogues(
+    policy: SummaryPolicy,
+    n: int,
+    *,
+    seed: int,
+    domain: Domain | None = None,
+    user_config: UserSimulatorConfig | None = None,
+    nlg_seed: int = 0,
+    iq_estimator: IQEstimator | None = None,
+    max_turns: int = MAX_TURNS,
+    start: int = 0,
+    log_path: str | os.PathLike[str] | None = None,
+    log_source: Mapping[str, Any] | None = None,
+    keep_dialogues: bool = False,
+    progress: bool = False,
+) -> SimulationResult:
+    """Run ``policy`` against the simulated user for ``n`` dialogues.
+
+    Parameters
+    ----------
+    policy : SummaryPolicy
+        ``choose(belief, mask) -> int``; optional hooks ``begin_dialogue(rng)`` and
+        ``end_dialogue(trace)`` (see :class:`~policies.summary.SummaryPolicy`).
+    n : int
+        Number of dialogues.
+    seed : int
+        Run seed; dialogue ``i`` draws from :func:`dialogue_seed` ``(seed, i)``.
+    domain, user_config, nlg_seed, iq_estimator, max_turns
+        As for :class:`DialogueSimulator`.
+    start : int
+        Index of the first dialogue (training in batches continues the sequence).
+    log_path : path-like, optional
+        Write the dialogues as a dialogue log (atomically) to this file.
+    log_source : mapping, optional
+        Provenance for the log header (``policy``, ``seed``, ``nlg_seed`` are added).
+    keep_dialogues : bool
+        Return the logged dialogues in :attr:`SimulationResult.dialogues`.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    SimulationResult
+
+    Examples
+    --------
+    >>> from policies.handcrafted import HandcraftedPolicy, RandomPolicy
+    >>> r = run_dialogues(HandcraftedPolicy(), 20, seed=0)
+    >>> len(r), r.success_rate > 0.9, 3 <= r.mean_turns <= 8
+    (20, True, True)
+    >>> run_dialogues(RandomPolicy(seed=1), 20, seed=0).mean_reward_ts < r.mean_reward_ts - 10
+    True
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be a non-negative int, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or start < 0:
+        raise ValueError(f"start must be a non-negative int, got {start!r}")
+    choose = _check_policy(policy)
+    begin = getattr(policy, "begin_dialogue", None)
+    end = getattr(policy, "end_dialogue", None)
+    record = keep_dialogues or log_path is not None
+    sim = DialogueSimulator(
+        domain,
+        user_config=user_config,
+        nlg_seed=nlg_seed,
+        iq_estimator=iq_estimator,
+        max_turns=max_turns,
+        record=record,
+    )
+    n_actions = len(sim.space)
+    name = str(getattr(policy, "name", None) or type(policy).__name__)
+    ids: list[str] = []
+    success: list[bool] = []
+    iqs: list[float] = []
+    turns: list[int] = []
+    rewards_ts: list[float] = []
+    rewards_iq: list[float] = []
+    ended: list[str] = []
+    dialogues: list[Dialogue] = []
+    indices = range(int(start), int(start) + int(n))
+    if progress:
+        from tqdm.auto import tqdm
+
+        indices = tqdm(indices, desc=f"simulating ({name})", leave=False)
+    for i in indices:
+        user_seq, policy_seq = dialogue_seed(int(seed), i).spawn(2)
+        dialogue_id = f"s{seed}-{i:06d}"
+        sim.reset(np.random.default_rng(user_seq), dialogue_id=dialogue_id)
+        if begin is not None:
+            begin(np.random.default_rng(policy_seq))
+        tracing = end is not None
+        beliefs: list[BeliefState] = []
+        masks: list[np.ndarray] = []
+        actions: list[int] = []
+        while not sim.done:
+            belief = sim.belief
+            if sim.turn_index >= max_turns - 1:
+                action = sim.space.BYE  # forced: the policy is not asked
+                mask = sim.mask
+            else:
+                mask = sim.mask
+                action = choose(belief, mask)
+                if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < n_actions:
+                    raise InvalidResponseError(
+                        f"policy {name!r} chose {action!r} in dialogue {dialogue_id} turn {sim.turn_index}; "
+                        f"expected a summary action index in [0, {n_actions})"
+                    )
+                action = int(action)
+            if tracing:
+                beliefs.append(belief)
+                masks.append(mask)
+                actions.append(action)
+            sim.step(action)
+        outcome = sim.outcome()
+        if tracing:
+            end(DialogueTrace(i, tuple(beliefs), tuple(masks), tuple(actions), sim.forced_bye, outcome))
+        ids.append(dialogue_id)
+        success.append(outcome.success)
+        iqs.append(outcome.iq)
+        turns.append(outcome.turns)
+        rewards_ts.append(outcome.reward_ts)
+        rewards_iq.append(outcome.reward_iq)
+        ended.append(outcome.ended_by)
+        if record:
+            dialogues.append(sim.dialogue(outcome))
+    if log_path is not None:
+        source = dict(log_source or {})
+        source.setdefault("policy", name)
+        source.setdefault("seed", int(seed))
+        source.setdefault("start", int(start))
+        source.setdefault("nlg_seed", nlg_seed)
+        provenance = getattr(policy, "provenance", None)
+        if isinstance(provenance, Mapping):
+            source.setdefault("policy_provenance", dict(provenance))
+        write_dialogue_log(log_path, dialogues, domain=sim.domain, source=source)
+    return SimulationResult(
+        policy=name,
+        seed=int(seed),
+        start=int(start),
+        dialogue_ids=tuple(ids),
+        success=_readonly(success, bool),
+        iq=_readonly(iqs, np.float64),
+        turns=_readonly(turns, np.int64),
+        reward_ts=_readonly(rewards_ts, np.float64),
+        reward_iq=_readonly(rewards_iq, np.float64),
+        ended_by=tuple(ended),
+        dialogues=tuple(dialogues) if keep_dialogues else (),
+    )
+
+
+class SummaryPolicyAdapter:
+    """A simscore policy (``respond(context) -> Response``) from any summary policy.
+
+    The summary action is chosen on ``context.belief`` and its mask, mapped to a master act
+    with the belief and the domain (a context carries no dialogue history: the belief's
+    history flags and ``last_offered`` are all there is), and realised by the template NLG.
+
+    Parameters
+    ----------
+    policy : SummaryPolicy
+    domain : contexts.domain.Domain, optional
+        Default: :func:`contexts.domain.default_domain`.
+    nlg_seed : int
+    name : str, optional
+        Policy name for reports (default: the policy's ``name`` or class name).
+
+    Examples
+    --------
+    >>> from contexts.context import Context
+    >>> from policies.handcrafted import HandcraftedPolicy
+    >>> adapter = SummaryPolicyAdapter(HandcraftedPolicy(), nlg_seed=1)
+    >>> c = Context("c1", BeliefState(slots={"food": {"indian": 1.0}}, method={"byconstraints": 1.0}),
+    ...             {"source": "gen"})
+    >>> r = adapter.respond(c)
+    >>> str(r.action), r.text in ("What part of town do you have in mind?", "Which area would you like?",
+    ...                           "Where in town would you like to eat?")
+    ('request(area)', True)
+    """
+
+    def __init__(
+        self, policy: SummaryPolicy, *, domain: Domain | None = None, nlg_seed: int = 0, name: str | None = None
+    ) -> None:
+        self._choose = _check_policy(policy)
+        self.policy = policy
+        self.domain = domain if domain is not None else default_domain()
+        self.space: SummaryActions = _space_for(self.domain)
+        self.nlg = TemplateNLG(nlg_seed=nlg_seed)
+        self.name = name or str(getattr(policy, "name", None) or type(policy).__name__)
+        inner = getattr(policy, "provenance", None)
+        self.provenance: dict[str, Any] = dict(inner) if isinstance(inner, Mapping) else {}
+        self.provenance["nlg_seed"] = nlg_seed
+
+    def __repr__(self) -> str:
+        return f"SummaryPolicyAdapter({self.policy!r}, nlg_seed={self.nlg.nlg_seed})"
+
+    def respond(self, context: Any) -> Response:
+        """The master act and text for ``context.belief``."""
+        belief = getattr(context, "belief", None)
+        if not isinstance(belief, BeliefState):
+            raise TypeError(
+                f"context {getattr(context, 'id', context)!r} has no BeliefState 'belief' "
+                f"(got {type(belief).__name__})"
+            )
+        mask = self.space.mask(belief)
+        action = self._choose(belief, mask)
+        n = len(self.space)
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < n:
+            raise InvalidResponseError(
+                f"policy {self.name!r} chose {action!r} for context {getattr(context, 'id', '?')!r}; "
+                f"expected a summary action index in [0, {n})"
+            )
+        act = self.space.master_action(int(action), belief)
+        return Response(act, self.nlg.realise(act, belief))

@@ -1,0 +1,443 @@
+"""Summary actions: the small action set a dialogue policy learns over, their masks and master actions.
+
+A policy in the simulated restaurant-search domain (PyDial's "Environment 1" shape) decides
+on one of 16 *summary actions*; the runner maps the choice to a full (*master*) semantic
+action with the belief state, the venue database and the dialogue history.
+
+Index order (fixed: it is part of the GP-SARSA checkpoint format)
+------------------------------------------------------------------
+For the default domain (system-requestable slots ``area, food, pricerange``):
+
+====  =====================  ==========================================================
+ idx  summary action         master action
+====  =====================  ==========================================================
+  0   request_area           ``request(area)``
+  1   request_food           ``request(food)``
+  2   request_pricerange     ``request(pricerange)``
+  3   confirm_area           ``confirm(area="top")``
+  4   confirm_food           ``confirm(food="top")``
+  5   confirm_pricerange     ``confirm(pricerange="top")``
+  6   select_area            ``select(area="top",area="second")``
+  7   select_food            ``select(food="top",food="second")``
+  8   select_pricerange      ``select(pricerange="top",pricerange="second")``
+  9   inform                 offer a venue matching the accepted values, or ``inform(name=none, ...)``
+ 10   inform_byname          ``inform(name="X", <requested slots>)`` about the venue under discussion
+ 11   inform_alternatives    offer a matching venue not offered before, or ``inform(name=none, name!=...)``
+ 12   bye                    ``bye()``
+ 13   repeat                 ``repeat()``
+ 14   reqmore                ``reqmore()``
+ 15   restart                ``restart()``
+====  =====================  ==========================================================
+
+A domain with other system-requestable slots gets ``request_s`` for each slot in ontology
+order, then ``confirm_s``, then ``select_s``, then the seven actions from ``inform`` on, in
+this order (``3·k + 7`` actions for ``k`` slots).
+
+Accepted values
+---------------
+A slot's top value (the most probable value other than ``none``) is *accepted* when its
+probability exceeds ``1 / (n - 0.1)``, ``n`` the number of the slot's ontology values
+(0.204 for area, 0.345 for pricerange). ``dontcare`` can be accepted; it constrains nothing.
+
+Masks (Environment 1)
+---------------------
+``repeat`` and ``restart`` are always masked; ``request_s`` never; ``confirm_s`` needs a
+non-zero top value; ``select_s`` non-zero top two values; ``inform`` needs the top method
+``byconstraints`` and matching venues that can no longer be told apart (fewer than two, or
+equal in every system-requestable slot without an accepted value); ``inform_byname`` needs
+method ``byname`` and a known venue (an accepted ``name`` value or the last offered venue);
+``inform_alternatives`` needs method ``byalternatives`` and an earlier offer; ``bye`` needs
+P(method = finished) > 0.5; ``reqmore`` needs an earlier offer.
+
+An action chosen against its mask is still mapped as literally as possible (``confirm``
+without a top value confirms ``none``): the simulation never fails on it, the simulated user
+just reacts badly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+
+from policies._database import DatabaseIndex, index_for
+from simscore.acts import Act, Item
+
+if TYPE_CHECKING:
+    from contexts.belief import BeliefState
+    from contexts.domain import Domain, Ontology, Venue
+
+__all__ = [
+    "SUMMARY_ACTIONS",
+    "GLOBAL_ACTIONS",
+    "SummaryPolicy",
+    "SummaryActions",
+    "summary_action_names",
+    "action_mask",
+    "master_action",
+    "acceptance_threshold",
+]
+
+#: The summary actions that do not depend on a slot, in index order after the slot actions.
+GLOBAL_ACTIONS: tuple[str, ...] = (
+    "inform",
+    "inform_byname",
+    "inform_alternatives",
+    "bye",
+    "repeat",
+    "reqmore",
+    "restart",
+)
+
+#: How many accepted slots an offer mentions at most.
+_MAX_OFFER_SLOTS = 5
+
+
+def summary_action_names(system_requestable: Sequence[str]) -> tuple[str, ...]:
+    """The summary action names for the given system-requestable slots, in index order.
+
+    >>> summary_action_names(("area", "food"))[:6]
+    ('request_area', 'request_food', 'confirm_area', 'confirm_food', 'select_area', 'select_food')
+    """
+    slots = tuple(system_requestable)
+    return (
+        tuple(f"request_{s}" for s in slots)
+        + tuple(f"confirm_{s}" for s in slots)
+        + tuple(f"select_{s}" for s in slots)
+        + GLOBAL_ACTIONS
+    )
+
+
+#: The 16 summary actions of the default domain, in index order (part of the checkpoint format).
+SUMMARY_ACTIONS: tuple[str, ...] = summary_action_names(("area", "food", "pricerange"))
+
+
+def acceptance_threshold(n_values: int) -> float:
+    """Probability a top value must exceed to be accepted: ``1 / (n_values - 0.1)``.
+
+    >>> round(acceptance_threshold(5), 4), round(acceptance_threshold(3), 4)
+    (0.2041, 0.3448)
+    """
+    if n_values < 1:
+        raise ValueError(f"n_values must be at least 1, got {n_values}")
+    return 1.0 / (n_values - 0.1)
+
+
+@runtime_checkable
+class SummaryPolicy(Protocol):
+    """A policy that decides on a summary action from a belief state.
+
+    ``choose`` gets the belief and the boolean action mask (``True`` = allowed, length = the
+    number of summary actions) and returns a summary action index. It computes whatever it
+    needs from the belief itself (a GP-SARSA policy calls
+    :func:`policies.features.belief_features`): the runner never computes features a policy
+    does not use, which keeps the handcrafted policy fast.
+
+    Optional hooks the dialogue runner calls when present:
+
+    * ``begin_dialogue(rng: numpy.random.Generator) -> None`` before each simulated dialogue,
+      with a generator derived from that dialogue's seed (stochastic policies draw from it,
+      so dialogue ``i`` is the same whatever else was run);
+    * ``end_dialogue(trace: policies.simulation.DialogueTrace) -> None`` after it, with every
+      decision (belief, mask, action) and the outcome (learning policies learn here).
+    """
+
+    def choose(self, belief: BeliefState, mask: np.ndarray) -> int:
+        """The summary action index for ``belief`` (respecting ``mask`` is the policy's job)."""
+        ...
+
+
+class _Summary:
+    """What the masks and master actions need from one belief, computed once."""
+
+    __slots__ = ("belief", "tops", "accepted", "method", "constraints", "match_mask", "informable_ok")
+
+    def __init__(self, belief: BeliefState, space: SummaryActions) -> None:
+        self.belief = belief
+        tops: dict[str, tuple[str, float, str, float]] = {}
+        accepted: list[tuple[str, str, float]] = []
+        slots = belief.slots
+        for slot, threshold in space._thresholds.items():
+            best, best_p, second, second_p = "none", 0.0, "none", 0.0
+            dist = slots.get(slot)
+            if dist is not None:
+                for value, p in dist.items():
+                    if value == "none" or p <= 0.0:
+                        continue
+                    if p > best_p:
+                        second, second_p = best, best_p
+                        best, best_p = value, p
+                    elif p > second_p:
+                        second, second_p = value, p
+            tops[slot] = (best, best_p, second, second_p)
+            if best != "none" and best_p > threshold:
+                accepted.append((slot, best, best_p))
+        if len(accepted) > 1:
+            accepted.sort(key=_negative_probability)  # stable: ties keep ontology order
+        self.tops = tops
+        self.accepted = accepted
+        self.method = belief.top_method()
+        self.constraints = [(slot, value) for slot, value, _ in accepted if value != "dontcare"]
+        self.match_mask = space.index.mask(self.constraints)
+        constrained = {slot for slot, _, _ in accepted}
+        self.informable_ok = not space.index.discriminable(
+            self.match_mask, [s for s in space.system_requestable if s not in constrained]
+        )
+
+
+def _negative_probability(item: tuple[str, str, float]) -> float:
+    return -item[2]
+
+
+class SummaryActions:
+    """The summary actions of one domain: names, masks and the mapping to master actions.
+
+    Parameters
+    ----------
+    domain : contexts.domain.Domain
+        Ontology and venue database.
+
+    Examples
+    --------
+    >>> from contexts.domain import default_domain
+    >>> from contexts.belief import BeliefState
+    >>> space = SummaryActions(default_domain())
+    >>> space.names == SUMMARY_ACTIONS, space.index_of("inform")
+    (True, 9)
+    >>> b = BeliefState(slots={"food": {"afghan": 1.0}}, method={"byconstraints": 1.0})
+    >>> [space.names[i] for i in np.flatnonzero(space.mask(b))]  # doctest: +NORMALIZE_WHITESPACE
+    ['request_area', 'request_food', 'request_pricerange', 'confirm_food', 'inform']
+    >>> str(space.master_action("inform", b))
+    'inform(food=afghan,name=none)'
+    """
+
+    def __init__(self, domain: Domain) -> None:
+        ontology = domain.ontology
+        self.domain = domain
+        self.ontology: Ontology = ontology
+        self.index: DatabaseIndex = index_for(domain)
+        self.system_requestable: tuple[str, ...] = tuple(ontology.system_requestable)
+        self.names: tuple[str, ...] = summary_action_names(self.system_requestable)
+        self._positions = {name: i for i, name in enumerate(self.names)}
+        self._thresholds = {
+            slot: acceptance_threshold(len(values)) for slot, values in ontology.informable.items()
+        }
+        k = len(self.system_requestable)
+        self.n_slot_actions = 3 * k
+        base = 3 * k
+        self.INFORM = base
+        self.INFORM_BYNAME = base + 1
+        self.INFORM_ALTERNATIVES = base + 2
+        self.BYE = base + 3
+        self.REPEAT = base + 4
+        self.REQMORE = base + 5
+        self.RESTART = base + 6
+        self._requested_order = tuple(s for s in ontology.requestable if s != "name")
+        self._cache: _Summary | None = None
+        # Acts without arguments are immutable: build them once.
+        self._fixed = {
+            self.BYE: Act("bye"),
+            self.REPEAT: Act("repeat"),
+            self.REQMORE: Act("reqmore"),
+            self.RESTART: Act("restart"),
+        }
+        self._requests = [Act("request", [Item(s)]) for s in self.system_requestable]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __repr__(self) -> str:
+        return f"SummaryActions(domain={self.domain.name!r}, n={len(self.names)})"
+
+    def index_of(self, action: int | str) -> int:
+        """The index of a summary action given by name or index (validated)."""
+        if isinstance(action, str):
+            try:
+                return self._positions[action]
+            except KeyError:
+                raise ValueError(
+                    f"unknown summary action {action!r} (known: {', '.join(self.names)})"
+                ) from None
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            index = int(action)
+            if 0 <= index < len(self.names):
+                return index
+        raise ValueError(f"action must be a summary action name or an index in [0, {len(self.names)}), got {action!r}")
+
+    def summarise(self, belief: BeliefState) -> _Summary:
+        """Top values, accepted values and database matches of ``belief`` (cached for the last belief)."""
+        cached = self._cache
+        if cached is not None and cached.belief is belief:
+            return cached
+        summary = _Summary(belief, self)
+        self._cache = summary
+        return summary
+
+    def accepted(self, belief: BeliefState) -> list[tuple[str, str, float]]:
+        """Accepted ``(slot, value, probability)`` triples, most probable first (ties: ontology order).
+
+        >>> from contexts.domain import default_domain
+        >>> from contexts.belief import BeliefState
+        >>> b = BeliefState(slots={"area": {"north": 0.2}, "pricerange": {"cheap": 0.9}})
+        >>> SummaryActions(default_domain()).accepted(b)
+        [('pricerange', 'cheap', 0.9)]
+        """
+        return list(self.summarise(belief).accepted)
+
+    def mask(self, belief: BeliefState) -> np.ndarray:
+        """The Environment-1 action mask of ``belief``: bool array, True = allowed."""
+        s = self.summarise(belief)
+        tops = s.tops
+        confirm = []
+        select = []
+        for slot in self.system_requestable:
+            top = tops[slot]
+            confirm.append(top[1] > 0.0)
+            select.append(top[1] > 0.0 and top[3] > 0.0)
+        method = s.method
+        offered = belief.offer_happened
+        known_venue = belief.last_offered is not None or tops.get("name", ("none",))[0] not in ("none", "dontcare")
+        allowed = (
+            [True] * len(self.system_requestable)
+            + confirm
+            + select
+            + [
+                method == "byconstraints" and s.informable_ok,
+                method == "byname" and known_venue,
+                method == "byalternatives" and offered,
+                belief.method.get("finished", 0.0) > 0.5,
+                False,
+                offered,
+                False,
+            ]
+        )
+        return np.array(allowed, dtype=bool)
+
+    def master_action(
+        self, action: int | str, belief: BeliefState, *, offered: Sequence[str] | None = None
+    ) -> Act:
+        """Map a summary action to a master :class:`~simscore.acts.Act`.
+
+        Parameters
+        ----------
+        action : int or str
+            Summary action index or name.
+        belief : contexts.belief.BeliefState
+            The belief the action was chosen on.
+        offered : sequence of str, optional
+            Names of the venues offered so far in the dialogue (for ``inform_alternatives``);
+            default: the belief's ``last_offered`` (all a context without history knows).
+
+        Returns
+        -------
+        simscore.Act
+        """
+        if type(action) is int and 0 <= action < len(self.names):
+            index = action
+        else:
+            index = self.index_of(action)
+        fixed = self._fixed.get(index)
+        if fixed is not None:
+            return fixed
+        k = len(self.system_requestable)
+        if index < k:
+            return self._requests[index]
+        s = self.summarise(belief)
+        if index < 2 * k:
+            slot = self.system_requestable[index - k]
+            return Act("confirm", [Item(slot, "=", s.tops[slot][0])])
+        if index < 3 * k:
+            slot = self.system_requestable[index - 2 * k]
+            top = s.tops[slot]
+            return Act("select", [Item(slot, "=", top[0]), Item(slot, "=", top[2])])
+        if index == self.INFORM:
+            venue = None
+            mask = s.match_mask
+            if mask:
+                last = belief.last_offered
+                venue = self.index.venue(last) if self.index.contains(mask, last) else self.index.first(mask)
+            return self._offer(venue, s)
+        if index == self.INFORM_BYNAME:
+            return self._inform_byname(belief, s)
+        # inform_alternatives
+        if offered is None:
+            offered = () if belief.last_offered is None else (belief.last_offered,)
+        mask = self.index.mask(s.constraints, offered)
+        if mask:
+            return self._offer(self.index.first(mask), s)
+        items = [Item("name", "=", "none")]
+        items.extend(Item(slot, "=", value) for slot, value in s.constraints if slot != "name")
+        items.extend(Item("name", "!=", name) for name in offered)
+        return Act("inform", items)
+
+    def _offer(self, venue: Venue | None, s: _Summary) -> Act:
+        if venue is None:
+            items = [Item("name", "=", "none")]
+            items.extend(Item(slot, "=", value) for slot, value in s.constraints if slot != "name")
+            return Act("inform", items)
+        items = [Item("name", "=", venue.name)]
+        shown = 0
+        for slot, _, _ in s.accepted:
+            if slot == "name" or shown >= _MAX_OFFER_SLOTS:
+                continue
+            value = venue.get(slot)
+            if value is not None:
+                items.append(Item(slot, "=", value))
+                shown += 1
+        return Act("inform", items)
+
+    def _inform_byname(self, belief: BeliefState, s: _Summary) -> Act:
+        name_top = s.tops.get("name", ("none", 0.0, "none", 0.0))
+        name = name_top[0] if name_top[0] not in ("none", "dontcare") else belief.last_offered
+        if name is None:
+            return Act("inform", [Item("name", "=", "none")])
+        venue = self.index.venue(name)
+        items = [Item("name", "=", name)]
+        if venue is not None:
+            requested = belief.requested
+            for slot in self._requested_order:
+                if requested.get(slot, 0.0) > 0.5:
+                    value = venue.get(slot)
+                    if value is not None:
+                        items.append(Item(slot, "=", value))
+        return Act("inform", items)
+
+
+_SPACES: dict[int, tuple[Domain, SummaryActions]] = {}
+
+
+def _space_for(domain: Domain) -> SummaryActions:
+    entry = _SPACES.get(id(domain))
+    if entry is not None and entry[0] is domain:
+        return entry[1]
+    space = SummaryActions(domain)
+    if len(_SPACES) >= 8:
+        _SPACES.pop(next(iter(_SPACES)))
+    _SPACES[id(domain)] = (domain, space)
+    return space
+
+
+def action_mask(belief: BeliefState, domain: Domain) -> np.ndarray:
+    """The Environment-1 mask of ``belief`` in ``domain`` (see :meth:`SummaryActions.mask`).
+
+    >>> from contexts.domain import default_domain
+    >>> from contexts.belief import BeliefState
+    >>> action_mask(BeliefState.initial(default_domain().ontology), default_domain()).astype(int)
+    array([1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    """
+    return _space_for(domain).mask(belief)
+
+
+def master_action(
+    action: int | str, belief: BeliefState, domain: Domain, *, offered: Sequence[str] | None = None
+) -> Act:
+    """Map a summary action to a master act (see :meth:`SummaryActions.master_action`).
+
+    >>> from contexts.domain import default_domain
+    >>> from contexts.belief import BeliefState
+    >>> b = BeliefState(slots={"area": {"north": 0.6, "south": 0.3}})
+    >>> str(master_action("select_area", b, default_domain()))
+    'select(area=north,area=south)'
+    """
+    return _space_for(domain).master_action(action, belief, offered=offered)

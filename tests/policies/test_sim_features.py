@@ -1,0 +1,85 @@
+"""The GP-SARSA belief feature vector: layout, values, database flags."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from contexts.belief import BeliefState
+from contexts.domain import DISCOURSE_ACTS, METHODS, REQUESTABLE, default_domain
+from policies.features import belief_features, feature_names, feature_size
+
+DOMAIN = default_domain()
+NAMES = feature_names(DOMAIN)
+
+
+def block(x: np.ndarray, prefix: str) -> list[float]:
+    return [float(v) for v, name in zip(x, NAMES) if name.startswith(prefix)]
+
+
+def test_size_and_names():
+    n_food = len(DOMAIN.ontology.informable["food"])
+    n_name = len(DOMAIN.ontology.informable["name"])
+    expected = 7 + 6 + 2 * 9 + (1 + 5 + 1) + (1 + 3 + 1) + (1 + n_food + 1) + (1 + n_name + 1) + 2 + 25
+    assert feature_size(DOMAIN) == expected == len(NAMES) == 275
+    assert len(set(NAMES)) == len(NAMES)
+
+
+def test_layout_values():
+    b = BeliefState(
+        slots={"area": {"north": 0.2, "south": 0.5, "dontcare": 0.1}, "food": {"thai": 1.0}},
+        method={"byconstraints": 0.7, "byname": 0.3},
+        discourse_act={"thankyou": 1.0},
+        requested={"phone": 0.25},
+        last_offered="the amber spoon",
+        offer_happened=True,
+        last_informed_no_venue=False,
+    )
+    x = belief_features(b, DOMAIN)
+    assert x.dtype == np.float64 and x.shape == (275,)
+    assert x[:7].tolist() == [float(d == "thankyou") for d in DISCOURSE_ACTS]
+    assert x[7:13].tolist() == pytest.approx([{"byconstraints": 0.7, "byname": 0.3}.get(m, 0.0) for m in METHODS])
+    assert block(x, "requested[phone]") == [0.25] and block(x, "not_requested[phone]") == [0.75]
+    assert block(x, "requested[addr]") == [0.0] and block(x, "not_requested[addr]") == [1.0]
+    # P(none) then every other value sorted descending (names dropped)
+    assert block(x, "area:") == pytest.approx([0.2, 0.5, 0.2, 0.1, 0.0, 0.0, 0.0])
+    assert block(x, "pricerange:") == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert block(x, "food:")[:3] == [0.0, 1.0, 0.0]
+    assert block(x, "history:") == [1.0, 0.0]
+    assert len(REQUESTABLE) * 2 == len(block(x, "requested[")) + len(block(x, "not_requested["))
+
+
+def test_database_flags():
+    # accepted: food=thai (1.0), pricerange=cheap (0.9); area=north (0.1) is below 1/4.9
+    b = BeliefState(slots={"food": {"thai": 1.0}, "pricerange": {"cheap": 0.9}, "area": {"north": 0.1}})
+    x = belief_features(b, DOMAIN)
+    assert DOMAIN.count({"food": "thai"}) == 3 and DOMAIN.count({"food": "thai", "pricerange": "cheap"}) == 2
+    # k=1: thai -> 3 venues (2-4), prices differ -> discriminable
+    assert block(x, "db:k1:") == [0.0, 0.0, 1.0, 0.0, 1.0]
+    # k=2: thai+cheap -> 2 venues, both in the centre -> not discriminable
+    assert block(x, "db:k2:") == [0.0, 0.0, 1.0, 0.0, 0.0]
+    assert block(x, "db:k3:") == block(x, "db:k4:") == block(x, "db:k5:") == [0.0] * 5
+    b = BeliefState(slots={"area": {"north": 1.0}, "food": {"indian": 0.9}, "pricerange": {"cheap": 0.8}})
+    x = belief_features(b, DOMAIN)
+    assert block(x, "db:k1:") == [0.0, 0.0, 0.0, 1.0, 1.0]  # north: 11+ venues, differ
+    assert block(x, "db:k2:") == [0.0, 1.0, 0.0, 0.0, 0.0]  # north indian: 1 venue
+    assert block(x, "db:k3:") == [1.0, 0.0, 0.0, 0.0, 0.0]  # + cheap: none
+
+
+def test_all_values_in_unit_interval_and_initial_belief():
+    x = belief_features(BeliefState.initial(DOMAIN.ontology), DOMAIN)
+    assert ((x >= 0) & (x <= 1)).all()
+    assert x[:7].tolist() == [float(d == "none") for d in DISCOURSE_ACTS]
+    assert x[-27:].tolist() == [0.0] * 27
+
+
+def test_fast_enough():
+    b = BeliefState(slots={"food": {"thai": 0.7, "indian": 0.2}, "area": {"north": 1.0}}, method={"byconstraints": 1.0})
+    belief_features(b, DOMAIN)
+    start = time.perf_counter()
+    for _ in range(500):
+        belief_features(b, DOMAIN)
+    per_call = (time.perf_counter() - start) / 500
+    assert per_call < 500e-6  # measured ~15 us; generous bound for a shared machine

@@ -1,0 +1,116 @@
+"""The Gymnasium environment: env checker, rewards equal to R_TS / R_IQ, masks, truncation."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+gymnasium = pytest.importorskip("gymnasium")
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+
+from policies.env import RestaurantSearchEnv  # noqa: E402
+from policies.handcrafted import HandcraftedPolicy  # noqa: E402
+from policies.summary import SUMMARY_ACTIONS  # noqa: E402
+
+
+@pytest.mark.parametrize("reward", ["task_success", "interaction_quality"])
+def test_check_env(reward):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the checker's warnings count as failures
+        warnings.filterwarnings("ignore", message=".*render modes.*")
+        check_env(RestaurantSearchEnv(reward=reward, render_mode="ansi"))
+
+
+def play(env: RestaurantSearchEnv, seed: int) -> tuple[float, dict, int]:
+    policy = HandcraftedPolicy()
+    obs, info = env.reset(seed=seed)
+    assert env.observation_space.contains(obs)
+    total, steps, done = 0.0, 0, False
+    while not done:
+        action = policy.choose(env.sim.belief, info["action_mask"])
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert env.observation_space.contains(obs)
+        total += reward
+        steps += 1
+        done = terminated or truncated
+    return total, info, steps
+
+
+@pytest.mark.parametrize("reward, key", [("ts", "reward_ts"), ("iq", "reward_iq")])
+def test_episode_return_equals_dialogue_reward(reward, key):
+    env = RestaurantSearchEnv(reward=reward)
+    for seed in range(10):
+        total, info, steps = play(env, seed)
+        assert total == pytest.approx(info["outcome"][key])
+        assert info["outcome"]["turns"] == steps + 1  # the greeting is a system turn too
+
+
+def test_mask_in_info_and_observation_layout():
+    env = RestaurantSearchEnv()
+    obs, info = env.reset(seed=3)
+    assert info["action_mask"].dtype == bool and info["action_mask"].shape == (16,)
+    assert [SUMMARY_ACTIONS[i] for i in np.flatnonzero(info["action_mask"])][:3] == [
+        "request_area", "request_food", "request_pricerange"]
+    assert not info["action_mask"][[13, 15]].any()  # repeat, restart
+    assert obs.dtype == np.float64 and obs.shape == env.observation_space.shape
+    assert info["system_act"] == "hello()" and info["user_act"].startswith("inform(")
+
+
+def test_reset_with_seed_is_deterministic_and_renders():
+    env = RestaurantSearchEnv(render_mode="ansi")
+    a, info_a = env.reset(seed=11)
+    b, info_b = env.reset(seed=11)
+    assert np.array_equal(a, b) and info_a["user_act"] == info_b["user_act"]
+    assert env.render().startswith("S: ")
+
+
+def test_truncation_at_turn_limit():
+    env = RestaurantSearchEnv(max_turns=5)
+    env.reset(seed=0)
+    results = [env.step(k % 2) for k in range(4)]  # alternate requests: the user never finishes
+    *_, (obs, reward, terminated, truncated, info) = results
+    assert truncated and not terminated and info["system_act"] == "bye()"
+    assert info["outcome"]["ended_by"] == "turn_limit"
+    assert sum(r[1] for r in results) == pytest.approx(-5.0)
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(0)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="reward must be one of"):
+        RestaurantSearchEnv(reward="success")
+    env = RestaurantSearchEnv()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action must be an int in \\[0, 16\\)"):
+        env.step(16)
+
+
+def test_import_policies_does_not_import_gymnasium():
+    code = "import sys, policies; print('gymnasium' in sys.modules); policies.RestaurantSearchEnv; print('gymnasium' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
+
+
+def test_reset_with_fixed_goal():
+    from policies.usersim import UserGoal
+
+    goal = UserGoal({"area": "centre", "food": "thai", "pricerange": "cheap"}, ("name", "addr"))
+    env = RestaurantSearchEnv()
+    total, info, _ = play_with_goal(env, goal)
+    assert info["outcome"]["initial_goal"] == goal.to_json() and info["outcome"]["success"]
+    with pytest.raises(ValueError, match="options\\['goal'\\] must be a UserGoal"):
+        env.reset(seed=0, options={"goal": {"food": "thai"}})
+
+
+def play_with_goal(env: RestaurantSearchEnv, goal) -> tuple[float, dict, int]:
+    policy = HandcraftedPolicy()
+    _, info = env.reset(seed=1, options={"goal": goal})
+    total, steps, done = 0.0, 0, False
+    while not done:
+        _, reward, terminated, truncated, info = env.step(policy.choose(env.sim.belief, info["action_mask"]))
+        total, steps, done = total + reward, steps + 1, terminated or truncated
+    return total, info, steps

@@ -1,0 +1,105 @@
+"""Success rule, reward formulas and the interaction-quality estimator."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from contexts.domain import default_domain
+from policies.handcrafted import HandcraftedPolicy, RandomPolicy
+from policies.rewards import (
+    InteractionStats,
+    RuleBasedIQ,
+    checked_iq,
+    iq_reward,
+    task_success,
+    task_success_reward,
+)
+from policies.simulation import run_dialogues
+from policies.usersim import UserGoal
+
+DOMAIN = default_domain()
+VENUE = DOMAIN.query({"food": "thai", "pricerange": "cheap"})[0]
+GOAL = UserGoal({"food": "thai", "pricerange": "cheap", "area": "dontcare"}, ("name", "phone", "addr"))
+ALL = {"name": VENUE.name, "phone": VENUE.phone, "addr": VENUE.addr}
+
+
+@pytest.mark.parametrize(
+    "goal, venue, informed, expected",
+    [
+        (GOAL, VENUE, ALL, True),
+        (GOAL, VENUE, {**ALL, "postcode": VENUE.postcode}, True),  # extra information is fine
+        (GOAL, None, ALL, False),  # nothing offered
+        (GOAL, VENUE, {"name": VENUE.name, "phone": VENUE.phone}, False),  # addr missing
+        (GOAL, VENUE, {**ALL, "phone": "000"}, False),  # wrong value informed
+        (UserGoal({"food": "indian"}, ("name",)), VENUE, ALL, False),  # venue breaks the goal
+        (UserGoal({"food": "dontcare", "area": "dontcare"}, ("name",)), VENUE, {"name": VENUE.name}, True),
+    ],
+)
+def test_success_rule(goal, venue, informed, expected):
+    assert task_success(goal, venue, informed) is expected
+
+
+def test_reward_formulas():
+    assert task_success_reward(True, 5) == 15.0 and task_success_reward(False, 5) == -5.0
+    assert iq_reward(5, 4) == 16.0 and iq_reward(1, 4) == -4.0 and iq_reward(3.5, 2) == 10.5
+
+
+@pytest.mark.parametrize(
+    "stats, score, iq",
+    [
+        (InteractionStats(turns=4, success=True), 5.0, 5),
+        (InteractionStats(turns=7, success=True), 4.5, 5),  # rounds half up
+        (InteractionStats(turns=8, success=True), 4.25, 4),
+        (InteractionStats(turns=5, success=True, system_repeats=2), 3.0, 3),
+        (InteractionStats(turns=5, success=True, reasked_slots=1, confirmations=2), 4.0, 4),
+        (InteractionStats(turns=6, success=True, rejected_offers=1, no_venue_informs=1), 3.75, 4),
+        (InteractionStats(turns=3, success=False), 3.0, 3),
+        (InteractionStats(turns=9, success=False, user_hung_up=True), 1.0, 1),
+        (InteractionStats(turns=25, success=False, hit_turn_limit=True), -3.0, 1),  # clipped
+    ],
+)
+def test_iq_rules(stats, score, iq):
+    rules = RuleBasedIQ()
+    assert rules.score(stats) == pytest.approx(score)
+    assert rules(stats) == iq
+
+
+def test_iq_weights_are_configurable_and_validated():
+    assert RuleBasedIQ(failure=4.0)(InteractionStats(turns=3, success=False)) == 1
+    with pytest.raises(ValueError, match="RuleBasedIQ.per_repeat must be a finite non-negative number"):
+        RuleBasedIQ(per_repeat=-1.0)
+
+
+@pytest.mark.parametrize("value", [0.5, 5.5, math.nan, "5", None, True])
+def test_custom_estimator_output_is_checked(value):
+    with pytest.raises(ValueError, match="expected a number in \\[1, 5\\]"):
+        checked_iq(lambda stats: value, InteractionStats(turns=3, success=True))
+
+
+def test_custom_estimator_accepts_numpy_and_floats():
+    assert checked_iq(lambda s: np.float64(2.5), InteractionStats(turns=3, success=True)) == 2.5
+
+
+def test_iq_varies_with_how_the_dialogue_went():
+    good = run_dialogues(HandcraftedPolicy(), 200, seed=11)
+    bad = run_dialogues(RandomPolicy(2), 200, seed=11)
+    iq = np.concatenate([good.iq, bad.iq])
+    success = np.concatenate([good.success, bad.success])
+    turns = np.concatenate([good.turns, bad.turns])
+    assert len(set(iq.tolist())) == 5  # every level occurs
+    # not just success: IQ differs among successful dialogues, and longer ones score lower
+    won = iq[success]
+    assert len(set(won.tolist())) >= 3
+    assert np.corrcoef(turns[success], won)[0, 1] < -0.5
+    assert good.mean_iq > 4.5 > 2.0 > bad.mean_iq
+
+
+def test_custom_estimator_in_simulation():
+    result = run_dialogues(HandcraftedPolicy(), 5, seed=0, iq_estimator=lambda s: 1 + (s.turns % 5))
+    assert result.iq.tolist() == [1 + (t % 5) for t in result.turns.tolist()]
+    assert np.allclose(result.reward_iq, 5 * (result.iq - 1) - result.turns)
+    with pytest.raises(ValueError, match="expected a number in \\[1, 5\\]"):
+        run_dialogues(HandcraftedPolicy(), 1, seed=0, iq_estimator=lambda s: 0)

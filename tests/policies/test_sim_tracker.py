@@ -1,0 +1,148 @@
+"""The focus tracker against hand-computed numbers from the focus formula."""
+
+from __future__ import annotations
+
+import pytest
+
+from contexts.belief import BeliefState
+from contexts.domain import default_domain
+from policies.tracker import FocusTracker
+from simscore.acts import Act
+
+A = Act.parse
+DOMAIN = default_domain()
+
+
+@pytest.fixture
+def tracker() -> FocusTracker:
+    return FocusTracker(DOMAIN.ontology)
+
+
+def slot(b: BeliefState, name: str) -> dict[str, float]:
+    return {v: round(p, 10) for v, p in b.slots[name].items()}
+
+
+def method(b: BeliefState) -> dict[str, float]:
+    return {m: round(p, 10) for m, p in b.method.items() if p}
+
+
+def test_turn_zero_is_all_none(tracker):
+    b = tracker.belief
+    assert b == BeliefState.initial(DOMAIN.ontology)
+    assert b.top_method() == "none" and not b.offer_happened and b.last_offered is None
+
+
+def test_focus_update_by_hand(tracker):
+    # turn 1: food indian 0.6, chinese 0.2 (n-best), q = 0.2
+    b = tracker.update(A("hello()"), [(A("inform(food=indian)"), 0.6), (A("inform(food=chinese)"), 0.2)])
+    assert slot(b, "food") == {"indian": 0.6, "chinese": 0.2, "none": 0.2}
+    # turn 2: chinese 0.5 -> q = 0.5: indian 0.5*0.6 = 0.3, chinese 0.5*0.2 + 0.5 = 0.6, none 0.1
+    b = tracker.update(A("request(food)"), [(A("inform(food=chinese)"), 0.5)])
+    assert slot(b, "food") == {"chinese": 0.6, "indian": 0.3, "none": 0.1}
+    # turn 3: no food evidence -> unchanged
+    b = tracker.update(A("request(area)"), A("inform(area=north)"))
+    assert slot(b, "food") == {"chinese": 0.6, "indian": 0.3, "none": 0.1}
+    assert slot(b, "area") == {"north": 1.0, "none": 0.0}
+
+
+def test_renormalised_only_when_sum_exceeds_one(tracker):
+    # a hypothesis informing two values of one slot: u sums to 1.3 -> q = 0, renormalise
+    b = tracker.update(A("hello()"), [(A("inform(area=north,area=south)"), 0.65), (A("inform(area=south)"), 0.0)])
+    assert slot(b, "area") == {"north": 0.5, "south": 0.5, "none": 0.0}
+    b = tracker.update(A("hello()"), [(A("inform(area=east)"), 0.4)])  # q = 0.6: 0.3, 0.3, east 0.4
+    assert slot(b, "area") == {"north": 0.3, "south": 0.3, "east": 0.4, "none": 0.0}
+
+
+def test_method_update_by_hand(tracker):
+    b = tracker.update(A("hello()"), A("inform(type=restaurant)"))
+    assert method(b) == {"byconstraints": 1.0}
+    # after an offer: request 0.6 (-> byname), affirm 0.3 (-> none); turn none mass 0.4
+    b = tracker.update(A('inform(name="the amber spoon",food=thai)'), [(A("request(phone)"), 0.6), (A("affirm()"), 0.3)])
+    assert method(b) == {"byconstraints": 0.4, "byname": 0.6}
+    # reqalts 0.5 -> byconstraints 0.2, byname 0.3, byalternatives 0.5
+    b = tracker.update(A("reqmore()"), [(A("reqalts()"), 0.5)])
+    assert method(b) == {"byconstraints": 0.2, "byname": 0.3, "byalternatives": 0.5}
+    b = tracker.update(A("reqmore()"), A("bye()"))
+    assert method(b) == {"finished": 1.0}
+    assert b.discourse_act["bye"] == 1.0
+
+
+def test_request_before_an_offer_is_method_none(tracker):
+    tracker.update(A("hello()"), A("inform(food=thai)"))
+    b = tracker.update(A("request(area)"), A("request(phone)"))
+    assert method(b) == {"byconstraints": 1.0}  # turn method none keeps the old one
+    assert b.requested == {"phone": 1.0}
+
+
+def test_inform_naming_a_venue_is_byname(tracker):
+    b = tracker.update(A("hello()"), A('inform(name="the amber spoon")'))
+    assert method(b) == {"byname": 1.0} and b.top("name") == ("the amber spoon", 1.0)
+
+
+def test_requested_slots_reset_when_informed_and_clipped(tracker):
+    tracker.update(A("hello()"), A("inform(food=thai)"))
+    b = tracker.update(A('inform(name="the amber spoon",food=thai)'), [(A("request(phone,addr)"), 0.7)])
+    assert dict(b.requested) == {"addr": 0.7, "phone": 0.7}
+    b = tracker.update(A('inform(name="the amber spoon",phone="01223")'), [(A("request(addr)"), 0.6)])
+    assert {k: round(v, 10) for k, v in b.requested.items()} == {"addr": 1.0}  # 0.7 + 0.6 clipped, phone reset
+
+
+def test_discourse_act_has_no_memory(tracker):
+    b = tracker.update(A("hello()"), A("hello()"))
+    assert b.discourse_act["hello"] == 1.0
+    b = tracker.update(A("request(area)"), A("inform(area=north)"))
+    assert b.discourse_act["none"] == 1.0 and b.top_discourse_act() == "none"
+
+
+def test_history_flags(tracker):
+    b = tracker.update(A("hello()"), A("inform(food=thai)"))
+    assert (b.offer_happened, b.last_offered, b.last_informed_no_venue) == (False, None, False)
+    b = tracker.update(A("inform(name=none,food=thai)"), A("inform(area=north)"))
+    assert (b.offer_happened, b.last_offered, b.last_informed_no_venue) == (False, None, True)
+    b = tracker.update(A('inform(name="the amber spoon",food=thai)'), A("request(phone)"))
+    assert (b.offer_happened, b.last_offered, b.last_informed_no_venue) == (True, "the amber spoon", False)
+    tracker.update(A('inform(name="the hidden thistle")'), A("reqalts()"))
+    assert tracker.offered == ("the amber spoon", "the hidden thistle")
+
+
+def test_affirm_and_negate_after_confirm(tracker):
+    tracker.update(A("hello()"), [(A("inform(area=north)"), 0.6)])
+    b = tracker.update(A("confirm(area=north)"), A("affirm()"))
+    assert slot(b, "area") == {"north": 1.0, "none": 0.0}
+    tracker.reset()
+    tracker.update(A("hello()"), [(A("inform(area=north)"), 0.6)])
+    b = tracker.update(A("confirm(area=north)"), [(A("negate()"), 0.5)])  # negative evidence 0.5
+    assert slot(b, "area") == {"north": 0.3, "none": 0.7}
+    b = tracker.update(A("confirm(area=north)"), A("deny(area!=north,area=south)"))
+    assert slot(b, "area") == {"south": 1.0, "none": 0.0}
+
+
+def test_unknown_slots_and_values_are_ignored(tracker):
+    b = tracker.update(A("hello()"), A("inform(type=restaurant,colour=red,food=klingon)"))
+    assert slot(b, "food") == {"none": 1.0} and method(b) == {"byconstraints": 1.0}
+
+
+def test_restart_resets(tracker):
+    tracker.update(A("hello()"), A("inform(food=thai)"))
+    tracker.update(A('inform(name="the amber spoon")'), A("request(phone)"))
+    b = tracker.update(A("restart()"), A("inform(area=north)"))
+    assert slot(b, "food") == {"none": 1.0} and not b.offer_happened and b.requested == {}
+    assert tracker.offered == ()
+
+
+@pytest.mark.parametrize(
+    "hypotheses, message",
+    [
+        ([(A("inform(food=thai)"), 0.7), (A("inform(food=indian)"), 0.4)], "sum to 1.1"),
+        ([(A("inform(food=thai)"), -0.1)], "confidence must be in"),
+        ([("inform(food=thai)", 1.0)], "must be an \\(Act, confidence\\) pair"),
+    ],
+)
+def test_bad_hypotheses(tracker, hypotheses, message):
+    with pytest.raises(ValueError, match=message):
+        tracker.update(A("hello()"), hypotheses)
+
+
+def test_silence(tracker):
+    b = tracker.update(A("request(area)"), None)
+    assert b.discourse_act["silence"] == 1.0 and method(b) == {"none": 1.0}
