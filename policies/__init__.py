@@ -1,0 +1,112 @@
+"""policies: dialogue policies and the simulated restaurant-search domain they are trained in.
+
+The simulated environment (PyDial's Cambridge Restaurants "Environment 1" shape): an
+agenda-based user simulator (:mod:`policies.usersim`), a focus belief tracker
+(:mod:`policies.tracker`), 16 summary actions with masks and master actions
+(:mod:`policies.summary`), GP-SARSA belief features (:mod:`policies.features`), template
+NLG (:mod:`policies.nlg`), task-success and interaction-quality rewards
+(:mod:`policies.rewards`), a handcrafted and a random policy (:mod:`policies.handcrafted`),
+the dialogue runner and the simscore policy adapter (:mod:`policies.simulation`), and a
+Gymnasium environment (:mod:`policies.env`, imported lazily: ``import policies`` does not
+import gymnasium).
+
+Examples
+--------
+>>> from policies import HandcraftedPolicy, run_dialogues
+>>> run_dialogues(HandcraftedPolicy(), 10, seed=0).success_rate
+1.0
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from policies.adapters import (
+    CSV_COLUMNS,
+    EMPTY_ACT,
+    CallablePolicy,
+    ConvLabPolicy,
+    LoggedPolicy,
+    read_responses_csv,
+    to_convlab_state,
+    write_responses_csv,
+)
+from policies.features import belief_features, feature_names, feature_size
+from policies.gpsarsa import GPSarsa, GPSarsaConfig, GPSarsaDiagnostics, QEstimate
+from policies.handcrafted import HandcraftedPolicy, RandomPolicy
+from policies.nlg import TemplateNLG
+from policies.rewards import (
+    InteractionStats,
+    RuleBasedIQ,
+    iq_reward,
+    task_success,
+    task_success_reward,
+)
+from policies.simulation import (
+    MAX_TURNS,
+    DialogueOutcome,
+    DialogueSimulator,
+    DialogueTrace,
+    SimulationResult,
+    SummaryPolicyAdapter,
+    run_dialogues,
+)
+from policies.summary import SUMMARY_ACTIONS, SummaryActions, SummaryPolicy, action_mask, master_action
+from policies.tracker import FocusTracker
+from policies.usersim import AgendaUser, SimulationError, UserGoal, UserSimulatorConfig
+
+if TYPE_CHECKING:
+    from policies.env import RestaurantSearchEnv
+
+__all__ = [
+    "SUMMARY_ACTIONS",
+    "MAX_TURNS",
+    "SummaryPolicy",
+    "SummaryActions",
+    "action_mask",
+    "master_action",
+    "belief_features",
+    "feature_names",
+    "feature_size",
+    "FocusTracker",
+    "AgendaUser",
+    "UserGoal",
+    "UserSimulatorConfig",
+    "SimulationError",
+    "TemplateNLG",
+    "InteractionStats",
+    "RuleBasedIQ",
+    "task_success",
+    "task_success_reward",
+    "iq_reward",
+    "HandcraftedPolicy",
+    "RandomPolicy",
+    "DialogueSimulator",
+    "DialogueOutcome",
+    "DialogueTrace",
+    "SimulationResult",
+    "run_dialogues",
+    "SummaryPolicyAdapter",
+    "RestaurantSearchEnv",
+    "GPSarsa",
+    "GPSarsaConfig",
+    "GPSarsaDiagnostics",
+    "QEstimate",
+    "CallablePolicy",
+    "LoggedPolicy",
+    "ConvLabPolicy",
+    "to_convlab_state",
+    "read_responses_csv",
+    "write_responses_csv",
+    "EMPTY_ACT",
+    "CSV_COLUMNS",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # The gymnasium environment is loaded on first use only.
+    if name == "RestaurantSearchEnv":
+        from policies.env import RestaurantSearchEnv
+
+        return RestaurantSearchEnv
+    raise AttributeError(f"module 'policies' has no attribute {name!r}")

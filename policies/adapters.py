@@ -1,0 +1,882 @@
+"""Adapters that make other kinds of dialogue policies usable as simscore policies.
+
+Each adapter satisfies :class:`simscore.policy.Policy` (``respond(context) -> Response``)
+and has the ``name`` and ``provenance`` attributes :func:`simscore.policy.run_policy`
+records with the responses:
+
+* :class:`CallablePolicy` — a plain function of the context returning an action, a text,
+  both, or a :class:`~simscore.responses.Response`;
+* :class:`LoggedPolicy` — responses logged in a file (simscore's JSON Lines responses
+  format, or CSV with columns ``context_id, action, text``), looked up by context id;
+* :class:`ConvLabPolicy` — a ConvLab-style policy whose ``predict(state)`` returns
+  ``[[intent, domain, slot, value], ...]``; the ConvLab-3 state dict is built from the
+  context's belief state by :func:`to_convlab_state`.
+
+:func:`read_responses_csv` and :func:`write_responses_csv` read and write the CSV form of a
+response log.
+
+Contexts only need an ``id`` attribute, plus ``belief`` (a
+:class:`contexts.belief.BeliefState`) and optionally ``metadata`` for :class:`ConvLabPolicy`,
+so :class:`contexts.context.Context` objects and light stand-ins such as
+:class:`types.SimpleNamespace` both work.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from contexts.belief import BeliefState
+from simscore._io import atomic_open, dumps
+from simscore.acts import Act
+from simscore.errors import (
+    ActParseError,
+    ContextMismatchError,
+    FileFormatError,
+    InvalidContextError,
+    InvalidResponseError,
+)
+from simscore.responses import Response, Responses
+
+__all__ = [
+    "CallablePolicy",
+    "LoggedPolicy",
+    "ConvLabPolicy",
+    "to_convlab_state",
+    "read_responses_csv",
+    "write_responses_csv",
+    "EMPTY_ACT",
+    "CSV_COLUMNS",
+]
+
+#: The action :class:`ConvLabPolicy` returns when the wrapped policy predicts no act (``[]``).
+EMPTY_ACT = Act("none")
+
+#: Columns of a CSV response log, in the order :func:`write_responses_csv` writes them.
+CSV_COLUMNS: tuple[str, ...] = ("context_id", "action", "text")
+
+#: A string "looks like an act" when it is ``intent(...)``: identifier intents joined by
+#: ``+``, immediately followed by a parenthesised list, nothing after it. Prose almost never
+#: has this shape (it has spaces before a parenthesis, or text after it).
+_ACT_LIKE = re.compile(r"\s*[A-Za-z0-9_\-]+(?:\+[A-Za-z0-9_\-]+)*\(.*\)\s*\Z", re.DOTALL)
+
+_KINDS = ("auto", "action", "text")
+_JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
+#: Up to this many logged ids are searched for a "did you mean" hint.
+_HINT_LIMIT = 20_000
+
+
+# -- shared helpers ----------------------------------------------------------------------
+
+
+def _context_label(context: Any) -> str:
+    """The context's id for messages (its repr if it has no string id)."""
+    context_id = getattr(context, "id", None)
+    return repr(context_id) if isinstance(context_id, str) else repr(context)
+
+
+def _qualified_name(obj: Any) -> str:
+    """``module.qualname`` of a function or of an object's class (for provenance)."""
+    target = obj if hasattr(obj, "__qualname__") else type(obj)
+    module = getattr(target, "__module__", None)
+    qualname = getattr(target, "__qualname__", type(obj).__name__)
+    return f"{module}.{qualname}" if module else qualname
+
+
+def _provenance(facts: Mapping[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``facts`` updated by the user's ``extra`` entries, checked to be JSON-serialisable."""
+    if extra is not None and not isinstance(extra, Mapping):
+        raise TypeError(f"provenance must be a mapping or None, got {type(extra).__name__}")
+    out = dict(facts)
+    out.update(extra or {})
+    try:
+        dumps(out)
+    except (TypeError, ValueError) as exc:
+        raise InvalidResponseError(f"provenance must be JSON-serialisable: {exc}") from None
+    return out
+
+
+def _check_name(name: Any) -> None:
+    if name is not None and (not isinstance(name, str) or not name):
+        raise TypeError(f"name must be a non-empty string or None, got {name!r}")
+
+
+# -- plain callables ---------------------------------------------------------------------
+
+
+class CallablePolicy:
+    """A plain function ``fn(context)`` used as a policy.
+
+    ``fn`` may return
+
+    * a :class:`~simscore.responses.Response` (used as is);
+    * an :class:`~simscore.acts.Act` (an action-only response);
+    * a ``str`` — an action or a text, as ``kind`` says (below);
+    * a tuple ``(action, text)``: ``action`` an ``Act``, a PyDial act string (always parsed
+      with :meth:`Act.parse <simscore.acts.Act.parse>`) or None; ``text`` a ``str`` or None;
+      not both None.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(context)``; it must be deterministic (same context, same response) for the
+        comparison to mean anything — the adapter cannot check that.
+    kind : {"auto", "action", "text"}, default "auto"
+        How a returned ``str`` is read. ``"action"``: a PyDial act string, parsed with
+        ``Act.parse``. ``"text"``: the prompt, never parsed. ``"auto"``: a string shaped
+        ``intent(...)`` (identifier intents joined by ``+``, an opening parenthesis right
+        after the intent, a closing one at the end, e.g. ``request(food)``, ``hello()``) is
+        parsed as an act — and if it does not parse that is an error, not a silent fall-back
+        to text; any other string is a text. Use ``"text"`` for a text policy whose prompts
+        could look like ``word(...)``. ``kind`` does not affect other return types.
+    name : str, optional
+        Name recorded by :func:`~simscore.policy.run_policy` (default ``fn.__name__``, or the
+        class name of a callable object).
+    provenance : mapping, optional
+        JSON-serialisable facts (checkpoint, seed, ...) added to the adapter's own
+        ``{"adapter": "callable", "function": "<module>.<qualname>", "kind": kind}``; given
+        keys win.
+
+    Raises
+    ------
+    InvalidResponseError
+        From :meth:`respond`, naming the context id and what was wrong: an unsupported
+        return type (named), an act string that does not parse, a tuple of the wrong shape.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from simscore.policy import run_policy
+    >>> def ask(context):
+    ...     return "request(food)" if context.id == "c1" else "Enjoy your meal!"
+    >>> policy = CallablePolicy(ask)
+    >>> responses = run_policy(policy, [SimpleNamespace(id="c1"), SimpleNamespace(id="c2")])
+    >>> responses["c1"], responses["c2"]
+    (Response(action=Act.parse('request(food)'), text=None), Response(action=None, text='Enjoy your meal!'))
+    >>> responses.policy, responses.provenance["kind"]
+    ('ask', 'auto')
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[Any], Any],
+        *,
+        kind: Literal["auto", "action", "text"] = "auto",
+        name: str | None = None,
+        provenance: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not callable(fn):
+            raise TypeError(f"fn must be callable (context -> response), got {type(fn).__name__}")
+        if kind not in _KINDS:
+            raise ValueError(f"kind must be one of 'auto', 'action', 'text', got {kind!r}")
+        _check_name(name)
+        self.fn = fn
+        self.kind = kind
+        self.name: str = name if name is not None else getattr(fn, "__name__", None) or type(fn).__name__
+        self.provenance: dict[str, Any] = _provenance(
+            {"adapter": "callable", "function": _qualified_name(fn), "kind": kind}, provenance
+        )
+
+    def __repr__(self) -> str:
+        return f"CallablePolicy(name={self.name!r}, kind={self.kind!r})"
+
+    def respond(self, context: Any) -> Response:
+        """Call ``fn(context)`` and convert what it returns into a :class:`Response`."""
+        return self._convert(self.fn(context), context)
+
+    def _fail(self, context: Any, message: str) -> InvalidResponseError:
+        return InvalidResponseError(f"callable policy {self.name!r}, context {_context_label(context)}: {message}")
+
+    def _parse(self, text: str, context: Any, what: str) -> Act:
+        try:
+            return Act.parse(text)
+        except ActParseError as exc:
+            raise self._fail(context, f"{what} {text!r} is not a valid act ({exc.reason})") from None
+
+    def _convert(self, result: Any, context: Any) -> Response:
+        if isinstance(result, Response):
+            return result
+        if isinstance(result, Act):
+            return Response(result)
+        if isinstance(result, str):
+            if self.kind == "text":
+                return Response(text=result)
+            if self.kind == "action":
+                return Response(self._parse(result, context, "returned string"))
+            if _ACT_LIKE.match(result):
+                return Response(
+                    self._parse(result, context, "returned string (shaped like an act; use kind='text' for prose)")
+                )
+            return Response(text=result)
+        if isinstance(result, tuple):
+            return self._convert_pair(result, context)
+        hint = " (for ConvLab act lists use ConvLabPolicy)" if isinstance(result, list) else ""
+        raise self._fail(
+            context,
+            f"returned {type(result).__name__}, expected a Response, an Act, a str or an "
+            f"(action, text) tuple{hint}",
+        )
+
+    def _convert_pair(self, result: tuple[Any, ...], context: Any) -> Response:
+        if len(result) != 2:
+            raise self._fail(context, f"returned a tuple of {len(result)} elements, expected (action, text)")
+        action, text = result
+        if isinstance(action, str):
+            action = self._parse(action, context, "action")
+        elif action is not None and not isinstance(action, Act):
+            raise self._fail(
+                context, f"the action of the returned tuple is {type(action).__name__}, expected an Act, a str or None"
+            )
+        if text is not None and not isinstance(text, str):
+            raise self._fail(
+                context, f"the text of the returned tuple is {type(text).__name__}, expected a str or None"
+            )
+        if action is None and text is None:
+            raise self._fail(context, "returned (None, None): a response needs an action, a text, or both")
+        return Response(action, text)
+
+
+# -- responses logged in a file -----------------------------------------------------------
+
+
+def read_responses_csv(path: str | os.PathLike[str], *, policy: str | None = None) -> Responses:
+    """Read a CSV response log: a header row, then one response per row.
+
+    Columns (any order): ``context_id`` (required, non-empty, unique), ``action`` (a PyDial
+    act string) and ``text``; at least one of ``action`` and ``text`` must be present, and
+    no other column. An empty cell means missing (so a CSV log cannot hold an empty text
+    ``""``; use JSON Lines for that); every row needs an action or a text. Blank lines are
+    skipped; the file is UTF-8 (a byte-order mark is accepted).
+
+    Parameters
+    ----------
+    path : path-like
+    policy : str, optional
+        Policy name of the result (default: the file name without its suffix).
+
+    Returns
+    -------
+    Responses
+        In file order, with empty provenance.
+
+    Raises
+    ------
+    FileFormatError
+        Naming the file and the (first physical) line of the bad row: missing or unknown
+        columns, a row with the wrong number of cells, an empty or repeated context id, an
+        action that does not parse, a row with neither action nor text, malformed CSV.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.csv"
+    >>> _ = path.write_text('context_id,action,text\\nc1,request(food),What food?\\nc2,,Bye!\\n')
+    >>> r = read_responses_csv(path)
+    >>> r.policy, r["c1"].action, r["c2"]
+    ('log', Act.parse('request(food)'), Response(action=None, text='Bye!'))
+    """
+    p = Path(path)
+    try:
+        handle = open(p, encoding="utf-8-sig", newline="")
+    except FileNotFoundError:
+        raise FileFormatError(p, "file not found") from None
+    except IsADirectoryError:
+        raise FileFormatError(p, "is a directory, expected a file") from None
+    with handle:
+        reader = csv.reader(handle, strict=True)
+        try:
+            pairs = _read_csv_rows(p, reader)
+        except csv.Error as exc:
+            raise FileFormatError(p, f"malformed CSV ({exc})", line=reader.line_num) from None
+        except UnicodeDecodeError as exc:
+            raise FileFormatError(p, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return Responses(pairs, policy=p.stem if policy is None else policy)
+
+
+def _read_csv_rows(path: Path, reader: Any) -> dict[str, Response]:
+    header: list[str] | None = None
+    previous = 0
+    for row in reader:
+        start, previous = previous + 1, reader.line_num
+        if row:
+            header = [cell.strip() for cell in row]
+            break
+    if header is None:
+        raise FileFormatError(path, "empty file, expected a header row 'context_id,action,text'", line=1)
+    header_line = start
+    unknown = [cell for cell in header if cell not in CSV_COLUMNS]
+    if unknown:
+        raise FileFormatError(
+            path,
+            f"unknown column(s) {', '.join(map(repr, unknown))} in the header (expected {', '.join(CSV_COLUMNS)})",
+            line=header_line,
+        )
+    repeated = sorted({cell for cell in header if header.count(cell) > 1})
+    if repeated:
+        raise FileFormatError(
+            path, f"column(s) {', '.join(map(repr, repeated))} appear more than once", line=header_line
+        )
+    if "context_id" not in header:
+        raise FileFormatError(path, "the header lacks the column 'context_id'", line=header_line)
+    if "action" not in header and "text" not in header:
+        raise FileFormatError(path, "the header needs a column 'action', 'text' or both", line=header_line)
+    width = len(header)
+    id_at = header.index("context_id")
+    action_at = header.index("action") if "action" in header else None
+    text_at = header.index("text") if "text" in header else None
+    pairs: dict[str, Response] = {}
+    first_line: dict[str, int] = {}
+    parsed: dict[str, Act] = {}
+    for row in reader:
+        start, previous = previous + 1, reader.line_num
+        if not row:
+            continue
+        if len(row) != width:
+            raise FileFormatError(
+                path, f"expected {width} cells ({', '.join(header)}), found {len(row)}", line=start
+            )
+        context_id = row[id_at]
+        if not context_id:
+            raise FileFormatError(path, "empty 'context_id'", line=start)
+        if context_id in pairs:
+            raise FileFormatError(
+                path,
+                f"context id {context_id!r} appears more than once (first on line {first_line[context_id]})",
+                line=start,
+            )
+        action_text = row[action_at] if action_at is not None else ""
+        text = row[text_at] if text_at is not None else ""
+        action: Act | None = None
+        if action_text:
+            action = parsed.get(action_text)
+            if action is None:
+                try:
+                    action = parsed[action_text] = Act.parse(action_text)
+                except ActParseError as exc:
+                    raise FileFormatError(path, f"column 'action': {exc}", line=start) from None
+        if action is None and not text:
+            raise FileFormatError(path, f"context {context_id!r} has neither an action nor a text", line=start)
+        pairs[context_id] = Response(action, text or None)
+        first_line[context_id] = start
+    return pairs
+
+
+def write_responses_csv(path: str | os.PathLike[str], responses: Responses | Mapping[str, Response]) -> None:
+    """Write responses as a CSV response log (columns ``context_id, action, text``), atomically.
+
+    Missing actions and texts are written as empty cells; the policy name and provenance are
+    not stored (CSV has no header line for them — use
+    :meth:`Responses.to_jsonl <simscore.responses.Responses.to_jsonl>` to keep them).
+
+    Raises
+    ------
+    InvalidResponseError
+        Naming the context whose text is ``""``: an empty cell reads back as missing, so an
+        empty text cannot be stored in CSV.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.csv"
+    >>> write_responses_csv(path, {"c1": Response(Act.parse('inform(name="la mimosa")'), "La Mimosa, then.")})
+    >>> print(path.read_text(), end="")
+    context_id,action,text
+    c1,"inform(name=""la mimosa"")","La Mimosa, then."
+    >>> dict(read_responses_csv(path)) == {"c1": Response(Act.parse('inform(name="la mimosa")'), "La Mimosa, then.")}
+    True
+    """
+    rows = []
+    for context_id, response in responses.items():
+        if not isinstance(response, Response):
+            raise InvalidResponseError(
+                f"response for context {context_id!r} must be a Response, got {type(response).__name__}"
+            )
+        if response.text == "":
+            raise InvalidResponseError(
+                f"context {context_id!r}: an empty text cannot be written to CSV (an empty cell means "
+                "missing); use Responses.to_jsonl"
+            )
+        action = "" if response.action is None else str(response.action)
+        rows.append((context_id, action, response.text or ""))
+    with atomic_open(path, "w", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(CSV_COLUMNS)
+        writer.writerows(rows)
+
+
+def _file_format(path: Path, requested: str) -> str:
+    if requested not in ("auto", "jsonl", "csv"):
+        raise ValueError(f"format must be 'auto', 'jsonl' or 'csv', got {requested!r}")
+    if requested != "auto":
+        return requested
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in _JSONL_SUFFIXES:
+        return "jsonl"
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except FileNotFoundError:
+        raise FileFormatError(path, "file not found") from None
+    except IsADirectoryError:
+        raise FileFormatError(path, "is a directory, expected a file") from None
+    return "jsonl" if head.startswith(b"{") else "csv"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except FileNotFoundError:
+        raise FileFormatError(path, "file not found") from None
+    except IsADirectoryError:
+        raise FileFormatError(path, "is a directory, expected a file") from None
+    return digest.hexdigest()
+
+
+class LoggedPolicy:
+    """Responses logged earlier (e.g. by a system outside Python), replayed by context id.
+
+    Build it with :meth:`from_file` (JSON Lines or CSV) or from a
+    :class:`~simscore.responses.Responses` object.
+
+    Parameters
+    ----------
+    responses : Responses
+        The logged responses, keyed by context id.
+    name : str, optional
+        Default: ``responses.policy``, or ``"logged"`` if that is empty.
+    provenance : mapping, optional
+        JSON-serialisable facts added to (and overriding) ``responses.provenance``.
+    source : str, optional
+        Where the responses came from, used in error messages (default
+        ``"<in-memory responses>"``; :meth:`from_file` passes the path).
+
+    Attributes
+    ----------
+    responses : Responses
+    source : str
+
+    Raises
+    ------
+    simscore.errors.ContextMismatchError
+        From :meth:`respond` (a ``KeyError``) for a context whose id is not in the log,
+        naming the id, the source and the closest logged id.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from types import SimpleNamespace
+    >>> from simscore.policy import run_policy
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "system_b.csv"
+    >>> _ = path.write_text("context_id,action,text\\nc1,request(area),Which area?\\n")
+    >>> policy = LoggedPolicy.from_file(path)
+    >>> run_policy(policy, [SimpleNamespace(id="c1")])["c1"]
+    Response(action=Act.parse('request(area)'), text='Which area?')
+    >>> policy.respond(SimpleNamespace(id="c01"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    simscore.errors.ContextMismatchError: context 'c01' is not in the response log .../system_b.csv
+    (1 responses; closest id: 'c1')
+    """
+
+    def __init__(
+        self,
+        responses: Responses,
+        *,
+        name: str | None = None,
+        provenance: Mapping[str, Any] | None = None,
+        source: str | None = None,
+    ) -> None:
+        if not isinstance(responses, Responses):
+            raise TypeError(f"responses must be simscore.Responses, got {type(responses).__name__}")
+        _check_name(name)
+        self.responses = responses
+        self.source = "<in-memory responses>" if source is None else str(source)
+        self.name: str = name if name is not None else (responses.policy or "logged")
+        self.provenance: dict[str, Any] = _provenance(responses.provenance, provenance)
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        format: Literal["auto", "jsonl", "csv"] = "auto",  # noqa: A002 - the natural name
+        name: str | None = None,
+        provenance: Mapping[str, Any] | None = None,
+    ) -> LoggedPolicy:
+        """Read a response log.
+
+        Parameters
+        ----------
+        path : path-like
+        format : {"auto", "jsonl", "csv"}, default "auto"
+            ``"jsonl"``: simscore's responses file
+            (:meth:`Responses.read_jsonl <simscore.responses.Responses.read_jsonl>`).
+            ``"csv"``: see :func:`read_responses_csv`. ``"auto"``: by suffix (``.csv``;
+            ``.jsonl``, ``.json``, ``.ndjson``), otherwise JSON Lines if the file starts
+            with ``{`` and CSV if not.
+        name : str, optional
+            Default: the policy name in the JSON Lines header, or the file name without
+            suffix for CSV.
+        provenance : mapping, optional
+            Added to the log's own provenance (JSON Lines header) and to
+            ``log_file`` (the path as given), ``log_format`` and ``log_sha256`` (the file's
+            SHA-256); given keys win.
+
+        Raises
+        ------
+        FileFormatError
+            Naming the file and the line of the first bad record.
+        """
+        p = Path(path)
+        chosen = _file_format(p, format)
+        digest = _sha256(p)
+        responses = Responses.read_jsonl(p) if chosen == "jsonl" else read_responses_csv(p)
+        facts = {**responses.provenance, "log_file": str(path), "log_format": chosen, "log_sha256": digest}
+        return cls(
+            responses,
+            name=name,
+            provenance=_provenance(facts, provenance),
+            source=str(path),
+        )
+
+    def __repr__(self) -> str:
+        return f"LoggedPolicy(name={self.name!r}, source={self.source!r}, n={len(self.responses)})"
+
+    def __len__(self) -> int:
+        return len(self.responses)
+
+    def missing(self, contexts: Iterable[Any]) -> tuple[str, ...]:
+        """Ids of the contexts that are not in the log, in order (check before a long run).
+
+        >>> from types import SimpleNamespace
+        >>> policy = LoggedPolicy(Responses({"c1": Response(text="Hi")}))
+        >>> policy.missing([SimpleNamespace(id="c1"), SimpleNamespace(id="c7")])
+        ('c7',)
+        """
+        return tuple(c.id for c in contexts if c.id not in self.responses)
+
+    def respond(self, context: Any) -> Response:
+        """The logged response for ``context.id``."""
+        context_id = getattr(context, "id", None)
+        if not isinstance(context_id, str):
+            raise InvalidContextError(
+                f"logged policy {self.name!r}: a context needs a string 'id' to look up, got {context!r}"
+            )
+        try:
+            return self.responses[context_id]
+        except KeyError:
+            raise ContextMismatchError(self._missing_message(context_id)) from None
+
+    def _missing_message(self, context_id: str) -> str:
+        message = f"context {context_id!r} is not in the response log {self.source} ({len(self.responses)} responses"
+        if 0 < len(self.responses) <= _HINT_LIMIT:
+            close = difflib.get_close_matches(context_id, self.responses.ids, n=1, cutoff=0.6)
+            if close:
+                message += f"; closest id: {close[0]!r}"
+        return message + ")"
+
+
+# -- ConvLab-style policies ----------------------------------------------------------------
+
+
+def _convlab_slot(slot: str, slot_names: Mapping[str, str] | None) -> str:
+    return slot if slot_names is None else slot_names.get(slot, slot)
+
+
+def _check_slot_names(slot_names: Any) -> dict[str, str] | None:
+    if slot_names is None:
+        return None
+    if not isinstance(slot_names, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) and k and v for k, v in slot_names.items()
+    ):
+        raise TypeError(f"slot_names must map slot names to non-empty slot names (str -> str), got {slot_names!r}")
+    return dict(slot_names)
+
+
+def _check_probability(min_probability: Any) -> float:
+    if isinstance(min_probability, bool) or not isinstance(min_probability, (int, float)):
+        raise TypeError(f"min_probability must be a number in [0, 1), got {min_probability!r}")
+    value = float(min_probability)
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"min_probability must be in [0, 1), got {min_probability!r}")
+    return value
+
+
+def _history(history: Any, label: str) -> list[list[str]]:
+    """``[[speaker, text], ...]``: the last text is the user's, speakers alternate backwards."""
+    if isinstance(history, str) or not isinstance(history, Sequence):
+        raise InvalidContextError(
+            f"context {label}: metadata 'history' must be a sequence of strings, got {type(history).__name__}"
+        )
+    out: list[list[str]] = []
+    last = len(history) - 1
+    for position, text in enumerate(history):
+        if not isinstance(text, str):
+            raise InvalidContextError(
+                f"context {label}: metadata 'history' item {position} is {type(text).__name__}, expected str"
+            )
+        out.append(["user" if (last - position) % 2 == 0 else "sys", text])
+    return out
+
+
+def _user_action(value: Any, label: str) -> list[list[str]]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InvalidContextError(
+            f"context {label}: metadata 'user_action' must be a list of [intent, domain, slot, value], "
+            f"got {type(value).__name__}"
+        )
+    out = []
+    for position, act in enumerate(value):
+        if isinstance(act, str) or not isinstance(act, Sequence) or len(act) != 4 or not all(
+            isinstance(part, str) for part in act
+        ):
+            raise InvalidContextError(
+                f"context {label}: metadata 'user_action' item {position} must be a list of 4 strings "
+                f"[intent, domain, slot, value], got {act!r}"
+            )
+        out.append(list(act))
+    return out
+
+
+def to_convlab_state(
+    context_or_belief: Any,
+    *,
+    domain: str = "restaurant",
+    slot_names: Mapping[str, str] | None = None,
+    min_probability: float = 0.0,
+) -> dict[str, Any]:
+    """The ConvLab-3 dialogue state of a context (or of a bare belief state).
+
+    Keys, in ConvLab-3's ``default_state()`` order:
+
+    * ``user_action`` — a copy of the context's ``metadata["user_action"]`` if it has one
+      (ConvLab acts ``[[intent, domain, slot, value], ...]``), else ``[]``: a belief state
+      does not record the user's last act (what it informed or requested is in
+      ``belief_state`` and ``request_state``);
+    * ``system_action`` — ``[]``;
+    * ``belief_state`` — ``{domain: {slot: value}}`` for every informable slot of the belief,
+      in its canonical order: the slot's most probable value other than ``"none"``
+      (:meth:`BeliefState.top <contexts.belief.BeliefState.top>`; ``"dontcare"`` is kept)
+      if its probability exceeds ``min_probability``, otherwise ``""``;
+    * ``booked`` — ``{}``;
+    * ``request_state`` — ``{domain: {slot: ""}}`` for the requested slots with probability
+      above 0.5, or ``{}`` if there are none (ConvLab-3 adds a domain on its first request);
+    * ``terminated`` — ``False``;
+    * ``history`` — the context's ``metadata["history"]`` texts as ``[[speaker, text], ...]``
+      with speakers ``"user"`` / ``"sys"`` alternating and the last text the user's (the
+      system decides after the user spoke); ``[]`` for a bare belief or no history.
+
+    Every call builds new dicts and lists, so a policy may change the state it is given.
+
+    Parameters
+    ----------
+    context_or_belief : Context, BeliefState, or object with ``belief`` (and ``metadata``)
+    domain : str, default "restaurant"
+        The ConvLab domain name the slots belong to.
+    slot_names : mapping, optional
+        Our slot name -> the policy's slot name, for ``belief_state`` and ``request_state``
+        (e.g. ``{"pricerange": "price range", "addr": "address"}`` for MultiWOZ-trained
+        policies); unmapped slots keep their names.
+    min_probability : float in [0, 1), default 0.0
+        A top value is written only if its probability is above this; the default writes
+        any value with non-zero probability, ``0.5`` only values more likely than not.
+
+    Raises
+    ------
+    InvalidContextError
+        For an object without a :class:`~contexts.belief.BeliefState`, or malformed
+        ``history`` / ``user_action`` metadata (naming the context id).
+
+    Examples
+    --------
+    >>> belief = BeliefState(slots={"area": {"north": 0.7}, "food": {"dontcare": 1.0}},
+    ...                      requested={"phone": 0.9, "addr": 0.2})
+    >>> state = to_convlab_state(belief)
+    >>> state["belief_state"], state["request_state"]
+    ({'restaurant': {'area': 'north', 'food': 'dontcare'}}, {'restaurant': {'phone': ''}})
+    >>> from types import SimpleNamespace
+    >>> context = SimpleNamespace(id="c1", belief=belief, metadata={"history": ["Hello.", "I want thai food."]})
+    >>> to_convlab_state(context, min_probability=0.8)["belief_state"]["restaurant"]["area"]
+    ''
+    >>> to_convlab_state(context)["history"]
+    [['sys', 'Hello.'], ['user', 'I want thai food.']]
+    """
+    if not isinstance(domain, str) or not domain:
+        raise TypeError(f"domain must be a non-empty string, got {domain!r}")
+    names = _check_slot_names(slot_names)
+    threshold = _check_probability(min_probability)
+    if isinstance(context_or_belief, BeliefState):
+        belief, metadata, label = context_or_belief, {}, "<belief>"
+    else:
+        belief = getattr(context_or_belief, "belief", None)
+        label = _context_label(context_or_belief)
+        if not isinstance(belief, BeliefState):
+            raise InvalidContextError(
+                f"expected a BeliefState or a context with a BeliefState 'belief', got "
+                f"{type(context_or_belief).__name__} (belief: {type(belief).__name__})"
+            )
+        metadata = getattr(context_or_belief, "metadata", None)
+        if metadata is None:
+            metadata = {}
+        if not isinstance(metadata, Mapping):
+            raise InvalidContextError(f"context {label}: metadata must be a mapping, got {type(metadata).__name__}")
+    slots: dict[str, str] = {}
+    for slot in belief.slots:
+        value, p = belief.top(slot)
+        slots[_convlab_slot(slot, names)] = value if value != "none" and p > threshold else ""
+    requested = {_convlab_slot(slot, names): "" for slot, p in belief.requested.items() if p > 0.5}
+    user_action = metadata.get("user_action")
+    return {
+        "user_action": [] if user_action is None else _user_action(user_action, label),
+        "system_action": [],
+        "belief_state": {domain: slots},
+        "booked": {},
+        "request_state": {domain: requested} if requested else {},
+        "terminated": False,
+        "history": _history(metadata.get("history", ()), label),
+    }
+
+
+class ConvLabPolicy:
+    """A ConvLab-style policy (``predict(state) -> [[intent, domain, slot, value], ...]``).
+
+    For each context the adapter builds the ConvLab-3 state with :func:`to_convlab_state`,
+    calls ``policy.init_session()`` (if the policy has one and ``reset`` is true) and then
+    ``policy.predict(state)``, and converts the acts with
+    :meth:`Act.from_convlab <simscore.acts.Act.from_convlab>` (intents and slots
+    lower-cased, slots qualified by domain: ``restaurant-food``). An empty act list becomes
+    :data:`EMPTY_ACT` (``none()``), so two policies that both stay silent match.
+
+    Parameters
+    ----------
+    policy : object
+        Anything with ``predict(state)``.
+    domain : str, default "restaurant"
+        ConvLab domain of the state's slots.
+    nlg : callable, optional
+        ``nlg(acts) -> str`` turning the predicted act list into the prompt (for a ConvLab
+        NLG object pass its ``generate`` method). Without it responses are action-only.
+    slot_names, min_probability
+        As in :func:`to_convlab_state`.
+    reset : bool, default True
+        Call ``policy.init_session()`` before every prediction so a stateful policy answers
+        each context as the first turn of a fresh session (responses must not depend on
+        the order contexts are run in).
+    name : str, optional
+        Default: the policy's class name.
+    provenance : mapping, optional
+        JSON-serialisable facts added to the adapter's own (``adapter``, ``policy_class``,
+        ``domain``, ``nlg``, ``min_probability``, ``slot_names``); given keys win.
+
+    Raises
+    ------
+    InvalidResponseError
+        From :meth:`respond`, naming the context id: ``predict`` returned something that is
+        not a list of ``[intent, domain, slot, value]`` strings, or ``nlg`` returned a non-str.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> class AskFood:
+    ...     def predict(self, state):
+    ...         if state["belief_state"]["restaurant"]["food"] == "":
+    ...             return [["request", "restaurant", "food", ""]]
+    ...         return [["inform", "restaurant", "food", state["belief_state"]["restaurant"]["food"]]]
+    >>> policy = ConvLabPolicy(AskFood(), nlg=lambda acts: f"{len(acts)} act(s)")
+    >>> context = SimpleNamespace(id="c1", belief=BeliefState(slots={"food": {"none": 1.0}}), metadata={})
+    >>> policy.respond(context)
+    Response(action=Act.parse('request(restaurant-food)'), text='1 act(s)')
+    """
+
+    def __init__(
+        self,
+        policy: Any,
+        *,
+        domain: str = "restaurant",
+        nlg: Callable[[list[list[str]]], str] | None = None,
+        slot_names: Mapping[str, str] | None = None,
+        min_probability: float = 0.0,
+        reset: bool = True,
+        name: str | None = None,
+        provenance: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not callable(getattr(policy, "predict", None)):
+            raise TypeError(f"policy must have a predict(state) method, got {type(policy).__name__}")
+        if not isinstance(domain, str) or not domain:
+            raise TypeError(f"domain must be a non-empty string, got {domain!r}")
+        if nlg is not None and not callable(nlg):
+            hint = " (for a ConvLab NLG object pass its generate method)" if hasattr(nlg, "generate") else ""
+            raise TypeError(f"nlg must be callable (acts -> str) or None, got {type(nlg).__name__}{hint}")
+        _check_name(name)
+        self.policy = policy
+        self.domain = domain
+        self.nlg = nlg
+        self.slot_names = _check_slot_names(slot_names)
+        self.min_probability = _check_probability(min_probability)
+        self.reset = bool(reset)
+        self.name: str = name if name is not None else type(policy).__name__
+        self.provenance: dict[str, Any] = _provenance(
+            {
+                "adapter": "convlab",
+                "policy_class": _qualified_name(type(policy)),
+                "domain": domain,
+                "nlg": None if nlg is None else _qualified_name(nlg),
+                "min_probability": self.min_probability,
+                "slot_names": self.slot_names,
+            },
+            provenance,
+        )
+
+    def __repr__(self) -> str:
+        return f"ConvLabPolicy(name={self.name!r}, domain={self.domain!r})"
+
+    def state(self, context: Any) -> dict[str, Any]:
+        """The ConvLab state handed to ``predict`` for ``context`` (see :func:`to_convlab_state`)."""
+        return to_convlab_state(
+            context, domain=self.domain, slot_names=self.slot_names, min_probability=self.min_probability
+        )
+
+    def respond(self, context: Any) -> Response:
+        """Predict the ConvLab acts for ``context`` and convert them (and the NLG text)."""
+        state = self.state(context)
+        if self.reset:
+            init_session = getattr(self.policy, "init_session", None)
+            if callable(init_session):
+                init_session()
+        acts = self.policy.predict(state)
+        label = _context_label(context)
+        if not isinstance(acts, (list, tuple)):
+            raise InvalidResponseError(
+                f"ConvLab policy {self.name!r}, context {label}: predict returned {type(acts).__name__}, "
+                "expected a list of [intent, domain, slot, value]"
+            )
+        if len(acts) == 0:
+            action = EMPTY_ACT
+        else:
+            try:
+                action = Act.from_convlab(acts)
+            except ActParseError as exc:
+                where = "" if exc.position is None else f" (act {exc.position})"
+                raise InvalidResponseError(
+                    f"ConvLab policy {self.name!r}, context {label}: predict returned an invalid act list "
+                    f"{acts!r}: {exc.reason}{where}"
+                ) from None
+        text = None
+        if self.nlg is not None:
+            text = self.nlg(acts)
+            if not isinstance(text, str):
+                raise InvalidResponseError(
+                    f"ConvLab policy {self.name!r}, context {label}: nlg returned {type(text).__name__}, expected str"
+                )
+        return Response(action, text)
