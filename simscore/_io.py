@@ -64,9 +64,12 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         handle.write(text)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def dumps(obj: Any) -> str:
     """Compact, deterministic JSON (sorted keys are *not* forced: order is meaningful)."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(obj)
 
 
 def write_jsonl(
@@ -83,6 +86,9 @@ def write_jsonl(
 
 def _reject_constant(name: str) -> float:
     raise ValueError(f"non-standard JSON number {name}")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def read_jsonl(
@@ -145,7 +151,7 @@ def read_jsonl(
 
 def _parse_line(path: Path, line: str, number: int) -> dict[str, Any]:
     try:
-        obj = json.loads(line, parse_constant=_reject_constant)
+        obj = _DECODER.decode(line)
     except (json.JSONDecodeError, ValueError) as exc:
         raise FileFormatError(path, f"invalid JSON ({exc})", line=number) from None
     if not isinstance(obj, dict):

@@ -1,0 +1,55 @@
+"""contexts: the dialogue contexts every compared policy is run on (step 1 of the method).
+
+The restaurant-search domain (ontology and venue database), belief states, contexts and
+context sets with their JSON Lines files, the C_gen grid generator and C_col collection from
+dialogue logs (the simulator's format or ConvLab-3's unified data format).
+
+Examples
+--------
+>>> from contexts import generate_grid
+>>> c_gen = generate_grid()
+>>> len(c_gen), c_gen.domain
+(1296, 'restaurants')
+"""
+
+from contexts.belief import BeliefState
+from contexts.collect import collect_contexts, dialogue_contexts, import_convlab, read_convlab
+from contexts.context import Context, ContextSet
+from contexts.dialogue_log import Dialogue, DialogueTurn, read_dialogue_log, write_dialogue_log
+from contexts.domain import (
+    DISCOURSE_ACTS,
+    METHODS,
+    Domain,
+    Ontology,
+    Venue,
+    default_domain,
+    load_domain,
+    load_ontology,
+    load_venues,
+)
+from contexts.generate import GridSpec, generate_grid
+
+__all__ = [
+    "BeliefState",
+    "Context",
+    "ContextSet",
+    "DISCOURSE_ACTS",
+    "Dialogue",
+    "DialogueTurn",
+    "Domain",
+    "GridSpec",
+    "METHODS",
+    "Ontology",
+    "Venue",
+    "collect_contexts",
+    "default_domain",
+    "dialogue_contexts",
+    "generate_grid",
+    "import_convlab",
+    "load_domain",
+    "load_ontology",
+    "load_venues",
+    "read_convlab",
+    "read_dialogue_log",
+    "write_dialogue_log",
+]

@@ -1,0 +1,528 @@
+"""Belief states: what a dialogue policy knows when it has to decide.
+
+A :class:`BeliefState` holds, per informable slot, a probability distribution over the slot's
+values (ontology values plus ``"dontcare"`` and ``"none"``), the distribution over the
+user's *method* and over the *discourse act*, the probability that each requestable slot
+was requested, and the history flags policies need (last offered venue, whether an offer
+happened, whether the last system action informed that no venue matches).
+
+Canonical form
+--------------
+Beliefs are validated once, when built, and stored canonically so that equal beliefs
+compare (and hash, and serialise) equal:
+
+* slot distributions keep only values with non-zero probability, plus ``"none"``, which
+  is always present (given, or the implied remainder ``1 - sum(others)``);
+* ``method`` and ``discourse_act`` hold every value of :data:`~contexts.domain.METHODS` /
+  :data:`~contexts.domain.DISCOURSE_ACTS` (omitted ones are 0), in that order;
+* ``requested`` keeps only non-zero probabilities (read it with ``.get(slot, 0.0)``);
+* order: slots ``area, pricerange, food, name`` then any others alphabetically; values in
+  the default ontology's order (other values alphabetically), then ``dontcare``, ``none``;
+  requestable slots in the default ontology's order, others alphabetically.
+
+Examples
+--------
+>>> b = BeliefState(slots={"area": {"north": 0.8}}, method={"byconstraints": 1.0})
+>>> dict(b.slots["area"])
+{'north': 0.8, 'none': 0.19999999999999996}
+>>> b.top("area"), b.top("food"), b.top_method()
+(('north', 0.8), ('none', 0.0), 'byconstraints')
+>>> BeliefState.from_json(b.to_json()) == b
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from contexts._frozen import FrozenDict
+from contexts.domain import AREAS, DISCOURSE_ACTS, FOODS, METHODS, PRICERANGES, REQUESTABLE, Ontology
+from simscore.errors import InvalidContextError
+
+__all__ = ["BeliefState", "TOLERANCE"]
+
+#: How far a distribution's sum may be from 1 (or above 1, where the remainder is implied).
+TOLERANCE = 1e-6
+
+_SLOT_RANK = {"area": 0, "pricerange": 1, "food": 2, "name": 3}
+_VALUE_RANK: dict[str, dict[str, int]] = {
+    "area": {v: i for i, v in enumerate(AREAS)},
+    "pricerange": {v: i for i, v in enumerate(PRICERANGES)},
+    "food": {v: i for i, v in enumerate(FOODS)},
+}
+_REQUESTABLE_RANK = {v: i for i, v in enumerate(REQUESTABLE)}
+_METHOD_SET = frozenset(METHODS)
+_DISCOURSE_SET = frozenset(DISCOURSE_ACTS)
+_JSON_KEYS = frozenset(
+    ("slots", "method", "discourse_act", "requested", "last_offered", "offer_happened", "last_informed_no_venue")
+)
+
+
+class _SlotDist(FrozenDict[str, float]):
+    """A slot distribution already validated and canonical (only built in this module)."""
+
+    __slots__ = ("_slot",)
+    _slot: str
+
+    def __reduce__(self) -> tuple[Any, tuple[str, dict[str, float]]]:  # type: ignore[override]
+        return (_rebuild_slot_dist, (self._slot, dict(self)))
+
+
+def _rebuild_slot_dist(slot: str, items: dict[str, float]) -> _SlotDist:
+    out = _SlotDist(items)
+    out._slot = slot
+    return out
+
+
+class _Slots(FrozenDict[str, _SlotDist]):
+    """A validated, canonically ordered slots mapping."""
+
+    __slots__ = ()
+
+
+class _MethodDist(FrozenDict[str, float]):
+    """A validated method distribution over every value of METHODS."""
+
+    __slots__ = ()
+
+
+class _DiscourseDist(FrozenDict[str, float]):
+    """A validated discourse-act distribution over every value of DISCOURSE_ACTS."""
+
+    __slots__ = ()
+
+
+class _Requested(FrozenDict[str, float]):
+    """Validated, canonically ordered non-zero requested-slot probabilities."""
+
+    __slots__ = ()
+
+
+_EMPTY: FrozenDict[str, float] = FrozenDict()
+_NO_REQUESTS = _Requested()
+
+
+def _slot_key(slot: str) -> tuple[int, str]:
+    return (_SLOT_RANK.get(slot, len(_SLOT_RANK)), slot)
+
+
+def _value_key(rank: Mapping[str, int], value: str) -> tuple[int, int, str]:
+    if value == "none":
+        return (3, 0, "")
+    if value == "dontcare":
+        return (2, 0, "")
+    position = rank.get(value)
+    if position is None:
+        return (1, 0, value)
+    return (0, position, "")
+
+
+def _requested_key(slot: str) -> tuple[int, str]:
+    return (_REQUESTABLE_RANK.get(slot, len(_REQUESTABLE_RANK)), slot)
+
+
+def _probability(value: Any, where: str) -> float:
+    """``value`` as a float in [0, 1], or an error naming ``where``."""
+    if type(value) is not float:
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise InvalidContextError(f"{where}: probability must be a number, got {value!r}")
+        value = float(value)
+    if 0.0 <= value <= 1.0:
+        return value
+    if math.isnan(value):
+        raise InvalidContextError(f"{where}: probability is NaN")
+    if math.isinf(value):
+        raise InvalidContextError(f"{where}: probability is infinite ({value})")
+    if value < 0.0:
+        raise InvalidContextError(f"{where}: probability {value!r} is negative")
+    raise InvalidContextError(f"{where}: probability {value!r} is greater than 1")
+
+
+def _is_mapping(value: Any) -> bool:
+    cls = type(value)
+    return cls is dict or cls is FrozenDict or isinstance(value, Mapping)
+
+
+def _name(value: Any, what: str) -> str:
+    if type(value) is not str or not value:
+        if not isinstance(value, str) or not value:
+            raise InvalidContextError(f"{what} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _slot_distribution(slot: str, dist: Any) -> _SlotDist:
+    # Hot path of reading context files: checks are inlined and messages built only on error.
+    if type(dist) is _SlotDist and dist._slot == slot:
+        return dist
+    if not _is_mapping(dist):
+        raise InvalidContextError(
+            f"slot {slot!r}: expected a mapping of value -> probability, got {type(dist).__name__}"
+        )
+    items = []
+    total = 0.0
+    none_given: float | None = None
+    for value, p in dist.items():
+        if type(value) is not str or not value:
+            _name(value, f"slot {slot!r}: value name")
+        if type(p) is not float or not 0.0 <= p <= 1.0:
+            p = _probability(p, f"slot {slot!r} value {value!r}")
+        if value == "none":
+            none_given = p
+            continue
+        total += p
+        if p > 0.0:
+            items.append((value, p))
+    if none_given is None:
+        if total > 1.0 + TOLERANCE:
+            raise InvalidContextError(
+                f"slot {slot!r}: probabilities sum to {total!r}, more than 1 (tolerance {TOLERANCE})"
+            )
+        none = 1.0 - total if total < 1.0 else 0.0
+    else:
+        if abs(total + none_given - 1.0) > TOLERANCE:
+            raise InvalidContextError(
+                f"slot {slot!r}: probabilities (with 'none') sum to {total + none_given!r}, "
+                f"expected 1 (tolerance {TOLERANCE})"
+            )
+        none = none_given
+    if len(items) > 1:
+        rank = _VALUE_RANK.get(slot, _EMPTY)
+        items.sort(key=lambda item: _value_key(rank, item[0]))
+    items.append(("none", none))
+    out = _SlotDist(items)
+    out._slot = slot
+    return out
+
+
+def _full_distribution(
+    dist: Any, what: str, order: tuple[str, ...], known: frozenset[str], kind: type[FrozenDict[str, float]]
+) -> FrozenDict[str, float]:
+    if type(dist) is kind:
+        return dist
+    if not _is_mapping(dist):
+        raise InvalidContextError(f"{what}: expected a mapping of value -> probability, got {type(dist).__name__}")
+    values = dict.fromkeys(order, 0.0)
+    total = 0.0
+    for value, p in dist.items():
+        if value not in known:
+            raise InvalidContextError(f"{what}: unknown value {value!r} (known: {', '.join(order)})")
+        if type(p) is not float or not 0.0 <= p <= 1.0:
+            p = _probability(p, f"{what} value {value!r}")
+        values[value] = p
+        total += p
+    if abs(total - 1.0) > TOLERANCE:
+        raise InvalidContextError(f"{what}: probabilities sum to {total!r}, expected 1 (tolerance {TOLERANCE})")
+    return kind(values)
+
+
+_SLOT_ORDER_CACHE: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _slot_order(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Slot names in canonical order (memoised: beliefs of one domain share a few layouts)."""
+    order = _SLOT_ORDER_CACHE.get(names)
+    if order is None:
+        for slot in names:
+            _name(slot, "slot name")
+        order = tuple(sorted(names, key=_slot_key))
+        if len(_SLOT_ORDER_CACHE) < 1024:
+            _SLOT_ORDER_CACHE[names] = order
+    return order
+
+
+def _flag(value: Any, what: str) -> bool:
+    if value is True or value is False:
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise InvalidContextError(f"{what} must be a bool, got {value!r}")
+
+
+_DEFAULT_METHOD: FrozenDict[str, float] = _MethodDist({m: float(m == "none") for m in METHODS})
+_DEFAULT_DISCOURSE: FrozenDict[str, float] = _DiscourseDist({d: float(d == "none") for d in DISCOURSE_ACTS})
+
+
+@dataclass(frozen=True)
+class BeliefState:
+    """A belief state at the system's decision time (validated and stored canonically).
+
+    Parameters
+    ----------
+    slots : mapping of str to mapping of str to float
+        Informable slot -> {value: probability}; values are ontology values, ``"dontcare"``
+        and ``"none"``. ``"none"`` may be omitted: it is the implied remainder (then the
+        others may sum to at most 1 + 1e-6); if given, the whole distribution must sum to 1
+        within 1e-6. A slot that is absent has all its mass on ``"none"``.
+    method : mapping of str to float, default {"none": 1.0}
+        Distribution over :data:`~contexts.domain.METHODS`; omitted values are 0; sums to 1.
+    discourse_act : mapping of str to float, default {"none": 1.0}
+        Distribution over :data:`~contexts.domain.DISCOURSE_ACTS`; as ``method``.
+    requested : mapping of str to float, default {}
+        Requestable slot -> probability that the user requested it (independent; omitted = 0).
+    last_offered : str or None
+        Name of the last venue the system offered.
+    offer_happened : bool
+        Whether the system has offered a venue in this dialogue.
+    last_informed_no_venue : bool
+        Whether the system's last action said that no venue matches.
+
+    Raises
+    ------
+    InvalidContextError
+        A probability that is not a finite number in [0, 1], a distribution that does not
+        sum to 1, an unknown method or discourse-act value — the message names the slot and
+        value. Slot and value names are checked against an ontology by :meth:`validate`.
+
+    Examples
+    --------
+    >>> BeliefState(slots={"food": {"thai": 0.5, "none": 0.6}})
+    Traceback (most recent call last):
+    ...
+    simscore.errors.InvalidContextError: slot 'food': probabilities (with 'none') sum to 1.1, expected 1 (tolerance 1e-06)
+    >>> BeliefState(slots={"area": {"north": float("nan")}})
+    Traceback (most recent call last):
+    ...
+    simscore.errors.InvalidContextError: slot 'area' value 'north': probability is NaN
+    """
+
+    slots: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    method: Mapping[str, float] = _DEFAULT_METHOD
+    discourse_act: Mapping[str, float] = _DEFAULT_DISCOURSE
+    requested: Mapping[str, float] = field(default_factory=dict)
+    last_offered: str | None = None
+    offer_happened: bool = False
+    last_informed_no_venue: bool = False
+
+    def __post_init__(self) -> None:
+        slots = self.slots
+        setattr_ = object.__setattr__
+        if type(slots) is not _Slots:
+            if not _is_mapping(slots):
+                raise InvalidContextError(
+                    f"slots: expected a mapping of slot -> distribution, got {type(slots).__name__}"
+                )
+            setattr_(
+                self,
+                "slots",
+                _Slots([(slot, _slot_distribution(slot, slots[slot])) for slot in _slot_order(tuple(slots))]),
+            )
+        if self.method is not _DEFAULT_METHOD:
+            setattr_(self, "method", _full_distribution(self.method, "method", METHODS, _METHOD_SET, _MethodDist))
+        if self.discourse_act is not _DEFAULT_DISCOURSE:
+            setattr_(
+                self,
+                "discourse_act",
+                _full_distribution(
+                    self.discourse_act, "discourse_act", DISCOURSE_ACTS, _DISCOURSE_SET, _DiscourseDist
+                ),
+            )
+        requested = self.requested
+        if type(requested) is not _Requested:
+            if not _is_mapping(requested):
+                raise InvalidContextError(
+                    f"requested: expected a mapping of slot -> probability, got {type(requested).__name__}"
+                )
+            kept = []
+            for slot, p in requested.items():
+                p = _probability(p, f"requested slot {_name(slot, 'requested slot name')!r}")
+                if p > 0.0:
+                    kept.append((slot, p))
+            if len(kept) > 1:
+                kept.sort(key=lambda item: _requested_key(item[0]))
+            setattr_(self, "requested", _Requested(kept) if kept else _NO_REQUESTS)
+        if self.last_offered is not None:
+            _name(self.last_offered, "last_offered")
+        setattr_(self, "offer_happened", _flag(self.offer_happened, "offer_happened"))
+        setattr_(self, "last_informed_no_venue", _flag(self.last_informed_no_venue, "last_informed_no_venue"))
+
+    # -- construction ------------------------------------------------------------------
+
+    @classmethod
+    def initial(cls, ontology: Ontology) -> BeliefState:
+        """The belief at turn 0: all slot mass on none, method and discourse act none.
+
+        >>> from contexts.domain import default_domain
+        >>> b = BeliefState.initial(default_domain().ontology)
+        >>> list(b.slots), dict(b.slots["food"]), b.top_method(), dict(b.requested)
+        (['area', 'pricerange', 'food', 'name'], {'none': 1.0}, 'none', {})
+        """
+        return cls(slots={slot: {"none": 1.0} for slot in ontology.informable})
+
+    # -- queries -----------------------------------------------------------------------
+
+    def prob(self, slot: str, value: str) -> float:
+        """P(slot = value); 0 for values not stored, and P(none) = 1 for an absent slot.
+
+        >>> BeliefState(slots={"area": {"north": 0.25}}).prob("area", "north")
+        0.25
+        """
+        dist = self.slots.get(slot)
+        if dist is None:
+            return 1.0 if value == "none" else 0.0
+        return dist.get(value, 0.0)
+
+    def top(self, slot: str) -> tuple[str, float]:
+        """The most probable value of ``slot`` other than ``"none"`` and its probability.
+
+        Ties go to the value earlier in canonical (ontology) order; ``("none", 0.0)`` if
+        all mass is on none or the slot is absent.
+
+        >>> BeliefState(slots={"area": {"north": 0.3, "centre": 0.3}}).top("area")
+        ('centre', 0.3)
+        """
+        best = "none"
+        best_p = 0.0
+        for value, p in self.slots.get(slot, _EMPTY).items():
+            if p > best_p and value != "none":
+                best, best_p = value, p
+        return best, best_p
+
+    def top_two(self, slot: str) -> tuple[tuple[str, float], tuple[str, float]]:
+        """The two most probable values other than ``"none"`` (padded with ``("none", 0.0)``).
+
+        >>> BeliefState(slots={"food": {"thai": 0.2, "indian": 0.5}}).top_two("food")
+        (('indian', 0.5), ('thai', 0.2))
+        """
+        ranked = sorted(
+            ((v, p) for v, p in self.slots.get(slot, _EMPTY).items() if v != "none" and p > 0.0),
+            key=lambda item: -item[1],
+        )
+        ranked += [("none", 0.0)] * (2 - len(ranked))
+        return ranked[0], ranked[1]
+
+    def top_method(self) -> str:
+        """The most probable method (ties: order of :data:`~contexts.domain.METHODS`)."""
+        best = "none"
+        best_p = -1.0
+        for value, p in self.method.items():
+            if p > best_p:
+                best, best_p = value, p
+        return best
+
+    def top_discourse_act(self) -> str:
+        """The most probable discourse act (ties: order of :data:`~contexts.domain.DISCOURSE_ACTS`)."""
+        best = "none"
+        best_p = -1.0
+        for value, p in self.discourse_act.items():
+            if p > best_p:
+                best, best_p = value, p
+        return best
+
+    # -- checks and identity -----------------------------------------------------------
+
+    def validate(self, ontology: Ontology) -> None:
+        """Check slot, value and requestable names (and ``last_offered``) against ``ontology``.
+
+        Raises
+        ------
+        InvalidContextError
+            Naming the unknown slot or value.
+
+        Examples
+        --------
+        >>> from contexts.domain import default_domain
+        >>> BeliefState(slots={"colour": {"red": 1.0}}).validate(default_domain().ontology)
+        Traceback (most recent call last):
+        ...
+        simscore.errors.InvalidContextError: unknown informable slot 'colour' (known: area, pricerange, food, name)
+        """
+        sets = _value_sets(ontology)
+        for slot, dist in self.slots.items():
+            allowed = sets.get(slot)
+            if allowed is None:
+                raise InvalidContextError(
+                    f"unknown informable slot {slot!r} (known: {', '.join(ontology.informable)})"
+                )
+            for value in dist:
+                if value not in allowed:
+                    raise InvalidContextError(f"slot {slot!r}: unknown value {value!r}")
+        requestable = sets[None]
+        for slot in self.requested:
+            if slot not in requestable:
+                raise InvalidContextError(
+                    f"unknown requestable slot {slot!r} (known: {', '.join(ontology.requestable)})"
+                )
+        names = sets.get("name")
+        if self.last_offered is not None and names is not None and self.last_offered not in names:
+            raise InvalidContextError(f"last_offered {self.last_offered!r} is not a venue name of the ontology")
+
+    def key(self) -> tuple[Any, ...]:
+        """A hashable canonical form: equal for equal beliefs (used to de-duplicate).
+
+        >>> BeliefState(slots={"area": {"north": 1.0}}).key() == BeliefState(
+        ...     slots={"area": {"none": 0.0, "north": 1.0}}, requested={"phone": 0.0}).key()
+        True
+        """
+        return (
+            tuple((slot, tuple(dist.items())) for slot, dist in self.slots.items()),
+            tuple(self.method.values()),
+            tuple(self.discourse_act.values()),
+            tuple(self.requested.items()),
+            self.last_offered,
+            self.offer_happened,
+            self.last_informed_no_venue,
+        )
+
+    # -- JSON --------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (method and discourse-act values of probability 0 left out).
+
+        >>> BeliefState(slots={"area": {"north": 1.0}}).to_json()  # doctest: +NORMALIZE_WHITESPACE
+        {'slots': {'area': {'north': 1.0, 'none': 0.0}}, 'method': {'none': 1.0},
+         'discourse_act': {'none': 1.0}, 'requested': {}, 'last_offered': None,
+         'offer_happened': False, 'last_informed_no_venue': False}
+        """
+        return {
+            "slots": {slot: dict(dist) for slot, dist in self.slots.items()},
+            "method": {k: p for k, p in self.method.items() if p},
+            "discourse_act": {k: p for k, p in self.discourse_act.items() if p},
+            "requested": dict(self.requested),
+            "last_offered": self.last_offered,
+            "offer_happened": self.offer_happened,
+            "last_informed_no_venue": self.last_informed_no_venue,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any, ontology: Ontology | None = None) -> BeliefState:
+        """Rebuild a belief from :meth:`to_json` output; validate against ``ontology`` if given.
+
+        ``slots`` is required; the other keys default as in the constructor. Unknown keys
+        are an error naming them.
+        """
+        if not _is_mapping(obj):
+            raise InvalidContextError(f"a belief state must be a JSON object, got {type(obj).__name__}")
+        if not _JSON_KEYS.issuperset(obj):
+            unknown = sorted(set(obj) - _JSON_KEYS)
+            raise InvalidContextError(f"belief state has unknown field(s) {', '.join(map(repr, unknown))}")
+        if "slots" not in obj:
+            raise InvalidContextError("belief state lacks the field 'slots'")
+        belief = cls(
+            slots=obj["slots"],
+            method=obj.get("method", _DEFAULT_METHOD),
+            discourse_act=obj.get("discourse_act", _DEFAULT_DISCOURSE),
+            requested=obj.get("requested", _NO_REQUESTS),
+            last_offered=obj.get("last_offered"),
+            offer_happened=obj.get("offer_happened", False),
+            last_informed_no_venue=obj.get("last_informed_no_venue", False),
+        )
+        if ontology is not None:
+            belief.validate(ontology)
+        return belief
+
+
+@functools.lru_cache(maxsize=16)
+def _value_sets(ontology: Ontology) -> dict[str | None, frozenset[str]]:
+    """Per informable slot the allowed value names; key None: the requestable slots."""
+    sets: dict[str | None, frozenset[str]] = {
+        slot: frozenset(ontology.slot_values(slot)) for slot in ontology.informable
+    }
+    sets[None] = frozenset(ontology.requestable)
+    return sets

@@ -1,0 +1,336 @@
+"""The dialogue-log format: dialogues with the belief state at each system decision.
+
+The simulator writes it and C_col collection reads it; users can produce it from their own
+systems. It is JSON Lines, with a header line
+
+``{"format": "simscore-dialogue-log", "version": 1, "domain": "<domain name>",
+"source": {...free-form provenance, e.g. "name", "policy", "checkpoint", "seed"...}}``
+
+then one dialogue per line::
+
+    {"dialogue_id": "d0",
+     "turns": [{"turn_index": 0, "user_act": null, "user_text": null,
+                "belief": <BeliefState.to_json()>,
+                "system_act": "hello()", "system_text": "Hello, how may I help you?"},
+               {"turn_index": 1, "user_act": "inform(food=thai)", "user_text": "Thai food please.",
+                "belief": {...}, "system_act": "request(area)", "system_text": "Which area?"}],
+     "outcome": {"success": true, "reward": 18}}
+
+Turn *t* holds the user's act and text of that turn (null at turn 0, where the system
+speaks first), the belief state at the system's decision time, and the system's act and
+text. Acts are PyDial strings readable by :meth:`simscore.Act.parse`; act and text may each
+be null (an action-only or text-only system). Turn indices increase strictly within a
+dialogue; dialogue ids are unique within a file. ``outcome`` is a free-form JSON object.
+The optional ``source.name`` names the source in collected context ids.
+
+Examples
+--------
+>>> from contexts.belief import BeliefState
+>>> turn = DialogueTurn(turn_index=0, belief=BeliefState(), system_act="hello()", system_text="Hi!")
+>>> d = Dialogue("d0", (turn,), outcome={"success": False})
+>>> Dialogue.from_json(d.to_json()) == d
+True
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from contexts._bulk import gc_paused
+from contexts._frozen import FrozenDict, freeze_json
+from contexts.belief import BeliefState
+from contexts.domain import Domain, Ontology
+from simscore._io import read_jsonl, write_jsonl
+from simscore.acts import Act
+from simscore.errors import ActParseError, FileFormatError, InvalidContextError
+
+__all__ = [
+    "DIALOGUE_LOG_FORMAT",
+    "DIALOGUE_LOG_VERSION",
+    "DialogueTurn",
+    "Dialogue",
+    "write_dialogue_log",
+    "read_dialogue_log",
+]
+
+#: The ``format`` field of a dialogue-log header.
+DIALOGUE_LOG_FORMAT = "simscore-dialogue-log"
+#: The current (and only) version of the dialogue-log format.
+DIALOGUE_LOG_VERSION = 1
+
+_TURN_KEYS = ("turn_index", "user_act", "user_text", "belief", "system_act", "system_text")
+_DIALOGUE_KEYS = ("dialogue_id", "turns", "outcome")
+
+
+def _optional_text(value: Any, what: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidContextError(f"{what} must be a string or null, got {value!r}")
+    return value
+
+
+def _optional_act(value: Any, what: str) -> str | None:
+    _optional_text(value, what)
+    if value is not None:
+        try:
+            Act.parse(value)
+        except ActParseError as exc:
+            raise InvalidContextError(f"{what}: {exc}") from None
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class DialogueTurn:
+    """One turn of a logged dialogue (keyword-only fields, as in the JSON).
+
+    Parameters
+    ----------
+    turn_index : int
+        0-based; turn 0 is the system's opening (no user input yet).
+    belief : BeliefState
+        The belief state at the system's decision time.
+    user_act, user_text : str or None
+        The user's act (PyDial string) and text of this turn.
+    system_act, system_text : str or None
+        The system's act (PyDial string) and text of this turn.
+    """
+
+    turn_index: int
+    belief: BeliefState
+    user_act: str | None = None
+    user_text: str | None = None
+    system_act: str | None = None
+    system_text: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.turn_index, bool) or not isinstance(self.turn_index, int) or self.turn_index < 0:
+            raise InvalidContextError(f"turn_index must be a non-negative int, got {self.turn_index!r}")
+        if not isinstance(self.belief, BeliefState):
+            raise InvalidContextError(f"belief must be a BeliefState, got {type(self.belief).__name__}")
+        _optional_act(self.user_act, "user_act")
+        _optional_text(self.user_text, "user_text")
+        _optional_act(self.system_act, "system_act")
+        _optional_text(self.system_text, "system_text")
+
+    @property
+    def user_action(self) -> Act | None:
+        """The user act parsed, or None."""
+        return None if self.user_act is None else Act.parse(self.user_act)
+
+    @property
+    def system_action(self) -> Act | None:
+        """The system act parsed, or None."""
+        return None if self.system_act is None else Act.parse(self.system_act)
+
+    def to_json(self) -> dict[str, Any]:
+        """The turn as a JSON-ready dict (keys in the documented order)."""
+        return {
+            "turn_index": self.turn_index,
+            "user_act": self.user_act,
+            "user_text": self.user_text,
+            "belief": self.belief.to_json(),
+            "system_act": self.system_act,
+            "system_text": self.system_text,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any, ontology: Ontology | None = None) -> DialogueTurn:
+        """Rebuild a turn; ``turn_index`` and ``belief`` are required, the rest default to null."""
+        if not isinstance(obj, Mapping):
+            raise InvalidContextError(f"a turn must be a JSON object, got {type(obj).__name__}")
+        unknown = sorted(set(obj) - set(_TURN_KEYS))
+        if unknown:
+            raise InvalidContextError(f"turn has unknown field(s) {', '.join(map(repr, unknown))}")
+        for key in ("turn_index", "belief"):
+            if key not in obj:
+                raise InvalidContextError(f"turn lacks the field {key!r}")
+        return cls(
+            turn_index=obj["turn_index"],
+            belief=BeliefState.from_json(obj["belief"], ontology),
+            user_act=obj.get("user_act"),
+            user_text=obj.get("user_text"),
+            system_act=obj.get("system_act"),
+            system_text=obj.get("system_text"),
+        )
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    """One logged dialogue.
+
+    Parameters
+    ----------
+    dialogue_id : str
+    turns : tuple of DialogueTurn
+        Strictly increasing turn indices.
+    outcome : mapping
+        Free-form JSON values (e.g. success, reward, turns); stored read-only.
+    """
+
+    dialogue_id: str
+    turns: tuple[DialogueTurn, ...]
+    outcome: Mapping[str, Any] = field(default_factory=FrozenDict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.dialogue_id, str) or not self.dialogue_id:
+            raise InvalidContextError(f"dialogue_id must be a non-empty string, got {self.dialogue_id!r}")
+        if isinstance(self.turns, (str, bytes)) or not isinstance(self.turns, Iterable):
+            raise InvalidContextError(f"dialogue {self.dialogue_id!r}: turns must be a list of turns")
+        turns = tuple(self.turns)
+        previous = -1
+        for position, turn in enumerate(turns):
+            if not isinstance(turn, DialogueTurn):
+                raise InvalidContextError(
+                    f"dialogue {self.dialogue_id!r}: turn {position} is a {type(turn).__name__}, expected DialogueTurn"
+                )
+            if turn.turn_index <= previous:
+                raise InvalidContextError(
+                    f"dialogue {self.dialogue_id!r}: turn_index {turn.turn_index} follows {previous} "
+                    "(turn indices must increase)"
+                )
+            previous = turn.turn_index
+        object.__setattr__(self, "turns", turns)
+        if not isinstance(self.outcome, Mapping):
+            raise InvalidContextError(f"dialogue {self.dialogue_id!r}: outcome must be an object")
+        try:
+            object.__setattr__(self, "outcome", freeze_json(dict(self.outcome), "outcome"))
+        except ValueError as exc:
+            raise InvalidContextError(f"dialogue {self.dialogue_id!r}: {exc}") from None
+
+    def to_json(self) -> dict[str, Any]:
+        """The dialogue as one JSON-ready line of a dialogue log."""
+        return {
+            "dialogue_id": self.dialogue_id,
+            "turns": [turn.to_json() for turn in self.turns],
+            "outcome": self.outcome,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any, ontology: Ontology | None = None) -> Dialogue:
+        """Rebuild a dialogue (beliefs validated against ``ontology`` if given)."""
+        if not isinstance(obj, Mapping):
+            raise InvalidContextError(f"a dialogue must be a JSON object, got {type(obj).__name__}")
+        unknown = sorted(set(obj) - set(_DIALOGUE_KEYS))
+        if unknown:
+            raise InvalidContextError(f"dialogue has unknown field(s) {', '.join(map(repr, unknown))}")
+        for key in ("dialogue_id", "turns"):
+            if key not in obj:
+                raise InvalidContextError(f"dialogue lacks the field {key!r}")
+        dialogue_id = obj["dialogue_id"]
+        turns = obj["turns"]
+        if not isinstance(turns, list):
+            raise InvalidContextError(f"dialogue {dialogue_id!r}: 'turns' must be a list")
+        parsed = []
+        for position, turn in enumerate(turns):
+            try:
+                parsed.append(DialogueTurn.from_json(turn, ontology))
+            except InvalidContextError as exc:
+                raise InvalidContextError(f"dialogue {dialogue_id!r}, turn {position}: {exc}") from None
+        return cls(dialogue_id, tuple(parsed), obj.get("outcome", {}))
+
+
+def _domain_name(domain: str | Domain) -> str:
+    name = domain.name if isinstance(domain, Domain) else domain
+    if not isinstance(name, str) or not name:
+        raise InvalidContextError(f"domain must be a Domain or a non-empty name, got {domain!r}")
+    return name
+
+
+def write_dialogue_log(
+    path: str | os.PathLike[str],
+    dialogues: Iterable[Dialogue],
+    *,
+    domain: str | Domain,
+    source: Mapping[str, Any] | None = None,
+) -> None:
+    """Write dialogues as a dialogue log, atomically.
+
+    Parameters
+    ----------
+    path : path-like
+    dialogues : iterable of Dialogue
+        Dialogue ids must be unique.
+    domain : Domain or str
+        The domain (or its name) the beliefs belong to.
+    source : mapping, optional
+        Free-form provenance (JSON values); ``name`` is used in collected context ids.
+
+    Raises
+    ------
+    InvalidContextError
+        On a duplicate dialogue id or a non-JSON provenance value; nothing is written then.
+    """
+    try:
+        frozen_source = freeze_json(dict(source or {}), "source")
+    except ValueError as exc:
+        raise InvalidContextError(str(exc)) from None
+    header = {
+        "format": DIALOGUE_LOG_FORMAT,
+        "version": DIALOGUE_LOG_VERSION,
+        "domain": _domain_name(domain),
+        "source": frozen_source,
+    }
+
+    def records() -> Iterable[dict[str, Any]]:
+        seen: set[str] = set()
+        for dialogue in dialogues:
+            if not isinstance(dialogue, Dialogue):
+                raise InvalidContextError(f"expected Dialogue objects, got {type(dialogue).__name__}")
+            if dialogue.dialogue_id in seen:
+                raise InvalidContextError(f"dialogue_id {dialogue.dialogue_id!r} appears twice")
+            seen.add(dialogue.dialogue_id)
+            yield dialogue.to_json()
+
+    write_jsonl(path, header, records())
+
+
+def read_dialogue_log(
+    path: str | os.PathLike[str], *, ontology: Ontology | None = None
+) -> tuple[dict[str, Any], list[Dialogue]]:
+    """Read a dialogue log.
+
+    Parameters
+    ----------
+    path : path-like
+    ontology : Ontology, optional
+        If given, every belief's slot, value and requestable names are checked against it.
+
+    Returns
+    -------
+    header : dict
+        With ``format``, ``version``, ``domain`` and ``source`` (``{}`` if absent).
+    dialogues : list of Dialogue
+        In file order.
+
+    Raises
+    ------
+    FileFormatError
+        Naming the file and the line of the first bad dialogue (invalid JSON, a bad
+        belief, an unparsable act, a duplicate dialogue id), or a bad header.
+    """
+    header, records = read_jsonl(path, format_name=DIALOGUE_LOG_FORMAT, versions=(DIALOGUE_LOG_VERSION,))
+    dialogues: list[Dialogue] = []
+    seen: dict[str, int] = {}
+    with gc_paused():
+        for number, record in records:
+            try:
+                dialogue = Dialogue.from_json(record, ontology)
+            except InvalidContextError as exc:
+                raise FileFormatError(path, str(exc), line=number) from None
+            if dialogue.dialogue_id in seen:
+                raise FileFormatError(
+                    path,
+                    f"dialogue_id {dialogue.dialogue_id!r} appears twice (first on line {seen[dialogue.dialogue_id]})",
+                    line=number,
+                )
+            seen[dialogue.dialogue_id] = number
+            dialogues.append(dialogue)
+    domain = header.get("domain")
+    if not isinstance(domain, str) or not domain:
+        raise FileFormatError(path, f"header field 'domain' must be a non-empty string, got {domain!r}", line=1)
+    source = header.setdefault("source", {})
+    if not isinstance(source, dict):
+        raise FileFormatError(path, f"header field 'source' must be an object, got {source!r}", line=1)
+    return header, dialogues

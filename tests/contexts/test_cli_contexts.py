@@ -1,0 +1,129 @@
+"""Tests of simscore.cli_contexts: ``simscore contexts gen / collect / info``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contexts.context import ContextSet
+from simscore.cli_contexts import add_subcommands
+from simscore.errors import FileFormatError, InvalidContextError
+
+Lines = list[dict[str, Any]]
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    add_subcommands(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def _write_log(path: Path, lines: Lines) -> Path:
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_gen_default(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "c_gen.jsonl"
+    assert run(["contexts", "gen", "--out", str(out)]) == 0
+    assert "wrote 1296 contexts" in capsys.readouterr().out
+    cs = ContextSet.read_jsonl(out)
+    assert len(cs) == 1296 and cs.name == "C_gen"
+
+
+def test_gen_options(tmp_path: Path) -> None:
+    out = tmp_path / "small.jsonl"
+    argv = ["contexts", "gen", "-o", str(out), "--levels", "0,0.5,1", "--slots", "area,food",
+            "--value", "food=thai", "--methods", "byname,none", "--name", "small"]
+    assert run(argv) == 0
+    cs = ContextSet.read_jsonl(out)
+    assert len(cs) == 3 * 3 * 2 and cs.name == "small"
+    assert cs["gen/area=0.5/food=1.0/method=byname"].belief.top("food") == ("thai", 1.0)
+
+
+def test_gen_bad_options(tmp_path: Path) -> None:
+    out = tmp_path / "bad.jsonl"
+    with pytest.raises(InvalidContextError, match="level 2.0 is not a probability"):
+        run(["contexts", "gen", "-o", str(out), "--levels", "0,2"])
+    with pytest.raises(InvalidContextError, match="--ontology and --venues must be given together"):
+        run(["contexts", "gen", "-o", str(out), "--ontology", "x.json"])
+    assert not out.exists()
+    with pytest.raises(SystemExit):
+        run(["contexts", "gen", "-o", str(out), "--levels", "a,b"])
+
+
+def test_gen_custom_domain(tmp_path: Path) -> None:
+    ontology = tmp_path / "o.json"
+    ontology.write_text(json.dumps({"informable": {"area": ["north"], "pricerange": ["cheap"], "food": ["thai"]}}))
+    venues = tmp_path / "v.json"
+    row = {"id": 1, "name": "x", "addr": "a", "area": "north", "food": "thai", "phone": "1",
+           "pricerange": "cheap", "postcode": "p", "signature": "s", "description": "d"}
+    venues.write_text(json.dumps([row]))
+    out = tmp_path / "g.jsonl"
+    assert run(["contexts", "gen", "-o", str(out), "--ontology", str(ontology), "--venues", str(venues),
+                "--levels", "1", "--methods", "none"]) == 0
+    cs = ContextSet.read_jsonl(out)
+    assert cs.domain == "o" and cs.ids == ("gen/area=1.0/pricerange=1.0/food=1.0/method=none",)
+
+
+def test_collect_logs(tmp_path: Path, capsys: pytest.CaptureFixture[str], log_lines: Lines) -> None:
+    log = _write_log(tmp_path / "log.jsonl", log_lines)
+    out = tmp_path / "c_col.jsonl"
+    assert run(["contexts", "collect", str(log), "-o", str(out), "--dialogues-per-source", "1"]) == 0
+    assert "wrote 4 contexts from 1 dialogues" in capsys.readouterr().out
+    assert ContextSet.read_jsonl(out).ids[0] == "col/sim-a/d1/0"
+    assert run(["contexts", "collect", str(log), "-o", str(out), "--deduplicate"]) == 0
+    assert len(ContextSet.read_jsonl(out)) == 4
+
+
+def test_collect_convlab(tmp_path: Path, convlab_dialogues: Lines) -> None:
+    data = tmp_path / "dialogues.json"
+    data.write_text(json.dumps(convlab_dialogues), encoding="utf-8")
+    out = tmp_path / "c_col.jsonl"
+    assert run(["contexts", "collect", "--convlab", str(data), "-o", str(out)]) == 0
+    assert len(ContextSet.read_jsonl(out)) == 5
+    with pytest.raises(InvalidContextError, match="--convlab input only"):
+        run(["contexts", "collect", str(data), "-o", str(out), "--skip-unknown-values"])
+
+
+def test_collect_bad_log_writes_nothing(tmp_path: Path, log_lines: Lines) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(log_lines[0]) + "\n" + '{"dialogue_id": "x", "turns": [\n', encoding="utf-8")
+    out = tmp_path / "c_col.jsonl"
+    with pytest.raises(FileFormatError, match="line 2: invalid JSON"):
+        run(["contexts", "collect", str(bad), "-o", str(out)])
+    assert not out.exists()
+
+
+def test_info(tmp_path: Path, capsys: pytest.CaptureFixture[str], log_lines: Lines) -> None:
+    log = _write_log(tmp_path / "log.jsonl", log_lines)
+    out = tmp_path / "c_col.jsonl"
+    run(["contexts", "collect", str(log), "-o", str(out)])
+    capsys.readouterr()
+    assert run(["contexts", "info", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "'C_col', domain 'restaurants', 6 contexts" in text
+    assert "built by:     contexts.collect_contexts" in text
+    assert run(["contexts", "info", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["by_source"] == {"col": 6}
+    assert summary["by_turn"] == {"0": 2, "1": 2, "2": 1, "3": 1}
+    assert summary["by_method"] == {"byconstraints": 3, "none": 2, "byname": 1}
+    gen = tmp_path / "g.jsonl"
+    run(["contexts", "gen", "-o", str(gen), "--levels", "0,1", "--methods", "none"])
+    capsys.readouterr()
+    run(["contexts", "info", str(gen), "--json"])
+    assert json.loads(capsys.readouterr().out)["by_turn"] == {"-": 8}
+
+
+def test_info_bad_file(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"format": "simscore-contexts", "version": 9, "name": "x"}\n', encoding="utf-8")
+    with pytest.raises(FileFormatError, match="line 1: unsupported format version 9"):
+        run(["contexts", "info", str(path)])

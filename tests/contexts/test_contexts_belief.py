@@ -1,0 +1,197 @@
+"""Tests of contexts.belief.BeliefState: validation, canonical form, queries, JSON."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contexts.belief import BeliefState
+from contexts.domain import AREAS, DISCOURSE_ACTS, METHODS, default_domain
+from simscore.errors import InvalidContextError
+
+ONTOLOGY = default_domain().ontology
+
+
+def test_defaults_and_initial() -> None:
+    b = BeliefState()
+    assert dict(b.slots) == {}
+    assert dict(b.method) == {m: (1.0 if m == "none" else 0.0) for m in METHODS}
+    assert list(b.discourse_act) == list(DISCOURSE_ACTS)
+    assert b.discourse_act["none"] == 1.0
+    assert dict(b.requested) == {}
+    assert (b.last_offered, b.offer_happened, b.last_informed_no_venue) == (None, False, False)
+    initial = BeliefState.initial(ONTOLOGY)
+    assert {slot: dict(d) for slot, d in initial.slots.items()} == {s: {"none": 1.0} for s in ONTOLOGY.informable}
+    initial.validate(ONTOLOGY)
+
+
+def test_implied_none_and_zero_dropping() -> None:
+    b = BeliefState(slots={"area": {"north": 0.25, "south": 0.5, "east": 0.0}})
+    assert dict(b.slots["area"]) == {"north": 0.25, "south": 0.5, "none": 0.25}
+    b = BeliefState(slots={"area": {"north": 0.5, "none": 0.5}})
+    assert dict(b.slots["area"]) == {"north": 0.5, "none": 0.5}
+    # Within tolerance above 1: the implied remainder is 0, not negative.
+    b = BeliefState(slots={"area": {"north": 0.6, "south": 0.4 + 5e-7}})
+    assert b.slots["area"]["none"] == 0.0
+
+
+def test_canonical_order_and_equality() -> None:
+    a = BeliefState(
+        slots={"food": {"thai": 0.5, "indian": 0.5}, "area": {"west": 0.2, "centre": 0.3, "dontcare": 0.1}},
+        requested={"phone": 1.0, "addr": 0.5, "postcode": 0.0},
+    )
+    b = BeliefState(
+        slots={"area": {"dontcare": 0.1, "centre": 0.3, "west": 0.2, "none": 0.4}, "food": {"indian": 0.5, "thai": 0.5}},
+        requested={"addr": 0.5, "phone": 1.0},
+    )
+    assert a == b and hash(a) == hash(b) and a.key() == b.key()
+    assert list(a.slots) == ["area", "food"]
+    assert list(a.slots["area"]) == ["centre", "west", "dontcare", "none"]  # ontology order, then dontcare, none
+    assert list(a.slots["food"]) == ["indian", "thai", "none"] and a.slots["food"]["none"] == 0.0
+    assert list(a.requested) == ["addr", "phone"]
+    assert json.dumps(a.to_json()) == json.dumps(b.to_json())
+
+
+def test_mappings_are_read_only() -> None:
+    b = BeliefState(slots={"area": {"north": 1.0}})
+    with pytest.raises(TypeError):
+        b.slots["area"]["north"] = 0.5  # type: ignore[index]
+    with pytest.raises(TypeError):
+        b.method["none"] = 0.0  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        b.last_offered = "x"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"slots": {"area": {"north": float("nan")}}}, "slot 'area' value 'north': probability is NaN"),
+        ({"slots": {"area": {"north": -0.1}}}, "slot 'area' value 'north': probability -0.1 is negative"),
+        ({"slots": {"area": {"north": 1.5}}}, "slot 'area' value 'north': probability 1.5 is greater than 1"),
+        ({"slots": {"area": {"north": float("inf")}}}, "slot 'area' value 'north': probability is infinite"),
+        ({"slots": {"area": {"north": "0.5"}}}, "slot 'area' value 'north': probability must be a number"),
+        ({"slots": {"area": {"north": True}}}, "probability must be a number"),
+        ({"slots": {"area": {"north": 0.7, "south": 0.4}}}, "slot 'area': probabilities sum to 1.1"),
+        ({"slots": {"area": {"north": 0.5, "none": 0.4}}}, r"slot 'area': probabilities \(with 'none'\) sum to 0.9"),
+        ({"slots": {"area": [0.5]}}, "slot 'area': expected a mapping"),
+        ({"slots": {"": {"none": 1.0}}}, "slot name must be a non-empty string"),
+        ({"method": {"byname": 0.5}}, "method: probabilities sum to 0.5"),
+        ({"method": {"flying": 1.0}}, "method: unknown value 'flying'"),
+        ({"method": {"byname": float("nan")}}, "method value 'byname': probability is NaN"),
+        ({"discourse_act": {"hello": 0.5, "bye": 0.6}}, "discourse_act: probabilities sum to 1.1"),
+        ({"discourse_act": {"shout": 1.0}}, "discourse_act: unknown value 'shout'"),
+        ({"requested": {"phone": 2.0}}, "requested slot 'phone': probability 2.0 is greater than 1"),
+        ({"requested": {"phone": -1}}, "requested slot 'phone': probability -1.0 is negative"),
+        ({"offer_happened": 1}, "offer_happened must be a bool"),
+        ({"last_offered": ""}, "last_offered must be a non-empty string"),
+    ],
+)
+def test_invalid_beliefs(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(InvalidContextError, match=message):
+        BeliefState(**kwargs)  # type: ignore[arg-type]
+
+
+def test_numpy_numbers_accepted() -> None:
+    b = BeliefState(slots={"area": {"north": np.float32(0.5)}}, offer_happened=np.bool_(True))
+    assert type(b.slots["area"]["north"]) is float and b.offer_happened is True
+
+
+def test_validate_against_ontology() -> None:
+    BeliefState(slots={"food": {"thai": 0.5, "dontcare": 0.5}}, requested={"phone": 1.0}).validate(ONTOLOGY)
+    with pytest.raises(InvalidContextError, match="unknown informable slot 'colour'"):
+        BeliefState(slots={"colour": {"red": 1.0}}).validate(ONTOLOGY)
+    with pytest.raises(InvalidContextError, match="slot 'food': unknown value 'pizza-ish'"):
+        BeliefState(slots={"food": {"pizza-ish": 1.0}}).validate(ONTOLOGY)
+    with pytest.raises(InvalidContextError, match="unknown requestable slot 'parking'"):
+        BeliefState(requested={"parking": 1.0}).validate(ONTOLOGY)
+    with pytest.raises(InvalidContextError, match="last_offered 'nowhere' is not a venue name"):
+        BeliefState(last_offered="nowhere").validate(ONTOLOGY)
+    BeliefState(last_offered=ONTOLOGY.informable["name"][0]).validate(ONTOLOGY)
+
+
+def test_top_queries() -> None:
+    b = BeliefState(
+        slots={"area": {"north": 0.3, "south": 0.3, "dontcare": 0.35}, "food": {"thai": 0.1}},
+        method={"byname": 0.4, "byconstraints": 0.4, "finished": 0.2},
+        discourse_act={"thankyou": 0.7, "bye": 0.3},
+    )
+    assert b.top("area") == ("dontcare", 0.35)
+    assert b.top_two("area") == (("dontcare", 0.35), ("north", 0.3))  # tie north/south: ontology order
+    assert b.top("food") == ("thai", 0.1)
+    assert b.top_two("food") == (("thai", 0.1), ("none", 0.0))
+    assert b.top("pricerange") == ("none", 0.0)  # absent slot
+    assert b.top_two("pricerange") == (("none", 0.0), ("none", 0.0))
+    assert b.top_method() == "byconstraints"  # tie: METHODS order
+    assert b.top_discourse_act() == "thankyou"
+    assert b.prob("area", "north") == 0.3 and b.prob("area", "east") == 0.0
+    assert b.prob("pricerange", "none") == 1.0 and b.prob("pricerange", "cheap") == 0.0
+    tie = BeliefState(slots={"area": {a: 0.2 for a in AREAS}})
+    assert tie.top("area") == ("centre", 0.2)
+
+
+def test_json_round_trip_and_errors() -> None:
+    b = BeliefState(
+        slots={"area": {"north": 0.8}, "name": {ONTOLOGY.informable["name"][5]: 1.0}},
+        method={"byname": 0.9, "none": 0.1},
+        discourse_act={"ack": 1.0},
+        requested={"phone": 0.7},
+        last_offered=ONTOLOGY.informable["name"][5],
+        offer_happened=True,
+        last_informed_no_venue=True,
+    )
+    obj = json.loads(json.dumps(b.to_json()))
+    assert obj["method"] == {"none": 0.1, "byname": 0.9}  # zeros left out
+    assert BeliefState.from_json(obj, ONTOLOGY) == b
+    with pytest.raises(InvalidContextError, match="unknown field.*'slot'"):
+        BeliefState.from_json({"slot": {}})
+    with pytest.raises(InvalidContextError, match="lacks the field 'slots'"):
+        BeliefState.from_json({"method": {"none": 1.0}})
+    with pytest.raises(InvalidContextError, match="must be a JSON object"):
+        BeliefState.from_json([1, 2])
+    with pytest.raises(InvalidContextError, match="unknown informable slot 'colour'"):
+        BeliefState.from_json({"slots": {"colour": {"red": 1.0}}}, ONTOLOGY)
+
+
+def test_copy_and_pickle_preserve_equality() -> None:
+    b = BeliefState(slots={"area": {"north": 0.8}}, requested={"phone": 0.5})
+    assert copy.deepcopy(b) == b
+    restored = pickle.loads(pickle.dumps(b))  # process pools copy beliefs this way
+    assert restored == b and hash(restored) == hash(b)
+
+
+_values = st.sampled_from(AREAS + ("dontcare",))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(_values, st.floats(0.0, 1.0), max_size=4), st.sampled_from(METHODS))
+def test_property_round_trip(dist: dict[str, float], method: str) -> None:
+    total = math.fsum(dist.values())
+    if total > 1.0:
+        dist = {k: v / total / (1 + 1e-9) for k, v in dist.items()}
+    b = BeliefState(slots={"area": dist}, method={method: 1.0})
+    assert abs(math.fsum(b.slots["area"].values()) - 1.0) <= 1e-6
+    assert all(p > 0.0 for v, p in b.slots["area"].items() if v != "none")
+    again = BeliefState.from_json(json.loads(json.dumps(b.to_json())))
+    assert again == b and again.key() == b.key()
+    assert b.top_method() == method
+
+
+def test_reusing_parts_of_other_beliefs() -> None:
+    b = BeliefState(slots={"area": {"north": 0.5}}, method={"byname": 1.0}, requested={"phone": 1.0})
+    replaced = dataclasses.replace(b, offer_happened=True)
+    assert replaced.slots == b.slots and replaced.method == b.method and replaced.offer_happened
+    # A canonical distribution of one slot given for another slot is re-checked and re-ordered.
+    moved = BeliefState(slots={"food": b.slots["area"]})
+    assert dict(moved.slots["food"]) == {"north": 0.5, "none": 0.5}
+    with pytest.raises(InvalidContextError, match="discourse_act: unknown value 'byconstraints'"):
+        BeliefState(discourse_act=b.method)
+    with pytest.raises(InvalidContextError, match="slot 'food': unknown value 'north'"):
+        moved.validate(ONTOLOGY)
