@@ -190,6 +190,58 @@ def bootstrap_ci(
     return (float(low), float(high))
 
 
+#: Above this many resample weights (resamples x contexts) each measure is bootstrapped on its
+#: own with the distinct-value shortcut of :func:`bootstrap_ci` instead of shared weights.
+_SHARED_BOOTSTRAP_LIMIT = 4_000_000
+
+
+def _bootstrap_all(
+    columns: Mapping[str, np.ndarray], *, n_resamples: int, confidence: float, seed: int
+) -> dict[str, tuple[float, float]]:
+    """Bootstrap CIs of every measure's mean from one shared set of context resamples.
+
+    Resampling the contexts once and reusing the resample for every measure makes the
+    intervals paired across measures and costs one weight matrix plus a matrix-vector
+    product per measure. NaN scores are left out of each resampled mean.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples!r}")
+    n = len(next(iter(columns.values()))) if columns else 0
+    if n == 0 or n * n_resamples > _SHARED_BOOTSTRAP_LIMIT:
+        return {
+            name: bootstrap_ci(col[~np.isnan(col)], n_resamples=n_resamples, confidence=confidence, rng=seed)
+            for name, col in columns.items()
+        }
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, n, size=(n_resamples, n))
+    picks += np.arange(n_resamples)[:, None] * n
+    weights = np.bincount(picks.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    out: dict[str, tuple[float, float]] = {}
+    for name, column in columns.items():
+        valid = ~np.isnan(column)
+        values = column[valid]
+        if len(values) == 0:
+            out[name] = (float("nan"), float("nan"))
+            continue
+        if values.min() == values.max():
+            out[name] = (float(values[0]), float(values[0]))
+            continue
+        if valid.all():
+            means = weights @ column / n
+        else:
+            w = weights[:, valid]
+            totals = w.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means = (w @ values) / totals
+            means = means[totals > 0]
+        low, high = np.percentile(means, [tail, 100.0 - tail])
+        out[name] = (float(low), float(high))
+    return out
+
+
 def _align(a: Responses, b: Responses) -> list[str]:
     for name, side in (("a", a), ("b", b)):
         if not isinstance(side, Responses):
@@ -304,17 +356,16 @@ def compare(
             raise ValueError(f"metadata columns clash with measure names: {', '.join(map(str, clash))}")
         frame = frame.join(meta)
 
+    intervals = _bootstrap_all(columns, n_resamples=n_resamples, confidence=confidence, seed=seed)
     rows = {}
-    for measure in resolved:
-        column = columns[measure.name]
+    for name, column in columns.items():
         valid = column[~np.isnan(column)]
-        low, high = bootstrap_ci(valid, n_resamples=n_resamples, confidence=confidence, rng=seed)
-        rows[measure.name] = {
+        rows[name] = {
             "mean": float(valid.mean()) if len(valid) else float("nan"),
             "count": int(len(valid)),
             "missing": int(len(column) - len(valid)),
-            "ci_low": low,
-            "ci_high": high,
+            "ci_low": intervals[name][0],
+            "ci_high": intervals[name][1],
         }
     summary = pd.DataFrame.from_dict(rows, orient="index", columns=_SUMMARY_COLUMNS)
     summary.index.name = "measure"

@@ -73,6 +73,10 @@ __all__ = [
 ]
 
 
+#: Distinct text pairs remembered per measure instance (about 100 MB of keys at most).
+_PAIR_CACHE_LIMIT = 500_000
+
+
 class _TextMeasure(PairwiseMeasure):
     """Shared text rules on top of :class:`PairwiseMeasure`: blank and identical texts, and
     one computation per distinct unordered pair."""
@@ -110,10 +114,20 @@ class _TextMeasure(PairwiseMeasure):
                 # very same computation, so symmetry holds bit for bit.
                 todo.setdefault((s, t) if s < t else (t, s), []).append(k)
         if todo:
-            keys = list(todo)
-            raw = np.clip(np.asarray(self._score_texts(keys), dtype=np.float64), *self.bounds)
-            for key, value in zip(keys, raw.tolist()):
-                scores[todo[key]] = value
+            # Pairs recur across the comparisons of an experiment: remember each raw score
+            # (a pair's score depends on the pair alone, so the cache cannot change a result).
+            cache: dict[tuple[str, str], float] = self.__dict__.setdefault("_pair_cache", {})
+            known = {key: cache[key] for key in todo if key in cache}
+            keys = [key for key in todo if key not in known]
+            if keys:
+                raw = np.clip(np.asarray(self._score_texts(keys), dtype=np.float64), *self.bounds)
+                new = dict(zip(keys, raw.tolist()))
+                known.update(new)
+                if len(cache) + len(new) > _PAIR_CACHE_LIMIT:
+                    cache.clear()
+                cache.update(new)
+            for key, positions in todo.items():
+                scores[positions] = known[key]
         return scores
 
 

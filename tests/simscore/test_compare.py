@@ -131,3 +131,27 @@ def test_save_csv_and_json(tmp_path):
     assert len(data["scores"]) == 3
     with pytest.raises(ValueError, match=".csv or .json"):
         c.save(tmp_path / "s.txt")
+
+
+def test_shared_bootstrap_is_seeded_paired_and_skips_nan():
+    rng = np.random.default_rng(5)
+    pool = [P("request(food)"), P("request(area)"), P('inform(name="x",food="thai")'), P("bye()")]
+    n = 400
+    ia, ib = rng.integers(0, 4, n), rng.integers(0, 4, n)
+    a = Responses({f"c{i}": Response(pool[ia[i]]) for i in range(n)})
+    b = Responses({f"c{i}": Response(None if i % 10 == 0 else pool[ib[i]], "x") for i in range(n)})
+    with pytest.warns(MissingValueWarning):
+        first = compare(a, b, seed=3)
+    with pytest.warns(MissingValueWarning):
+        again = compare(a, b, seed=3)
+    pd.testing.assert_frame_equal(first.summary, again.summary)
+    with pytest.warns(MissingValueWarning):
+        other = compare(a, b, seed=4)
+    assert not first.summary[["ci_low", "ci_high"]].equals(other.summary[["ci_low", "ci_high"]])
+    for name in ("tmr", "dmr", "cer", "cmr"):
+        row = first.summary.loc[name]
+        assert row["count"] == 360 and row["missing"] == 40
+        assert row["ci_low"] < row["mean"] < row["ci_high"]
+        # the interval's width is what the binomial/normal approximation predicts
+        sd = np.nanstd(first.scores[name]) / np.sqrt(360)
+        assert row["ci_high"] - row["ci_low"] == pytest.approx(2 * 1.96 * sd, rel=0.2)
