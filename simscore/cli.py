@@ -50,6 +50,25 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    from simscore.experiment import DEMO_CONFIG, load_config, run_experiment
+
+    config = DEMO_CONFIG if args.command == "demo" else load_config(args.config)
+    out = args.out or f"simscore-{config.name}"
+    path = run_experiment(config, out, n_jobs=args.jobs, scheduler=args.scheduler, progress=not args.quiet)
+    print(f"report: {path}")
+    return 0
+
+
+def _experiment_options(p: argparse.ArgumentParser, default_out: str) -> None:
+    p.add_argument("--out", help=f"output folder; finished pieces in it are reused (default: {default_out})")
+    p.add_argument("--jobs", type=int, default=None, help="local worker processes (default: one per core)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run training and responding on this Dask scheduler (extra: simscore[dask])")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_experiment)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command."""
     parser = argparse.ArgumentParser(
@@ -74,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--signatures", action="store_true", help="also print every measure's signature")
     p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser("demo", help="the paper's experiment, small: train, collect, respond, score, report")
+    _experiment_options(p, "simscore-demo")
+    p = sub.add_parser("run", help="run (or continue) an experiment described by a TOML file")
+    p.add_argument("config", help="experiment configuration (TOML), e.g. examples/paper.toml")
+    _experiment_options(p, "simscore-<name>")
 
     for register in _extensions():
         register(sub)

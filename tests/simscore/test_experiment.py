@@ -1,0 +1,131 @@
+"""The experiment pipeline end to end on a tiny configuration: outputs, reuse, resume, Dask."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from simscore.cli import main
+from simscore.experiment import ExperimentConfig, ExperimentError, run_experiment
+
+TINY = ExperimentConfig(
+    name="tiny",
+    seeds=(1, 2),
+    dialogues=60,
+    every=30,
+    eval_dialogues=10,
+    collect_dialogues=2,
+    measures=("tmr", "dmr", "cer", "cmr"),
+    n_resamples=100,
+)
+
+
+def _tables(out: Path) -> dict[str, pd.DataFrame]:
+    return {p.stem: pd.read_csv(p) for p in sorted(out.glob("*.csv"))}
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny")
+    report = run_experiment(TINY, out, n_jobs=1, progress=False, echo=lambda line: None)
+    return out, report
+
+
+@pytest.mark.slow
+def test_outputs(tiny_run):
+    out, report = tiny_run
+    text = report.read_text()
+    for heading in ("## Findings", "Convergence", "Seeds", "Reward models", "Per turn", "Correlation", "Chance"):
+        assert heading in text
+    figures = sorted(p.name for p in (out / "figures").glob("*.png"))
+    assert figures == ["chance.png", "convergence.png", "correlation.png", "per_turn.png", "performance.png",
+                       "reward_models.png", "seeds.png"]
+    tables = _tables(out)
+    assert set(tables) >= {"performance", "convergence", "seeds", "reward_models", "per_turn", "correlation", "chance"}
+    conv = tables["convergence"]
+    # 4 runs x 1 comparison (checkpoint 60 vs 30) x 2 context sets x 4 measures
+    assert len(conv) == 4 * 1 * 2 * 4
+    assert set(conv["checkpoint"]) == {60} and set(conv["previous"]) == {30}
+    # collected contexts exclude the fixed greeting (turn 0)
+    assert tables["per_turn"]["turn_index"].min() >= 1
+    performance = tables["performance"]
+    assert set(performance["checkpoint"]) == {30, 60}
+    meta = json.loads((out / "tables.json").read_text())["meta"]
+    assert set(meta["signatures"]) == {"tmr", "dmr", "cer", "cmr"}
+    assert meta["config"]["training"]["seeds"] == [1, 2]
+    # chance level: a random policy is far less similar to a trained one than seeds are
+    chance = tables["chance"]
+    seeds = tables["seeds"]
+    assert chance.query("measure == 'tmr'")["mean"].mean() < seeds.query("measure == 'tmr'")["mean"].mean()
+
+
+@pytest.mark.slow
+def test_rerun_reuses_everything_and_gives_the_same_tables(tiny_run, tmp_path):
+    out, _ = tiny_run
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    before = {p: p.stat().st_mtime_ns for p in (copy / "responses").rglob("*.jsonl")}
+    lines = []
+    run_experiment(TINY, copy, n_jobs=1, progress=False, echo=lines.append)
+    assert any("responses: 0 new response files" in line for line in lines)
+    assert {p: p.stat().st_mtime_ns for p in (copy / "responses").rglob("*.jsonl")} == before
+    for name in _tables(out):
+        assert filecmp.cmp(out / f"{name}.csv", copy / f"{name}.csv", shallow=False), name
+
+
+@pytest.mark.slow
+def test_interrupted_run_continues(tiny_run, tmp_path):
+    out, _ = tiny_run
+    partial = tmp_path / "partial"
+    shutil.copytree(out, partial)
+    # lose the last checkpoint of one run, some responses and everything after them
+    run = partial / "runs" / "ts-2"
+    for path in (run / "checkpoints").glob("ckpt-000060.*"):
+        path.unlink()
+    shutil.rmtree(partial / "responses" / "gen" / "iq-1")
+    for path in partial.glob("*.csv"):
+        path.unlink()
+    run_experiment(TINY, partial, n_jobs=1, progress=False, echo=lambda line: None)
+    for name in _tables(out):
+        assert filecmp.cmp(out / f"{name}.csv", partial / f"{name}.csv", shallow=False), name
+
+
+def test_other_training_settings_are_refused(tiny_run, tmp_path):
+    out, _ = tiny_run
+    folder = tmp_path / "x"
+    shutil.copytree(out, folder)
+    other = ExperimentConfig(**{**TINY.__dict__, "dialogues": 90})
+    with pytest.raises(ExperimentError, match="other \\[training\\]"):
+        run_experiment(other, folder, n_jobs=1, progress=False, echo=lambda line: None)
+
+
+@pytest.mark.slow
+def test_report_command_rebuilds_from_tables(tiny_run, tmp_path, capsys):
+    out, report = tiny_run
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    (copy / "report.md").unlink()
+    shutil.rmtree(copy / "figures")
+    assert main(["report", str(copy)]) == 0
+    assert (copy / "report.md").read_text() == report.read_text()
+    assert len(list((copy / "figures").glob("*.png"))) == 7
+
+
+@pytest.mark.slow
+def test_dask_cluster_gives_identical_results(tiny_run, tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    out, _ = tiny_run
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        other = tmp_path / "dask"
+        run_experiment(TINY, other, scheduler=cluster.scheduler_address, progress=False, echo=lambda line: None)
+    for name in _tables(out):
+        assert filecmp.cmp(out / f"{name}.csv", other / f"{name}.csv", shallow=False), name
+    for path in (out / "responses").rglob("*.jsonl"):
+        assert filecmp.cmp(path, other / path.relative_to(out), shallow=False), path
