@@ -1,0 +1,53 @@
+"""Stop RL training when the policy's behaviour has converged (simscore.BehaviourMonitor).
+
+A GP-SARSA policy is trained in the simulated restaurant domain in batches of dialogues.
+After each batch the monitor runs the greedy policy on a fixed context set (the C_gen grid)
+and compares its responses with those after the previous batch. Training stops once TMR
+and DMR have stayed at or above the threshold for `patience` batches in a row -- a
+behavioural stopping criterion, next to the usual task-success curve.
+
+    python examples/rl_loop_convergence.py [--batch 250] [--max-dialogues 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from contexts import generate_grid
+from policies import GPSarsaPolicy, run_dialogues
+from simscore import BehaviourMonitor
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--batch", type=int, default=250, help="training dialogues between checks")
+    parser.add_argument("--max-dialogues", type=int, default=10_000)
+    parser.add_argument("--threshold", type=float, default=0.95)
+    parser.add_argument("--patience", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    contexts = generate_grid()
+    monitor = BehaviourMonitor(contexts, measures=("tmr", "dmr"), threshold=args.threshold, patience=args.patience)
+    policy = GPSarsaPolicy(reward="ts", seed=args.seed, training=True)
+    print(f"{'dialogues':>9}  {'success':>7}  {'TMR vs previous':>15}  {'DMR vs previous':>15}  stable")
+    trained = 0
+    while trained < args.max_dialogues:
+        result = run_dialogues(policy, args.batch, seed=args.seed, start=trained)  # learns as it goes
+        trained += args.batch
+        comparison = monitor.update(policy, trained)  # respond() is greedy, training or not
+        if comparison is None:
+            print(f"{trained:>9}  {result.success_rate:>7.3f}  {'(first snapshot)':>15}")
+            continue
+        tmr, dmr = comparison.mean("tmr"), comparison.mean("dmr")
+        print(f"{trained:>9}  {result.success_rate:>7.3f}  {tmr:>15.3f}  {dmr:>15.3f}  {monitor.stable_updates}")
+        if monitor.converged:
+            print(f"behaviour converged after {trained} dialogues: TMR and DMR >= {args.threshold} "
+                  f"for {args.patience} consecutive checks; stopping early")
+            break
+    else:
+        print(f"no behavioural convergence within {args.max_dialogues} dialogues")
+
+
+if __name__ == "__main__":
+    main()
