@@ -1011,6 +1011,9 @@ def correlation_matrices(table: pd.DataFrame, subset: str = "all") -> Correlatio
 # ----------------------------------------------------------------------------- absolute performance
 
 
+_PERFORMANCE_RANGE = {"success_rate": (0.0, 1.0), "avg_iq": (1.0, 5.0), "avg_length": (0.0, math.inf)}
+
+
 def performance_table(
     records: pd.DataFrame | Iterable[Mapping[str, Any]], *, confidence: float = 0.95
 ) -> pd.DataFrame:
@@ -1036,7 +1039,9 @@ def performance_table(
     >>> t = performance_table(recs)
     >>> t[["reward", "checkpoint", "n_runs", "success_rate", "success_rate_low"]].round(3)
       reward  checkpoint  n_runs  success_rate  success_rate_low
-    0     ts           1       2           0.9            -0.371
+    0     ts           1       2           0.9               0.0
+
+    Interval ends are clipped to each quantity's range (success 0–1, IQ 1–5, length ≥ 0).
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
@@ -1067,7 +1072,8 @@ def performance_table(
                 half = float(stats.t.ppf((1 + confidence) / 2, len(values) - 1)) * float(
                     values.std(ddof=1)
                 ) / math.sqrt(len(values))
-                row += [mean, mean - half, mean + half]
+                low, high = _PERFORMANCE_RANGE[column]
+                row += [mean, max(mean - half, low), min(mean + half, high)]
             else:
                 row += [mean, float("nan"), float("nan")]
         rows.append(row)
