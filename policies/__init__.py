@@ -6,9 +6,10 @@ agenda-based user simulator (:mod:`policies.usersim`), a focus belief tracker
 (:mod:`policies.summary`), GP-SARSA belief features (:mod:`policies.features`), template
 NLG (:mod:`policies.nlg`), task-success and interaction-quality rewards
 (:mod:`policies.rewards`), a handcrafted and a random policy (:mod:`policies.handcrafted`),
-the dialogue runner and the simscore policy adapter (:mod:`policies.simulation`), and a
-Gymnasium environment (:mod:`policies.env`, imported lazily: ``import policies`` does not
-import gymnasium).
+the dialogue runner and the simscore policy adapter (:mod:`policies.simulation`), the
+GP-SARSA policy (:mod:`policies.gpsarsa_policy`) and its training runs with checkpoints and
+evaluations (:mod:`policies.training`), and a Gymnasium environment (:mod:`policies.env`,
+imported lazily: ``import policies`` does not import gymnasium).
 
 Examples
 --------
@@ -33,6 +34,7 @@ from policies.adapters import (
 )
 from policies.features import belief_features, feature_names, feature_size
 from policies.gpsarsa import GPSarsa, GPSarsaConfig, GPSarsaDiagnostics, QEstimate
+from policies.gpsarsa_policy import GPSarsaPolicy
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
 from policies.nlg import TemplateNLG
 from policies.rewards import (
@@ -53,6 +55,15 @@ from policies.simulation import (
 )
 from policies.summary import SUMMARY_ACTIONS, SummaryActions, SummaryPolicy, action_mask, master_action
 from policies.tracker import FocusTracker
+from policies.training import (
+    EvaluationRecord,
+    TrainingConfig,
+    TrainingResult,
+    evaluate_policy,
+    list_checkpoints,
+    load_checkpoint,
+    train,
+)
 from policies.usersim import AgendaUser, SimulationError, UserGoal, UserSimulatorConfig
 
 if TYPE_CHECKING:
@@ -92,6 +103,14 @@ __all__ = [
     "GPSarsaConfig",
     "GPSarsaDiagnostics",
     "QEstimate",
+    "GPSarsaPolicy",
+    "TrainingConfig",
+    "TrainingResult",
+    "EvaluationRecord",
+    "train",
+    "evaluate_policy",
+    "load_checkpoint",
+    "list_checkpoints",
     "CallablePolicy",
     "LoggedPolicy",
     "ConvLabPolicy",

@@ -791,12 +791,17 @@ class GPSarsa:
         stem = os.fspath(path_stem)
         return Path(stem + ".json"), Path(stem + ".npz")
 
-    def save(self, path_stem: str | os.PathLike[str]) -> None:
+    def save(
+        self, path_stem: str | os.PathLike[str], *, metadata: Mapping[str, Any] | None = None
+    ) -> None:
         """Write ``<path_stem>.npz`` and ``<path_stem>.json`` atomically.
 
         The ``.npz`` is written first; the ``.json`` names it and records its SHA-256, so
         an interrupted save is detected by :meth:`load`. The same state always gives the
         same bytes.
+
+        ``metadata`` (JSON-serialisable; e.g. what a policy wrapping the learner needs) is
+        stored under the JSON's ``"metadata"`` key; :meth:`load` ignores it.
 
         Examples
         --------
@@ -839,6 +844,8 @@ class GPSarsa:
                 "bytes": len(data),
             },
         }
+        if metadata is not None:
+            header["metadata"] = dict(metadata)
         with atomic_open(json_path, "w") as handle:
             handle.write(dumps(header))
             handle.write("\n")

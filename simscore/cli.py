@@ -107,9 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extensions() -> list:
     """Sub-command registrars of the other modules (imported lazily by their commands)."""
-    from simscore import cli_contexts, report
+    from simscore import cli_contexts, cli_train, report
 
-    return [cli_contexts.add_subcommands, report.add_subcommands]
+    return [cli_contexts.add_subcommands, cli_train.add_subcommands, report.add_subcommands]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,480 @@
+"""The GP-SARSA dialogue policy: the learner of :mod:`policies.gpsarsa` wrapped for a domain.
+
+:class:`GPSarsaPolicy` is at the same time
+
+* a :class:`~policies.summary.SummaryPolicy` the dialogue runner
+  (:func:`policies.simulation.run_dialogues`) trains and evaluates: ``choose(belief, mask)``
+  plus the hooks ``begin_dialogue(rng)`` and ``end_dialogue(trace)``;
+* a :class:`simscore.policy.Policy`: ``respond(context) -> simscore.Response``, always greedy
+  and deterministic, with ``name`` and ``provenance`` for :func:`simscore.policy.run_policy`.
+
+Two modes
+---------
+*Training* (``training=True``): for every unmasked action Q is sampled from
+``N(mean, (scale · std)²)`` (``scale`` from the learner's config, 3 by default) and the
+largest sample wins; the samples come from the generator the runner passes to
+``begin_dialogue`` (derived from the dialogue's seed, so dialogue ``i`` of a run explores the
+same way however the run was split or resumed). Outside a simulated dialogue the policy draws
+from a generator it owns, seeded with ``seed`` (deterministic per seed, but not part of a
+checkpoint). At the end of each dialogue the policy learns from it with the chosen reward:
+``"ts"`` → R_TS = 20·success − T, ``"iq"`` → R_IQ = 5·(iq − 1) − T, spread over the turns as
+:meth:`policies.simulation.DialogueTrace.rewards` does (−1 per turn, the outcome on the last).
+The forced ``bye`` the runner inserts at the turn limit is not a decision of the policy: that
+turn is dropped from the learned episode and its reward (−1 and the outcome) is added to the
+policy's last decision, which is what ended the dialogue.
+
+*Greedy* (``training=False``, used for evaluation): the unmasked action with the largest
+posterior mean; ties go to the lowest action index. :meth:`respond` is greedy in both modes.
+
+Responses on contexts
+---------------------
+:meth:`respond` maps ``context.belief`` to a summary action, the summary action to a master
+act (:class:`~policies.summary.SummaryActions`) and the act to text
+(:class:`~policies.nlg.TemplateNLG`), through :class:`~policies.simulation.SummaryPolicyAdapter`.
+It works on collected contexts (C_col, whose beliefs carry the dialogue's history flags) and on
+C_gen contexts, which have no history: their history is whatever the belief says, by default
+(see :func:`contexts.generate.generate_grid`) no offer happened, no venue was offered last
+(``last_offered`` None) and the last system act did not inform that no venue matches. Those
+defaults enter the feature vector (the two history flags are 0) and the action mask
+(``reqmore`` and ``inform_alternatives`` are masked without an offer); ``inform_alternatives``
+and ``inform_byname`` know only ``last_offered`` as the venue under discussion.
+
+NLG seed
+--------
+By default the NLG seed is derived from the run seed, ``nlg_seed = default_nlg_seed(seed)``
+(a 32-bit number from ``numpy.random.SeedSequence([seed, 0x4E4C47])``), so two runs with
+different seeds may word the same act differently, as the paper's separately trained neural
+NLG models did, while one policy always words an act the same way. The derived seed is mixed
+rather than equal to ``seed`` so that run seed 0 does not share the wording of every
+component whose NLG seed defaults to 0 (the handcrafted policy's adapter, the simulator).
+Pass ``nlg_seed=`` to choose it.
+
+Checkpoints
+-----------
+:meth:`save` writes the learner's two files (``<stem>.npz`` with the arrays, ``<stem>.json``
+with format, version, configuration and checksum; see :mod:`policies.gpsarsa`) and puts the
+policy's own metadata into that JSON under ``"metadata"``: format
+``"simscore.gpsarsa_policy"``, version, reward, seed, NLG seed, dialogues trained, name and
+the domain (name, feature size, summary actions and a SHA-256 fingerprint of ontology and
+venues). :meth:`load` never unpickles and raises :class:`~simscore.errors.CheckpointError` for a
+missing, corrupt or wrong-version file and for a checkpoint of another domain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import numbers
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from contexts.belief import BeliefState
+from contexts.domain import default_domain
+from policies.features import belief_features, feature_size
+from policies.gpsarsa import GPSarsa, GPSarsaConfig, QEstimate
+from policies.simulation import SummaryPolicyAdapter
+from policies.summary import SummaryActions, _space_for
+from simscore._io import dumps
+from simscore.errors import CheckpointError
+from simscore.responses import Response
+
+if TYPE_CHECKING:
+    from contexts.domain import Domain
+    from policies.simulation import DialogueTrace
+
+__all__ = [
+    "REWARDS",
+    "POLICY_FORMAT",
+    "POLICY_VERSION",
+    "GPSarsaPolicy",
+    "default_nlg_seed",
+    "domain_fingerprint",
+]
+
+#: Reward names: the short form used in configs and the CLI → the :class:`DialogueTrace` name.
+REWARDS: dict[str, str] = {"ts": "task_success", "iq": "interaction_quality"}
+
+POLICY_FORMAT = "simscore.gpsarsa_policy"
+"""Value of ``metadata.format`` in a GP-SARSA policy checkpoint's JSON file."""
+
+POLICY_VERSION = 1
+"""Version of the policy metadata written by :meth:`GPSarsaPolicy.save` (the only one read)."""
+
+_NLG_SALT = 0x4E4C47  # "NLG"
+
+
+def _check_seed(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
+        raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+    return int(value)
+
+
+def default_nlg_seed(seed: int) -> int:
+    """The NLG seed a policy of run seed ``seed`` uses unless told otherwise.
+
+    A deterministic 32-bit mix of ``seed`` (``SeedSequence([seed, 0x4E4C47])``), so different
+    run seeds give different wordings.
+
+    >>> default_nlg_seed(0) == default_nlg_seed(0), default_nlg_seed(0) != default_nlg_seed(1)
+    (True, True)
+    >>> 0 <= default_nlg_seed(12345) < 2**32
+    True
+    """
+    seed = _check_seed("seed", seed)
+    return int(np.random.SeedSequence([seed, _NLG_SALT]).generate_state(1, np.uint32)[0])
+
+
+_FINGERPRINTS: dict[int, tuple[Domain, str]] = {}
+
+
+def domain_fingerprint(domain: Domain) -> str:
+    """SHA-256 (hex) of a domain's name, ontology and venue database.
+
+    A checkpoint records it; loading a checkpoint into a domain with another fingerprint is
+    an error (the features and masks would mean something else).
+
+    >>> from contexts.domain import default_domain
+    >>> len(domain_fingerprint(default_domain()))
+    64
+    """
+    entry = _FINGERPRINTS.get(id(domain))
+    if entry is not None and entry[0] is domain:
+        return entry[1]
+    payload = dumps(
+        {
+            "name": domain.name,
+            "ontology": domain.ontology.to_json(),
+            "venues": [venue.to_json() for venue in domain.venues],
+        }
+    )
+    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    if len(_FINGERPRINTS) >= 8:
+        _FINGERPRINTS.pop(next(iter(_FINGERPRINTS)))
+    _FINGERPRINTS[id(domain)] = (domain, digest)
+    return digest
+
+
+class _GreedyView:
+    """The policy as the response adapter sees it: greedy ``choose`` only."""
+
+    __slots__ = ("choose", "name")
+
+    def __init__(self, policy: GPSarsaPolicy) -> None:
+        self.choose = policy.greedy_action
+        self.name = "gpsarsa"
+
+
+class GPSarsaPolicy:
+    """A GP-SARSA dialogue policy over the summary actions of one domain.
+
+    Parameters
+    ----------
+    domain : contexts.domain.Domain, optional
+        Default: :func:`contexts.domain.default_domain`.
+    reward : {"ts", "iq"}
+        The reward the policy learns from in training mode: task success (R_TS) or
+        interaction quality (R_IQ).
+    seed : int
+        The run seed (recorded in the provenance; seeds the owned generator and, by
+        default, the NLG seed).
+    gp_config : GPSarsaConfig, optional
+        Learner hyper-parameters; default ``GPSarsaConfig(feature_dim=feature_size(domain),
+        n_actions=<number of summary actions>)`` (γ = 1, σ = 5, ν = 0.001, scale = 3).
+    learner : GPSarsa, optional
+        An existing learner to wrap instead of a fresh one (its dimensions must fit the
+        domain); excludes ``gp_config``.
+    nlg_seed : int, optional
+        Seed of the template NLG; default :func:`default_nlg_seed` ``(seed)``.
+    training : bool
+        Start in training mode (explore and learn) rather than greedy mode.
+    dialogues_trained : int
+        How many training dialogues the learner has seen (restored from checkpoints).
+    name : str, optional
+        Fixed name for reports; default ``"gpsarsa-<reward>-seed<seed>-<dialogues_trained>"``.
+
+    Examples
+    --------
+    >>> from policies.simulation import run_dialogues
+    >>> policy = GPSarsaPolicy(reward="ts", seed=0, training=True)
+    >>> _ = run_dialogues(policy, 20, seed=0)        # learns from 20 dialogues
+    >>> policy.dialogues_trained, policy.name
+    (20, 'gpsarsa-ts-seed0-20')
+    >>> policy.training = False                      # greedy: evaluation and responses
+    >>> from contexts import generate_grid
+    >>> context = generate_grid()["gen/area=0.0/pricerange=0.0/food=0.0/method=none"]
+    >>> policy.respond(context) == policy.respond(context)
+    True
+    """
+
+    def __init__(
+        self,
+        domain: Domain | None = None,
+        *,
+        reward: str = "ts",
+        seed: int = 0,
+        gp_config: GPSarsaConfig | None = None,
+        learner: GPSarsa | None = None,
+        nlg_seed: int | None = None,
+        training: bool = False,
+        dialogues_trained: int = 0,
+        name: str | None = None,
+    ) -> None:
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
+        self.domain: Domain = domain if domain is not None else default_domain()
+        self.space: SummaryActions = _space_for(self.domain)
+        self.seed = _check_seed("seed", seed)
+        self.reward = reward
+        self.nlg_seed = default_nlg_seed(self.seed) if nlg_seed is None else _check_seed("nlg_seed", nlg_seed)
+        self.dialogues_trained = _check_seed("dialogues_trained", dialogues_trained)
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        self._name = name
+        dim, n_actions = feature_size(self.domain), len(self.space)
+        if learner is not None:
+            if gp_config is not None:
+                raise ValueError("give either learner or gp_config, not both")
+            if not isinstance(learner, GPSarsa):
+                raise TypeError(f"learner must be a GPSarsa, got {type(learner).__name__}")
+        else:
+            if gp_config is None:
+                gp_config = GPSarsaConfig(feature_dim=dim, n_actions=n_actions)
+            elif not isinstance(gp_config, GPSarsaConfig):
+                raise TypeError(f"gp_config must be a GPSarsaConfig, got {type(gp_config).__name__}")
+            learner = GPSarsa(gp_config)
+        cfg = learner.config
+        if (cfg.feature_dim, cfg.n_actions) != (dim, n_actions):
+            raise ValueError(
+                f"the learner has feature_dim={cfg.feature_dim}, n_actions={cfg.n_actions}; domain "
+                f"{self.domain.name!r} needs feature_dim={dim}, n_actions={n_actions}"
+            )
+        self.learner = learner
+        self.training = bool(training)
+        self._rng: np.random.Generator | None = None  # the current dialogue's generator
+        self._own_rng: np.random.Generator | None = None
+        self._seen: list[tuple[BeliefState, np.ndarray]] = []  # features computed this dialogue
+        self._adapter: SummaryPolicyAdapter | None = None
+
+    # ------------------------------------------------------------------ description
+
+    @property
+    def reward_name(self) -> str:
+        """``"task_success"`` or ``"interaction_quality"``."""
+        return REWARDS[self.reward]
+
+    @property
+    def gp_config(self) -> GPSarsaConfig:
+        """The learner's hyper-parameters."""
+        return self.learner.config
+
+    @property
+    def name(self) -> str:
+        """The policy's name in reports (changes with training unless fixed)."""
+        if self._name is not None:
+            return self._name
+        return f"gpsarsa-{self.reward}-seed{self.seed}-{self.dialogues_trained}"
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """JSON-ready facts recorded with the policy's responses."""
+        cfg = self.learner.config
+        return {
+            "policy": "gpsarsa",
+            "reward": self.reward,
+            "seed": self.seed,
+            "checkpoint": self.dialogues_trained,
+            "dialogues_trained": self.dialogues_trained,
+            "nlg_seed": self.nlg_seed,
+            "dictionary_size": self.learner.dictionary_size,
+            "domain": self.domain.name,
+            "gp": {"gamma": cfg.gamma, "sigma": cfg.sigma, "nu": cfg.nu, "scale": cfg.scale},
+        }
+
+    def __repr__(self) -> str:
+        mode = "training" if self.training else "greedy"
+        return (
+            f"GPSarsaPolicy(reward={self.reward!r}, seed={self.seed}, dialogues_trained="
+            f"{self.dialogues_trained}, dictionary_size={self.learner.dictionary_size}, {mode})"
+        )
+
+    # ------------------------------------------------------------------ decisions
+
+    def features(self, belief: BeliefState) -> np.ndarray:
+        """The belief feature vector (:func:`policies.features.belief_features`)."""
+        return belief_features(belief, self.domain)
+
+    def q_values(self, belief: BeliefState, mask: np.ndarray | None = None) -> QEstimate:
+        """Posterior mean and standard deviation of Q for every summary action (NaN where masked)."""
+        return self.learner.q_values(belief_features(belief, self.domain), mask)
+
+    def greedy_action(self, belief: BeliefState, mask: np.ndarray) -> int:
+        """The unmasked action with the largest posterior mean (ties: the lowest index)."""
+        return self.learner.select_action(belief_features(belief, self.domain), mask, scale=0.0)
+
+    def choose(self, belief: BeliefState, mask: np.ndarray) -> int:
+        """Sample an action (training mode) or take the greedy one (greedy mode)."""
+        if not self.training:
+            return self.greedy_action(belief, mask)
+        x = belief_features(belief, self.domain)
+        rng = self._rng
+        if rng is None:  # outside a simulated dialogue
+            if self._own_rng is None:
+                self._own_rng = np.random.default_rng(self.seed)
+            rng = self._own_rng
+        else:  # keep the features for end_dialogue
+            self._seen.append((belief, x))
+        return self.learner.select_action(x, mask, rng=rng)
+
+    # ------------------------------------------------------------------ runner hooks
+
+    def begin_dialogue(self, rng: np.random.Generator) -> None:
+        """Use ``rng`` for this dialogue's exploration (called by the dialogue runner)."""
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        self._rng = rng
+        self._seen = []
+
+    def end_dialogue(self, trace: DialogueTrace) -> None:
+        """Learn from the finished dialogue ``trace`` (training mode only)."""
+        seen, self._seen, self._rng = self._seen, [], None
+        if not self.training:
+            return
+        self.dialogues_trained += 1
+        actions = np.asarray(trace.actions, dtype=np.int64)
+        rewards = trace.rewards(self.reward_name)
+        beliefs = trace.beliefs
+        if trace.forced_last and len(actions):
+            # The runner's forced bye is not the policy's decision: credit its decision before.
+            last = rewards[-1]
+            actions, rewards, beliefs = actions[:-1], rewards[:-1].copy(), beliefs[:-1]
+            if len(actions):
+                rewards[-1] += last
+        if not len(actions):
+            return
+        rows = []
+        for k, belief in enumerate(beliefs):
+            if k < len(seen) and seen[k][0] is belief:
+                rows.append(seen[k][1])
+            else:
+                rows.append(belief_features(belief, self.domain))
+        self.learner.learn_episode(np.stack(rows), actions, rewards)
+
+    # ------------------------------------------------------------------ simscore policy
+
+    def respond(self, context: Any) -> Response:
+        """The greedy master act and its text for ``context.belief`` (deterministic).
+
+        Greedy in both modes. Contexts without history (C_gen) are answered with the history
+        flags their belief states carry (see the module docstring).
+        """
+        adapter = self._adapter
+        if adapter is None:
+            adapter = SummaryPolicyAdapter(_GreedyView(self), domain=self.domain, nlg_seed=self.nlg_seed)
+            self._adapter = adapter
+        return adapter.respond(context)
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def metadata(self) -> dict[str, Any]:
+        """The policy metadata a checkpoint stores next to the learner (JSON-ready)."""
+        return {
+            "format": POLICY_FORMAT,
+            "version": POLICY_VERSION,
+            "reward": self.reward,
+            "seed": self.seed,
+            "nlg_seed": self.nlg_seed,
+            "dialogues_trained": self.dialogues_trained,
+            "name": self._name,
+            "domain": {
+                "name": self.domain.name,
+                "fingerprint": domain_fingerprint(self.domain),
+                "feature_size": feature_size(self.domain),
+                "summary_actions": list(self.space.names),
+            },
+        }
+
+    def save(self, path_stem: str | os.PathLike[str]) -> None:
+        """Write ``<path_stem>.npz`` and ``<path_stem>.json`` atomically (same state, same bytes).
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> policy = GPSarsaPolicy(reward="iq", seed=3)
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     policy.save(os.path.join(tmp, "p"))
+        ...     again = GPSarsaPolicy.load(os.path.join(tmp, "p"))
+        >>> again.reward, again.seed, again.nlg_seed == policy.nlg_seed, again.training
+        ('iq', 3, True, False)
+        """
+        self.learner.save(path_stem, metadata=self.metadata())
+
+    @classmethod
+    def load(
+        cls, path_stem: str | os.PathLike[str], *, domain: Domain | None = None, training: bool = False
+    ) -> GPSarsaPolicy:
+        """Read a policy written by :meth:`save`.
+
+        Parameters
+        ----------
+        path_stem : path-like
+            The checkpoint without its ``.json`` / ``.npz`` suffix.
+        domain : contexts.domain.Domain, optional
+            The domain the policy was trained in (default: the shipped one); its fingerprint
+            must match the checkpoint's.
+        training : bool
+            Return the policy in training mode (to continue training) instead of greedy mode.
+
+        Raises
+        ------
+        simscore.errors.CheckpointError
+            A file is missing or corrupt, a format or version is unsupported, the metadata is
+            invalid, or the checkpoint belongs to another domain.
+        """
+        learner = GPSarsa.load(path_stem)  # validates both files and the checksum
+        json_path = Path(os.fspath(path_stem) + ".json")
+        try:
+            header = json.loads(json_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:  # changed since GPSarsa.load
+            raise CheckpointError(f"{json_path}: cannot read the checkpoint header ({exc})") from None
+        meta = header.get("metadata")
+        if not isinstance(meta, dict):
+            raise CheckpointError(f"{json_path}: no policy metadata; not a GPSarsaPolicy checkpoint")
+        if meta.get("format") != POLICY_FORMAT:
+            raise CheckpointError(
+                f"{json_path}: metadata.format is {meta.get('format')!r}, expected {POLICY_FORMAT!r}"
+            )
+        if meta.get("version") != POLICY_VERSION:
+            raise CheckpointError(
+                f"{json_path}: unsupported policy metadata version {meta.get('version')!r} "
+                f"(this module reads version {POLICY_VERSION})"
+            )
+        missing = [key for key in ("reward", "seed", "nlg_seed", "dialogues_trained", "domain") if key not in meta]
+        if missing:
+            raise CheckpointError(f"{json_path}: policy metadata lacks the field(s) {missing}")
+        domain = domain if domain is not None else default_domain()
+        stored = meta.get("domain")
+        if not isinstance(stored, dict):
+            raise CheckpointError(f"{json_path}: metadata.domain is missing or not an object")
+        fingerprint = domain_fingerprint(domain)
+        if stored.get("fingerprint") != fingerprint:
+            raise CheckpointError(
+                f"{json_path}: the checkpoint was trained in domain {stored.get('name')!r} with "
+                f"fingerprint {str(stored.get('fingerprint'))[:12]}..., but the given domain "
+                f"{domain.name!r} has fingerprint {fingerprint[:12]}..."
+            )
+        try:
+            return cls(
+                domain,
+                reward=meta.get("reward"),  # type: ignore[arg-type]
+                seed=meta.get("seed"),  # type: ignore[arg-type]
+                learner=learner,
+                nlg_seed=meta.get("nlg_seed"),
+                training=training,
+                dialogues_trained=meta.get("dialogues_trained"),  # type: ignore[arg-type]
+                name=meta.get("name"),
+            )
+        except (TypeError, ValueError) as exc:
+            raise CheckpointError(f"{json_path}: invalid policy metadata ({exc})") from None

@@ -1,0 +1,876 @@
+"""Training runs of the GP-SARSA policy: checkpoints, evaluations, resume.
+
+:func:`train` trains a :class:`~policies.gpsarsa_policy.GPSarsaPolicy` against the simulated
+user and writes into one run directory::
+
+    run.json                      format, version, config, domain, package versions, status
+    checkpoints/ckpt-001000.json  learner + policy metadata (see GPSarsaPolicy.save)
+    checkpoints/ckpt-001000.npz   learner arrays (never pickled)
+    ...
+    evaluation.csv                one row per checkpoint (see EvaluationRecord)
+
+Every file is written atomically (temporary file, then rename). A checkpoint is written after
+every ``every`` training dialogues and after the last one; after each checkpoint the policy is
+evaluated greedily on ``eval_dialogues`` simulated dialogues and a row is added to
+``evaluation.csv``.
+
+Determinism and resume
+----------------------
+Training dialogue ``i`` (0-based) draws all its randomness — the simulated user's and the
+policy's exploration — from ``numpy.random.SeedSequence(seed, spawn_key=(i,))`` (see
+:func:`policies.simulation.run_dialogues`), and the learner learns once per dialogue, in
+order. So the learner after ``n`` dialogues does not depend on how the run was split: calling
+:func:`train` on a directory that already holds checkpoints checks that the configuration
+matches (everything but ``dialogues``, which may grow), loads the last complete checkpoint and
+continues; the result is bit-identical to an uninterrupted run (checkpoint files byte for
+byte, evaluation rows except the timing columns). A checkpoint is complete when its ``.json``
+exists (the ``.npz`` is written first); the evaluation row of a checkpoint interrupted before
+its row was written is computed on resume.
+
+Evaluation dialogues use ``eval_seed``, fixed and independent of the training seed (by
+default :data:`EVAL_SEED`), so every run and every checkpoint is evaluated on the same
+simulated users.
+
+Statistics
+----------
+``success_rate`` has a 95% **Wilson score** interval; ``avg_iq`` and ``avg_length`` (system
+turns, greeting included) have a 95% **Student-t** interval for the mean
+(``mean ± t₀.₉₇₅,ₙ₋₁ · s/√n``; NaN for a single dialogue). ``avg_reward`` is the mean of the
+run's reward model (R_TS or R_IQ).
+
+Examples
+--------
+>>> import tempfile
+>>> config = TrainingConfig(reward="ts", seed=0, dialogues=40, every=20, eval_dialogues=10)
+>>> with tempfile.TemporaryDirectory() as run_dir:
+...     result = train(config, run_dir, progress=False)
+...     [c.dialogues for c in list_checkpoints(run_dir)], load_checkpoint(run_dir).dialogues_trained
+([20, 40], 40)
+>>> [(r.checkpoint, r.dialogues) for r in result.evaluation]
+[('ckpt-000020', 20), ('ckpt-000040', 40)]
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime
+import io
+import math
+import numbers
+import os
+import platform
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from contexts.domain import default_domain
+from policies.features import feature_size
+from policies.gpsarsa import GPSarsaConfig
+from policies.gpsarsa_policy import REWARDS, GPSarsaPolicy, domain_fingerprint
+from policies.rewards import RuleBasedIQ
+from policies.simulation import MAX_TURNS, SimulationResult, run_dialogues
+from policies.summary import _space_for
+from policies.usersim import UserSimulatorConfig
+from simscore._io import atomic_open, atomic_write_text, dumps
+from simscore.errors import CheckpointError, FileFormatError
+
+if TYPE_CHECKING:
+    from contexts.domain import Domain
+    from policies.simulation import DialogueTrace
+
+__all__ = [
+    "EVAL_SEED",
+    "RUN_FORMAT",
+    "RUN_VERSION",
+    "EVALUATION_COLUMNS",
+    "TIMING_COLUMNS",
+    "TrainingConfig",
+    "TrainingConfigMismatchError",
+    "Checkpoint",
+    "EvaluationRecord",
+    "TrainingResult",
+    "train",
+    "evaluate_policy",
+    "checkpoint_schedule",
+    "list_checkpoints",
+    "load_checkpoint",
+    "read_evaluation",
+    "wilson_interval",
+    "mean_interval",
+]
+
+#: Default seed of the evaluation dialogues (the same simulated users for every run).
+EVAL_SEED = 20200701
+
+RUN_FORMAT = "simscore.training_run"
+"""Value of the ``"format"`` field of ``run.json``."""
+RUN_VERSION = 1
+"""Version of ``run.json`` written (and read) by this module."""
+
+_CHECKPOINT_DIR = "checkpoints"
+_CHECKPOINT_RE = re.compile(r"^ckpt-(\d{6,})\.json$")
+_Z95 = 1.959963984540054
+
+
+class TrainingConfigMismatchError(CheckpointError):
+    """A run directory holds a run whose configuration differs from the requested one."""
+
+
+def _int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _user_config_from_json(data: Mapping[str, Any]) -> UserSimulatorConfig:
+    fields = {f.name for f in dataclasses.fields(UserSimulatorConfig)}
+    unknown = sorted(set(data) - fields)
+    if unknown:
+        raise ValueError(f"unknown user config field(s) {unknown}")
+    return UserSimulatorConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+
+
+def _iq_from_json(data: Mapping[str, Any]) -> RuleBasedIQ:
+    fields = {f.name for f in dataclasses.fields(RuleBasedIQ)}
+    unknown = sorted(set(data) - fields)
+    if unknown:
+        raise ValueError(f"unknown IQ estimator field(s) {unknown}")
+    return RuleBasedIQ(**data)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingConfig:
+    """Everything that determines a training run (and its evaluation table).
+
+    Parameters
+    ----------
+    reward : {"ts", "iq"}
+        Reward model: task success R_TS = 20·success − T or interaction quality
+        R_IQ = 5·(iq − 1) − T.
+    seed : int
+        Training seed: dialogue ``i`` uses ``SeedSequence(seed, spawn_key=(i,))``.
+    dialogues : int, default 40000
+        Training dialogues in total. May grow between calls on the same run directory.
+    every : int, default 1000
+        A checkpoint (and an evaluation) every this many dialogues, and after the last.
+    eval_dialogues : int, default 100
+        Simulated dialogues per evaluation (greedy policy).
+    eval_seed : int, default EVAL_SEED
+        Seed of the evaluation dialogues (the same for every run and checkpoint). Keep it
+        different from every training seed, or the evaluation users are training users.
+    gamma, sigma, nu, scale : float
+        GP-SARSA hyper-parameters (:class:`~policies.gpsarsa.GPSarsaConfig`; defaults 1.0,
+        5.0, 0.001 and the exploration scale 3.0).
+    max_turns : int, default 25
+        Turn limit of a dialogue (system turns, greeting included).
+    nlg_seed : int or None
+        NLG seed of the policy; None derives it from ``seed``
+        (:func:`~policies.gpsarsa_policy.default_nlg_seed`).
+    user : UserSimulatorConfig
+        The simulated user's parameters.
+    iq : RuleBasedIQ
+        The interaction-quality estimator (its weights).
+
+    Examples
+    --------
+    >>> c = TrainingConfig(reward="iq", seed=2, dialogues=3000)
+    >>> c.every, c.eval_dialogues, c.sigma
+    (1000, 100, 5.0)
+    >>> TrainingConfig.from_dict(c.to_dict()) == c
+    True
+    >>> TrainingConfig(reward="success", seed=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: reward must be one of ['iq', 'ts'], got 'success'
+    """
+
+    reward: str
+    seed: int
+    dialogues: int = 40000
+    every: int = 1000
+    eval_dialogues: int = 100
+    eval_seed: int = EVAL_SEED
+    gamma: float = 1.0
+    sigma: float = 5.0
+    nu: float = 0.001
+    scale: float = 3.0
+    max_turns: int = MAX_TURNS
+    nlg_seed: int | None = None
+    user: UserSimulatorConfig = field(default_factory=UserSimulatorConfig)
+    iq: RuleBasedIQ = field(default_factory=RuleBasedIQ)
+
+    def __post_init__(self) -> None:
+        if self.reward not in REWARDS:
+            raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {self.reward!r}")
+        checked = {
+            "seed": _int("seed", self.seed, 0),
+            "dialogues": _int("dialogues", self.dialogues, 1),
+            "every": _int("every", self.every, 1),
+            "eval_dialogues": _int("eval_dialogues", self.eval_dialogues, 1),
+            "eval_seed": _int("eval_seed", self.eval_seed, 0),
+            "max_turns": _int("max_turns", self.max_turns, 2),
+        }
+        if self.nlg_seed is not None:
+            checked["nlg_seed"] = _int("nlg_seed", self.nlg_seed, 0)
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+        # GPSarsaConfig validates and normalises the GP parameters.
+        gp = GPSarsaConfig(feature_dim=1, gamma=self.gamma, sigma=self.sigma, nu=self.nu, scale=self.scale)
+        for name in ("gamma", "sigma", "nu", "scale"):
+            object.__setattr__(self, name, getattr(gp, name))
+        if gp.scale <= 0.0:
+            raise ValueError(f"scale must be > 0 for training (exploration), got {gp.scale!r}")
+        if not isinstance(self.user, UserSimulatorConfig):
+            raise TypeError(f"user must be a UserSimulatorConfig, got {type(self.user).__name__}")
+        if not isinstance(self.iq, RuleBasedIQ):
+            raise TypeError(f"iq must be a RuleBasedIQ, got {type(self.iq).__name__}")
+
+    def gp_config(self, domain: Domain | None = None) -> GPSarsaConfig:
+        """The learner configuration for ``domain`` (default: the shipped one)."""
+        domain = domain if domain is not None else default_domain()
+        return GPSarsaConfig(
+            feature_dim=feature_size(domain),
+            n_actions=len(_space_for(domain)),
+            gamma=self.gamma,
+            sigma=self.sigma,
+            nu=self.nu,
+            scale=self.scale,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (the ``config`` of ``run.json``)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["user"] = self.user.to_json()
+        out["iq"] = dataclasses.asdict(self.iq)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TrainingConfig:
+        """Rebuild a config from :meth:`to_dict` output (unknown fields are an error)."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"config must be a mapping, got {type(data).__name__}")
+        known = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ValueError(f"unknown training config field(s) {unknown}; known fields are {known}")
+        values = dict(data)
+        if "user" in values:
+            values["user"] = _user_config_from_json(values["user"])
+        if "iq" in values:
+            values["iq"] = _iq_from_json(values["iq"])
+        return cls(**values)
+
+
+class Checkpoint(NamedTuple):
+    """A complete checkpoint of a run: training dialogues seen and the file stem."""
+
+    dialogues: int
+    stem: Path
+
+
+def checkpoint_schedule(config: TrainingConfig) -> tuple[int, ...]:
+    """Dialogue counts at which a checkpoint is written: every ``every``, and the last.
+
+    >>> checkpoint_schedule(TrainingConfig(reward="ts", seed=0, dialogues=2500, every=1000))
+    (1000, 2000, 2500)
+    """
+    points = list(range(config.every, config.dialogues + 1, config.every))
+    if not points or points[-1] != config.dialogues:
+        points.append(config.dialogues)
+    return tuple(points)
+
+
+def _stem(run_dir: Path, dialogues: int) -> Path:
+    return run_dir / _CHECKPOINT_DIR / f"ckpt-{dialogues:06d}"
+
+
+def list_checkpoints(run_dir: str | os.PathLike[str]) -> tuple[Checkpoint, ...]:
+    """The complete checkpoints of a run directory (their ``.json`` exists), oldest first.
+
+    Parameters
+    ----------
+    run_dir : path-like
+        A directory written by :func:`train`.
+    """
+    folder = Path(run_dir) / _CHECKPOINT_DIR
+    if not folder.is_dir():
+        return ()
+    found = []
+    for entry in folder.iterdir():
+        match = _CHECKPOINT_RE.match(entry.name)
+        if match:
+            n = int(match.group(1))
+            found.append(Checkpoint(n, folder / entry.name[: -len(".json")]))
+    return tuple(sorted(found))
+
+
+def load_checkpoint(
+    run_dir: str | os.PathLike[str],
+    dialogues: int | None = None,
+    *,
+    domain: Domain | None = None,
+    training: bool = False,
+) -> GPSarsaPolicy:
+    """Load a run's policy after ``dialogues`` training dialogues (default: the last checkpoint).
+
+    Parameters
+    ----------
+    run_dir : path-like
+        A directory written by :func:`train`.
+    dialogues : int, optional
+        Which checkpoint; default the last complete one.
+    domain : contexts.domain.Domain, optional
+        The run's domain (default: the shipped one).
+    training : bool
+        Return the policy in training mode (default greedy).
+
+    Raises
+    ------
+    simscore.errors.CheckpointError
+        No such checkpoint (the message lists the available ones) or a corrupt one.
+    """
+    available = list_checkpoints(run_dir)
+    if not available:
+        raise CheckpointError(f"{run_dir}: no checkpoints found (expected {_CHECKPOINT_DIR}/ckpt-NNNNNN.json)")
+    if dialogues is None:
+        chosen = available[-1]
+    else:
+        matches = [c for c in available if c.dialogues == dialogues]
+        if not matches:
+            listed = ", ".join(str(c.dialogues) for c in available)
+            raise CheckpointError(f"{run_dir}: no checkpoint after {dialogues!r} dialogues (available: {listed})")
+        chosen = matches[0]
+    policy = GPSarsaPolicy.load(chosen.stem, domain=domain, training=training)
+    if policy.dialogues_trained != chosen.dialogues:
+        raise CheckpointError(
+            f"{chosen.stem}.json: the policy has seen {policy.dialogues_trained} dialogues, "
+            f"but the file name says {chosen.dialogues}"
+        )
+    return policy
+
+
+# ---------------------------------------------------------------------------------------
+# Evaluation
+
+
+def wilson_interval(successes: int, n: int, *, z: float = _Z95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion (95% by default).
+
+    >>> [round(v, 4) for v in wilson_interval(95, 100)]
+    [0.8882, 0.9785]
+    >>> wilson_interval(0, 0)
+    (nan, nan)
+    """
+    if n <= 0:
+        return math.nan, math.nan
+    p = successes / n
+    denominator = 1.0 + z * z / n
+    centre = (p + z * z / (2.0 * n)) / denominator
+    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_interval(values: Sequence[float] | np.ndarray, *, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t confidence interval of the mean: ``(mean, low, high)``.
+
+    >>> [round(v, 4) for v in mean_interval([4.0, 5.0, 6.0])]  # t(0.975, 2) = 4.3027, s/√n = 0.5774
+    [5.0, 2.5159, 7.4841]
+    >>> mean_interval([3.0])
+    (3.0, nan, nan)
+    """
+    x = np.asarray(values, dtype=np.float64)
+    n = x.size
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    mean = float(x.mean())
+    if n == 1:
+        return mean, math.nan, math.nan
+    from scipy.special import stdtrit
+
+    half = float(stdtrit(n - 1, 0.5 + level / 2.0)) * float(x.std(ddof=1)) / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+@dataclass(frozen=True)
+class EvaluationRecord:
+    """One row of ``evaluation.csv``: the greedy policy's evaluation at one checkpoint.
+
+    Attributes
+    ----------
+    checkpoint : str
+        Checkpoint file stem (``ckpt-001000``).
+    dialogues : int
+        Training dialogues seen.
+    eval_dialogues : int
+        Evaluation dialogues.
+    success_rate, success_low, success_high : float
+        Task success rate and its 95% Wilson interval.
+    avg_iq, avg_iq_low, avg_iq_high : float
+        Mean interaction quality (1-5) and its 95% t interval.
+    avg_length, avg_length_low, avg_length_high : float
+        Mean dialogue length in system turns (greeting included) and its 95% t interval.
+    avg_reward : float
+        Mean reward of the run's reward model.
+    dictionary_size : int
+        GP dictionary points.
+    train_seconds : float
+        Wall-clock seconds spent in training dialogues from the start of the run up to this
+        checkpoint (evaluations and file writing excluded; NaN if unknown).
+    eval_seconds : float
+        Wall-clock seconds of this evaluation.
+    """
+
+    checkpoint: str
+    dialogues: int
+    eval_dialogues: int
+    success_rate: float
+    success_low: float
+    success_high: float
+    avg_iq: float
+    avg_iq_low: float
+    avg_iq_high: float
+    avg_length: float
+    avg_length_low: float
+    avg_length_high: float
+    avg_reward: float
+    dictionary_size: int
+    train_seconds: float
+    eval_seconds: float
+
+    def to_row(self) -> dict[str, Any]:
+        """The CSV row (floats written with ``repr``, so they read back exactly)."""
+        return {name: getattr(self, name) for name in EVALUATION_COLUMNS}
+
+    def without_timings(self) -> EvaluationRecord:
+        """The record with the timing columns set to NaN (for comparing runs)."""
+        return dataclasses.replace(self, train_seconds=math.nan, eval_seconds=math.nan)
+
+    def same_values(self, other: EvaluationRecord) -> bool:
+        """Equal in every column except the timings (NaN equals NaN)."""
+        for name in EVALUATION_COLUMNS:
+            if name in TIMING_COLUMNS:
+                continue
+            a, b = getattr(self, name), getattr(other, name)
+            if a != b and not (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)):
+                return False
+        return True
+
+
+#: Columns of ``evaluation.csv``, in order.
+EVALUATION_COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(EvaluationRecord))
+#: Columns that measure time (they differ between otherwise identical runs).
+TIMING_COLUMNS: tuple[str, ...] = ("train_seconds", "eval_seconds")
+_INT_COLUMNS = frozenset(("dialogues", "eval_dialogues", "dictionary_size"))
+
+
+def _record(
+    policy: GPSarsaPolicy, result: SimulationResult, *, checkpoint: str, train_seconds: float, eval_seconds: float
+) -> EvaluationRecord:
+    n = len(result)
+    low, high = wilson_interval(int(result.success.sum()), n)
+    iq, iq_low, iq_high = mean_interval(result.iq)
+    length, length_low, length_high = mean_interval(result.turns.astype(np.float64))
+    reward = result.reward_ts if policy.reward == "ts" else result.reward_iq
+    return EvaluationRecord(
+        checkpoint=checkpoint,
+        dialogues=policy.dialogues_trained,
+        eval_dialogues=n,
+        success_rate=result.success_rate,
+        success_low=low,
+        success_high=high,
+        avg_iq=iq,
+        avg_iq_low=iq_low,
+        avg_iq_high=iq_high,
+        avg_length=length,
+        avg_length_low=length_low,
+        avg_length_high=length_high,
+        avg_reward=float(reward.mean()),
+        dictionary_size=policy.learner.dictionary_size,
+        train_seconds=float(train_seconds),
+        eval_seconds=float(eval_seconds),
+    )
+
+
+def evaluate_policy(
+    policy: GPSarsaPolicy,
+    dialogues: int,
+    *,
+    seed: int = EVAL_SEED,
+    max_turns: int = MAX_TURNS,
+    user: UserSimulatorConfig | None = None,
+    iq: RuleBasedIQ | None = None,
+    checkpoint: str = "",
+    train_seconds: float = math.nan,
+) -> EvaluationRecord:
+    """Evaluate ``policy`` greedily on ``dialogues`` simulated dialogues (it does not learn).
+
+    The policy's mode is restored afterwards.
+
+    Examples
+    --------
+    >>> record = evaluate_policy(GPSarsaPolicy(seed=0), 20, seed=1)
+    >>> record.eval_dialogues, record.dialogues, 0.0 <= record.success_low <= record.success_high <= 1.0
+    (20, 0, True)
+    """
+    was_training = policy.training
+    policy.training = False
+    try:
+        start = time.perf_counter()
+        result = run_dialogues(
+            policy,
+            dialogues,
+            seed=seed,
+            domain=policy.domain,
+            user_config=user,
+            nlg_seed=policy.nlg_seed,
+            iq_estimator=iq,
+            max_turns=max_turns,
+        )
+        seconds = time.perf_counter() - start
+    finally:
+        policy.training = was_training
+    return _record(policy, result, checkpoint=checkpoint, train_seconds=train_seconds, eval_seconds=seconds)
+
+
+def _format_value(value: Any) -> str:
+    return repr(float(value)) if isinstance(value, float) else str(value)
+
+
+def _write_evaluation(path: Path, records: Sequence[EvaluationRecord]) -> None:
+    with atomic_open(path, "w") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(EVALUATION_COLUMNS)
+        for record in records:
+            writer.writerow([_format_value(getattr(record, name)) for name in EVALUATION_COLUMNS])
+
+
+def read_evaluation(run_dir: str | os.PathLike[str]) -> tuple[EvaluationRecord, ...]:
+    """The rows of a run's ``evaluation.csv`` (empty if the file does not exist yet).
+
+    Raises
+    ------
+    simscore.errors.FileFormatError
+        Wrong columns or a bad value (naming the line).
+    """
+    path = Path(run_dir) / "evaluation.csv"
+    if not path.exists():
+        return ()
+    text = path.read_text(encoding="utf-8")
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None or tuple(header) != EVALUATION_COLUMNS:
+        raise FileFormatError(path, f"expected the columns {', '.join(EVALUATION_COLUMNS)}, got {header}", line=1)
+    records = []
+    for line, row in enumerate(reader, start=2):
+        if not row:
+            continue
+        if len(row) != len(EVALUATION_COLUMNS):
+            raise FileFormatError(path, f"expected {len(EVALUATION_COLUMNS)} values, got {len(row)}", line=line)
+        values: dict[str, Any] = {}
+        for name, text_value in zip(EVALUATION_COLUMNS, row):
+            try:
+                if name == "checkpoint":
+                    values[name] = text_value
+                elif name in _INT_COLUMNS:
+                    values[name] = int(text_value)
+                else:
+                    values[name] = float(text_value)
+            except ValueError:
+                raise FileFormatError(path, f"column {name!r}: bad value {text_value!r}", line=line) from None
+        records.append(EvaluationRecord(**values))
+    return tuple(records)
+
+
+# ---------------------------------------------------------------------------------------
+# Training
+
+
+@dataclass(frozen=True, eq=False)
+class TrainingResult:
+    """What :func:`train` did.
+
+    Attributes
+    ----------
+    run_dir : pathlib.Path
+    config : TrainingConfig
+    checkpoints : tuple of Checkpoint
+        All complete checkpoints of the run, oldest first.
+    evaluation : tuple of EvaluationRecord
+        All rows of ``evaluation.csv``.
+    resumed_from : int
+        Training dialogues the run already had when this call started (0 for a new run).
+    policy : GPSarsaPolicy
+        The policy after the last checkpoint, in greedy mode.
+    """
+
+    run_dir: Path
+    config: TrainingConfig
+    checkpoints: tuple[Checkpoint, ...]
+    evaluation: tuple[EvaluationRecord, ...]
+    resumed_from: int
+    policy: GPSarsaPolicy
+
+    def to_frame(self) -> Any:
+        """The evaluation table as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame([r.to_row() for r in self.evaluation], columns=list(EVALUATION_COLUMNS))
+
+
+def _versions() -> dict[str, str]:
+    from simscore._version import __version__
+
+    return {"simscore": __version__, "numpy": np.__version__, "python": platform.python_version()}
+
+
+def _domain_info(domain: Domain) -> dict[str, Any]:
+    return {
+        "name": domain.name,
+        "fingerprint": domain_fingerprint(domain),
+        "feature_size": feature_size(domain),
+        "n_actions": len(_space_for(domain)),
+    }
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _read_run(path: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"{path}: cannot read the run description ({exc})") from None
+    if not isinstance(info, dict) or info.get("format") != RUN_FORMAT:
+        got = info.get("format") if isinstance(info, dict) else type(info).__name__
+        raise CheckpointError(f"{path}: format is {got!r}, expected {RUN_FORMAT!r}")
+    if info.get("version") != RUN_VERSION:
+        raise CheckpointError(
+            f"{path}: unsupported run format version {info.get('version')!r} (this module reads {RUN_VERSION})"
+        )
+    if not isinstance(info.get("config"), dict):
+        raise CheckpointError(f"{path}: field 'config' is missing or not an object")
+    return info
+
+
+def _check_same_run(path: Path, info: Mapping[str, Any], config: TrainingConfig, domain: Domain) -> None:
+    stored = dict(info["config"])
+    wanted = config.to_dict()
+    differences = [
+        f"{key}: run has {stored.get(key)!r}, requested {wanted.get(key)!r}"
+        for key in sorted(set(stored) | set(wanted))
+        if key != "dialogues" and stored.get(key) != wanted.get(key)
+    ]
+    stored_domain = info.get("domain", {})
+    if isinstance(stored_domain, dict) and stored_domain.get("fingerprint") != domain_fingerprint(domain):
+        differences.append(
+            f"domain: run has {stored_domain.get('name')!r} ({str(stored_domain.get('fingerprint'))[:12]}...), "
+            f"requested {domain.name!r} ({domain_fingerprint(domain)[:12]}...)"
+        )
+    if differences:
+        raise TrainingConfigMismatchError(
+            f"{path.parent} holds a run with another configuration; use a new directory or the same "
+            "configuration (only 'dialogues' may change). Differences: " + "; ".join(differences)
+        )
+
+
+class _Progress:
+    """Forwards the runner hooks to the policy and advances a progress bar per dialogue."""
+
+    __slots__ = ("choose", "begin_dialogue", "_policy", "_bar", "name", "provenance")
+
+    def __init__(self, policy: GPSarsaPolicy, bar: Any) -> None:
+        self._policy = policy
+        self._bar = bar
+        self.choose = policy.choose
+        self.begin_dialogue = policy.begin_dialogue
+        self.name = policy.name
+        self.provenance = None
+
+    def end_dialogue(self, trace: DialogueTrace) -> None:
+        self._policy.end_dialogue(trace)
+        self._bar.update(1)
+
+
+def train(
+    config: TrainingConfig,
+    out_dir: str | os.PathLike[str],
+    *,
+    domain: Domain | None = None,
+    progress: bool = True,
+) -> TrainingResult:
+    """Train (or resume training) a GP-SARSA policy; write checkpoints and evaluations.
+
+    Parameters
+    ----------
+    config : TrainingConfig
+    out_dir : path-like
+        The run directory (created if missing). If it already holds this run, training
+        continues from its last complete checkpoint (see the module docstring).
+    domain : contexts.domain.Domain, optional
+        Default: the shipped restaurant domain (recorded by fingerprint in ``run.json``).
+    progress : bool
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    TrainingResult
+
+    Raises
+    ------
+    TrainingConfigMismatchError
+        ``out_dir`` holds a run with another configuration (every field but ``dialogues``
+        must match), or more training dialogues than ``config.dialogues``.
+    simscore.errors.CheckpointError
+        ``out_dir`` holds checkpoints but no (valid) ``run.json``, or a corrupt checkpoint.
+    """
+    if not isinstance(config, TrainingConfig):
+        raise TypeError(f"config must be a TrainingConfig, got {type(config).__name__}")
+    domain = domain if domain is not None else default_domain()
+    run_dir = Path(out_dir)
+    run_path = run_dir / "run.json"
+    eval_path = run_dir / "evaluation.csv"
+    existing: tuple[Checkpoint, ...] = ()
+    if run_path.exists():
+        info = _read_run(run_path)
+        _check_same_run(run_path, info, config, domain)
+        existing = list_checkpoints(run_dir)
+        started = info.get("started", _now())
+    else:
+        if list_checkpoints(run_dir):
+            raise CheckpointError(f"{run_dir} holds checkpoints but no run.json; it is not a run directory")
+        started = _now()
+
+    def write_run(status: str, done: int) -> None:
+        document = {
+            "format": RUN_FORMAT,
+            "version": RUN_VERSION,
+            "config": config.to_dict(),
+            "domain": _domain_info(domain),
+            "versions": _versions(),
+            "status": status,
+            "dialogues_done": done,
+            "checkpoints": [c.dialogues for c in list_checkpoints(run_dir)],
+            "started": started,
+            "updated": _now(),
+        }
+        atomic_write_text(run_path, dumps(document) + "\n")
+
+    start = 0
+    if existing:
+        last = existing[-1]
+        if last.dialogues > config.dialogues:
+            raise TrainingConfigMismatchError(
+                f"{run_dir} already holds {last.dialogues} training dialogues, more than "
+                f"config.dialogues={config.dialogues}"
+            )
+        policy = load_checkpoint(run_dir, last.dialogues, domain=domain, training=True)
+        start = last.dialogues
+    else:
+        policy = GPSarsaPolicy(
+            domain,
+            reward=config.reward,
+            seed=config.seed,
+            gp_config=config.gp_config(domain),
+            nlg_seed=config.nlg_seed,
+            training=True,
+        )
+    if (policy.reward, policy.seed, policy.gp_config) != (config.reward, config.seed, config.gp_config(domain)):
+        raise TrainingConfigMismatchError(
+            f"{run_dir}: the last checkpoint's policy (reward {policy.reward!r}, seed {policy.seed}, "
+            f"{policy.gp_config}) does not match the configuration"
+        )
+    expected_nlg = config.nlg_seed if config.nlg_seed is not None else policy.nlg_seed
+    if policy.nlg_seed != expected_nlg:
+        raise TrainingConfigMismatchError(
+            f"{run_dir}: the last checkpoint's nlg_seed {policy.nlg_seed} differs from config.nlg_seed {expected_nlg}"
+        )
+
+    def evaluate(train_seconds: float) -> EvaluationRecord:
+        return evaluate_policy(
+            policy,
+            config.eval_dialogues,
+            seed=config.eval_seed,
+            max_turns=config.max_turns,
+            user=config.user,
+            iq=config.iq,
+            checkpoint=_stem(run_dir, policy.dialogues_trained).name,
+            train_seconds=train_seconds,
+        )
+
+    # Keep the rows of checkpoints that exist; a checkpoint written just before an
+    # interruption may lack its row: evaluate it now (its training time is then unknown).
+    kept = {c.dialogues for c in existing}
+    records = [r for r in read_evaluation(run_dir) if r.dialogues in kept and r.dialogues <= start]
+    train_seconds = max((r.train_seconds for r in records if math.isfinite(r.train_seconds)), default=0.0)
+    if existing and (not records or records[-1].dialogues != start):
+        records.append(evaluate(math.nan))
+        _write_evaluation(eval_path, records)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_run("running", start)
+
+    targets = [n for n in checkpoint_schedule(config) if n > start]
+    from tqdm.auto import tqdm
+
+    bar = tqdm(
+        total=config.dialogues,
+        initial=start,
+        desc=f"training gpsarsa {config.reward} seed {config.seed}",
+        unit="dlg",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
+    tracked = _Progress(policy, bar)
+    done = start
+    try:
+        for target in targets:
+            policy.training = True
+            began = time.perf_counter()
+            run_dialogues(
+                tracked,
+                target - done,
+                seed=config.seed,
+                start=done,
+                domain=domain,
+                user_config=config.user,
+                nlg_seed=policy.nlg_seed,
+                iq_estimator=config.iq,
+                max_turns=config.max_turns,
+            )
+            train_seconds += time.perf_counter() - began
+            done = target
+            policy.save(_stem(run_dir, done))
+            record = evaluate(train_seconds)
+            records.append(record)
+            _write_evaluation(eval_path, records)
+            write_run("running" if done < config.dialogues else "complete", done)
+            bar.set_postfix(success=f"{record.success_rate:.3f}", dictionary=record.dictionary_size, refresh=False)
+    except KeyboardInterrupt:
+        write_run("interrupted", done)
+        raise
+    except BaseException:
+        write_run("failed", done)
+        raise
+    finally:
+        bar.close()
+    if not targets:
+        write_run("complete", done)
+    policy.training = False
+    return TrainingResult(
+        run_dir=run_dir,
+        config=config,
+        checkpoints=list_checkpoints(run_dir),
+        evaluation=tuple(records),
+        resumed_from=start,
+        policy=policy,
+    )

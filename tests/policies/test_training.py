@@ -1,0 +1,334 @@
+"""Tests of policies.training and the ``simscore train`` command: runs, determinism, resume."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from policies.gpsarsa_policy import GPSarsaPolicy
+from policies.handcrafted import RandomPolicy
+from policies.simulation import run_dialogues
+from policies.training import (
+    EVAL_SEED,
+    EVALUATION_COLUMNS,
+    RUN_FORMAT,
+    Checkpoint,
+    EvaluationRecord,
+    TrainingConfig,
+    TrainingConfigMismatchError,
+    checkpoint_schedule,
+    list_checkpoints,
+    load_checkpoint,
+    mean_interval,
+    read_evaluation,
+    train,
+    wilson_interval,
+)
+from policies.usersim import UserSimulatorConfig
+from simscore.cli_train import add_subcommands
+from simscore.errors import CheckpointError, FileFormatError
+
+SMALL = TrainingConfig(reward="ts", seed=3, dialogues=60, every=20, eval_dialogues=20)
+
+
+def _files(run_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((run_dir / "checkpoints").iterdir())}
+
+
+def _same_rows(a, b) -> bool:
+    return len(a) == len(b) and all(x.same_values(y) for x, y in zip(a, b))
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted run of SMALL."""
+    run_dir = tmp_path_factory.mktemp("reference") / "run"
+    train(SMALL, run_dir, progress=False)
+    return run_dir
+
+
+# ----------------------------------------------------------------------------- config
+
+
+def test_config_defaults_round_trip_and_schedule() -> None:
+    config = TrainingConfig(reward="iq", seed=1)
+    assert (config.dialogues, config.every, config.eval_dialogues, config.eval_seed) == (40000, 1000, 100, EVAL_SEED)
+    assert (config.gamma, config.sigma, config.nu, config.scale, config.max_turns) == (1.0, 5.0, 0.001, 3.0, 25)
+    data = json.loads(json.dumps(config.to_dict()))
+    assert TrainingConfig.from_dict(data) == config
+    custom = TrainingConfig(reward="ts", seed=0, sigma=2, user=UserSimulatorConfig(patience=(2, 3)))
+    assert custom.sigma == 2.0 and isinstance(custom.sigma, float)
+    assert TrainingConfig.from_dict(json.loads(json.dumps(custom.to_dict()))) == custom
+    assert checkpoint_schedule(SMALL) == (20, 40, 60)
+    assert checkpoint_schedule(TrainingConfig(reward="ts", seed=0, dialogues=50, every=20)) == (20, 40, 50)
+    assert checkpoint_schedule(TrainingConfig(reward="ts", seed=0, dialogues=5, every=20)) == (5,)
+    gp = config.gp_config()
+    assert (gp.feature_dim, gp.n_actions, gp.sigma) == (275, 16, 5.0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"reward": "bleu"}, ValueError, r"reward must be one of \['iq', 'ts'\], got 'bleu'"),
+        ({"seed": -1}, ValueError, "seed must be >= 0"),
+        ({"seed": 1.0}, TypeError, "seed must be an int"),
+        ({"dialogues": 0}, ValueError, "dialogues must be >= 1"),
+        ({"every": 0}, ValueError, "every must be >= 1"),
+        ({"eval_dialogues": 0}, ValueError, "eval_dialogues must be >= 1"),
+        ({"sigma": 0}, ValueError, "sigma must be > 0"),
+        ({"scale": 0}, ValueError, "scale must be > 0 for training"),
+        ({"max_turns": 1}, ValueError, "max_turns must be >= 2"),
+        ({"user": {}}, TypeError, "user must be a UserSimulatorConfig"),
+    ],
+)
+def test_bad_config(kwargs, error, message) -> None:
+    with pytest.raises(error, match=message):
+        TrainingConfig(**{"reward": "ts", "seed": 0, **kwargs})
+
+
+def test_config_from_dict_rejects_unknown_fields() -> None:
+    with pytest.raises(ValueError, match=r"unknown training config field\(s\) \['epochs'\]"):
+        TrainingConfig.from_dict({"reward": "ts", "seed": 0, "epochs": 3})
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "low", "high"),
+    [(95, 100, 0.888250, 0.978456), (100, 100, 0.963007, 1.0), (0, 10, 0.0, 0.277533), (5, 10, 0.236593, 0.763407)],
+)
+def test_wilson_interval_golden(k, n, low, high) -> None:
+    lo, hi = wilson_interval(k, n)
+    assert lo == pytest.approx(low, abs=1e-6) and hi == pytest.approx(high, abs=1e-6)
+
+
+def test_mean_interval_golden() -> None:
+    mean, low, high = mean_interval([4.0, 5.0, 6.0])
+    half = 4.302652729749464 * 1.0 / math.sqrt(3)  # t(0.975, 2) · s / √n
+    assert mean == 5.0 and low == pytest.approx(5.0 - half, rel=1e-12) and high == pytest.approx(5.0 + half, rel=1e-12)
+    assert mean_interval([2.0, 2.0, 2.0]) == (2.0, 2.0, 2.0)
+    single = mean_interval([3.0])
+    assert single[0] == 3.0 and math.isnan(single[1]) and math.isnan(single[2])
+
+
+# ----------------------------------------------------------------------------- a run
+
+
+def test_run_directory_layout_and_table(reference: Path) -> None:
+    assert [c.dialogues for c in list_checkpoints(reference)] == [20, 40, 60]
+    assert set(_files(reference)) == {f"ckpt-0000{n}.{ext}" for n in (20, 40, 60) for ext in ("json", "npz")}
+    info = json.loads((reference / "run.json").read_text())
+    assert info["format"] == RUN_FORMAT and info["status"] == "complete" and info["dialogues_done"] == 60
+    assert TrainingConfig.from_dict(info["config"]) == SMALL
+    assert info["checkpoints"] == [20, 40, 60] and info["domain"]["feature_size"] == 275
+    assert set(info["versions"]) == {"simscore", "numpy", "python"}
+    with open(reference / "evaluation.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert tuple(rows[0]) == EVALUATION_COLUMNS
+    assert [r["checkpoint"] for r in rows] == ["ckpt-000020", "ckpt-000040", "ckpt-000060"]
+    records = read_evaluation(reference)
+    for row, record in zip(rows, records):
+        assert record.eval_dialogues == 20 and float(row["success_rate"]) == record.success_rate
+        assert record.success_low <= record.success_rate <= record.success_high
+        assert record.avg_iq_low <= record.avg_iq <= record.avg_iq_high
+        assert record.avg_length_low <= record.avg_length <= record.avg_length_high
+        assert record.avg_reward == pytest.approx(20.0 * record.success_rate - record.avg_length)
+        assert record.train_seconds > 0 and record.eval_seconds > 0
+    assert records[0].train_seconds < records[1].train_seconds < records[2].train_seconds  # cumulative
+    policy = load_checkpoint(reference)
+    assert policy.dialogues_trained == 60 and policy.training is False
+    assert [r.dictionary_size for r in records][-1] == policy.learner.dictionary_size
+    # the table's numbers are a greedy evaluation of the checkpoint on the fixed evaluation seed
+    result = run_dialogues(policy, 20, seed=EVAL_SEED)
+    assert result.success_rate == records[-1].success_rate and result.mean_turns == records[-1].avg_length
+
+
+def test_same_seed_gives_bit_identical_checkpoints(reference: Path, tmp_path: Path) -> None:
+    train(SMALL, tmp_path / "again", progress=False)
+    assert _files(tmp_path / "again") == _files(reference)
+    assert _same_rows(read_evaluation(tmp_path / "again"), read_evaluation(reference))
+    train(TrainingConfig(**{**SMALL.__dict__, "seed": 4}), tmp_path / "other", progress=False)
+    a = np.load(tmp_path / "other" / "checkpoints" / "ckpt-000060.npz")
+    b = np.load(reference / "checkpoints" / "ckpt-000060.npz")
+    assert a["alpha"].shape != b["alpha"].shape or not np.array_equal(a["alpha"], b["alpha"])
+
+
+def test_resume_equals_uninterrupted(reference: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    first = train(TrainingConfig(**{**SMALL.__dict__, "dialogues": 40}), run_dir, progress=False)
+    assert first.resumed_from == 0 and [c.dialogues for c in first.checkpoints] == [20, 40]
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    second = train(SMALL, run_dir, progress=False)
+    assert second.resumed_from == 40 and second.policy.dialogues_trained == 60
+    assert _files(run_dir) == _files(reference)
+    assert _same_rows(second.evaluation, read_evaluation(reference))
+    assert read_evaluation(run_dir) == second.evaluation
+    # a complete run: nothing left to do
+    third = train(SMALL, run_dir, progress=False)
+    assert third.resumed_from == 60 and _same_rows(third.evaluation, second.evaluation)
+
+
+def test_resume_after_a_torn_checkpoint(reference: Path, tmp_path: Path) -> None:
+    """Interrupted between the .npz and the .json of the last checkpoint, or before its row."""
+    torn = tmp_path / "torn"
+    shutil.copytree(reference, torn)
+    (torn / "checkpoints" / "ckpt-000060.json").unlink()  # .npz written, .json not yet
+    (torn / "checkpoints" / "ckpt-000060.npz").write_bytes(b"half a file")
+    rows = (torn / "evaluation.csv").read_text().splitlines()
+    (torn / "evaluation.csv").write_text("\n".join(rows[:-1]) + "\n")
+    assert [c.dialogues for c in list_checkpoints(torn)] == [20, 40]
+    result = train(SMALL, torn, progress=False)
+    assert result.resumed_from == 40
+    assert _files(torn) == _files(reference)
+    assert _same_rows(read_evaluation(torn), read_evaluation(reference))
+
+    no_row = tmp_path / "no_row"
+    shutil.copytree(reference, no_row)
+    (no_row / "evaluation.csv").write_text("\n".join(rows[:-1]) + "\n")  # checkpoint 60 has no row
+    result = train(SMALL, no_row, progress=False)
+    assert result.resumed_from == 60 and math.isnan(result.evaluation[-1].train_seconds)
+    assert _same_rows(read_evaluation(no_row), read_evaluation(reference))
+
+
+def test_keyboard_interrupt_marks_the_run_and_resume_completes_it(
+    reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import policies.training as training
+
+    real = training.run_dialogues
+
+    def interrupted(policy, n, **kwargs):
+        if kwargs.get("start") == 20 and kwargs["seed"] == SMALL.seed:
+            real(policy, n // 2, **kwargs)  # half of the chunk has been learned when the user hits Ctrl-C
+            raise KeyboardInterrupt
+        return real(policy, n, **kwargs)
+
+    monkeypatch.setattr(training, "run_dialogues", interrupted)
+    run_dir = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        train(SMALL, run_dir, progress=False)
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["status"] == "interrupted" and info["dialogues_done"] == 20
+    monkeypatch.setattr(training, "run_dialogues", real)
+    result = train(SMALL, run_dir, progress=False)
+    assert result.resumed_from == 20
+    assert _files(run_dir) == _files(reference)
+    assert _same_rows(read_evaluation(run_dir), read_evaluation(reference))
+
+
+def test_config_mismatch_on_resume_is_a_clear_error(reference: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(reference, run_dir)
+    other = TrainingConfig(**{**SMALL.__dict__, "reward": "iq", "sigma": 4.0})
+    with pytest.raises(TrainingConfigMismatchError, match=r"reward: run has 'ts', requested 'iq'; sigma: run has 5.0"):
+        train(other, run_dir, progress=False)
+    with pytest.raises(CheckpointError, match="already holds 60 training dialogues, more than config.dialogues=40"):
+        train(TrainingConfig(**{**SMALL.__dict__, "dialogues": 40}), run_dir, progress=False)
+    assert _files(run_dir) == _files(reference)  # nothing was touched
+
+
+def test_checkpoints_without_run_json(reference: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(reference, run_dir)
+    (run_dir / "run.json").unlink()
+    with pytest.raises(CheckpointError, match="holds checkpoints but no run.json"):
+        train(SMALL, run_dir, progress=False)
+    (run_dir / "run.json").write_text('{"format": "something else"}')
+    with pytest.raises(CheckpointError, match="format is 'something else'"):
+        train(SMALL, run_dir, progress=False)
+
+
+def test_load_checkpoint_and_list(reference: Path, tmp_path: Path) -> None:
+    assert list_checkpoints(tmp_path) == ()
+    first = list_checkpoints(reference)[0]
+    assert first == Checkpoint(20, reference / "checkpoints" / "ckpt-000020")
+    policy = load_checkpoint(reference, 20, training=True)
+    assert policy.dialogues_trained == 20 and policy.training is True and policy.name == "gpsarsa-ts-seed3-20"
+    with pytest.raises(CheckpointError, match=r"no checkpoint after 30 dialogues \(available: 20, 40, 60\)"):
+        load_checkpoint(reference, 30)
+    with pytest.raises(CheckpointError, match="no checkpoints found"):
+        load_checkpoint(tmp_path)
+
+
+def test_read_evaluation_errors(tmp_path: Path) -> None:
+    assert read_evaluation(tmp_path) == ()
+    (tmp_path / "evaluation.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(FileFormatError, match="line 1"):
+        read_evaluation(tmp_path)
+    row = ["ckpt-000001", "1", "x"] + ["0.5"] * (len(EVALUATION_COLUMNS) - 3)
+    (tmp_path / "evaluation.csv").write_text(",".join(EVALUATION_COLUMNS) + "\n" + ",".join(row) + "\n")
+    with pytest.raises(FileFormatError, match="line 2.*column 'eval_dialogues': bad value 'x'"):
+        read_evaluation(tmp_path)
+
+
+def test_record_comparison_ignores_only_timings() -> None:
+    values = dict.fromkeys(EVALUATION_COLUMNS, 1.0)
+    values.update(checkpoint="ckpt-000001", dialogues=1, eval_dialogues=1, dictionary_size=1, avg_iq_low=math.nan)
+    a = EvaluationRecord(**values)
+    assert a.same_values(EvaluationRecord(**{**values, "train_seconds": 9.0, "eval_seconds": 3.0}))
+    assert not a.same_values(EvaluationRecord(**{**values, "avg_reward": 2.0}))
+    assert math.isnan(a.without_timings().train_seconds)
+
+
+# ----------------------------------------------------------------------------- learning
+
+
+def test_short_training_clearly_beats_the_random_policy(tmp_path: Path) -> None:
+    # Measured: seed 0, 300 dialogues, 200 evaluation dialogues: success 0.97, 4.6 turns;
+    # the random policy on the same users: 0.56-0.62 success, 16 turns.
+    config = TrainingConfig(reward="ts", seed=0, dialogues=300, every=300, eval_dialogues=200)
+    (record,) = train(config, tmp_path / "run", progress=False).evaluation
+    chance = run_dialogues(RandomPolicy(seed=0), 200, seed=EVAL_SEED)
+    assert chance.success_rate < 0.7 and chance.mean_turns > 12
+    assert record.success_rate >= 0.9 and record.success_low > chance.success_rate
+    assert record.avg_length < 6.0 and record.avg_iq > 4.5
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def _run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    add_subcommands(parser.add_subparsers())
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_cli_train_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    argv = ["train", "--reward", "iq", "--seed", "1", "--dialogues", "30", "--every", "15", "--eval", "10",
+            "--out", str(out), "--quiet"]
+    assert _run(argv) == 0
+    printed = capsys.readouterr().out
+    assert "ckpt-000030 (30 dialogues)" in printed and len(printed.splitlines()) == 4
+    info = json.loads((out / "run.json").read_text())
+    assert info["config"]["reward"] == "iq" and info["config"]["eval_dialogues"] == 10
+    assert [c.dialogues for c in list_checkpoints(out)] == [15, 30]
+    assert _run(argv[:6] + ["45"] + argv[7:]) == 0
+    assert "resumed" in capsys.readouterr().out and list_checkpoints(out)[-1].dialogues == 45
+    assert isinstance(load_checkpoint(out), GPSarsaPolicy)
+    with pytest.raises(TrainingConfigMismatchError, match="sigma"):
+        _run(argv + ["--sigma", "2"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "--reward", "bleu", "--seed", "1", "--out", "x"],
+        ["train", "--reward", "ts", "--seed", "-1", "--out", "x"],
+        ["train", "--reward", "ts", "--seed", "1", "--every", "0", "--out", "x"],
+        ["train", "--reward", "ts", "--seed", "1"],
+    ],
+)
+def test_cli_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        _run(argv)
+    assert "error" in capsys.readouterr().err
