@@ -125,7 +125,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from simscore._io import atomic_open, dumps
+from simscore._io import atomic_open, dumps, format_problem
 from simscore.errors import CheckpointError
 
 __all__ = [
@@ -956,17 +956,9 @@ def _read_header(json_path: Path) -> dict[str, Any]:
         header = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CheckpointError(f"{json_path}: invalid JSON ({exc})") from None
-    if not isinstance(header, dict):
-        raise CheckpointError(f"{json_path}: expected a JSON object, got {type(header).__name__}")
-    if header.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(
-            f"{json_path}: format is {header.get('format')!r}, expected {CHECKPOINT_FORMAT!r}"
-        )
-    if header.get("version") != CHECKPOINT_VERSION:
-        raise CheckpointError(
-            f"{json_path}: unsupported format version {header.get('version')!r} "
-            f"(this module reads version {CHECKPOINT_VERSION})"
-        )
+    problem = format_problem(header, CHECKPOINT_FORMAT, (CHECKPOINT_VERSION,))
+    if problem:
+        raise CheckpointError(f"{json_path}: {problem}")
     for key in ("config", "counts", "arrays"):
         if not isinstance(header.get(key), dict):
             raise CheckpointError(f"{json_path}: field {key!r} is missing or not an object")

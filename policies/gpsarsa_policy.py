@@ -77,7 +77,7 @@ from policies.features import belief_features, feature_size
 from policies.gpsarsa import GPSarsa, GPSarsaConfig, QEstimate
 from policies.simulation import SummaryPolicyAdapter
 from policies.summary import SummaryActions, _space_for
-from simscore._io import dumps
+from simscore._io import dumps, format_problem
 from simscore.errors import CheckpointError
 from simscore.responses import Response
 
@@ -442,15 +442,9 @@ class GPSarsaPolicy:
         meta = header.get("metadata")
         if not isinstance(meta, dict):
             raise CheckpointError(f"{json_path}: no policy metadata; not a GPSarsaPolicy checkpoint")
-        if meta.get("format") != POLICY_FORMAT:
-            raise CheckpointError(
-                f"{json_path}: metadata.format is {meta.get('format')!r}, expected {POLICY_FORMAT!r}"
-            )
-        if meta.get("version") != POLICY_VERSION:
-            raise CheckpointError(
-                f"{json_path}: unsupported policy metadata version {meta.get('version')!r} "
-                f"(this module reads version {POLICY_VERSION})"
-            )
+        problem = format_problem(meta, POLICY_FORMAT, (POLICY_VERSION,), what="policy metadata format")
+        if problem:
+            raise CheckpointError(f"{json_path}: {problem}")
         missing = [key for key in ("reward", "seed", "nlg_seed", "dialogues_trained", "domain") if key not in meta]
         if missing:
             raise CheckpointError(f"{json_path}: policy metadata lacks the field(s) {missing}")

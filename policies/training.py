@@ -77,7 +77,7 @@ from policies.rewards import RuleBasedIQ
 from policies.simulation import MAX_TURNS, SimulationResult, run_dialogues
 from policies.summary import _space_for
 from policies.usersim import UserSimulatorConfig
-from simscore._io import atomic_open, atomic_write_text, dumps
+from simscore._io import atomic_open, atomic_write_text, dumps, format_problem
 from simscore.errors import CheckpointError, FileFormatError
 
 if TYPE_CHECKING:
@@ -651,13 +651,9 @@ def _read_run(path: Path) -> dict[str, Any]:
         info = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CheckpointError(f"{path}: cannot read the run description ({exc})") from None
-    if not isinstance(info, dict) or info.get("format") != RUN_FORMAT:
-        got = info.get("format") if isinstance(info, dict) else type(info).__name__
-        raise CheckpointError(f"{path}: format is {got!r}, expected {RUN_FORMAT!r}")
-    if info.get("version") != RUN_VERSION:
-        raise CheckpointError(
-            f"{path}: unsupported run format version {info.get('version')!r} (this module reads {RUN_VERSION})"
-        )
+    problem = format_problem(info, RUN_FORMAT, (RUN_VERSION,), what="run format")
+    if problem:
+        raise CheckpointError(f"{path}: {problem}")
     if not isinstance(info.get("config"), dict):
         raise CheckpointError(f"{path}: field 'config' is missing or not an object")
     return info

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from simscore.errors import FileFormatError
 
-__all__ = ["atomic_open", "atomic_write_text", "write_jsonl", "read_jsonl", "dumps"]
+__all__ = ["atomic_open", "atomic_write_text", "write_jsonl", "read_jsonl", "dumps", "format_problem"]
 
 
 def _read_umask() -> int:
@@ -84,6 +84,29 @@ def write_jsonl(
             handle.write("\n")
 
 
+def format_problem(obj: Any, format_name: str, versions: Iterable[int], *, what: str = "format") -> str | None:
+    """What is wrong with a file header's ``format``/``version`` fields, or None if nothing.
+
+    >>> format_problem({"format": "x", "version": 1}, "x", (1,)) is None
+    True
+    >>> format_problem({"format": "x", "version": 3}, "x", (1, 2))
+    'unsupported format version 3 (this simscore reads version 1, 2)'
+    >>> format_problem([], "x", (1,))
+    'expected a JSON object, got list'
+    """
+    if not isinstance(obj, Mapping):
+        return f"expected a JSON object, got {type(obj).__name__}"
+    if obj.get("format") != format_name:
+        return f"{what} is {obj.get('format')!r}, expected {format_name!r}"
+    supported = tuple(versions)
+    if obj.get("version") not in supported:
+        return (
+            f"unsupported {what} version {obj.get('version')!r} "
+            f"(this simscore reads version {', '.join(map(str, supported))})"
+        )
+    return None
+
+
 def _reject_constant(name: str) -> float:
     raise ValueError(f"non-standard JSON number {name}")
 
@@ -125,20 +148,10 @@ def read_jsonl(
         handle.close()
         raise FileFormatError(p, "empty file, expected a header line", line=1)
     header = _parse_line(p, first, 1)
-    if header.get("format") != format_name:
+    problem = format_problem(header, format_name, versions, what="header format")
+    if problem:
         handle.close()
-        raise FileFormatError(
-            p, f"header format is {header.get('format')!r}, expected {format_name!r}", line=1
-        )
-    supported = tuple(versions)
-    if header.get("version") not in supported:
-        handle.close()
-        raise FileFormatError(
-            p,
-            f"unsupported format version {header.get('version')!r} "
-            f"(this simscore reads version(s) {', '.join(map(str, supported))})",
-            line=1,
-        )
+        raise FileFormatError(p, problem.replace("header format version", "format version"), line=1)
 
     def records() -> Iterator[tuple[int, dict[str, Any]]]:
         with handle:

@@ -77,7 +77,7 @@ import numpy as np
 import pandas as pd
 
 from simscore import analysis
-from simscore._io import atomic_open, atomic_write_text, dumps
+from simscore._io import atomic_open, atomic_write_text, dumps, format_problem
 from simscore._version import __version__
 from simscore.errors import FileFormatError
 
@@ -230,13 +230,9 @@ def _read_json(path: Path, format_name: str) -> dict[str, Any]:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise FileFormatError(path, f"invalid JSON ({exc.msg})", line=exc.lineno) from None
-    if not isinstance(document, dict) or document.get("format") != format_name:
-        found = document.get("format") if isinstance(document, dict) else type(document).__name__
-        raise FileFormatError(path, f"format is {found!r}, expected {format_name!r}")
-    if document.get("version") != _VERSION:
-        raise FileFormatError(
-            path, f"unsupported version {document.get('version')!r} (this simscore reads version {_VERSION})"
-        )
+    problem = format_problem(document, format_name, (_VERSION,))
+    if problem:
+        raise FileFormatError(path, problem)
     return document
 
 

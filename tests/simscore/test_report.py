@@ -98,7 +98,7 @@ def test_load_tables_names_the_bad_file(tables, tmp_path):
     with pytest.raises(FileFormatError, match=r"chance\.json, line 1: invalid JSON"):
         report.load_tables(tmp_path)
     (tmp_path / "chance.json").write_text('{"format": "simscore-table", "version": 7}')
-    with pytest.raises(FileFormatError, match="unsupported version 7"):
+    with pytest.raises(FileFormatError, match="unsupported format version 7"):
         report.load_tables(tmp_path)
     (tmp_path / "chance.json").unlink()
     with pytest.raises(FileFormatError, match=r"chance\.json: file not found"):
