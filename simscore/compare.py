@@ -200,43 +200,54 @@ def _bootstrap_all(
 ) -> dict[str, tuple[float, float]]:
     """Bootstrap CIs of every measure's mean from one shared set of context resamples.
 
-    Resampling the contexts once and reusing the resample for every measure makes the
-    intervals paired across measures and costs one weight matrix plus a matrix-vector
-    product per measure. NaN scores are left out of each resampled mean.
+    The contexts are resampled once and the resample is reused for every measure, so the
+    intervals are paired across measures. A context enters only through its row of scores,
+    so resampling contexts is the same as drawing how often each distinct row occurs (one
+    multinomial draw over the distinct rows); when rows are mostly distinct, explicit
+    resample weights over the contexts are used instead. NaN scores are left out of each
+    resampled mean.
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be at least 1, got {n_resamples!r}")
     n = len(next(iter(columns.values()))) if columns else 0
-    if n == 0 or n * n_resamples > _SHARED_BOOTSTRAP_LIMIT:
+    if n == 0:
+        return {name: (float("nan"), float("nan")) for name in columns}
+    matrix = np.column_stack(list(columns.values()))
+    # NaN never equals itself; +inf (never a score) stands in for it while grouping rows
+    rows, counts = np.unique(np.where(np.isnan(matrix), np.inf, matrix), axis=0, return_counts=True)
+    rng = np.random.default_rng(seed)
+    if len(rows) * 4 <= n:
+        weights = rng.multinomial(n, counts / n, size=n_resamples).astype(np.float64)
+        values = np.where(np.isinf(rows), np.nan, rows)
+    elif n * n_resamples <= _SHARED_BOOTSTRAP_LIMIT:
+        picks = rng.integers(0, n, size=(n_resamples, n))
+        picks += np.arange(n_resamples)[:, None] * n
+        weights = np.bincount(picks.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
+        values = matrix
+    else:
         return {
             name: bootstrap_ci(col[~np.isnan(col)], n_resamples=n_resamples, confidence=confidence, rng=seed)
             for name, col in columns.items()
         }
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, n, size=(n_resamples, n))
-    picks += np.arange(n_resamples)[:, None] * n
-    weights = np.bincount(picks.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
     tail = (1.0 - confidence) / 2.0 * 100.0
     out: dict[str, tuple[float, float]] = {}
-    for name, column in columns.items():
+    for j, name in enumerate(columns):
+        column = values[:, j]
         valid = ~np.isnan(column)
-        values = column[valid]
-        if len(values) == 0:
+        present = column[valid]
+        if len(present) == 0:
             out[name] = (float("nan"), float("nan"))
             continue
-        if values.min() == values.max():
-            out[name] = (float(values[0]), float(values[0]))
+        if present.min() == present.max():
+            out[name] = (float(present[0]), float(present[0]))
             continue
-        if valid.all():
-            means = weights @ column / n
-        else:
-            w = weights[:, valid]
-            totals = w.sum(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                means = (w @ values) / totals
-            means = means[totals > 0]
+        w = weights if valid.all() else weights[:, valid]
+        totals = w.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = (w @ present) / totals
+        means = means[totals > 0]
         low, high = np.percentile(means, [tail, 100.0 - tail])
         out[name] = (float(low), float(high))
     return out

@@ -32,6 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from simscore.errors import MissingDependencyError, SimscoreError
+from simscore.measures.base import dist_version
 
 __all__ = [
     "SentenceEncoder",
@@ -82,14 +83,6 @@ def available_cpus() -> int:
     return max(1, min(total, allowed))
 
 
-def dist_version(*names: str) -> str:
-    """Installed version of the first distribution found among ``names``, else ``"unknown"``."""
-    for name in names:
-        try:
-            return importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return "unknown"
 
 
 class _CachingEncoder(abc.ABC):

@@ -8,14 +8,12 @@ distinct actions cost a few hundred Python-level comparisons plus numpy indexing
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import version
-
 import Levenshtein
 import numpy as np
 
 from simscore.acts import Act
 from simscore.errors import InvalidResponseError
-from simscore.measures.base import PairwiseMeasure
+from simscore.measures.base import PairwiseMeasure, dist_version
 
 __all__ = [
     "TotalMatchRate",
@@ -139,7 +137,7 @@ class ConceptErrorRate(_ActionMeasure):
 
     def signature(self) -> str:
         return (
-            f"cer|levenshtein:{version('Levenshtein')}|tokens:slot-value|sym:mean|gate:intent"
+            f"cer|levenshtein:{dist_version('Levenshtein')}|tokens:slot-value|sym:mean|gate:intent"
             f"|clip:{'yes' if self.clip else 'no'}"
         )
 

@@ -12,6 +12,8 @@ scores each distinct pair once (:func:`unique_pairs`) and broadcasts the result.
 from __future__ import annotations
 
 import abc
+import functools
+import importlib.metadata
 import warnings
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -21,7 +23,7 @@ import pandas as pd
 
 from simscore.errors import InvalidResponseError, MissingValueWarning
 
-__all__ = ["Measure", "PairwiseMeasure", "unique_pairs", "check_pair_lengths", "warn_missing"]
+__all__ = ["Measure", "PairwiseMeasure", "unique_pairs", "check_pair_lengths", "warn_missing", "dist_version"]
 
 
 @runtime_checkable
@@ -45,6 +47,21 @@ class Measure(Protocol):
         text measure on an action-only one) scores NaN, with a :class:`MissingValueWarning`.
         """
         ...
+
+
+@functools.lru_cache(maxsize=None)
+def dist_version(*names: str) -> str:
+    """Installed version of the first distribution found among ``names``, else ``"unknown"``.
+
+    Cached: reading package metadata costs about a millisecond, and signatures are built
+    for every comparison.
+    """
+    for name in names:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "unknown"
 
 
 def check_pair_lengths(name: str, a: Sequence[Any], b: Sequence[Any]) -> None:
