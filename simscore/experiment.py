@@ -79,8 +79,8 @@ class ExperimentConfig:
 
     name: str = "demo"
     rewards: tuple[str, ...] = ("ts", "iq")
-    seeds: tuple[int, ...] = (1, 2)
-    dialogues: int = 2000
+    seeds: tuple[int, ...] = (1, 2, 3)
+    dialogues: int = 5000
     every: int = 500
     eval_dialogues: int = 100
     eval_seed: int = 1_000_003
@@ -159,7 +159,7 @@ class ExperimentConfig:
             raise ExperimentError(f"{source}: {exc}") from None
 
 
-#: ``simscore demo``: two seeds per reward, 2,000 dialogues, a checkpoint every 500.
+#: ``simscore demo``: three seeds per reward, 5,000 dialogues, a checkpoint every 500.
 DEMO_CONFIG = ExperimentConfig()
 
 
