@@ -164,13 +164,24 @@ def _grid(figure: Figure, n: int, ncols: int = 4, **kwargs: Any) -> list[Axes]:
     return axes[:n]
 
 
-def _finish_panels(axes: list[Axes], xlabel: str, ncols: int = 4) -> None:
-    """Integer checkpoint ticks; the x label only under the bottom panel of each column."""
-    from matplotlib.ticker import MaxNLocator
+def _checkpoint_ticks(ax: Axes) -> None:
+    """At most five integer ticks, thousands written as "10k", so labels never collide."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+    def label(value: float, _position: int) -> str:
+        if value and abs(value) >= 1000 and value % 1000 == 0:
+            return f"{value / 1000:g}k"
+        return f"{value:g}"
+
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
+    ax.xaxis.set_major_formatter(FuncFormatter(label))
+
+
+def _finish_panels(axes: list[Axes], xlabel: str, ncols: int = 4) -> None:
+    """Checkpoint ticks; the x label only under the bottom panel of each column."""
     ncols = max(1, min(ncols, len(axes)))
     for i, ax in enumerate(axes):
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        _checkpoint_ticks(ax)
         if i + ncols >= len(axes):
             ax.set_xlabel(xlabel)
             ax.tick_params(labelbottom=True)
@@ -492,8 +503,6 @@ def draw_performance(table: pd.DataFrame) -> Figure:
         ("avg_length", "average dialogue length (turns)", None),
     )
     with _style():
-        from matplotlib.ticker import MaxNLocator
-
         figure = _new_figure(12.0, 3.4)
         axes = figure.subplots(1, 3, squeeze=False)[0]
         for ax, (column, ylabel, limits) in zip(axes, panels, strict=True):
@@ -504,8 +513,8 @@ def draw_performance(table: pd.DataFrame) -> Figure:
                         markersize=3, label=f"{reward} ({n_runs} run{'s' if n_runs != 1 else ''})")
                 ax.fill_between(curve["checkpoint"], curve[f"{column}_low"], curve[f"{column}_high"],
                                 color=colours[reward], alpha=0.15, linewidth=0)
-            ax.set_xlabel("checkpoint k")
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.set_xlabel("checkpoint k (training dialogues)")
+            _checkpoint_ticks(ax)
             ax.set_ylabel(ylabel)
             ax.set_title(ylabel.split(" (")[0].capitalize())
             if limits is not None:

@@ -141,7 +141,7 @@ def test_performance_figure(tables):
     ]
     assert axes[0].get_ylim() == pytest.approx((0.0, 1.02))
     assert axes[1].get_ylim() == pytest.approx((1.0, 5.05))
-    assert all(ax.get_xlabel() == "checkpoint k" for ax in axes)
+    assert all(ax.get_xlabel() == "checkpoint k (training dialogues)" for ax in axes)
     assert _legend_texts(figure) == ["ts (2 runs)", "iq (2 runs)"]
 
 
@@ -189,3 +189,19 @@ def test_plot_functions_return_the_path(tables, tmp_path):
     path = plots.plot_correlation(_col_only(tables)["correlation"], tmp_path / "sub" / "corr.png")
     assert path == tmp_path / "sub" / "corr.png" and path.read_bytes().startswith(PNG_SIGNATURE)
     assert np.asarray(imread(path)).shape[0] > 250
+
+
+def test_checkpoint_ticks_are_few_and_short():
+    conv = an.convergence({k: _same_responses() for k in range(1000, 41000, 1000)}, ["tmr"], run="r").table
+    figure = plots.draw_convergence(conv)
+    ax = _visible_axes(figure)[0]
+    figure.canvas.draw()
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert 2 <= len(labels) <= 6
+    assert all(label.endswith("k") for label in labels if label != "0")
+
+
+def _same_responses():
+    from simscore import Act, Response, Responses
+
+    return Responses({"c1": Response(Act.parse("hello()"))})
