@@ -392,6 +392,10 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
         return loaded if ids is None else loaded.subset([i for i in loaded.ids if i in ids])
 
     conv, seeds, rm, chance, turn_tables = [], [], [], [], []
+    from tqdm.auto import tqdm
+
+    steps = len(sets) * (2 * len(config.runs) + len(config.rewards) + 1)
+    bar = tqdm(total=steps, desc="scoring", unit="analysis", disable=not progress)
     for cs, contexts in sets.items():
         metadata = contexts.metadata_frame()
         common = {"context_set": cs, "metadata": metadata, **bootstrap}
@@ -403,16 +407,20 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
         for reward, runs in ck.items():
             for run, by_checkpoint in runs.items():
                 conv.append(an.convergence(by_checkpoint, measures, run=run, reward=reward, **common))
+                bar.update()
             if len(runs) > 1:
                 seeds_here.append(an.seeds(runs, measures, reward=reward, **common))
+            bar.update()
         seeds.extend(seeds_here)
         union = {reward: {run: responses(cs, run, final) for run in runs} for reward, runs in ck.items()}
         rm.append(an.reward_models(union, measures, checkpoint=final, **common))
+        bar.update()
         random = Responses.read_jsonl(out / "responses" / cs / "random" / "random.jsonl")
         for reward, runs in union.items():
             for run, trained in runs.items():
                 chance.append(an.chance_level(random, trained, measures, checkpoint=final, reward=reward,
                                               run=run, **common))
+                bar.update()
         if cs == "col":
             seed_pairs = [c for r in seeds_here for c in r.select(checkpoint=final)]
             if seed_pairs:
@@ -421,6 +429,7 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
             if cross:
                 turn_tables.append(an.per_turn(cross, group="reward models (final checkpoint)"))
         log(f"scored context set {cs!r}")
+    bar.close()
 
     conv_r, rm_r, chance_r = an.combine(conv), an.combine(rm), an.combine(chance)
     seeds_r = an.combine(seeds) if seeds else None
