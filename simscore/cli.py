@@ -7,6 +7,7 @@ responses files; further commands are registered by the modules that own them.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -118,6 +119,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
+    except BrokenPipeError:
+        # output piped into a program that stopped reading (e.g. `| head`): not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except (SimscoreError, OSError, ValueError) as exc:
         print(f"simscore {args.command}: error: {exc}", file=sys.stderr)
         return 2
