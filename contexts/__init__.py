@@ -12,6 +12,7 @@ Examples
 (1296, 'restaurants')
 """
 
+from contexts._frozen import FrozenDict
 from contexts.belief import BeliefState
 from contexts.collect import collect_contexts, dialogue_contexts, import_convlab, read_convlab
 from contexts.context import Context, ContextSet
@@ -37,6 +38,7 @@ __all__ = [
     "Dialogue",
     "DialogueTurn",
     "Domain",
+    "FrozenDict",
     "GridSpec",
     "METHODS",
     "Ontology",

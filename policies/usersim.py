@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from contexts._frozen import FrozenDict
+from contexts import FrozenDict
 from contexts.domain import VENUE_FIELDS
 from policies._database import index_for
 from simscore.acts import Act, Item
