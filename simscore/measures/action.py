@@ -87,6 +87,10 @@ class TotalMatchRate(_ActionMeasure):
     def _pair_score(a: Act, b: Act) -> float:
         return 1.0 if a == b else 0.0
 
+    def _score_indexed(self, values: list[Act], pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray:
+        # the distinct values are distinct acts, so equal acts have the same index
+        return (pair_a == pair_b).astype(np.float64)
+
     def signature(self) -> str:
         return "tmr|canonical-act-equality"
 
@@ -103,6 +107,11 @@ class DialogueActMatchRate(_ActionMeasure):
     @staticmethod
     def _pair_score(a: Act, b: Act) -> float:
         return 1.0 if a.intents == b.intents else 0.0
+
+    def _score_indexed(self, values: list[Act], pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray:
+        lookup: dict[object, int] = {}
+        codes = np.array([lookup.setdefault(None if v is None else v.intents, len(lookup)) for v in values])
+        return (codes[pair_a] == codes[pair_b]).astype(np.float64)
 
     def signature(self) -> str:
         return "dmr|intent-equality"

@@ -152,7 +152,8 @@ class PairwiseMeasure(abc.ABC):
         """Raise if a (non-None) input has the wrong type; called once per distinct input."""
 
     def score_distinct(self, values: list[Any], pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray:
-        """Scores of distinct pairs given as indices into ``values``; NaN where a side is None."""
+        """Scores of pairs given as indices into ``values`` (distinct values, as from
+        :func:`unique_pairs`); NaN where a side is None."""
         out = np.full(len(pair_a), np.nan)
         for value in values:
             if value is not None:
@@ -161,10 +162,16 @@ class PairwiseMeasure(abc.ABC):
         ok = present[pair_a] & present[pair_b] if len(values) else np.zeros(0, dtype=bool)
         if ok.any():
             idx = np.flatnonzero(ok)
-            out[idx] = self._score_distinct(
-                [values[i] for i in pair_a[idx]], [values[j] for j in pair_b[idx]]
-            )
+            out[idx] = self._score_indexed(values, pair_a[idx], pair_b[idx])
         return out
+
+    def _score_indexed(self, values: list[Any], pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray:
+        """Scores of the pairs ``(values[pair_a[k]], values[pair_b[k]])``, none of them None.
+
+        The values are distinct, so a measure that only needs equality can work on the
+        indices; by default the pairs are handed to :meth:`_score_distinct`.
+        """
+        return self._score_distinct([values[i] for i in pair_a], [values[j] for j in pair_b])
 
     def score_pairs(self, a: Sequence[Any], b: Sequence[Any]) -> np.ndarray:
         """Score pair ``(a[i], b[i])`` for every ``i``: float64 array of ``len(a)``."""

@@ -278,12 +278,43 @@ class Bleu4(_TextMeasure):
             f"|smooth:floor|order:4|sym:mean|lc:{'yes' if self.lowercase else 'no'}"
         )
 
+    def _ngrams(self, text: str) -> tuple[Any, int]:
+        """The sentence's n-gram counts (orders 1-4) and length after sacrebleu's tokenizer."""
+        from sacrebleu.metrics.helpers import extract_all_word_ngrams
+
+        cache: dict[str, tuple[Any, int]] = self.__dict__.setdefault("_ngram_cache", {})
+        found = cache.get(text)
+        if found is None:
+            if len(cache) >= _PAIR_CACHE_LIMIT:
+                cache.clear()
+            found = cache[text] = extract_all_word_ngrams(self._bleu._preprocess_segment(text), 1, 4)
+        return found
+
+    def _directed(self, hyp: tuple[Any, int], ref: tuple[Any, int]) -> float:
+        """sacrebleu's sentence BLEU of ``hyp`` against the single reference ``ref``.
+
+        The clipped n-gram matches are counted here from cached n-grams (sacrebleu would
+        tokenise both sentences again for every pair); the score itself comes from
+        sacrebleu's own ``compute_bleu`` with the configured smoothing.
+        """
+        hyp_ngrams, hyp_len = hyp
+        ref_ngrams, ref_len = ref
+        correct = [0, 0, 0, 0]
+        total = [0, 0, 0, 0]
+        for ngram, count in hyp_ngrams.items():
+            n = len(ngram) - 1
+            total[n] += count
+            matched = ref_ngrams.get(ngram)
+            if matched:
+                correct[n] += min(count, matched)
+        return self._bleu._compute_score_from_stats([hyp_len, ref_len, *correct, *total]).score
+
     def _score_texts(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        score = self._bleu.sentence_score
-        return np.array(
-            [(score(s, [t]).score + score(t, [s]).score) / 200.0 for s, t in pairs],
-            dtype=np.float64,
-        )
+        out = np.empty(len(pairs), dtype=np.float64)
+        for k, (s, t) in enumerate(pairs):
+            ns, nt = self._ngrams(s), self._ngrams(t)
+            out[k] = (self._directed(ns, nt) + self._directed(nt, ns)) / 200.0
+        return out
 
 
 _DEFAULT_BERT_NAME = "all-MiniLM-L6-v2"
