@@ -65,6 +65,19 @@ _TURN_KEYS = ("turn_index", "user_act", "user_text", "belief", "system_act", "sy
 _DIALOGUE_KEYS = ("dialogue_id", "turns", "outcome")
 
 
+def _check_fields(obj: Any, what: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
+    """Raise unless ``obj`` is a JSON object with only ``allowed`` and all ``required`` fields."""
+    if not isinstance(obj, Mapping):
+        article = "an" if what[0] in "aeiou" else "a"
+        raise InvalidContextError(f"{article} {what} must be a JSON object, got {type(obj).__name__}")
+    unknown = sorted(set(obj) - set(allowed))
+    if unknown:
+        raise InvalidContextError(f"{what} has unknown field(s) {', '.join(map(repr, unknown))}")
+    for key in required:
+        if key not in obj:
+            raise InvalidContextError(f"{what} lacks the field {key!r}")
+
+
 def _optional_text(value: Any, what: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise InvalidContextError(f"{what} must be a string or null, got {value!r}")
@@ -138,14 +151,7 @@ class DialogueTurn:
     @classmethod
     def from_json(cls, obj: Any, ontology: Ontology | None = None) -> DialogueTurn:
         """Rebuild a turn; ``turn_index`` and ``belief`` are required, the rest default to null."""
-        if not isinstance(obj, Mapping):
-            raise InvalidContextError(f"a turn must be a JSON object, got {type(obj).__name__}")
-        unknown = sorted(set(obj) - set(_TURN_KEYS))
-        if unknown:
-            raise InvalidContextError(f"turn has unknown field(s) {', '.join(map(repr, unknown))}")
-        for key in ("turn_index", "belief"):
-            if key not in obj:
-                raise InvalidContextError(f"turn lacks the field {key!r}")
+        _check_fields(obj, "turn", _TURN_KEYS, ("turn_index", "belief"))
         return cls(
             turn_index=obj["turn_index"],
             belief=BeliefState.from_json(obj["belief"], ontology),
@@ -210,14 +216,7 @@ class Dialogue:
     @classmethod
     def from_json(cls, obj: Any, ontology: Ontology | None = None) -> Dialogue:
         """Rebuild a dialogue (beliefs validated against ``ontology`` if given)."""
-        if not isinstance(obj, Mapping):
-            raise InvalidContextError(f"a dialogue must be a JSON object, got {type(obj).__name__}")
-        unknown = sorted(set(obj) - set(_DIALOGUE_KEYS))
-        if unknown:
-            raise InvalidContextError(f"dialogue has unknown field(s) {', '.join(map(repr, unknown))}")
-        for key in ("dialogue_id", "turns"):
-            if key not in obj:
-                raise InvalidContextError(f"dialogue lacks the field {key!r}")
+        _check_fields(obj, "dialogue", _DIALOGUE_KEYS, ("dialogue_id", "turns"))
         dialogue_id = obj["dialogue_id"]
         turns = obj["turns"]
         if not isinstance(turns, list):
