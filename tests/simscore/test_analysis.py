@@ -635,3 +635,17 @@ def test_findings_on_the_synthetic_experiment(results):
     assert "dmr: gen 0.964 vs col 0.964" in found["gen_below_col"].evidence
     assert "matched comparisons (56 rows)" in found["gen_below_col"].evidence
     assert "col/ts" in found["seeds_differ"].evidence
+
+
+def col_only(tables, measures=("tmr", "dmr")):
+    """A small version of the tables (one context set, two measures) that draws quickly."""
+    out = {}
+    for name, table in tables.items():
+        if "context_set" in table.columns:
+            table = table[table["context_set"] == "col"]
+        if "measure" in table.columns:
+            table = table[table["measure"].isin(measures)]
+        if name == "correlation":
+            table = table[table["measure_a"].isin(measures) & table["measure_b"].isin(measures)]
+        out[name] = table.reset_index(drop=True)
+    return out

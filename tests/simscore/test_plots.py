@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.image import imread
+from test_analysis import col_only as _col_only
 from test_analysis import synthetic_tables
 
 from simscore import analysis as an
@@ -20,18 +21,6 @@ def tables():
     return synthetic_tables()
 
 
-def _col_only(tables, measures=("tmr", "dmr")):
-    """A small version of the tables (one context set, two measures) that renders quickly."""
-    out = {}
-    for name, table in tables.items():
-        if "context_set" in table.columns:
-            table = table[table["context_set"] == "col"]
-        if "measure" in table.columns:
-            table = table[table["measure"].isin(measures)]
-        if name == "correlation":
-            table = table[table["measure_a"].isin(measures) & table["measure_b"].isin(measures)]
-        out[name] = table.reset_index(drop=True)
-    return out
 
 
 def _visible_axes(figure):

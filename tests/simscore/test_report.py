@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from test_analysis import col_only as _small
 from test_analysis import synthetic_tables
 
 from simscore import analysis as an
@@ -32,18 +33,6 @@ def tables():
     return synthetic_tables()
 
 
-def _small(tables, measures=("tmr", "dmr")):
-    """One context set and two measures: quick to draw."""
-    out = {}
-    for name, table in tables.items():
-        if "context_set" in table.columns:
-            table = table[table["context_set"] == "col"]
-        if "measure" in table.columns:
-            table = table[table["measure"].isin(measures)]
-        if name == "correlation":
-            table = table[table["measure_a"].isin(measures) & table["measure_b"].isin(measures)]
-        out[name] = table.reset_index(drop=True)
-    return out
 
 
 # ----------------------------------------------------------------------------- saving and loading
