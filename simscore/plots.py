@@ -187,6 +187,12 @@ def _finish_panels(axes: list[Axes], xlabel: str, ncols: int = 4) -> None:
             ax.tick_params(labelbottom=True)
 
 
+def _band_line(ax: Axes, x: Any, mean: Any, low: Any, high: Any, colour: str, **style: Any) -> None:
+    """A curve with markers and its confidence band in the same colour."""
+    ax.plot(x, mean, color=colour, markersize=3, **style)
+    ax.fill_between(x, low, high, color=colour, alpha=0.15, linewidth=0)
+
+
 def _outside_legend(figure: Figure, ax: Axes, title: str) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if handles:
@@ -230,10 +236,8 @@ def draw_convergence(table: pd.DataFrame, *, measures: Sequence[str] | None = No
                     curve = curve.sort_values("checkpoint")
                     x = curve["checkpoint"].to_numpy()
                     label = f"{reward} / {run}" if reward and run else (run or reward or "run")
-                    ax.plot(x, curve["mean"], color=colours[reward], linestyle=_LINESTYLES[i % 4],
-                            marker=_MARKERS[i % len(_MARKERS)], markersize=3, label=label)
-                    ax.fill_between(x, curve["ci_low"], curve["ci_high"], color=colours[reward], alpha=0.15,
-                                    linewidth=0)
+                    _band_line(ax, x, curve["mean"], curve["ci_low"], curve["ci_high"], colours[reward],
+                               linestyle=_LINESTYLES[i % 4], marker=_MARKERS[i % len(_MARKERS)], label=label)
             ax.set_title(f"{_label(measure)}{' — ' + context_set if context_set else ''}")
             ax.set_ylabel(f"{_label(measure)} (mean over contexts, 0–1)")
             _rate_limits(ax, np.concatenate([part["mean"], part["ci_low"]]))
@@ -277,10 +281,9 @@ def draw_seeds(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
             for reward, curve in agg.groupby("reward", sort=False):
                 curve = curve.sort_values("checkpoint")
                 n_pairs = int(curve["n_pairs"].max())
-                ax.plot(curve["checkpoint"], curve["mean"], color=colours[reward], linewidth=2, marker="o",
-                        markersize=3, label=f"{reward or 'runs'}: mean of {n_pairs} pair(s)")
-                ax.fill_between(curve["checkpoint"], curve["ci_low"], curve["ci_high"], color=colours[reward],
-                                alpha=0.15, linewidth=0)
+                _band_line(ax, curve["checkpoint"], curve["mean"], curve["ci_low"], curve["ci_high"],
+                           colours[reward], linewidth=2, marker="o",
+                           label=f"{reward or 'runs'}: mean of {n_pairs} pair(s)")
             ax.set_title(f"{_label(measure)}{' — ' + context_set if context_set else ''}")
             ax.set_ylabel(f"{_label(measure)} between seeds (0–1)")
             _rate_limits(ax, np.concatenate([part["mean"], agg["ci_low"]]))
@@ -322,10 +325,8 @@ def draw_per_turn(table: pd.DataFrame, *, measures: Sequence[str] | None = None)
             part = table[table["measure"] == measure]
             for i, group in enumerate(groups):
                 curve = part[part["group"] == group].sort_values("turn_index")
-                ax.plot(curve["turn_index"], curve["mean"], color=colours[group], marker=_MARKERS[i % 8],
-                        markersize=3, label=group or "all pairs")
-                ax.fill_between(curve["turn_index"], curve["ci_low"], curve["ci_high"], color=colours[group],
-                                alpha=0.15, linewidth=0)
+                _band_line(ax, curve["turn_index"], curve["mean"], curve["ci_low"], curve["ci_high"],
+                           colours[group], marker=_MARKERS[i % 8], label=group or "all pairs")
                 count_ax.plot(curve["turn_index"], curve["count"], color=colours[group], marker=_MARKERS[i % 8],
                               markersize=3)
             ax.set_title(f"{_label(measure)} by turn")
@@ -509,10 +510,9 @@ def draw_performance(table: pd.DataFrame) -> Figure:
             for i, (reward, curve) in enumerate(table.groupby("reward", sort=False)):
                 curve = curve.sort_values("checkpoint")
                 n_runs = int(curve["n_runs"].max())
-                ax.plot(curve["checkpoint"], curve[column], color=colours[reward], marker=_MARKERS[i % 8],
-                        markersize=3, label=f"{reward} ({n_runs} run{'s' if n_runs != 1 else ''})")
-                ax.fill_between(curve["checkpoint"], curve[f"{column}_low"], curve[f"{column}_high"],
-                                color=colours[reward], alpha=0.15, linewidth=0)
+                _band_line(ax, curve["checkpoint"], curve[column], curve[f"{column}_low"],
+                           curve[f"{column}_high"], colours[reward], marker=_MARKERS[i % 8],
+                           label=f"{reward} ({n_runs} run{'s' if n_runs != 1 else ''})")
             ax.set_xlabel("checkpoint k (training dialogues)")
             _checkpoint_ticks(ax)
             ax.set_ylabel(ylabel)
