@@ -399,21 +399,11 @@ class BeliefState:
 
     def top_method(self) -> str:
         """The most probable method (ties: order of :data:`~contexts.domain.METHODS`)."""
-        best = "none"
-        best_p = -1.0
-        for value, p in self.method.items():
-            if p > best_p:
-                best, best_p = value, p
-        return best
+        return _first_max(self.method)
 
     def top_discourse_act(self) -> str:
         """The most probable discourse act (ties: order of :data:`~contexts.domain.DISCOURSE_ACTS`)."""
-        best = "none"
-        best_p = -1.0
-        for value, p in self.discourse_act.items():
-            if p > best_p:
-                best, best_p = value, p
-        return best
+        return _first_max(self.discourse_act)
 
     # -- checks and identity -----------------------------------------------------------
 
@@ -526,3 +516,8 @@ def _value_sets(ontology: Ontology) -> dict[str | None, frozenset[str]]:
     }
     sets[None] = frozenset(ontology.requestable)
     return sets
+
+
+def _first_max(distribution: Mapping[str, float]) -> str:
+    """The first value with the highest probability ("none" for an empty distribution)."""
+    return max(distribution, key=distribution.__getitem__, default="none")
