@@ -93,17 +93,19 @@ def main(argv: list[str] | None = None) -> int:
             if context_set is None:
                 log = folder / "log.jsonl"
                 write_dialogue_log(log, _synthetic_dialogues(args.n), domain=default_domain(), source={"name": "bench"})
-                seconds, loaded = _best(1, lambda: read_dialogue_log(log))
-                seconds, context_set = _best(args.repeat, lambda: collect_contexts([loaded]))
+                seconds, loaded = _best(1, lambda log=log: read_dialogue_log(log))
+                seconds, context_set = _best(args.repeat, lambda loaded=loaded: collect_contexts([loaded]))
                 rows.append(("collect C_col from a log (parsed)", len(context_set), seconds))
             path = folder / f"{label}.jsonl"
-            fresh = lambda cs=context_set: ContextSet(cs, name=cs.name, domain=cs.domain, built=cs.built)  # noqa: E731
-            seconds, _ = _best(args.repeat, lambda: fresh().to_jsonl(path))
+            def write(cs=context_set, path=path) -> None:
+                ContextSet(cs, name=cs.name, domain=cs.domain, built=cs.built).to_jsonl(path)
+
+            seconds, _ = _best(args.repeat, write)
             rows.append((f"write {label} (incl. content hash)", len(context_set), seconds))
             size = path.stat().st_size
-            seconds, read = _best(args.repeat, lambda: ContextSet.read_jsonl(path))
+            seconds, read = _best(args.repeat, lambda path=path: ContextSet.read_jsonl(path))
             rows.append((f"read {label} (verify hash)", len(read), seconds))
-            seconds, read = _best(args.repeat, lambda: ContextSet.read_jsonl(path, verify_hash=False))
+            seconds, read = _best(args.repeat, lambda path=path: ContextSet.read_jsonl(path, verify_hash=False))
             rows.append((f"read {label} (no hash check)", len(read), seconds))
             if read != context_set:
                 raise SystemExit(f"round trip of {label} failed")

@@ -27,7 +27,7 @@ from contexts.domain import (
     SYSTEM_REQUESTABLE,
     VENUES_FORMAT,
 )
-from simscore._io import atomic_write_text
+from simscore.io import atomic_write_text
 
 __all__ = ["DOMAIN_NAME", "SEED", "AREA_COUNTS", "PRICE_COUNTS", "FOOD_COUNTS", "build", "main"]
 

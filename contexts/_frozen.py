@@ -32,6 +32,7 @@ class FrozenDict(dict[K, V]):
     """
 
     __slots__ = ("_hash",)
+    _hash: int
 
     def _readonly(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError("FrozenDict is read-only")

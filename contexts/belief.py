@@ -193,7 +193,7 @@ def _slot_distribution(slot: str, dist: Any) -> _SlotDist:
             )
         none = none_given
     if len(items) > 1:
-        rank = _VALUE_RANK.get(slot, _EMPTY)
+        rank: Mapping[str, int] = _VALUE_RANK.get(slot, {})
         items.sort(key=lambda item: _value_key(rank, item[0]))
     items.append(("none", none))
     out = _SlotDist(items)

@@ -38,8 +38,8 @@ from contexts._bulk import gc_paused
 from contexts._frozen import FrozenDict, freeze_json
 from contexts.belief import BeliefState
 from contexts.domain import Ontology
-from simscore._io import atomic_open, dumps, read_jsonl
 from simscore.errors import FileFormatError, InvalidContextError
+from simscore.io import atomic_open, dumps, read_jsonl
 
 if TYPE_CHECKING:
     import pandas
@@ -51,7 +51,7 @@ CONTEXTS_FORMAT = "simscore-contexts"
 #: The current (and only) version of the context-set file format.
 CONTEXTS_VERSION = 1
 
-# Same output as simscore._io.dumps, but the encoder is built once: this is the hot path
+# Same output as simscore.io.dumps, but the encoder is built once: this is the hot path
 # of writing and hashing large context sets.
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -211,7 +211,9 @@ class ContextSet:
             if not isinstance(context, Context):
                 raise InvalidContextError(f"element {position} is a {type(context).__name__}, expected Context")
             if context.id in index:
-                raise InvalidContextError(f"context id {context.id!r} appears twice (positions {index[context.id]} and {position})")
+                raise InvalidContextError(
+                    f"context id {context.id!r} appears twice (positions {index[context.id]} and {position})"
+                )
             index[context.id] = position
         try:
             frozen_built = freeze_json(dict(built or {}), "built")

@@ -43,9 +43,9 @@ from contexts._bulk import gc_paused
 from contexts._frozen import FrozenDict, freeze_json
 from contexts.belief import BeliefState
 from contexts.domain import Domain, Ontology
-from simscore._io import read_jsonl, write_jsonl
 from simscore.acts import Act
 from simscore.errors import ActParseError, FileFormatError, InvalidContextError
+from simscore.io import read_jsonl, write_jsonl
 
 __all__ = [
     "DIALOGUE_LOG_FORMAT",

@@ -286,7 +286,7 @@ def generate_grid(
             slots: dict[str, Any] = {slot: dist for slot, _, _, dist in combination}
             slots.update(template.slots)
             prefix = "/".join(["gen", *(f"{slot}={label}" for slot, _, label, _ in combination)])
-            metadata = {"source": "gen", "dialogue_id": None, "turn_index": None, "history": ()}
+            metadata: dict[str, Any] = {"source": "gen", "dialogue_id": None, "turn_index": None, "history": ()}
             metadata.update((f"level_{slot}", level) for slot, level, _, _ in combination)
             for _, suffix, method_dist in method_parts:
                 belief = BeliefState(

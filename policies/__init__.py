@@ -32,15 +32,19 @@ from policies.adapters import (
     to_convlab_state,
     write_responses_csv,
 )
+from policies.domain_cache import DomainCache, domain_cache
 from policies.features import belief_features, feature_names, feature_size
 from policies.gpsarsa import GPSarsa, GPSarsaConfig, GPSarsaDiagnostics, QEstimate
 from policies.gpsarsa_policy import GPSarsaPolicy
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
 from policies.nlg import TemplateNLG
 from policies.rewards import (
+    REWARD_MODELS,
     InteractionStats,
+    RewardModel,
     RuleBasedIQ,
     iq_reward,
+    reward_model,
     task_success,
     task_success_reward,
 )
@@ -50,6 +54,7 @@ from policies.simulation import (
     DialogueSimulator,
     DialogueTrace,
     SimulationResult,
+    SimulationSettings,
     SummaryPolicyAdapter,
     run_dialogues,
 )
@@ -86,6 +91,12 @@ __all__ = [
     "SimulationError",
     "TemplateNLG",
     "InteractionStats",
+    "RewardModel",
+    "REWARD_MODELS",
+    "reward_model",
+    "DomainCache",
+    "domain_cache",
+    "SimulationSettings",
     "RuleBasedIQ",
     "task_success",
     "task_success_reward",

@@ -17,7 +17,7 @@ from contexts.domain import VENUE_FIELDS
 if TYPE_CHECKING:
     from contexts.domain import Domain, Venue
 
-__all__ = ["DatabaseIndex", "index_for"]
+__all__ = ["DatabaseIndex"]
 
 _SPECIAL = frozenset(("dontcare", "none"))
 _FIELDS = frozenset(VENUE_FIELDS)
@@ -133,18 +133,3 @@ class DatabaseIndex:
             if str(getattr(venue, slot)) != value:
                 return False
         return True
-
-
-_CACHE: dict[int, tuple[Domain, DatabaseIndex]] = {}
-
-
-def index_for(domain: Domain) -> DatabaseIndex:
-    """The (cached) index of ``domain``; cached by identity, at most 8 domains kept."""
-    entry = _CACHE.get(id(domain))
-    if entry is not None and entry[0] is domain:
-        return entry[1]
-    index = DatabaseIndex(domain)
-    if len(_CACHE) >= 8:
-        _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[id(domain)] = (domain, index)
-    return index

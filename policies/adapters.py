@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from contexts.belief import BeliefState
-from simscore._io import atomic_open, dumps
 from simscore.acts import Act
 from simscore.errors import (
     ActParseError,
@@ -42,6 +41,7 @@ from simscore.errors import (
     InvalidContextError,
     InvalidResponseError,
 )
+from simscore.io import atomic_open, dumps
 from simscore.responses import Response, Responses
 
 __all__ = [
@@ -716,16 +716,18 @@ def to_convlab_state(
         raise TypeError(f"domain must be a non-empty string, got {domain!r}")
     names = _check_slot_names(slot_names)
     threshold = _check_probability(min_probability)
+    metadata: Any
     if isinstance(context_or_belief, BeliefState):
         belief, metadata, label = context_or_belief, {}, "<belief>"
     else:
-        belief = getattr(context_or_belief, "belief", None)
+        found = getattr(context_or_belief, "belief", None)
         label = _context_label(context_or_belief)
-        if not isinstance(belief, BeliefState):
+        if not isinstance(found, BeliefState):
             raise InvalidContextError(
                 f"expected a BeliefState or a context with a BeliefState 'belief', got "
-                f"{type(context_or_belief).__name__} (belief: {type(belief).__name__})"
+                f"{type(context_or_belief).__name__} (belief: {type(found).__name__})"
             )
+        belief = found
         metadata = getattr(context_or_belief, "metadata", None)
         if metadata is None:
             metadata = {}
@@ -865,7 +867,7 @@ class ConvLabPolicy:
             action = EMPTY_ACT
         else:
             try:
-                action = Act.from_convlab(acts)
+                action = Act.from_convlab(list(acts))
             except ActParseError as exc:
                 where = "" if exc.position is None else f" (act {exc.position})"
                 raise InvalidResponseError(
@@ -874,7 +876,7 @@ class ConvLabPolicy:
                 ) from None
         text = None
         if self.nlg is not None:
-            text = self.nlg(acts)
+            text = self.nlg(list(acts))
             if not isinstance(text, str):
                 raise InvalidResponseError(
                     f"ConvLab policy {self.name!r}, context {label}: nlg returned {type(text).__name__}, expected str"

@@ -32,17 +32,14 @@ import numpy as np
 from gymnasium import spaces
 
 from policies.features import belief_features, feature_size
-from policies.rewards import IQ_REWARD_SCALE, SUCCESS_REWARD, IQEstimator
-from policies.simulation import MAX_TURNS, DialogueSimulator
+from policies.rewards import IQEstimator, reward_model
+from policies.simulation import MAX_TURNS, DialogueSimulator, SimulationSettings
 from policies.usersim import UserGoal, UserSimulatorConfig
 
 if TYPE_CHECKING:
     from contexts.domain import Domain
 
-__all__ = ["RestaurantSearchEnv", "REWARD_MODELS"]
-
-#: Accepted values of the ``reward`` argument (with their short aliases).
-REWARD_MODELS = {"task_success": "task_success", "ts": "task_success", "interaction_quality": "interaction_quality", "iq": "interaction_quality"}
+__all__ = ["RestaurantSearchEnv"]
 
 
 class RestaurantSearchEnv(gym.Env):
@@ -76,15 +73,12 @@ class RestaurantSearchEnv(gym.Env):
         max_turns: int = MAX_TURNS,
         render_mode: str | None = None,
     ) -> None:
-        if reward not in REWARD_MODELS:
-            raise ValueError(f"reward must be one of {', '.join(REWARD_MODELS)}, got {reward!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.reward_model = REWARD_MODELS[reward]
+        self.reward_model = reward_model(reward)
         self.render_mode = render_mode
-        self.sim = DialogueSimulator(
-            domain, user_config=user_config, nlg_seed=nlg_seed, iq_estimator=iq_estimator, max_turns=max_turns
-        )
+        settings = SimulationSettings(domain, user_config, iq_estimator, max_turns)  # type: ignore[arg-type]
+        self.sim = DialogueSimulator(settings, nlg_seed=nlg_seed)
         self.domain = self.sim.domain
         self.observation_space = spaces.Box(
             low=0.0, high=1.0, shape=(feature_size(self.domain),), dtype=np.float64
@@ -126,7 +120,7 @@ class RestaurantSearchEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """One system turn with summary action ``action``."""
         if not self.action_space.contains(action):
-            raise ValueError(f"action must be an int in [0, {self.action_space.n}), got {action!r}")
+            raise ValueError(f"action must be an int in [0, {len(self.sim.space)}), got {action!r}")
         sim = self.sim
         if sim.done:
             raise RuntimeError("the episode has ended; call reset()")
@@ -142,10 +136,7 @@ class RestaurantSearchEnv(gym.Env):
         terminated = truncated = False
         if done:
             outcome = sim.outcome()
-            if self.reward_model == "task_success":
-                reward += SUCCESS_REWARD * float(outcome.success)
-            else:
-                reward += IQ_REWARD_SCALE * (outcome.iq - 1.0)
+            reward += self.reward_model.bonus(success=outcome.success, iq=outcome.iq)
             info["outcome"] = outcome.to_json()
             truncated = outcome.ended_by == "turn_limit"
             terminated = not truncated

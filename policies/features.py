@@ -33,26 +33,26 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from policies.summary import SummaryActions, _space_for
+from policies.domain_cache import domain_cache
 
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
-    from contexts.domain import Domain
+    from contexts.domain import Domain, Ontology
+    from policies.summary import SummaryActions
 
-__all__ = ["belief_features", "feature_names", "feature_size", "N_DATABASE_FLAGS"]
+__all__ = ["belief_features", "feature_names", "feature_size", "FeatureLayout", "N_DATABASE_FLAGS"]
 
 #: Number of database flags at the end of the vector (5 blocks of 5).
 N_DATABASE_FLAGS = 25
 _MAX_ACCEPTED = 5
 
 
-class _Layout:
-    """Slot widths and zero paddings of one domain, computed once."""
+class FeatureLayout:
+    """Slot widths and zero paddings of one ontology's feature vector (see :mod:`policies.domain_cache`)."""
 
     __slots__ = ("requestable", "slots", "size", "zeros")
 
-    def __init__(self, space: SummaryActions) -> None:
-        ontology = space.ontology
+    def __init__(self, ontology: Ontology) -> None:
         self.requestable = tuple(ontology.requestable)
         # (slot, number of non-none values = n ontology values + dontcare)
         self.slots = tuple((slot, len(values) + 1) for slot, values in ontology.informable.items())
@@ -67,20 +67,6 @@ class _Layout:
         self.zeros = [0.0] * max([width for _, width in self.slots] + [N_DATABASE_FLAGS])
 
 
-_LAYOUTS: dict[int, tuple[SummaryActions, _Layout]] = {}
-
-
-def _layout(space: SummaryActions) -> _Layout:
-    entry = _LAYOUTS.get(id(space))
-    if entry is not None and entry[0] is space:
-        return entry[1]
-    layout = _Layout(space)
-    if len(_LAYOUTS) >= 8:
-        _LAYOUTS.pop(next(iter(_LAYOUTS)))
-    _LAYOUTS[id(space)] = (space, layout)
-    return layout
-
-
 def feature_size(domain: Domain) -> int:
     """Length of the feature vector for ``domain``.
 
@@ -88,7 +74,7 @@ def feature_size(domain: Domain) -> int:
     >>> feature_size(default_domain())
     275
     """
-    return _layout(_space_for(domain)).size
+    return domain_cache(domain).layout.size
 
 
 def feature_names(domain: Domain) -> tuple[str, ...]:
@@ -96,12 +82,13 @@ def feature_names(domain: Domain) -> tuple[str, ...]:
 
     >>> from contexts.domain import default_domain
     >>> names = feature_names(default_domain())
-    >>> names[:2], names[13:15], names[31:33], names[-2:]
-    (('discourse_act=ack', 'discourse_act=hello'), ('requested[addr]', 'not_requested[addr]'), ('area:none', 'area:rank1'), ('db:k5:count>4', 'db:k5:discriminable'))
+    >>> names[:2], names[13:15]
+    (('discourse_act=ack', 'discourse_act=hello'), ('requested[addr]', 'not_requested[addr]'))
+    >>> names[31:33], names[-2:]
+    (('area:none', 'area:rank1'), ('db:k5:count>4', 'db:k5:discriminable'))
     """
-    space = _space_for(domain)
-    layout = _layout(space)
-    ontology = space.ontology
+    layout = domain_cache(domain).layout
+    ontology = domain.ontology
     names = [f"discourse_act={d}" for d in ontology.discourse_acts]
     names += [f"method={m}" for m in ontology.methods]
     for slot in layout.requestable:
@@ -145,8 +132,8 @@ def belief_features(belief: BeliefState, domain: Domain) -> np.ndarray:
     >>> dict(zip(names[-25:-20], x[-25:-20].tolist()))  # indian food only: more than 4 venues, different areas
     {'db:k1:count=0': 0.0, 'db:k1:count=1': 0.0, 'db:k1:count=2-4': 0.0, 'db:k1:count>4': 1.0, 'db:k1:discriminable': 1.0}
     """
-    space = _space_for(domain)
-    layout = _layout(space)
+    cache = domain_cache(domain)
+    layout = cache.layout
     zeros = layout.zeros
     out = list(belief.discourse_act.values())
     out.extend(belief.method.values())
@@ -173,7 +160,7 @@ def belief_features(belief: BeliefState, domain: Domain) -> np.ndarray:
             out.extend(zeros[: width - len(values)])
     out.append(1.0 if belief.offer_happened else 0.0)
     out.append(1.0 if belief.last_informed_no_venue else 0.0)
-    out.extend(_database_flags(space, belief))
+    out.extend(_database_flags(cache.space, belief))
     return np.array(out, dtype=np.float64)
 
 

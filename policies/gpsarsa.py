@@ -125,8 +125,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from simscore._io import atomic_open, dumps, format_problem
 from simscore.errors import CheckpointError
+from simscore.io import atomic_open, dumps, format_problem
 
 __all__ = [
     "CHECKPOINT_FORMAT",
@@ -496,9 +496,9 @@ class GPSarsa:
             return np.zeros(n), np.full(n, bb)
         acts = self._actions[:m]
         v = _matvec(self._features[:m], b)
-        mean = np.bincount(acts, weights=v * self._alpha[:m], minlength=n)
+        mean = np.bincount(acts, weights=v * self._alpha[:m], minlength=n).astype(np.float64, copy=False)
         quad = np.bincount(acts, weights=v * _matvec(self._block_covariance(), v), minlength=n)
-        return mean, np.maximum(bb - quad, 0.0)
+        return mean, np.maximum(bb - quad, 0.0).astype(np.float64, copy=False)
 
     def q_values(self, features: ArrayLike, mask: ArrayLike | None = None) -> QEstimate:
         """Posterior mean and standard deviation of Q(b, a) for every action.
@@ -926,7 +926,7 @@ class GPSarsa:
         self._size = m
         packed = arrays["inverse_cholesky"]
         offset = 0
-        for action, block in enumerate(self._blocks):
+        for action in range(len(self._blocks)):
             n = per_action[action]
             members = np.flatnonzero(acts == action)
             factor = packed[offset : offset + n * n].reshape(n, n)

@@ -62,7 +62,6 @@ missing, corrupt or wrong-version file and for a checkpoint of another domain.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import numbers
 import os
@@ -73,12 +72,14 @@ import numpy as np
 
 from contexts.belief import BeliefState
 from contexts.domain import default_domain
+from policies.domain_cache import domain_cache, domain_fingerprint
 from policies.features import belief_features, feature_size
 from policies.gpsarsa import GPSarsa, GPSarsaConfig, QEstimate
+from policies.rewards import REWARD_MODELS
 from policies.simulation import SummaryPolicyAdapter
-from policies.summary import SummaryActions, _space_for
-from simscore._io import dumps, format_problem
+from policies.summary import SummaryActions
 from simscore.errors import CheckpointError
+from simscore.io import format_problem
 from simscore.responses import Response
 
 if TYPE_CHECKING:
@@ -94,8 +95,8 @@ __all__ = [
     "domain_fingerprint",
 ]
 
-#: Reward names: the short form used in configs and the CLI → the :class:`DialogueTrace` name.
-REWARDS: dict[str, str] = {"ts": "task_success", "iq": "interaction_quality"}
+#: Reward names: the short form used in configs and the CLI → the long name.
+REWARDS: dict[str, str] = {name: model.long_name for name, model in REWARD_MODELS.items()}
 
 POLICY_FORMAT = "simscore.gpsarsa_policy"
 """Value of ``metadata.format`` in a GP-SARSA policy checkpoint's JSON file."""
@@ -125,36 +126,6 @@ def default_nlg_seed(seed: int) -> int:
     """
     seed = _check_seed("seed", seed)
     return int(np.random.SeedSequence([seed, _NLG_SALT]).generate_state(1, np.uint32)[0])
-
-
-_FINGERPRINTS: dict[int, tuple[Domain, str]] = {}
-
-
-def domain_fingerprint(domain: Domain) -> str:
-    """SHA-256 (hex) of a domain's name, ontology and venue database.
-
-    A checkpoint records it; loading a checkpoint into a domain with another fingerprint is
-    an error (the features and masks would mean something else).
-
-    >>> from contexts.domain import default_domain
-    >>> len(domain_fingerprint(default_domain()))
-    64
-    """
-    entry = _FINGERPRINTS.get(id(domain))
-    if entry is not None and entry[0] is domain:
-        return entry[1]
-    payload = dumps(
-        {
-            "name": domain.name,
-            "ontology": domain.ontology.to_json(),
-            "venues": [venue.to_json() for venue in domain.venues],
-        }
-    )
-    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
-    if len(_FINGERPRINTS) >= 8:
-        _FINGERPRINTS.pop(next(iter(_FINGERPRINTS)))
-    _FINGERPRINTS[id(domain)] = (domain, digest)
-    return digest
 
 
 class _GreedyView:
@@ -225,7 +196,7 @@ class GPSarsaPolicy:
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
         self.domain: Domain = domain if domain is not None else default_domain()
-        self.space: SummaryActions = _space_for(self.domain)
+        self.space: SummaryActions = domain_cache(self.domain).space
         self.seed = _check_seed("seed", seed)
         self.reward = reward
         self.nlg_seed = default_nlg_seed(self.seed) if nlg_seed is None else _check_seed("nlg_seed", nlg_seed)
@@ -344,7 +315,7 @@ class GPSarsaPolicy:
             return
         self.dialogues_trained += 1
         actions = np.asarray(trace.actions, dtype=np.int64)
-        rewards = trace.rewards(self.reward_name)
+        rewards = trace.rewards(REWARD_MODELS[self.reward])
         beliefs = trace.beliefs
         if trace.forced_last and len(actions):
             # The runner's forced bye is not the policy's decision: credit its decision before.

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from contexts.domain import default_domain
-from policies.summary import SummaryActions, _space_for
+from policies.domain_cache import domain_cache
 
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
     from contexts.domain import Domain
+    from policies.summary import SummaryActions
 
 __all__ = ["HandcraftedPolicy", "RandomPolicy"]
 
@@ -65,7 +66,7 @@ class HandcraftedPolicy:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise ValueError(f"{label} must be a probability in [0, 1], got {value!r}")
         self.domain = domain if domain is not None else default_domain()
-        self.space: SummaryActions = _space_for(self.domain)
+        self.space: SummaryActions = domain_cache(self.domain).space
         self.confirm_below = float(confirm_below)
         self.select_above = float(select_above)
         self.provenance = {"policy": "handcrafted", "confirm_below": self.confirm_below, "select_above": self.select_above}

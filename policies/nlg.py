@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from simscore.acts import Act, Item
+from simscore.acts import Act
 
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
@@ -308,8 +308,8 @@ class TemplateNLG:
     def _inform(self, act: Act, picker: _Picker) -> str:
         name: str | None = None
         excluded: list[str] = []
-        constraints: list[Item] = []
-        details: list[Item] = []
+        constraints: list[tuple[str, str]] = []
+        details: list[tuple[str, str]] = []
         for item in act.items:
             if item.slot == "name":
                 if item.op == "!=":
@@ -317,11 +317,12 @@ class TemplateNLG:
                 else:
                     name = item.value
             elif item.op == "=" and item.value is not None:
-                (constraints if item.slot in _PHRASES or item.slot not in _DETAILS else details).append(item)
+                target = constraints if item.slot in _PHRASES or item.slot not in _DETAILS else details
+                target.append((item.slot, item.value))
         if name is None:
-            parts = [_detail(picker, i.slot, i.value, str(n)) for n, i in enumerate(constraints + details)]
+            parts = [_detail(picker, slot, value, str(n)) for n, (slot, value) in enumerate(constraints + details)]
             return " ".join(parts) if parts else _generic(act)
-        phrases = "".join(" " + _phrase(picker, i.slot, i.value, str(n)) for n, i in enumerate(constraints))
+        phrases = "".join(" " + _phrase(picker, slot, value, str(n)) for n, (slot, value) in enumerate(constraints))
         if name == "none":
             if excluded:
                 template = picker.pick(SYSTEM_TEMPLATES["no_other_venue"])
@@ -335,7 +336,7 @@ class TemplateNLG:
             sentences.append(picker.pick(SYSTEM_TEMPLATES["offer"]).format(name=name, phrases=phrases))
         else:
             sentences.append(picker.pick(SYSTEM_TEMPLATES["details"]).format(name=name))
-        sentences.extend(_detail(picker, i.slot, i.value, f"d{n}") for n, i in enumerate(details))
+        sentences.extend(_detail(picker, slot, value, f"d{n}") for n, (slot, value) in enumerate(details))
         return " ".join(sentences)
 
     # -- user acts -----------------------------------------------------------------------

@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from policies.usersim import UserGoal
 
 __all__ = [
+    "RewardModel",
+    "REWARD_MODELS",
+    "reward_model",
     "InteractionStats",
     "RuleBasedIQ",
     "IQEstimator",
@@ -211,13 +214,75 @@ def task_success(goal: UserGoal, venue: Venue | None, informed: Mapping[str, str
     return True
 
 
+@dataclass(frozen=True)
+class RewardModel:
+    """One of the paper's two reward models: −1 per system turn plus an outcome bonus.
+
+    The bonus is the one thing that differs between the reward models; every place that
+    rewards a dialogue (the runner's per-turn rewards, the Gymnasium environment, the
+    outcome's returns) asks this object for it.
+
+    Attributes
+    ----------
+    name : {"ts", "iq"}
+        Short name (configs, the CLI, checkpoints).
+    long_name : {"task_success", "interaction_quality"}
+
+    Examples
+    --------
+    >>> ts, iq = reward_model("ts"), reward_model("interaction_quality")
+    >>> ts.bonus(success=True, iq=2.0), iq.bonus(success=True, iq=2.0)
+    (20.0, 5.0)
+    >>> ts.episode_return(success=True, iq=2.0, turns=5), iq.episode_return(success=False, iq=1.0, turns=10)
+    (15.0, -10.0)
+    """
+
+    name: str
+    long_name: str
+
+    def bonus(self, *, success: bool, iq: float) -> float:
+        """The outcome bonus: ``20 * success`` (R_TS) or ``5 * (iq - 1)`` (R_IQ)."""
+        if self.name == "ts":
+            return SUCCESS_REWARD * float(bool(success))
+        return IQ_REWARD_SCALE * (float(iq) - 1.0)
+
+    def episode_return(self, *, success: bool, iq: float, turns: int) -> float:
+        """The dialogue's return: the bonus minus one per system turn."""
+        return self.bonus(success=success, iq=iq) - float(turns)
+
+
+#: The reward models by short name.
+REWARD_MODELS: dict[str, RewardModel] = {
+    "ts": RewardModel("ts", "task_success"),
+    "iq": RewardModel("iq", "interaction_quality"),
+}
+_ALIASES = {model.long_name: model for model in REWARD_MODELS.values()}
+
+
+def reward_model(name: str | RewardModel) -> RewardModel:
+    """The reward model called ``name`` (``"ts"``/``"task_success"`` or ``"iq"``/``"interaction_quality"``).
+
+    >>> reward_model("success")
+    Traceback (most recent call last):
+    ...
+    ValueError: reward must be one of 'ts', 'iq', 'task_success', 'interaction_quality', got 'success'
+    """
+    if isinstance(name, RewardModel):
+        return name
+    model = REWARD_MODELS.get(name) or _ALIASES.get(name)  # type: ignore[arg-type]
+    if model is None:
+        known = ", ".join(repr(n) for n in (*REWARD_MODELS, *_ALIASES))
+        raise ValueError(f"reward must be one of {known}, got {name!r}")
+    return model
+
+
 def task_success_reward(success: bool, turns: int) -> float:
     """``R_TS = 20 * success - turns``.
 
     >>> task_success_reward(True, 5), task_success_reward(False, 25)
     (15.0, -25.0)
     """
-    return SUCCESS_REWARD * float(bool(success)) - float(turns)
+    return REWARD_MODELS["ts"].episode_return(success=success, iq=1.0, turns=turns)
 
 
 def iq_reward(iq: float, turns: int) -> float:
@@ -226,4 +291,4 @@ def iq_reward(iq: float, turns: int) -> float:
     >>> iq_reward(5, 5), iq_reward(1, 10)
     (15.0, -10.0)
     """
-    return IQ_REWARD_SCALE * (float(iq) - 1.0) - float(turns)
+    return REWARD_MODELS["iq"].episode_return(success=False, iq=iq, turns=turns)

@@ -34,20 +34,20 @@ import numpy as np
 from contexts.belief import BeliefState
 from contexts.dialogue_log import Dialogue, DialogueTurn, write_dialogue_log
 from contexts.domain import default_domain
+from policies.domain_cache import domain_cache
 from policies.features import belief_features, feature_size
 from policies.nlg import TemplateNLG
 from policies.rewards import (
-    IQ_REWARD_SCALE,
-    SUCCESS_REWARD,
+    REWARD_MODELS,
     InteractionStats,
     IQEstimator,
+    RewardModel,
     RuleBasedIQ,
     checked_iq,
-    iq_reward,
+    reward_model,
     task_success,
-    task_success_reward,
 )
-from policies.summary import SummaryActions, SummaryPolicy, _space_for
+from policies.summary import SummaryActions, SummaryPolicy
 from policies.tracker import FocusTracker
 from policies.usersim import AgendaUser, UserGoal, UserSimulatorConfig
 from simscore.acts import Act
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_TURNS",
+    "SimulationSettings",
     "DialogueOutcome",
     "DialogueTrace",
     "DialogueSimulator",
@@ -75,6 +76,50 @@ MAX_TURNS = 25
 
 _HELLO = Act("hello")
 _BYE = Act("bye")
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    """The simulated world a dialogue runs in: everything but the policy and the seeds.
+
+    One object travels from a training configuration to the simulator, so the runner, the
+    evaluation and the Gymnasium environment see the same world.
+
+    Parameters
+    ----------
+    domain : contexts.domain.Domain, optional
+        Ontology and venues; default :func:`contexts.domain.default_domain`.
+    user : UserSimulatorConfig
+        The simulated user's parameters.
+    iq_estimator : callable
+        ``InteractionStats -> iq in [1, 5]``; default :class:`~policies.rewards.RuleBasedIQ`.
+    max_turns : int
+        Turn limit (system turns, greeting included).
+
+    Examples
+    --------
+    >>> SimulationSettings(max_turns=10).max_turns, SimulationSettings().domain.name
+    (10, 'restaurants')
+    """
+
+    domain: Domain = field(default_factory=default_domain, repr=False)
+    user: UserSimulatorConfig = field(default_factory=UserSimulatorConfig)
+    iq_estimator: IQEstimator = field(default_factory=RuleBasedIQ)
+    max_turns: int = MAX_TURNS
+
+    def __post_init__(self) -> None:
+        if self.domain is None:
+            object.__setattr__(self, "domain", default_domain())
+        if self.user is None:
+            object.__setattr__(self, "user", UserSimulatorConfig())
+        if self.iq_estimator is None:
+            object.__setattr__(self, "iq_estimator", RuleBasedIQ())
+        if isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int) or self.max_turns < 2:
+            raise ValueError(f"max_turns must be an int >= 2, got {self.max_turns!r}")
+        if not callable(self.iq_estimator):
+            raise TypeError(f"iq_estimator must be callable, got {type(self.iq_estimator).__name__}")
+        if not isinstance(self.user, UserSimulatorConfig):
+            raise TypeError(f"user must be a UserSimulatorConfig, got {type(self.user).__name__}")
 
 
 def dialogue_seed(seed: int, index: int) -> np.random.SeedSequence:
@@ -152,7 +197,7 @@ class DialogueTrace:
     forced_last: bool
     outcome: DialogueOutcome
 
-    def rewards(self, reward: str = "task_success") -> np.ndarray:
+    def rewards(self, reward: str | RewardModel = "task_success") -> np.ndarray:
         """Per-decision rewards whose sum is the dialogue's R_TS or R_IQ.
 
         Each decision gets -1, the first also the greeting's -1, the last the outcome bonus
@@ -160,14 +205,11 @@ class DialogueTrace:
 
         Parameters
         ----------
-        reward : {"task_success", "interaction_quality"}
+        reward : str or RewardModel
+            ``"ts"``/``"task_success"``, ``"iq"``/``"interaction_quality"`` (see
+            :func:`policies.rewards.reward_model`).
         """
-        if reward in ("task_success", "ts"):
-            bonus = SUCCESS_REWARD * float(self.outcome.success)
-        elif reward in ("interaction_quality", "iq"):
-            bonus = IQ_REWARD_SCALE * (self.outcome.iq - 1.0)
-        else:
-            raise ValueError(f"reward must be 'task_success' or 'interaction_quality', got {reward!r}")
+        bonus = reward_model(reward).bonus(success=self.outcome.success, iq=self.outcome.iq)
         out = np.full(len(self.actions), -1.0)
         if out.size:
             out[0] -= 1.0
@@ -196,15 +238,10 @@ class DialogueSimulator:
 
     Parameters
     ----------
-    domain : contexts.domain.Domain, optional
-        Default: :func:`contexts.domain.default_domain`.
-    user_config : UserSimulatorConfig, optional
+    settings : SimulationSettings, optional
+        Domain, user, IQ estimator and turn limit (default: :class:`SimulationSettings`).
     nlg_seed : int
         Seed of the system's template NLG.
-    iq_estimator : callable, optional
-        ``InteractionStats -> iq in [1, 5]``; default :class:`~policies.rewards.RuleBasedIQ`.
-    max_turns : int
-        Turn limit (system turns, greeting included).
     record : bool
         Keep every turn (needed for :meth:`dialogue`, i.e. for logs).
 
@@ -222,29 +259,23 @@ class DialogueSimulator:
     """
 
     def __init__(
-        self,
-        domain: Domain | None = None,
-        *,
-        user_config: UserSimulatorConfig | None = None,
-        nlg_seed: int = 0,
-        iq_estimator: IQEstimator | None = None,
-        max_turns: int = MAX_TURNS,
-        record: bool = False,
+        self, settings: SimulationSettings | None = None, *, nlg_seed: int = 0, record: bool = False
     ) -> None:
-        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 2:
-            raise ValueError(f"max_turns must be an int >= 2, got {max_turns!r}")
-        if iq_estimator is not None and not callable(iq_estimator):
-            raise TypeError(f"iq_estimator must be callable, got {type(iq_estimator).__name__}")
-        self.domain = domain if domain is not None else default_domain()
-        self.space: SummaryActions = _space_for(self.domain)
-        self.user = AgendaUser(self.domain, config=user_config)
+        settings = settings if settings is not None else SimulationSettings()
+        if not isinstance(settings, SimulationSettings):
+            raise TypeError(f"settings must be a SimulationSettings, got {type(settings).__name__}")
+        self.settings = settings
+        self.domain = settings.domain
+        self.space: SummaryActions = domain_cache(self.domain).space
+        self.user = AgendaUser(self.domain, config=settings.user)
         self.tracker = FocusTracker(self.domain.ontology)
         self.nlg = TemplateNLG(nlg_seed=nlg_seed)
         self.user_nlg = TemplateNLG()
-        self.iq_estimator: IQEstimator = iq_estimator if iq_estimator is not None else RuleBasedIQ()
-        self.max_turns = max_turns
+        self.iq_estimator: IQEstimator = settings.iq_estimator
+        self.max_turns = settings.max_turns
         self.record = record
         self.done = True
+        self._mask: np.ndarray | None = None
 
     # -- state -----------------------------------------------------------------------------
 
@@ -281,7 +312,7 @@ class DialogueSimulator:
         self._final_user: tuple[Act, str] | None = None
         self.done = False
         self.belief: BeliefState = self.tracker.belief
-        self._mask: np.ndarray | None = None
+        self._mask = None
         self.user_act: Act | None = None
         self.user_text: str | None = None
         self._emit(_HELLO)
@@ -368,8 +399,8 @@ class DialogueSimulator:
             success=success,
             iq=iq,
             turns=self.turns,
-            reward_ts=task_success_reward(success, self.turns),
-            reward_iq=iq_reward(iq, self.turns),
+            reward_ts=REWARD_MODELS["ts"].episode_return(success=success, iq=iq, turns=self.turns),
+            reward_iq=REWARD_MODELS["iq"].episode_return(success=success, iq=iq, turns=self.turns),
             ended_by=self.ended_by,
             stats=stats,
             goal=user.goal,
@@ -504,16 +535,14 @@ def run_dialogues(
     n: int,
     *,
     seed: int,
-    domain: Domain | None = None,
-    user_config: UserSimulatorConfig | None = None,
+    settings: SimulationSettings | None = None,
     nlg_seed: int = 0,
-    iq_estimator: IQEstimator | None = None,
-    max_turns: int = MAX_TURNS,
     start: int = 0,
     log_path: str | os.PathLike[str] | None = None,
     log_source: Mapping[str, Any] | None = None,
     keep_dialogues: bool = False,
     progress: bool = False,
+    on_dialogue: Callable[[DialogueOutcome], None] | None = None,
 ) -> SimulationResult:
     """Run ``policy`` against the simulated user for ``n`` dialogues.
 
@@ -526,8 +555,10 @@ def run_dialogues(
         Number of dialogues.
     seed : int
         Run seed; dialogue ``i`` draws from :func:`dialogue_seed` ``(seed, i)``.
-    domain, user_config, nlg_seed, iq_estimator, max_turns
-        As for :class:`DialogueSimulator`.
+    settings : SimulationSettings, optional
+        The simulated world (domain, user, IQ estimator, turn limit).
+    nlg_seed : int
+        Seed of the system's template NLG.
     start : int
         Index of the first dialogue (training in batches continues the sequence).
     log_path : path-like, optional
@@ -538,6 +569,9 @@ def run_dialogues(
         Return the logged dialogues in :attr:`SimulationResult.dialogues`.
     progress : bool
         Show a progress bar.
+    on_dialogue : callable, optional
+        Called with each dialogue's :class:`DialogueOutcome` once it has ended (after the
+        policy's ``end_dialogue`` hook), e.g. to advance a progress bar of the caller.
 
     Returns
     -------
@@ -562,14 +596,8 @@ def run_dialogues(
     begin = getattr(policy, "begin_dialogue", None)
     end = getattr(policy, "end_dialogue", None)
     record = keep_dialogues or log_path is not None
-    sim = DialogueSimulator(
-        domain,
-        user_config=user_config,
-        nlg_seed=nlg_seed,
-        iq_estimator=iq_estimator,
-        max_turns=max_turns,
-        record=record,
-    )
+    sim = DialogueSimulator(settings, nlg_seed=nlg_seed, record=record)
+    max_turns = sim.max_turns
     n_actions = len(sim.space)
     name = str(getattr(policy, "name", None) or type(policy).__name__)
     ids: list[str] = []
@@ -615,8 +643,10 @@ def run_dialogues(
                 actions.append(action)
             sim.step(action)
         outcome = sim.outcome()
-        if tracing:
+        if end is not None:
             end(DialogueTrace(i, tuple(beliefs), tuple(masks), tuple(actions), sim.forced_bye, outcome))
+        if on_dialogue is not None:
+            on_dialogue(outcome)
         ids.append(dialogue_id)
         success.append(outcome.success)
         iqs.append(outcome.iq)
@@ -686,7 +716,7 @@ class SummaryPolicyAdapter:
         self._choose = _check_policy(policy)
         self.policy = policy
         self.domain = domain if domain is not None else default_domain()
-        self.space: SummaryActions = _space_for(self.domain)
+        self.space: SummaryActions = domain_cache(self.domain).space
         self.nlg = TemplateNLG(nlg_seed=nlg_seed)
         self.name = name or str(getattr(policy, "name", None) or type(policy).__name__)
         inner = getattr(policy, "provenance", None)

@@ -61,7 +61,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from policies._database import DatabaseIndex, index_for
+from policies._database import DatabaseIndex
+from policies.domain_cache import domain_cache
 from simscore.acts import Act, Item
 
 if TYPE_CHECKING:
@@ -216,7 +217,7 @@ class SummaryActions:
         ontology = domain.ontology
         self.domain = domain
         self.ontology: Ontology = ontology
-        self.index: DatabaseIndex = index_for(domain)
+        self.index: DatabaseIndex = domain_cache(domain).index
         self.system_requestable: tuple[str, ...] = tuple(ontology.system_requestable)
         self.names: tuple[str, ...] = summary_action_names(self.system_requestable)
         self._positions = {name: i for i, name in enumerate(self.names)}
@@ -356,7 +357,9 @@ class SummaryActions:
             mask = s.match_mask
             if mask:
                 last = belief.last_offered
-                venue = self.index.venue(last) if self.index.contains(mask, last) else self.index.first(mask)
+                venue = self.index.venue(last) if last is not None and self.index.contains(mask, last) else None
+                if venue is None:
+                    venue = self.index.first(mask)
             return self._offer(venue, s)
         if index == self.INFORM_BYNAME:
             return self._inform_byname(belief, s)
@@ -404,20 +407,6 @@ class SummaryActions:
         return Act("inform", items)
 
 
-_SPACES: dict[int, tuple[Domain, SummaryActions]] = {}
-
-
-def _space_for(domain: Domain) -> SummaryActions:
-    entry = _SPACES.get(id(domain))
-    if entry is not None and entry[0] is domain:
-        return entry[1]
-    space = SummaryActions(domain)
-    if len(_SPACES) >= 8:
-        _SPACES.pop(next(iter(_SPACES)))
-    _SPACES[id(domain)] = (domain, space)
-    return space
-
-
 def action_mask(belief: BeliefState, domain: Domain) -> np.ndarray:
     """The Environment-1 mask of ``belief`` in ``domain`` (see :meth:`SummaryActions.mask`).
 
@@ -426,7 +415,7 @@ def action_mask(belief: BeliefState, domain: Domain) -> np.ndarray:
     >>> action_mask(BeliefState.initial(default_domain().ontology), default_domain()).astype(int)
     array([1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
     """
-    return _space_for(domain).mask(belief)
+    return domain_cache(domain).space.mask(belief)
 
 
 def master_action(
@@ -440,4 +429,4 @@ def master_action(
     >>> str(master_action("select_area", b, default_domain()))
     'select(area=north,area=south)'
     """
-    return _space_for(domain).master_action(action, belief, offered=offered)
+    return domain_cache(domain).space.master_action(action, belief, offered=offered)

@@ -70,19 +70,19 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from contexts.domain import default_domain
+from policies.domain_cache import domain_cache
 from policies.features import feature_size
 from policies.gpsarsa import GPSarsaConfig
-from policies.gpsarsa_policy import REWARDS, GPSarsaPolicy, domain_fingerprint
+from policies.gpsarsa_policy import REWARDS, GPSarsaPolicy
 from policies.rewards import RuleBasedIQ
-from policies.simulation import MAX_TURNS, SimulationResult, run_dialogues
-from policies.summary import _space_for
+from policies.simulation import MAX_TURNS, SimulationResult, SimulationSettings, run_dialogues
 from policies.usersim import UserSimulatorConfig
-from simscore._io import atomic_open, atomic_write_text, dumps, format_problem
-from simscore.errors import CheckpointError, FileFormatError
+from simscore.errors import CheckpointError, FileFormatError, TrainingConfigMismatchError
+from simscore.io import atomic_open, atomic_write_text, dumps, format_problem
+from simscore.stats import t_interval, wilson_interval
 
 if TYPE_CHECKING:
     from contexts.domain import Domain
-    from policies.simulation import DialogueTrace
 
 __all__ = [
     "EVAL_SEED",
@@ -101,8 +101,6 @@ __all__ = [
     "list_checkpoints",
     "load_checkpoint",
     "read_evaluation",
-    "wilson_interval",
-    "mean_interval",
 ]
 
 #: Default seed of the evaluation dialogues (the same simulated users for every run).
@@ -115,11 +113,6 @@ RUN_VERSION = 1
 
 _CHECKPOINT_DIR = "checkpoints"
 _CHECKPOINT_RE = re.compile(r"^ckpt-(\d{6,})\.json$")
-_Z95 = 1.959963984540054
-
-
-class TrainingConfigMismatchError(CheckpointError):
-    """A run directory holds a run whose configuration differs from the requested one."""
 
 
 def _int(name: str, value: object, minimum: int) -> int:
@@ -135,7 +128,8 @@ def _user_config_from_json(data: Mapping[str, Any]) -> UserSimulatorConfig:
     unknown = sorted(set(data) - fields)
     if unknown:
         raise ValueError(f"unknown user config field(s) {unknown}")
-    return UserSimulatorConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    return UserSimulatorConfig(**values)
 
 
 def _iq_from_json(data: Mapping[str, Any]) -> RuleBasedIQ:
@@ -233,12 +227,18 @@ class TrainingConfig:
         if not isinstance(self.iq, RuleBasedIQ):
             raise TypeError(f"iq must be a RuleBasedIQ, got {type(self.iq).__name__}")
 
+    def simulation(self, domain: Domain | None = None) -> SimulationSettings:
+        """The simulated world of this run (user, IQ estimator, turn limit) in ``domain``."""
+        return SimulationSettings(
+            domain if domain is not None else default_domain(), self.user, self.iq, self.max_turns
+        )
+
     def gp_config(self, domain: Domain | None = None) -> GPSarsaConfig:
         """The learner configuration for ``domain`` (default: the shipped one)."""
         domain = domain if domain is not None else default_domain()
         return GPSarsaConfig(
             feature_dim=feature_size(domain),
-            n_actions=len(_space_for(domain)),
+            n_actions=len(domain_cache(domain).space),
             gamma=self.gamma,
             sigma=self.sigma,
             nu=self.nu,
@@ -361,44 +361,6 @@ def load_checkpoint(
 # Evaluation
 
 
-def wilson_interval(successes: int, n: int, *, z: float = _Z95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion (95% by default).
-
-    >>> [round(v, 4) for v in wilson_interval(95, 100)]
-    [0.8882, 0.9785]
-    >>> wilson_interval(0, 0)
-    (nan, nan)
-    """
-    if n <= 0:
-        return math.nan, math.nan
-    p = successes / n
-    denominator = 1.0 + z * z / n
-    centre = (p + z * z / (2.0 * n)) / denominator
-    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def mean_interval(values: Sequence[float] | np.ndarray, *, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t confidence interval of the mean: ``(mean, low, high)``.
-
-    >>> [round(v, 4) for v in mean_interval([4.0, 5.0, 6.0])]  # t(0.975, 2) = 4.3027, s/√n = 0.5774
-    [5.0, 2.5159, 7.4841]
-    >>> mean_interval([3.0])
-    (3.0, nan, nan)
-    """
-    x = np.asarray(values, dtype=np.float64)
-    n = x.size
-    if n == 0:
-        return math.nan, math.nan, math.nan
-    mean = float(x.mean())
-    if n == 1:
-        return mean, math.nan, math.nan
-    from scipy.special import stdtrit
-
-    half = float(stdtrit(n - 1, 0.5 + level / 2.0)) * float(x.std(ddof=1)) / math.sqrt(n)
-    return mean, mean - half, mean + half
-
-
 @dataclass(frozen=True)
 class EvaluationRecord:
     """One row of ``evaluation.csv``: the greedy policy's evaluation at one checkpoint.
@@ -476,8 +438,8 @@ def _record(
 ) -> EvaluationRecord:
     n = len(result)
     low, high = wilson_interval(int(result.success.sum()), n)
-    iq, iq_low, iq_high = mean_interval(result.iq)
-    length, length_low, length_high = mean_interval(result.turns.astype(np.float64))
+    iq, iq_low, iq_high = t_interval(result.iq)
+    length, length_low, length_high = t_interval(result.turns.astype(np.float64))
     reward = result.reward_ts if policy.reward == "ts" else result.reward_iq
     return EvaluationRecord(
         checkpoint=checkpoint,
@@ -504,15 +466,25 @@ def evaluate_policy(
     dialogues: int,
     *,
     seed: int = EVAL_SEED,
-    max_turns: int = MAX_TURNS,
-    user: UserSimulatorConfig | None = None,
-    iq: RuleBasedIQ | None = None,
+    settings: SimulationSettings | None = None,
     checkpoint: str = "",
     train_seconds: float = math.nan,
 ) -> EvaluationRecord:
     """Evaluate ``policy`` greedily on ``dialogues`` simulated dialogues (it does not learn).
 
-    The policy's mode is restored afterwards.
+    Parameters
+    ----------
+    policy : GPSarsaPolicy
+        Evaluated greedily; its mode is restored afterwards.
+    dialogues : int
+    seed : int
+        Seed of the evaluation dialogues.
+    settings : SimulationSettings, optional
+        The simulated world; default: the policy's domain with the default user.
+    checkpoint : str
+        Label of the record.
+    train_seconds : float
+        Training time so far, recorded as it is.
 
     Examples
     --------
@@ -520,20 +492,13 @@ def evaluate_policy(
     >>> record.eval_dialogues, record.dialogues, 0.0 <= record.success_low <= record.success_high <= 1.0
     (20, 0, True)
     """
+    if settings is None:
+        settings = SimulationSettings(policy.domain)
     was_training = policy.training
     policy.training = False
     try:
         start = time.perf_counter()
-        result = run_dialogues(
-            policy,
-            dialogues,
-            seed=seed,
-            domain=policy.domain,
-            user_config=user,
-            nlg_seed=policy.nlg_seed,
-            iq_estimator=iq,
-            max_turns=max_turns,
-        )
+        result = run_dialogues(policy, dialogues, seed=seed, settings=settings, nlg_seed=policy.nlg_seed)
         seconds = time.perf_counter() - start
     finally:
         policy.training = was_training
@@ -626,7 +591,7 @@ class TrainingResult:
 
 
 def _versions() -> dict[str, str]:
-    from simscore._version import __version__
+    from simscore import __version__
 
     return {"simscore": __version__, "numpy": np.__version__, "python": platform.python_version()}
 
@@ -634,14 +599,14 @@ def _versions() -> dict[str, str]:
 def _domain_info(domain: Domain) -> dict[str, Any]:
     return {
         "name": domain.name,
-        "fingerprint": domain_fingerprint(domain),
+        "fingerprint": domain_cache(domain).fingerprint,
         "feature_size": feature_size(domain),
-        "n_actions": len(_space_for(domain)),
+        "n_actions": len(domain_cache(domain).space),
     }
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
 
 def _read_run(path: Path) -> dict[str, Any]:
@@ -668,10 +633,10 @@ def _check_same_run(path: Path, info: Mapping[str, Any], config: TrainingConfig,
         if key != "dialogues" and stored.get(key) != wanted.get(key)
     ]
     stored_domain = info.get("domain", {})
-    if isinstance(stored_domain, dict) and stored_domain.get("fingerprint") != domain_fingerprint(domain):
+    if isinstance(stored_domain, dict) and stored_domain.get("fingerprint") != domain_cache(domain).fingerprint:
         differences.append(
             f"domain: run has {stored_domain.get('name')!r} ({str(stored_domain.get('fingerprint'))[:12]}...), "
-            f"requested {domain.name!r} ({domain_fingerprint(domain)[:12]}...)"
+            f"requested {domain.name!r} ({domain_cache(domain).fingerprint[:12]}...)"
         )
     if differences:
         raise TrainingConfigMismatchError(
@@ -680,22 +645,70 @@ def _check_same_run(path: Path, info: Mapping[str, Any], config: TrainingConfig,
         )
 
 
-class _Progress:
-    """Forwards the runner hooks to the policy and advances a progress bar per dialogue."""
+class _RunFile:
+    """``run.json`` of one run directory: what it holds, and its status as training goes on."""
 
-    __slots__ = ("choose", "begin_dialogue", "_policy", "_bar", "name", "provenance")
+    def __init__(self, run_dir: Path, config: TrainingConfig, domain: Domain) -> None:
+        self.run_dir = run_dir
+        self.path = run_dir / "run.json"
+        self.config = config
+        self.domain = domain
+        self.started = _now()
 
-    def __init__(self, policy: GPSarsaPolicy, bar: Any) -> None:
-        self._policy = policy
-        self._bar = bar
-        self.choose = policy.choose
-        self.begin_dialogue = policy.begin_dialogue
-        self.name = policy.name
-        self.provenance = None
+    def existing_checkpoints(self) -> tuple[Checkpoint, ...]:
+        """The checkpoints of a run of this configuration already in the directory (checked)."""
+        if self.path.exists():
+            info = _read_run(self.path)
+            _check_same_run(self.path, info, self.config, self.domain)
+            self.started = info.get("started", self.started)
+            return list_checkpoints(self.run_dir)
+        if list_checkpoints(self.run_dir):
+            raise CheckpointError(f"{self.run_dir} holds checkpoints but no run.json; it is not a run directory")
+        return ()
 
-    def end_dialogue(self, trace: DialogueTrace) -> None:
-        self._policy.end_dialogue(trace)
-        self._bar.update(1)
+    def write(self, status: str, done: int) -> None:
+        document = {
+            "format": RUN_FORMAT,
+            "version": RUN_VERSION,
+            "config": self.config.to_dict(),
+            "domain": _domain_info(self.domain),
+            "versions": _versions(),
+            "status": status,
+            "dialogues_done": done,
+            "checkpoints": [c.dialogues for c in list_checkpoints(self.run_dir)],
+            "started": self.started,
+            "updated": _now(),
+        }
+        atomic_write_text(self.path, dumps(document) + "\n")
+
+
+def _starting_policy(
+    config: TrainingConfig, run_dir: Path, domain: Domain, existing: Sequence[Checkpoint]
+) -> GPSarsaPolicy:
+    """A fresh policy, or the policy of the last complete checkpoint (checked against ``config``)."""
+    gp_config = config.gp_config(domain)
+    if not existing:
+        return GPSarsaPolicy(
+            domain, reward=config.reward, seed=config.seed, gp_config=gp_config, nlg_seed=config.nlg_seed,
+            training=True,
+        )
+    last = existing[-1]
+    if last.dialogues > config.dialogues:
+        raise TrainingConfigMismatchError(
+            f"{run_dir} already holds {last.dialogues} training dialogues, more than "
+            f"config.dialogues={config.dialogues}"
+        )
+    policy = load_checkpoint(run_dir, last.dialogues, domain=domain, training=True)
+    if (policy.reward, policy.seed, policy.gp_config) != (config.reward, config.seed, gp_config):
+        raise TrainingConfigMismatchError(
+            f"{run_dir}: the last checkpoint's policy (reward {policy.reward!r}, seed {policy.seed}, "
+            f"{policy.gp_config}) does not match the configuration"
+        )
+    if config.nlg_seed is not None and policy.nlg_seed != config.nlg_seed:
+        raise TrainingConfigMismatchError(
+            f"{run_dir}: the last checkpoint's nlg_seed {policy.nlg_seed} differs from config.nlg_seed {config.nlg_seed}"
+        )
+    return policy
 
 
 def train(
@@ -734,78 +747,21 @@ def train(
         raise TypeError(f"config must be a TrainingConfig, got {type(config).__name__}")
     domain = domain if domain is not None else default_domain()
     run_dir = Path(out_dir)
-    run_path = run_dir / "run.json"
-    eval_path = run_dir / "evaluation.csv"
-    existing: tuple[Checkpoint, ...] = ()
-    if run_path.exists():
-        info = _read_run(run_path)
-        _check_same_run(run_path, info, config, domain)
-        existing = list_checkpoints(run_dir)
-        started = info.get("started", _now())
-    else:
-        if list_checkpoints(run_dir):
-            raise CheckpointError(f"{run_dir} holds checkpoints but no run.json; it is not a run directory")
-        started = _now()
-
-    def write_run(status: str, done: int) -> None:
-        document = {
-            "format": RUN_FORMAT,
-            "version": RUN_VERSION,
-            "config": config.to_dict(),
-            "domain": _domain_info(domain),
-            "versions": _versions(),
-            "status": status,
-            "dialogues_done": done,
-            "checkpoints": [c.dialogues for c in list_checkpoints(run_dir)],
-            "started": started,
-            "updated": _now(),
-        }
-        atomic_write_text(run_path, dumps(document) + "\n")
-
-    start = 0
-    if existing:
-        last = existing[-1]
-        if last.dialogues > config.dialogues:
-            raise TrainingConfigMismatchError(
-                f"{run_dir} already holds {last.dialogues} training dialogues, more than "
-                f"config.dialogues={config.dialogues}"
-            )
-        policy = load_checkpoint(run_dir, last.dialogues, domain=domain, training=True)
-        start = last.dialogues
-    else:
-        policy = GPSarsaPolicy(
-            domain,
-            reward=config.reward,
-            seed=config.seed,
-            gp_config=config.gp_config(domain),
-            nlg_seed=config.nlg_seed,
-            training=True,
-        )
-    if (policy.reward, policy.seed, policy.gp_config) != (config.reward, config.seed, config.gp_config(domain)):
-        raise TrainingConfigMismatchError(
-            f"{run_dir}: the last checkpoint's policy (reward {policy.reward!r}, seed {policy.seed}, "
-            f"{policy.gp_config}) does not match the configuration"
-        )
-    expected_nlg = config.nlg_seed if config.nlg_seed is not None else policy.nlg_seed
-    if policy.nlg_seed != expected_nlg:
-        raise TrainingConfigMismatchError(
-            f"{run_dir}: the last checkpoint's nlg_seed {policy.nlg_seed} differs from config.nlg_seed {expected_nlg}"
-        )
+    run_file = _RunFile(run_dir, config, domain)
+    existing = run_file.existing_checkpoints()
+    policy = _starting_policy(config, run_dir, domain, existing)
+    start = policy.dialogues_trained
+    settings = config.simulation(domain)
 
     def evaluate(train_seconds: float) -> EvaluationRecord:
         return evaluate_policy(
-            policy,
-            config.eval_dialogues,
-            seed=config.eval_seed,
-            max_turns=config.max_turns,
-            user=config.user,
-            iq=config.iq,
-            checkpoint=_stem(run_dir, policy.dialogues_trained).name,
-            train_seconds=train_seconds,
+            policy, config.eval_dialogues, seed=config.eval_seed, settings=settings,
+            checkpoint=_stem(run_dir, policy.dialogues_trained).name, train_seconds=train_seconds,
         )
 
     # Keep the rows of checkpoints that exist; a checkpoint written just before an
     # interruption may lack its row: evaluate it now (its training time is then unknown).
+    eval_path = run_dir / "evaluation.csv"
     kept = {c.dialogues for c in existing}
     records = [r for r in read_evaluation(run_dir) if r.dialogues in kept and r.dialogues <= start]
     train_seconds = max((r.train_seconds for r in records if math.isfinite(r.train_seconds)), default=0.0)
@@ -813,35 +769,23 @@ def train(
         records.append(evaluate(math.nan))
         _write_evaluation(eval_path, records)
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_run("running", start)
+    run_file.write("running", start)
 
     targets = [n for n in checkpoint_schedule(config) if n > start]
     from tqdm.auto import tqdm
 
     bar = tqdm(
-        total=config.dialogues,
-        initial=start,
-        desc=f"training gpsarsa {config.reward} seed {config.seed}",
-        unit="dlg",
-        disable=not progress,
-        dynamic_ncols=True,
+        total=config.dialogues, initial=start, desc=f"training gpsarsa {config.reward} seed {config.seed}",
+        unit="dlg", disable=not progress, dynamic_ncols=True,
     )
-    tracked = _Progress(policy, bar)
     done = start
     try:
         for target in targets:
             policy.training = True
             began = time.perf_counter()
             run_dialogues(
-                tracked,
-                target - done,
-                seed=config.seed,
-                start=done,
-                domain=domain,
-                user_config=config.user,
-                nlg_seed=policy.nlg_seed,
-                iq_estimator=config.iq,
-                max_turns=config.max_turns,
+                policy, target - done, seed=config.seed, start=done, settings=settings,
+                nlg_seed=policy.nlg_seed, on_dialogue=lambda _outcome: bar.update(1),
             )
             train_seconds += time.perf_counter() - began
             done = target
@@ -849,18 +793,18 @@ def train(
             record = evaluate(train_seconds)
             records.append(record)
             _write_evaluation(eval_path, records)
-            write_run("running" if done < config.dialogues else "complete", done)
+            run_file.write("running" if done < config.dialogues else "complete", done)
             bar.set_postfix(success=f"{record.success_rate:.3f}", dictionary=record.dictionary_size, refresh=False)
     except KeyboardInterrupt:
-        write_run("interrupted", done)
+        run_file.write("interrupted", done)
         raise
     except BaseException:
-        write_run("failed", done)
+        run_file.write("failed", done)
         raise
     finally:
         bar.close()
     if not targets:
-        write_run("complete", done)
+        run_file.write("complete", done)
     policy.training = False
     return TrainingResult(
         run_dir=run_dir,

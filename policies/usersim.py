@@ -51,9 +51,9 @@ import numpy as np
 
 from contexts import FrozenDict
 from contexts.domain import VENUE_FIELDS
-from policies._database import index_for
+from policies.domain_cache import domain_cache
 from simscore.acts import Act, Item
-from simscore.errors import SimscoreError
+from simscore.errors import SimulationError
 
 if TYPE_CHECKING:
     from contexts.domain import Domain, Venue
@@ -61,10 +61,6 @@ if TYPE_CHECKING:
 __all__ = ["UserGoal", "UserSimulatorConfig", "UserCounters", "AgendaUser", "SimulationError"]
 
 _EXTRA_REQUESTS = ("addr", "phone", "postcode", "signature", "description")
-
-
-class SimulationError(SimscoreError, RuntimeError):
-    """The simulation cannot run with the given domain or configuration."""
 
 
 @dataclass(frozen=True)
@@ -229,7 +225,7 @@ class AgendaUser:
     def __init__(self, domain: Domain, *, config: UserSimulatorConfig | None = None) -> None:
         self.domain = domain
         self.config = config if config is not None else UserSimulatorConfig()
-        self.index = index_for(domain)
+        self.index = domain_cache(domain).index
         self.goal_slots = tuple(s for s in domain.ontology.system_requestable if s in VENUE_FIELDS)
         if not self.goal_slots:
             raise SimulationError(

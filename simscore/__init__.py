@@ -14,11 +14,12 @@ angular similarity, BLEU-4 and BERTScore on the texts.
 
 from simscore._version import __version__
 from simscore.acts import NONE_VALUE, Act, Item
-from simscore.compare import DEFAULT_MEASURES, Comparison, bootstrap_ci, compare
-from simscore.measures import MEASURES, Measure, get_measure
+from simscore.compare import Comparison, compare
+from simscore.measures import ALL_MEASURES, DEFAULT_MEASURES, MEASURES, Measure, get_measure, resolve_measures
 from simscore.monitor import BehaviourMonitor, similarity
 from simscore.policy import Policy, run_policy
 from simscore.responses import Response, Responses
+from simscore.stats import bootstrap_ci
 
 __all__ = [
     "__version__",
@@ -30,6 +31,8 @@ __all__ = [
     "compare",
     "Comparison",
     "DEFAULT_MEASURES",
+    "ALL_MEASURES",
+    "resolve_measures",
     "bootstrap_ci",
     "MEASURES",
     "Measure",

@@ -5,9 +5,10 @@ result keeps the per-context scores (a pandas DataFrame) and a summary per measu
 count, missing count and a seeded bootstrap confidence interval of the mean).
 
 Scale: each side's inputs are factorised once per level and every measure scores each
-distinct pair once; the bootstrap resamples counts of distinct score values (a multinomial
-draw, the same distribution as resampling contexts) whenever there are fewer distinct values
-than contexts, so a million contexts cost about as much as a thousand.
+distinct pair once. The factorisation also gives every context a code for its row of scores,
+and the shared bootstrap (:func:`simscore.stats.bootstrap_ci_shared`) draws how often each
+distinct row occurs whenever there are few distinct rows, so a million contexts cost about as
+much as a thousand.
 """
 
 from __future__ import annotations
@@ -21,18 +22,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simscore._io import atomic_open, atomic_write_text
 from simscore._version import __version__
 from simscore.errors import ContextMismatchError, InvalidResponseError
-from simscore.measures import ACTION_MEASURES, resolve_measures
+from simscore.io import atomic_open, atomic_write_text
+from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
 from simscore.responses import Responses
+from simscore.stats import bootstrap_ci_shared
 
-__all__ = ["compare", "Comparison", "bootstrap_ci", "DEFAULT_MEASURES"]
-
-#: The measures ``compare`` uses when none are given: the four action measures, which need
-#: no model. Pass ``measures=list(simscore.MEASURES)`` for all eight.
-DEFAULT_MEASURES: tuple[str, ...] = ACTION_MEASURES
+__all__ = ["compare", "Comparison", "DEFAULT_MEASURES"]
 
 _SUMMARY_COLUMNS = ["mean", "count", "missing", "ci_low", "ci_high"]
 
@@ -129,139 +127,6 @@ def _json_number(value: Any) -> Any:
     return value
 
 
-def bootstrap_ci(
-    values: np.ndarray,
-    *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    rng: np.random.Generator | int | None = 0,
-) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the mean, resampling contexts.
-
-    Parameters
-    ----------
-    values : ndarray, shape (n,)
-        Per-context scores without NaN.
-    n_resamples : int
-        Bootstrap resamples.
-    confidence : float
-        Coverage of the interval, in (0, 1).
-    rng : Generator or int
-        Source of randomness (an int is a seed).
-
-    Returns
-    -------
-    (low, high) : tuple of float
-        NaN for an empty input.
-
-    Examples
-    --------
-    >>> bootstrap_ci(np.array([1.0, 1.0, 1.0]))
-    (1.0, 1.0)
-    >>> low, high = bootstrap_ci(np.array([0.0, 1.0] * 50), rng=3)
-    >>> 0.35 < low < 0.5 < high < 0.65
-    True
-    """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1, got {n_resamples!r}")
-    values = np.asarray(values, dtype=np.float64)
-    n = len(values)
-    if n == 0:
-        return (float("nan"), float("nan"))
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    distinct, counts = np.unique(values, return_counts=True)
-    if len(distinct) == 1:
-        return (float(distinct[0]), float(distinct[0]))
-    if len(distinct) * 8 <= n:
-        # Resampling n contexts with replacement = drawing how often each distinct value occurs.
-        draws = generator.multinomial(n, counts / n, size=n_resamples)
-        means = draws @ distinct / n
-    else:
-        means = np.empty(n_resamples)
-        chunk = max(1, 4_000_000 // n)
-        for start in range(0, n_resamples, chunk):
-            stop = min(start + chunk, n_resamples)
-            idx = generator.integers(0, n, size=(stop - start, n))
-            means[start:stop] = values[idx].mean(axis=1)
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(means, [tail, 100.0 - tail])
-    return (float(low), float(high))
-
-
-#: Above this many resample weights (resamples x contexts) each measure is bootstrapped on its
-#: own with the distinct-value shortcut of :func:`bootstrap_ci` instead of shared weights.
-_SHARED_BOOTSTRAP_LIMIT = 4_000_000
-#: Above this many distinct score rows a multinomial draw over rows costs more than drawing
-#: context indices (about 70 ns per binomial against 8 ns per index).
-_MAX_MULTINOMIAL_ROWS = 5_000
-
-
-def _bootstrap_all(
-    columns: Mapping[str, np.ndarray],
-    groups: np.ndarray,
-    *,
-    n_resamples: int,
-    confidence: float,
-    seed: int,
-) -> dict[str, tuple[float, float]]:
-    """Bootstrap CIs of every measure's mean from one shared set of context resamples.
-
-    The contexts are resampled once and the resample is reused for every measure, so the
-    intervals are paired across measures. A context enters only through its row of scores,
-    so resampling contexts is the same as drawing how often each distinct row occurs (one
-    multinomial draw over the distinct rows); when rows are mostly distinct, explicit
-    resample weights over the contexts are used instead. ``groups`` gives every context a
-    code such that contexts with the same code have the same row (from the factorisation of
-    the inputs). NaN scores are left out of each resampled mean.
-    """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1, got {n_resamples!r}")
-    n = len(next(iter(columns.values()))) if columns else 0
-    if n == 0:
-        return {name: (float("nan"), float("nan")) for name in columns}
-    matrix = np.column_stack(list(columns.values()))
-    _, first, counts = np.unique(groups, return_index=True, return_counts=True)
-    rng = np.random.default_rng(seed)
-    # cost per resample: a binomial draw per distinct row, or an index draw per context
-    if len(first) <= min(n // 4, _MAX_MULTINOMIAL_ROWS):
-        weights = rng.multinomial(n, counts / n, size=n_resamples).astype(np.float64)
-        values = matrix[first]
-    elif n * n_resamples <= _SHARED_BOOTSTRAP_LIMIT:
-        picks = rng.integers(0, n, size=(n_resamples, n))
-        picks += np.arange(n_resamples)[:, None] * n
-        weights = np.bincount(picks.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
-        values = matrix
-    else:
-        return {
-            name: bootstrap_ci(col[~np.isnan(col)], n_resamples=n_resamples, confidence=confidence, rng=seed)
-            for name, col in columns.items()
-        }
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    out: dict[str, tuple[float, float]] = {}
-    for j, name in enumerate(columns):
-        column = values[:, j]
-        valid = ~np.isnan(column)
-        present = column[valid]
-        if len(present) == 0:
-            out[name] = (float("nan"), float("nan"))
-            continue
-        if present.min() == present.max():
-            out[name] = (float(present[0]), float(present[0]))
-            continue
-        w = weights if valid.all() else weights[:, valid]
-        totals = w.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = (w @ present) / totals
-        means = means[totals > 0]
-        low, high = np.percentile(means, [tail, 100.0 - tail])
-        out[name] = (float(low), float(high))
-    return out
-
-
 def _align(a: Responses, b: Responses) -> list[str]:
     for name, side in (("a", a), ("b", b)):
         if not isinstance(side, Responses):
@@ -318,7 +183,8 @@ def compare(
     a, b : Responses
         The two policies' responses; they must cover the same context ids.
     measures : names or Measure objects
-        Default: the four action measures. ``list(simscore.MEASURES)`` gives all eight.
+        Default :data:`~simscore.measures.DEFAULT_MEASURES`, the four action measures (no
+        model needed); ``"all"`` gives all eight.
     metadata : DataFrame, mapping or ContextSet, optional
         Context metadata (e.g. turn index) joined onto the per-context scores.
     n_resamples, confidence, seed
@@ -383,7 +249,7 @@ def compare(
     for part in parts:
         # rows with equal codes have equal scores; re-compact so the codes never overflow
         groups = np.unique(groups * (int(part.max(initial=0)) + 1) + part, return_inverse=True)[1].reshape(-1)
-    intervals = _bootstrap_all(columns, groups, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    intervals = bootstrap_ci_shared(columns, groups, n_resamples=n_resamples, confidence=confidence, seed=seed)
     rows = {}
     for name, column in columns.items():
         valid = column[~np.isnan(column)]

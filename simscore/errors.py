@@ -1,4 +1,4 @@
-"""Exceptions and warnings of simscore, contexts and policies.
+"""Every exception and warning of simscore, contexts and policies (a test keeps it so).
 
 Every exception also subclasses the builtin a caller would naturally catch
 (``ValueError``, ``KeyError``, ``OSError``), so ``except ValueError`` keeps working.
@@ -16,6 +16,11 @@ __all__ = [
     "MissingDependencyError",
     "InvalidContextError",
     "CheckpointError",
+    "TrainingConfigMismatchError",
+    "SimulationError",
+    "TextMeasureError",
+    "ModelNotFoundError",
+    "ExperimentError",
     "MissingValueWarning",
 ]
 
@@ -91,6 +96,26 @@ class InvalidContextError(SimscoreError, ValueError):
 
 class CheckpointError(SimscoreError, ValueError):
     """A policy checkpoint is corrupt, incomplete or of an unsupported version."""
+
+
+class TrainingConfigMismatchError(CheckpointError):
+    """A run directory holds a run whose configuration differs from the requested one."""
+
+
+class SimulationError(SimscoreError, RuntimeError):
+    """The simulation cannot run with the given domain or configuration."""
+
+
+class TextMeasureError(SimscoreError, ValueError):
+    """A text measure or encoder is configured wrongly, or an encoder returned bad output."""
+
+
+class ModelNotFoundError(SimscoreError, FileNotFoundError):
+    """A local model directory, a file it must contain, or a baseline file does not exist."""
+
+
+class ExperimentError(SimscoreError, ValueError):
+    """An experiment configuration or output folder is unusable."""
 
 
 class MissingValueWarning(UserWarning):

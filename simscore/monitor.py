@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from simscore.compare import Comparison, compare
-from simscore.measures import resolve_measures
+from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.base import Measure
 from simscore.policy import Policy, run_policy
 from simscore.responses import Responses
@@ -27,11 +27,14 @@ def similarity(
     policy_a: Policy,
     policy_b: Policy,
     contexts: Iterable[Any],
-    measures: str | Measure | Iterable[str | Measure] = ("tmr",),
+    measures: str | Measure | Iterable[str | Measure] = DEFAULT_MEASURES,
     *,
     seed: int = 0,
 ) -> pd.DataFrame:
     """Run both policies on ``contexts`` and return the comparison summary.
+
+    ``measures`` defaults to :data:`~simscore.measures.DEFAULT_MEASURES` (the four action
+    measures, no model needed); ``"all"`` gives all eight.
 
     Returns
     -------
@@ -65,7 +68,8 @@ class BehaviourMonitor:
     contexts : iterable
         The fixed context set (objects with an ``id``), e.g. a ``contexts.ContextSet``.
     measures : names or Measure objects
-        Measures to watch (default TMR and DMR, which need no model).
+        Measures to watch; default :data:`~simscore.measures.DEFAULT_MEASURES`, the four
+        action measures (no model needed, so an update costs milliseconds).
     threshold : float
         Every measure's mean must be at least this for an update to count as stable.
     patience : int
@@ -90,7 +94,7 @@ class BehaviourMonitor:
     def __init__(
         self,
         contexts: Iterable[Any],
-        measures: str | Measure | Iterable[str | Measure] = ("tmr", "dmr"),
+        measures: str | Measure | Iterable[str | Measure] = DEFAULT_MEASURES,
         *,
         threshold: float = 0.99,
         patience: int = 3,

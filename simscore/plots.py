@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from simscore import analysis
-from simscore._io import atomic_open
 from simscore.errors import MissingDependencyError
+from simscore.io import atomic_open
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -561,7 +561,7 @@ def make_figures(
         Figure name → path written, in report order.
     """
     out = Path(directory)
-    bootstrap = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    bootstrap: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
 
     def has(name: str) -> bool:
         table = tables.get(name)

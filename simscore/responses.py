@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from simscore._io import dumps, read_jsonl, write_jsonl
 from simscore.acts import Act
 from simscore.errors import ActParseError, FileFormatError, InvalidResponseError
+from simscore.io import dumps, read_jsonl, write_jsonl
 
 __all__ = ["Response", "Responses", "FORMAT_NAME", "FORMAT_VERSION"]
 

@@ -5,14 +5,24 @@ its class (``BertScore(model=..., num_layers=...)``, ``ConceptErrorRate(clip=Tru
 passing the instance wherever a name is accepted. Text measures load their models lazily,
 on first scoring, so the registry is cheap to import.
 
->>> list(MEASURES)
-['tmr', 'dmr', 'cer', 'cmr', 'use_cos', 'use_ang', 'bleu4', 'bertscore']
+Which measures an entry point uses when none are given is chosen on purpose: the library's
+functions (:func:`~simscore.compare.compare`, :func:`~simscore.monitor.similarity`,
+:class:`~simscore.monitor.BehaviourMonitor`, the analyses) default to
+:data:`DEFAULT_MEASURES`, the four action measures, which need no model and cost
+microseconds; the command line and the experiment, where a person wants the full picture,
+default to :data:`ALL_MEASURES`. Everywhere a measure list is accepted, ``"all"``,
+``"action"`` and ``"text"`` name those groups.
+
+>>> list(MEASURES) == list(ALL_MEASURES)
+True
+>>> [m.name for m in resolve_measures("action")]
+['tmr', 'dmr', 'cer', 'cmr']
 >>> MEASURES["tmr"].level
 'action'
->>> get_measure("bleu")
+>>> get_measure("bleu")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-simscore.errors.UnknownMeasureError: unknown measure 'bleu'; did you mean 'bleu4'? (known: tmr, dmr, cer, cmr, use_cos, use_ang, bleu4, bertscore)
+simscore.errors.UnknownMeasureError: unknown measure 'bleu'; did you mean 'bleu4'? (known: tmr, dmr, ...)
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ import difflib
 from collections.abc import Iterable, Iterator, Mapping
 
 from simscore.errors import UnknownMeasureError
+from simscore.measures._encoders import TFHubEncoder, UsemEncoder
 from simscore.measures.action import (
     ConceptErrorRate,
     ConceptMatchRate,
@@ -28,7 +39,6 @@ from simscore.measures.action import (
     TotalMatchRate,
 )
 from simscore.measures.base import Measure, PairwiseMeasure
-from simscore.measures._encoders import TFHubEncoder, UsemEncoder
 from simscore.measures.text import (
     BertScore,
     Bleu4,
@@ -42,6 +52,9 @@ __all__ = [
     "MEASURES",
     "ACTION_MEASURES",
     "TEXT_MEASURES",
+    "ALL_MEASURES",
+    "DEFAULT_MEASURES",
+    "MEASURE_GROUPS",
     "Measure",
     "PairwiseMeasure",
     "get_measure",
@@ -59,8 +72,16 @@ __all__ = [
     "default_use_encoder",
 ]
 
-ACTION_MEASURES = ("tmr", "dmr", "cer", "cmr")
-TEXT_MEASURES = ("use_cos", "use_ang", "bleu4", "bertscore")
+#: The four action-level measures (no model needed).
+ACTION_MEASURES: tuple[str, ...] = ("tmr", "dmr", "cer", "cmr")
+#: The four text-level measures (sentence models shipped in PyPI packages).
+TEXT_MEASURES: tuple[str, ...] = ("use_cos", "use_ang", "bleu4", "bertscore")
+#: All eight measures of the paper, in its order.
+ALL_MEASURES: tuple[str, ...] = ACTION_MEASURES + TEXT_MEASURES
+#: The library's default (see the module docstring): the action measures.
+DEFAULT_MEASURES: tuple[str, ...] = ACTION_MEASURES
+#: Names that stand for a group of measures wherever a measure list is accepted.
+MEASURE_GROUPS: dict[str, tuple[str, ...]] = {"all": ALL_MEASURES, "action": ACTION_MEASURES, "text": TEXT_MEASURES}
 
 
 class _Registry(Mapping[str, Measure]):
@@ -101,6 +122,7 @@ MEASURES: Mapping[str, Measure] = _Registry(
         **default_text_measures(),
     }
 )
+assert tuple(MEASURES) == ALL_MEASURES
 
 
 def get_measure(measure: str | Measure) -> Measure:
@@ -113,10 +135,22 @@ def get_measure(measure: str | Measure) -> Measure:
 
 
 def resolve_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
-    """Turn names and measure objects into a list of measures (names must be unique)."""
+    """Turn names, group names and measure objects into a list of measures (names must be unique).
+
+    ``"all"``, ``"action"`` and ``"text"`` expand to their groups (:data:`MEASURE_GROUPS`).
+
+    >>> [m.name for m in resolve_measures(["tmr", "text"])]
+    ['tmr', 'use_cos', 'use_ang', 'bleu4', 'bertscore']
+    """
     if isinstance(measures, (str, Measure)):
         measures = [measures]
-    resolved = [get_measure(m) for m in measures]
+    expanded: list[str | Measure] = []
+    for m in measures:
+        if isinstance(m, str) and m in MEASURE_GROUPS:
+            expanded.extend(MEASURE_GROUPS[m])
+        else:
+            expanded.append(m)
+    resolved = [get_measure(m) for m in expanded]
     names = [m.name for m in resolved]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -31,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from simscore.errors import MissingDependencyError, SimscoreError
+from simscore.errors import MissingDependencyError, ModelNotFoundError, TextMeasureError
 from simscore.measures.base import dist_version
 
 __all__ = [
@@ -44,14 +44,6 @@ __all__ = [
     "dist_version",
     "default_use_encoder",
 ]
-
-
-class TextMeasureError(SimscoreError, ValueError):
-    """A text measure or encoder is configured wrongly, or an encoder returned bad output."""
-
-
-class ModelNotFoundError(SimscoreError, FileNotFoundError):
-    """A local model directory, a file it must contain, or a baseline file does not exist."""
 
 
 @runtime_checkable

@@ -8,6 +8,8 @@ distinct actions cost a few hundred Python-level comparisons plus numpy indexing
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
+
 import Levenshtein
 import numpy as np
 
@@ -57,7 +59,7 @@ def concept_match(a: Act, b: Act) -> float:
 
 
 class _ActionMeasure(PairwiseMeasure):
-    level = "action"
+    level: Literal["action", "text"] = "action"
     higher_is_better = True
     symmetric = True
     bounds = (0.0, 1.0)

@@ -49,7 +49,7 @@ class Measure(Protocol):
         ...
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def dist_version(*names: str) -> str:
     """Installed version of the first distribution found among ``names``, else ``"unknown"``.
 
@@ -148,7 +148,7 @@ class PairwiseMeasure(abc.ABC):
     def _score_distinct(self, left: list[Any], right: list[Any]) -> np.ndarray:
         """Scores of the pairs ``(left[k], right[k])``; neither side is None."""
 
-    def _check_value(self, value: Any) -> None:
+    def _check_value(self, value: Any) -> None:  # noqa: B027 - optional hook, no check by default
         """Raise if a (non-None) input has the wrong type; called once per distinct input."""
 
     def score_distinct(self, values: list[Any], pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from policies.gpsarsa_policy import (
     domain_fingerprint,
 )
 from policies.handcrafted import HandcraftedPolicy
-from policies.simulation import DialogueTrace, run_dialogues
+from policies.simulation import DialogueTrace, SimulationSettings, run_dialogues
 from policies.summary import SUMMARY_ACTIONS, SummaryActions, master_action
 from simscore.acts import Act
 from simscore.errors import CheckpointError
@@ -213,7 +213,7 @@ def test_forced_bye_at_the_turn_limit_credits_the_last_decision() -> None:
 
     # max_turns=3: hello, one decision, then the runner's forced bye.
     policy = Recorder(reward="ts", seed=0, training=True)
-    run_dialogues(policy, 1, seed=0, max_turns=3)
+    run_dialogues(policy, 1, seed=0, settings=SimulationSettings(max_turns=3))
     (trace,) = traces
     assert trace.forced_last and len(trace.actions) == 2 and trace.actions[1] == SPACE.BYE
     rewards = trace.rewards("task_success")
@@ -225,7 +225,7 @@ def test_forced_bye_at_the_turn_limit_credits_the_last_decision() -> None:
         assert np.array_equal(value, twin.arrays()[key]), key
     # max_turns=2: the only decision is forced, so there is nothing to learn.
     policy = GPSarsaPolicy(seed=0, training=True)
-    run_dialogues(policy, 2, seed=0, max_turns=2)
+    run_dialogues(policy, 2, seed=0, settings=SimulationSettings(max_turns=2))
     assert policy.dialogues_trained == 2 and policy.learner.n_episodes == 0
 
 

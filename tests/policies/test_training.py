@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import math
@@ -12,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from policies.gpsarsa_policy import GPSarsaPolicy
 from policies.handcrafted import RandomPolicy
 from policies.simulation import run_dialogues
 from policies.training import (
@@ -26,13 +24,10 @@ from policies.training import (
     checkpoint_schedule,
     list_checkpoints,
     load_checkpoint,
-    mean_interval,
     read_evaluation,
     train,
-    wilson_interval,
 )
 from policies.usersim import UserSimulatorConfig
-from simscore.cli_train import add_subcommands
 from simscore.errors import CheckpointError, FileFormatError
 
 SMALL = TrainingConfig(reward="ts", seed=3, dialogues=60, every=20, eval_dialogues=20)
@@ -96,27 +91,6 @@ def test_bad_config(kwargs, error, message) -> None:
 def test_config_from_dict_rejects_unknown_fields() -> None:
     with pytest.raises(ValueError, match=r"unknown training config field\(s\) \['epochs'\]"):
         TrainingConfig.from_dict({"reward": "ts", "seed": 0, "epochs": 3})
-
-
-# ----------------------------------------------------------------------------- statistics
-
-
-@pytest.mark.parametrize(
-    ("k", "n", "low", "high"),
-    [(95, 100, 0.888250, 0.978456), (100, 100, 0.963007, 1.0), (0, 10, 0.0, 0.277533), (5, 10, 0.236593, 0.763407)],
-)
-def test_wilson_interval_golden(k, n, low, high) -> None:
-    lo, hi = wilson_interval(k, n)
-    assert lo == pytest.approx(low, abs=1e-6) and hi == pytest.approx(high, abs=1e-6)
-
-
-def test_mean_interval_golden() -> None:
-    mean, low, high = mean_interval([4.0, 5.0, 6.0])
-    half = 4.302652729749464 * 1.0 / math.sqrt(3)  # t(0.975, 2) · s / √n
-    assert mean == 5.0 and low == pytest.approx(5.0 - half, rel=1e-12) and high == pytest.approx(5.0 + half, rel=1e-12)
-    assert mean_interval([2.0, 2.0, 2.0]) == (2.0, 2.0, 2.0)
-    single = mean_interval([3.0])
-    assert single[0] == 3.0 and math.isnan(single[1]) and math.isnan(single[2])
 
 
 # ----------------------------------------------------------------------------- a run
@@ -290,45 +264,3 @@ def test_short_training_clearly_beats_the_random_policy(tmp_path: Path) -> None:
     assert chance.success_rate < 0.7 and chance.mean_turns > 12
     assert record.success_rate >= 0.9 and record.success_low > chance.success_rate
     assert record.avg_length < 6.0 and record.avg_iq > 4.5
-
-
-# ----------------------------------------------------------------------------- command line
-
-
-def _run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser()
-    add_subcommands(parser.add_subparsers())
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-def test_cli_train_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "run"
-    argv = ["train", "--reward", "iq", "--seed", "1", "--dialogues", "30", "--every", "15", "--eval", "10",
-            "--out", str(out), "--quiet"]
-    assert _run(argv) == 0
-    printed = capsys.readouterr().out
-    assert "ckpt-000030 (30 dialogues)" in printed and len(printed.splitlines()) == 4
-    info = json.loads((out / "run.json").read_text())
-    assert info["config"]["reward"] == "iq" and info["config"]["eval_dialogues"] == 10
-    assert [c.dialogues for c in list_checkpoints(out)] == [15, 30]
-    assert _run(argv[:6] + ["45"] + argv[7:]) == 0
-    assert "resumed" in capsys.readouterr().out and list_checkpoints(out)[-1].dialogues == 45
-    assert isinstance(load_checkpoint(out), GPSarsaPolicy)
-    with pytest.raises(TrainingConfigMismatchError, match="sigma"):
-        _run(argv + ["--sigma", "2"])
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["train", "--reward", "bleu", "--seed", "1", "--out", "x"],
-        ["train", "--reward", "ts", "--seed", "-1", "--out", "x"],
-        ["train", "--reward", "ts", "--seed", "1", "--every", "0", "--out", "x"],
-        ["train", "--reward", "ts", "--seed", "1"],
-    ],
-)
-def test_cli_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        _run(argv)
-    assert "error" in capsys.readouterr().err

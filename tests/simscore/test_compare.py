@@ -8,8 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simscore import Act, Response, Responses, bootstrap_ci, compare
-from simscore.errors import ContextMismatchError, MissingValueWarning, UnknownMeasureError
+from simscore import Act, Response, Responses, compare
+from simscore.errors import (
+    ContextMismatchError,
+    MissingValueWarning,
+    UnknownMeasureError,
+)
 
 P = Act.parse
 
@@ -85,22 +89,6 @@ def test_metadata_is_joined():
     assert list(c2.scores["turn_index"]) == [5, 6, 7]
     with pytest.raises(ContextMismatchError, match="metadata lacks 1"):
         compare(a, b, metadata=meta.iloc[:2])
-
-
-def test_bootstrap_is_seeded_and_covers_the_mean():
-    values = np.random.default_rng(1).random(200)
-    first = bootstrap_ci(values, rng=7)
-    assert first == bootstrap_ci(values, rng=7)
-    assert first[0] < values.mean() < first[1]
-    # the multinomial shortcut (few distinct values) agrees with plain resampling in distribution
-    binary = np.array([0.0] * 700 + [1.0] * 300)
-    low, high = bootstrap_ci(binary, n_resamples=4000, rng=0)
-    half_width = 1.96 * np.sqrt(0.3 * 0.7 / 1000)
-    assert low == pytest.approx(0.3 - half_width, abs=0.006)
-    assert high == pytest.approx(0.3 + half_width, abs=0.006)
-    assert np.isnan(bootstrap_ci(np.array([]))[0])
-    with pytest.raises(ValueError, match="confidence"):
-        bootstrap_ci(values, confidence=1.5)
 
 
 def test_single_context_and_large_comparison():

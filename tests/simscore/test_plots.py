@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.image import imread
-from test_analysis import col_only as _col_only
-from test_analysis import synthetic_tables
 
 from simscore import analysis as an
 from simscore import plots
+from tests.simscore.synthetic import col_only as _col_only
+from tests.simscore.synthetic import synthetic_tables
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

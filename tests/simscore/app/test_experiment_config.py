@@ -6,9 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from simscore.experiment import DEMO_CONFIG, ExperimentConfig, ExperimentError, load_config
+from simscore.app.experiment import (
+    DEMO_CONFIG,
+    ExperimentConfig,
+    ExperimentError,
+    load_config,
+)
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def test_paper_config_is_the_papers_setup():

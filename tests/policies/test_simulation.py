@@ -12,7 +12,7 @@ from contexts.dialogue_log import read_dialogue_log
 from contexts.domain import default_domain
 from contexts.generate import generate_grid
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
-from policies.simulation import DialogueSimulator, SummaryPolicyAdapter, run_dialogues
+from policies.simulation import DialogueSimulator, SimulationSettings, SummaryPolicyAdapter, run_dialogues
 from policies.summary import SUMMARY_ACTIONS
 from policies.usersim import UserGoal
 from simscore.acts import Act
@@ -85,7 +85,7 @@ def test_turn_limit_forces_bye():
     assert result.turns.tolist() == [25, 25, 25] and set(result.ended_by) == {"turn_limit"}
     assert not result.success.any() and (result.iq == 1).all()
     assert all(d.turns[-1].system_act == "bye()" and d.turns[-1].turn_index == 24 for d in result.dialogues)
-    short = run_dialogues(Alternate(), 2, seed=0, max_turns=6)
+    short = run_dialogues(Alternate(), 2, seed=0, settings=SimulationSettings(max_turns=6))
     assert short.turns.tolist() == [6, 6]
 
 
@@ -144,7 +144,7 @@ def test_bad_policies_and_arguments():
     with pytest.raises(ValueError, match="seed must be a non-negative int"):
         run_dialogues(HandcraftedPolicy(), 1, seed=-3)
     with pytest.raises(ValueError, match="max_turns must be an int >= 2"):
-        DialogueSimulator(max_turns=1)
+        SimulationSettings(max_turns=1)
 
 
 def test_simulator_with_fixed_goal():

@@ -143,7 +143,7 @@ def context_set_summary(context_set: ContextSet) -> dict[str, Any]:
     by_source = Counter(c.metadata["source"] for c in context_set)
     by_turn = Counter(c.metadata["turn_index"] for c in context_set)
     by_method = Counter(c.belief.top_method() for c in context_set)
-    turns = sorted((t for t in by_turn if t is not None))
+    turns = sorted(t for t in by_turn if t is not None)
     turn_counts = {str(t): by_turn[t] for t in turns}
     if None in by_turn:
         turn_counts["-"] = by_turn[None]

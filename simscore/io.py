@@ -1,8 +1,9 @@
 """Atomic file writing and line-numbered JSON Lines reading, shared by all packages.
 
 Files are written to a temporary file in the target directory and renamed over the
-target, so an interrupted write never leaves a torn file. Reading reports the 1-based
-line number of the first bad line.
+target, so an interrupted write never leaves a torn file. The temporary file is created
+with mode 0666, so the process umask applies to it as to any new file (no umask is read
+or changed). Reading reports the 1-based line number of the first bad line.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -20,14 +21,18 @@ from simscore.errors import FileFormatError
 __all__ = ["atomic_open", "atomic_write_text", "write_jsonl", "read_jsonl", "dumps", "format_problem"]
 
 
-def _read_umask() -> int:
-    # os.umask can only be read by setting it; do that once, at import, before threads exist.
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
-_UMASK = _read_umask()
+def _create_temporary(directory: Path, name: str) -> tuple[int, str]:
+    """Create a new, empty temporary file next to ``name`` (mode 0666 minus the umask)."""
+    for _ in range(100):
+        candidate = directory / f".{name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(candidate, _CREATE_FLAGS, 0o666), str(candidate)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a temporary file next to {directory / name}")
 
 
 @contextlib.contextmanager
@@ -40,7 +45,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) ->
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    fd, tmp = _create_temporary(target.parent, target.name)
     try:
         if mode == "w":
             kwargs.setdefault("encoding", "utf-8")
@@ -49,8 +54,6 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) ->
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        # mkstemp creates 0600 files; give the result the usual permissions (0666 & ~umask)
-        os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

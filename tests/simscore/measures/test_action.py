@@ -9,7 +9,12 @@ import pytest
 
 from simscore import Act
 from simscore.errors import InvalidResponseError, MissingValueWarning
-from simscore.measures import ConceptErrorRate, ConceptMatchRate, DialogueActMatchRate, TotalMatchRate
+from simscore.measures import (
+    ConceptErrorRate,
+    ConceptMatchRate,
+    DialogueActMatchRate,
+    TotalMatchRate,
+)
 
 P = Act.parse
 C = Act.from_convlab

@@ -7,12 +7,15 @@ responses files; further commands are registered by the modules that own them.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from simscore._version import __version__
 from simscore.errors import SimscoreError
+from simscore.measures import ALL_MEASURES
 
 __all__ = ["main", "build_parser"]
 
@@ -21,10 +24,6 @@ def _measure_list(text: str) -> list[str]:
     names = [part.strip() for part in text.replace(" ", ",").split(",") if part.strip()]
     if not names:
         raise argparse.ArgumentTypeError("expected measure names separated by commas")
-    if names == ["all"]:
-        from simscore.measures import MEASURES
-
-        return list(MEASURES)
     return names
 
 
@@ -52,7 +51,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:
-    from simscore.experiment import DEMO_CONFIG, load_config, run_experiment
+    from simscore.app.experiment import DEMO_CONFIG, load_config, run_experiment
 
     config = DEMO_CONFIG if args.command == "demo" else load_config(args.config)
     out = args.out or f"simscore-{config.name}"
@@ -86,8 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--measures",
         type=_measure_list,
-        default=["tmr", "dmr", "cer", "cmr", "use_cos", "use_ang", "bleu4", "bertscore"],
-        help="comma-separated measure names, or 'all' (default: all eight)",
+        default=list(ALL_MEASURES),
+        help="comma-separated measure names or groups ('all', 'action', 'text'); default: all eight",
     )
     p.add_argument("--out", help="write per-context scores (.csv) or everything (.json)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
@@ -108,9 +107,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extensions() -> list:
     """Sub-command registrars of the other modules (imported lazily by their commands)."""
-    from simscore import cli_contexts, cli_train, report
+    from simscore.app import cli_contexts, cli_train, report
 
     return [cli_contexts.add_subcommands, cli_train.add_subcommands, report.add_subcommands]
+
+
+@contextlib.contextmanager
+def _console_log(quiet: bool) -> Iterator[None]:
+    """Show the ``simscore`` loggers' INFO messages on stdout while a command runs.
+
+    Left alone when the caller has configured the ``simscore`` logger (or the root logger)
+    itself, so an embedding program keeps control of where messages go.
+    """
+    package = logging.getLogger("simscore")
+    if quiet or package.handlers or logging.getLogger().handlers:
+        yield
+        return
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("[%(asctime)s] %(message)s", "%H:%M:%S"))
+    previous_level = package.level
+    package.addHandler(handler)
+    package.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        package.removeHandler(handler)
+        package.setLevel(previous_level)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -118,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        with _console_log(quiet=False):
+            return int(args.func(args))
     except BrokenPipeError:
         # output piped into a program that stopped reading (e.g. `| head`): not an error
         devnull = os.open(os.devnull, os.O_WRONLY)

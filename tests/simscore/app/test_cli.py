@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from simscore.cli import main
+from simscore.app.cli import main
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 A = str(EXAMPLES / "responses_a.jsonl")
 B = str(EXAMPLES / "responses_b.jsonl")
 

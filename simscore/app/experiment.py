@@ -12,7 +12,7 @@ already finished in the output folder:
    every context set (``responses/<set>/<run>/ckpt-<dialogues>.jsonl``, skipped when present);
 4. **score** with all measures: convergence, seeds, reward models, per turn, correlation,
    chance level and absolute performance, written into the folder itself as CSV/JSON tables,
-   PNG figures (``figures/``) and a Markdown report (``report.md``) by :mod:`simscore.report`;
+   PNG figures (``figures/``) and a Markdown report (``report.md``) by :mod:`simscore.app.report`;
    ``simscore report DIR`` rebuilds figures and report from those tables.
 
 Steps 1 and 3 are independent jobs run through :func:`simscore.parallel.run_jobs` (local
@@ -22,31 +22,29 @@ processes, or a Dask cluster). Configuration: :class:`ExperimentConfig`, from a 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import logging
 import os
 import time
 import tomllib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from simscore._io import atomic_write_text
 from simscore._version import __version__
-from simscore.errors import SimscoreError
+from simscore.errors import ExperimentError
+from simscore.io import atomic_write_text
+from simscore.measures import ALL_MEASURES
 from simscore.parallel import run_jobs
 from simscore.responses import Responses
 
 __all__ = ["ExperimentConfig", "ExperimentError", "DEMO_CONFIG", "run_experiment", "load_config"]
 
-_MEASURES = ("tmr", "dmr", "cer", "cmr", "use_cos", "use_ang", "bleu4", "bertscore")
-
-
-class ExperimentError(SimscoreError, ValueError):
-    """An experiment configuration or output folder is unusable."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +85,7 @@ class ExperimentConfig:
     collect_dialogues: int = 10
     collect_seed: int = 2_000_003
     generated: bool = True
-    measures: tuple[str, ...] = _MEASURES
+    measures: tuple[str, ...] = ALL_MEASURES
     n_resamples: int = 1000
     bootstrap_seed: int = 0
     random_seed: int = 0
@@ -206,11 +204,11 @@ def _respond_job(run_dir: str | None, run: str, context_files: dict[str, str], o
     if run_dir is None:
         from policies import RandomPolicy, SummaryPolicyAdapter
 
-        policy = SummaryPolicyAdapter(RandomPolicy(seed=random_seed), nlg_seed=random_seed, name="random")
+        chance = SummaryPolicyAdapter(RandomPolicy(seed=random_seed), nlg_seed=random_seed, name="random")
         for name, contexts in sets.items():
             path = Path(out_dir) / name / run / "random.jsonl"
             if not path.exists():
-                run_policy(policy, contexts, name="random").to_jsonl(path)
+                run_policy(chance, contexts, name="random").to_jsonl(path)
                 written += 1
         return written
     from policies.training import list_checkpoints, load_checkpoint
@@ -230,18 +228,28 @@ def _respond_job(run_dir: str | None, run: str, context_files: dict[str, str], o
 # ----------------------------------------------------------------------------- pipeline
 
 
-@dataclass
-class _Log:
-    path: Path
-    echo: Callable[[str], None]
-    lines: list[str] = field(default_factory=list)
+logger = logging.getLogger(__name__)
+_LOG_FORMAT = "[%(asctime)s] %(message)s"
+_LOG_DATE_FORMAT = "%H:%M:%S"
 
-    def __call__(self, message: str) -> None:
-        stamp = time.strftime("%H:%M:%S")
-        line = f"[{stamp}] {message}"
-        self.echo(line)
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+
+@contextlib.contextmanager
+def _run_log(path: Path) -> Iterator[None]:
+    """Copy the messages of the ``simscore`` loggers into ``path`` (the run log) while inside."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT, _LOG_DATE_FORMAT))
+    handler.setLevel(logging.INFO)
+    root = logging.getLogger("simscore")
+    previous_level = root.level
+    if root.getEffectiveLevel() > logging.INFO:
+        root.setLevel(logging.INFO)
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(previous_level)
+        handler.close()
 
 
 def _check_folder(out: Path, config: ExperimentConfig) -> None:
@@ -267,7 +275,6 @@ def run_experiment(
     n_jobs: int | None = None,
     scheduler: str | None = None,
     progress: bool = True,
-    echo: Callable[[str], None] = print,
 ) -> Path:
     """Run (or continue) the experiment in ``out_dir``; returns the report's path.
 
@@ -282,8 +289,9 @@ def run_experiment(
         Dask scheduler address (``tcp://host:port``) to run those jobs on instead.
     progress : bool
         Progress bars.
-    echo : callable
-        Where log lines go besides ``out_dir/run.log``.
+
+    Progress messages go to the logger ``simscore.app.experiment`` (INFO) and, while the run
+    lasts, into ``out_dir/run.log``; the command line also shows them on the terminal.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -292,47 +300,56 @@ def run_experiment(
         out / "experiment.json",
         json.dumps({"simscore": __version__, "config": config.to_dict()}, indent=1) + "\n",
     )
-    log = _Log(out / "run.log", echo)
+    with _run_log(out / "run.log"):
+        return _run(config, out, n_jobs=n_jobs, scheduler=scheduler, progress=progress)
+
+
+def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: str | None, progress: bool) -> Path:
     plain = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
     started = time.perf_counter()
-    log(f"experiment {config.name!r}: {len(config.runs)} runs x {config.dialogues} dialogues, output {out}")
+    logger.info("experiment %r: %d runs x %d dialogues, output %s", config.name, len(config.runs), config.dialogues, out)
 
     # 1. training
     t0 = time.perf_counter()
-    jobs = [(plain, reward, seed, str(out / "runs" / run)) for reward, seed, run in config.runs]
-    run_jobs(_train_job, jobs, n_jobs=n_jobs, scheduler=scheduler, desc="training", progress=progress)
-    log(f"training: {time.perf_counter() - t0:.1f} s")
+    train_jobs = [(plain, reward, seed, str(out / "runs" / run)) for reward, seed, run in config.runs]
+    run_jobs(_train_job, train_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="training", progress=progress)
+    logger.info("training: %.1f s", time.perf_counter() - t0)
 
     # 2. contexts
     t0 = time.perf_counter()
-    context_files = _build_contexts(config, out, log)
-    log(f"contexts: {time.perf_counter() - t0:.1f} s")
+    context_files = _build_contexts(config, out)
+    logger.info("contexts: %.1f s", time.perf_counter() - t0)
 
     # 3. responses
     t0 = time.perf_counter()
-    jobs = [(str(out / "runs" / run), run, context_files, str(out / "responses"), config.random_seed)
-            for _, _, run in config.runs]
-    jobs.append((None, "random", context_files, str(out / "responses"), config.random_seed))
-    written = sum(run_jobs(_respond_job, jobs, n_jobs=n_jobs, scheduler=scheduler, desc="responding",
+    respond_jobs: list[tuple[str | None, str, dict[str, str], str, int]] = [
+        (str(out / "runs" / run), run, context_files, str(out / "responses"), config.random_seed)
+        for _, _, run in config.runs
+    ]
+    respond_jobs.append((None, "random", context_files, str(out / "responses"), config.random_seed))
+    written = sum(run_jobs(_respond_job, respond_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="responding",
                            progress=progress))
-    log(f"responses: {written} new response files, {time.perf_counter() - t0:.1f} s")
+    logger.info("responses: %d new response files, %.1f s", written, time.perf_counter() - t0)
 
     # 4. scoring, tables, figures, report
     t0 = time.perf_counter()
-    tables, meta = _score(config, out, context_files, log, progress)
-    log(f"scoring (all comparisons, {len(config.measures)} measures, model loading included): "
-        f"{time.perf_counter() - t0:.1f} s")
+    tables, meta = _score(config, out, context_files, progress)
+    logger.info(
+        "scoring (all comparisons, %d measures, model loading included): %.1f s",
+        len(config.measures), time.perf_counter() - t0,
+    )
     t0 = time.perf_counter()
-    from simscore import report
+    from simscore.app import report
+    from simscore.tables_io import save_tables
 
-    report.save_tables(out, tables, meta)
+    save_tables(out, tables, meta)
     path = report.write_report(out, tables, meta, figures=None)
-    log(f"tables, figures and report: {time.perf_counter() - t0:.1f} s -> {path}")
-    log(f"total: {time.perf_counter() - started:.1f} s")
+    logger.info("tables, figures and report: %.1f s -> %s", time.perf_counter() - t0, path)
+    logger.info("total: %.1f s", time.perf_counter() - started)
     return path
 
 
-def _build_contexts(config: ExperimentConfig, out: Path, log: Callable[[str], None]) -> dict[str, str]:
+def _build_contexts(config: ExperimentConfig, out: Path) -> dict[str, str]:
     from contexts import ContextSet, collect_contexts, generate_grid
     from policies import run_dialogues
     from policies.training import load_checkpoint
@@ -362,7 +379,7 @@ def _build_contexts(config: ExperimentConfig, out: Path, log: Callable[[str], No
             generate_grid().to_jsonl(gen)
         files["gen"] = str(gen)
     sizes = {name: len(ContextSet.read_jsonl(path, verify_hash=False)) for name, path in files.items()}
-    log("context sets: " + ", ".join(f"{name} {n}" for name, n in sizes.items()))
+    logger.info("context sets: %s", ", ".join(f"{name} {n}" for name, n in sizes.items()))
     return files
 
 
@@ -372,12 +389,12 @@ def _decisions(contexts: Any) -> Any:
 
 
 def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str],
-           log: Callable[[str], None], progress: bool) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+           progress: bool) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
     from contexts import ContextSet
     from policies.training import list_checkpoints
     from simscore import analysis as an
     from simscore.measures import resolve_measures
-    from simscore.report import collect_versions
+    from simscore.tables_io import collect_versions
 
     measures = resolve_measures(list(config.measures))
     bootstrap = {"n_resamples": config.n_resamples, "seed": config.bootstrap_seed}
@@ -416,8 +433,8 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
         rm.append(an.reward_models(union, measures, checkpoint=final, **common))
         bar.update()
         random = Responses.read_jsonl(out / "responses" / cs / "random" / "random.jsonl")
-        for reward, runs in union.items():
-            for run, trained in runs.items():
+        for reward, final_runs in union.items():
+            for run, trained in final_runs.items():
                 chance.append(an.chance_level(random, trained, measures, checkpoint=final, reward=reward,
                                               run=run, **common))
                 bar.update()
@@ -425,15 +442,15 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
             seed_pairs = [c for r in seeds_here for c in r.select(checkpoint=final)]
             if seed_pairs:
                 turn_tables.append(an.per_turn(seed_pairs, group="seed pairs (final checkpoint)"))
-            cross = [c for key, c in rm[-1].comparisons.items() if key[3] != key[5]]
+            cross = [c for key, c in rm[-1].comparisons.items() if key.reward_a != key.reward_b]
             if cross:
                 turn_tables.append(an.per_turn(cross, group="reward models (final checkpoint)"))
-        log(f"scored context set {cs!r}")
+        logger.info("scored context set %r", cs)
     bar.close()
 
     conv_r, rm_r, chance_r = an.combine(conv), an.combine(rm), an.combine(chance)
     seeds_r = an.combine(seeds) if seeds else None
-    cross = [c for key, c in rm_r.comparisons.items() if key[3] != key[5]]
+    cross = [c for key, c in rm_r.comparisons.items() if key.reward_a != key.reward_b]
     pooled = [*conv_r.comparisons.values(), *cross]
     if seeds_r is not None:
         pooled.extend(seeds_r.comparisons.values())

@@ -10,7 +10,12 @@ import pytest
 
 from contexts.belief import BeliefState
 from contexts.collect import collect_contexts, import_convlab, read_convlab
-from contexts.dialogue_log import Dialogue, DialogueTurn, read_dialogue_log, write_dialogue_log
+from contexts.dialogue_log import (
+    Dialogue,
+    DialogueTurn,
+    read_dialogue_log,
+    write_dialogue_log,
+)
 from contexts.domain import default_domain
 from simscore.errors import FileFormatError, InvalidContextError
 

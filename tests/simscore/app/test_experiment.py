@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import filecmp
 import json
+import logging
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from simscore.cli import main
-from simscore.experiment import ExperimentConfig, ExperimentError, run_experiment
+from simscore.app.cli import main
+from simscore.app.experiment import ExperimentConfig, ExperimentError, run_experiment
 
 TINY = ExperimentConfig(
     name="tiny",
@@ -32,7 +33,7 @@ def _tables(out: Path) -> dict[str, pd.DataFrame]:
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("tiny")
-    report = run_experiment(TINY, out, n_jobs=1, progress=False, echo=lambda line: None)
+    report = run_experiment(TINY, out, n_jobs=1, progress=False)
     return out, report
 
 
@@ -65,14 +66,15 @@ def test_outputs(tiny_run):
 
 
 @pytest.mark.slow
-def test_rerun_reuses_everything_and_gives_the_same_tables(tiny_run, tmp_path):
+def test_rerun_reuses_everything_and_gives_the_same_tables(tiny_run, tmp_path, caplog):
     out, _ = tiny_run
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     before = {p: p.stat().st_mtime_ns for p in (copy / "responses").rglob("*.jsonl")}
-    lines = []
-    run_experiment(TINY, copy, n_jobs=1, progress=False, echo=lines.append)
-    assert any("responses: 0 new response files" in line for line in lines)
+    with caplog.at_level(logging.INFO, logger="simscore"):
+        run_experiment(TINY, copy, n_jobs=1, progress=False)
+    assert any("responses: 0 new response files" in record.getMessage() for record in caplog.records)
+    assert "responses: 0 new response files" in (copy / "run.log").read_text(encoding="utf-8")
     assert {p: p.stat().st_mtime_ns for p in (copy / "responses").rglob("*.jsonl")} == before
     for name in _tables(out):
         assert filecmp.cmp(out / f"{name}.csv", copy / f"{name}.csv", shallow=False), name
@@ -90,7 +92,7 @@ def test_interrupted_run_continues(tiny_run, tmp_path):
     shutil.rmtree(partial / "responses" / "gen" / "iq-1")
     for path in partial.glob("*.csv"):
         path.unlink()
-    run_experiment(TINY, partial, n_jobs=1, progress=False, echo=lambda line: None)
+    run_experiment(TINY, partial, n_jobs=1, progress=False)
     for name in _tables(out):
         assert filecmp.cmp(out / f"{name}.csv", partial / f"{name}.csv", shallow=False), name
 
@@ -101,7 +103,7 @@ def test_other_training_settings_are_refused(tiny_run, tmp_path):
     shutil.copytree(out, folder)
     other = ExperimentConfig(**{**TINY.__dict__, "dialogues": 90})
     with pytest.raises(ExperimentError, match="other \\[training\\]"):
-        run_experiment(other, folder, n_jobs=1, progress=False, echo=lambda line: None)
+        run_experiment(other, folder, n_jobs=1, progress=False)
 
 
 @pytest.mark.slow
@@ -124,7 +126,7 @@ def test_dask_cluster_gives_identical_results(tiny_run, tmp_path):
                                   dashboard_address=None) as cluster:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
         other = tmp_path / "dask"
-        run_experiment(TINY, other, scheduler=cluster.scheduler_address, progress=False, echo=lambda line: None)
+        run_experiment(TINY, other, scheduler=cluster.scheduler_address, progress=False)
     for name in _tables(out):
         assert filecmp.cmp(out / f"{name}.csv", other / f"{name}.csv", shallow=False), name
     for path in (out / "responses").rglob("*.jsonl"):

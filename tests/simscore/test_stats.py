@@ -1,0 +1,121 @@
+"""simscore.stats: bootstrap intervals (against scipy.stats.bootstrap), t and Wilson intervals, Pearson r."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from simscore.stats import (
+    bootstrap_ci,
+    bootstrap_ci_shared,
+    pearson_mse,
+    t_interval,
+    wilson_interval,
+)
+
+
+def _scipy_percentile_ci(values: np.ndarray, n_resamples: int = 4000) -> tuple[float, float]:
+    result = sps.bootstrap(
+        (values,), np.mean, n_resamples=n_resamples, method="percentile",
+        confidence_level=0.95, rng=np.random.default_rng(123),
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def test_bootstrap_is_seeded_and_covers_the_mean():
+    values = np.random.default_rng(1).random(200)
+    first = bootstrap_ci(values, rng=7)
+    assert first == bootstrap_ci(values, rng=7)
+    assert first[0] < values.mean() < first[1]
+    assert np.isnan(bootstrap_ci(np.array([]))[0])
+    with pytest.raises(ValueError, match="confidence"):
+        bootstrap_ci(values, confidence=1.5)
+    with pytest.raises(ValueError, match="n_resamples"):
+        bootstrap_ci(values, n_resamples=0)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        # few distinct values: the multinomial shortcut
+        np.array([0.0] * 700 + [1.0] * 300),
+        np.repeat([0.0, 0.25, 0.5, 1.0], [50, 120, 30, 200]),
+        # mostly distinct values: plain index resampling
+        np.random.default_rng(5).beta(2.0, 5.0, size=300),
+    ],
+    ids=["binary", "four-values", "continuous"],
+)
+def test_bootstrap_agrees_with_scipy(values):
+    ours = bootstrap_ci(values, n_resamples=4000, rng=0)
+    theirs = _scipy_percentile_ci(values)
+    # two independent 4,000-resample percentile estimates of the same interval
+    se = values.std() / math.sqrt(len(values))
+    assert ours[0] == pytest.approx(theirs[0], abs=0.15 * se + 1e-3)
+    assert ours[1] == pytest.approx(theirs[1], abs=0.15 * se + 1e-3)
+
+
+@pytest.mark.parametrize("n_groups", [3, 40, 300], ids=["multinomial", "weights", "distinct"])
+def test_shared_bootstrap_agrees_with_scipy_per_column(n_groups):
+    rng = np.random.default_rng(n_groups)
+    n = 400
+    groups = rng.integers(0, n_groups, size=n)
+    base = rng.random(n_groups)
+    columns = {"x": base[groups], "y": (base**2)[groups]}
+    shared = bootstrap_ci_shared(columns, groups, n_resamples=4000, seed=0)
+    for name, column in columns.items():
+        theirs = _scipy_percentile_ci(column)
+        se = column.std() / math.sqrt(n)
+        assert shared[name][0] == pytest.approx(theirs[0], abs=0.15 * se + 1e-3)
+        assert shared[name][1] == pytest.approx(theirs[1], abs=0.15 * se + 1e-3)
+
+
+def test_shared_bootstrap_pairs_the_columns_and_skips_nan():
+    groups = np.array([0, 1, 2, 3] * 25)
+    x = np.array([0.0, 1.0, 0.5, 1.0] * 25)
+    shared = bootstrap_ci_shared({"x": x, "same": x.copy(), "nan": np.full(100, np.nan)}, groups, seed=4)
+    assert shared["x"] == shared["same"]  # one resample for every column
+    assert all(math.isnan(v) for v in shared["nan"])
+    assert bootstrap_ci_shared({"x": np.array([])}, np.array([], dtype=int))["x"][0] != 0.0
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "low", "high"),
+    [(95, 100, 0.888250, 0.978456), (100, 100, 0.963007, 1.0), (0, 10, 0.0, 0.277533), (5, 10, 0.236593, 0.763407)],
+)
+def test_wilson_interval_golden(k, n, low, high) -> None:
+    lo, hi = wilson_interval(k, n)
+    assert lo == pytest.approx(low, abs=1e-6) and hi == pytest.approx(high, abs=1e-6)
+
+
+@pytest.mark.parametrize("n", [1, 7, 100, 500])
+def test_wilson_interval_equals_scipy(n) -> None:
+    for k in range(n + 1):
+        ci = sps.binomtest(k, n).proportion_ci(0.95, method="wilson")
+        assert wilson_interval(k, n) == pytest.approx((ci.low, ci.high), abs=1e-12)
+
+
+def test_t_interval_golden_and_scipy() -> None:
+    mean, low, high = t_interval([4.0, 5.0, 6.0])
+    half = 4.302652729749464 * 1.0 / math.sqrt(3)  # t(0.975, 2) · s / √n
+    assert mean == 5.0 and low == pytest.approx(5.0 - half, rel=1e-12) and high == pytest.approx(5.0 + half, rel=1e-12)
+    assert t_interval([2.0, 2.0, 2.0]) == (2.0, 2.0, 2.0)
+    single = t_interval([3.0])
+    assert single[0] == 3.0 and math.isnan(single[1]) and math.isnan(single[2])
+    assert all(math.isnan(v) for v in t_interval([]))
+    values = np.random.default_rng(2).normal(3.0, 2.0, size=25)
+    expected = sps.t.interval(0.9, len(values) - 1, loc=values.mean(), scale=sps.sem(values))
+    assert t_interval(values, confidence=0.9)[1:] == pytest.approx(expected, rel=1e-12)
+
+
+def test_pearson_mse_matches_scipy_and_handles_constants() -> None:
+    rng = np.random.default_rng(3)
+    x, y = rng.random(50), rng.random(50)
+    r, mse, n = pearson_mse(x, y)
+    assert r == pytest.approx(sps.pearsonr(x, y).statistic, abs=1e-12)
+    assert mse == pytest.approx(float(np.mean((x - y) ** 2))) and n == 50
+    r, mse, n = pearson_mse(np.ones(5), x[:5])
+    assert math.isnan(r) and n == 5
+    assert pearson_mse(np.array([np.nan]), np.array([1.0]))[2] == 0

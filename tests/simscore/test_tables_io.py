@@ -1,0 +1,108 @@
+"""simscore.tables_io: saved tables round-trip with their dtypes; Markdown tables."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simscore import analysis as an
+from simscore import tables_io
+from simscore.errors import FileFormatError
+from tests.simscore.synthetic import META, synthetic_tables
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return synthetic_tables()
+
+
+# ----------------------------------------------------------------------------- saving and loading
+
+
+def test_save_and_load_round_trip(tables, tmp_path):
+    extra = dict(tables)
+    extra["stability"] = an.stability_table(tables["convergence"], threshold=0.95)  # nullable ints
+    extra["notes"] = pd.DataFrame({"what": ["a|b", "c"], "value": [1.5, np.nan], "flag": [True, False]})
+    written = tables_io.save_tables(tmp_path, extra, META)
+    assert set(written) == set(extra)
+    loaded = tables_io.load_tables(tmp_path)
+    assert list(loaded.tables) == list(extra)
+    assert loaded.meta == META
+    for name, frame in extra.items():
+        pd.testing.assert_frame_equal(loaded.tables[name], frame.reset_index(drop=True), check_exact=True)
+    assert loaded.tables["stability"]["first_stable"].dtype == "Int64"
+    assert loaded.tables["convergence"]["checkpoint"].dtype == np.int64
+
+    document = json.loads((tmp_path / "convergence.json").read_text())
+    assert document["format"] == "simscore-table" and document["version"] == 1
+    assert document["meta"]["signatures"] == META["signatures"]
+    assert document["columns"] == list(an.SCHEMAS["convergence"])
+    notes = json.loads((tmp_path / "notes.json").read_text())
+    assert notes["records"][1] == ["c", None, False]  # NaN is stored as null
+    csv = pd.read_csv(tmp_path / "seeds.csv")
+    assert list(csv.columns) == list(an.SCHEMAS["seeds"])
+    np.testing.assert_allclose(csv["mean"], tables["seeds"]["mean"])
+    index = json.loads((tmp_path / "tables.json").read_text())
+    assert index["tables"] == list(extra) and index["format"] == "simscore-tables"
+
+
+def test_save_tables_rejects_bad_input(tables, tmp_path):
+    with pytest.raises(ValueError, match="plain file stem"):
+        tables_io.save_tables(tmp_path, {"../x": tables["seeds"]})
+    with pytest.raises(ValueError, match="plain file stem"):
+        tables_io.save_tables(tmp_path, {"tables": tables["seeds"]})
+    with pytest.raises(ValueError, match=r"tables\['seeds'\] lacks column\(s\) run_a, run_b"):
+        tables_io.save_tables(tmp_path, {"seeds": tables["seeds"].drop(columns=["run_a", "run_b"])})
+    with pytest.raises(ValueError, match="meta must be JSON-serialisable"):
+        tables_io.save_tables(tmp_path, {"seeds": tables["seeds"]}, {"when": object()})
+    assert not list(tmp_path.iterdir())  # validation happens before anything is written
+
+
+def test_load_tables_names_the_bad_file(tables, tmp_path):
+    with pytest.raises(FileFormatError, match="not a directory"):
+        tables_io.load_tables(tmp_path / "missing")
+    with pytest.raises(FileFormatError, match=r"tables\.json: file not found"):
+        tables_io.load_tables(tmp_path)
+    tables_io.save_tables(tmp_path, {"seeds": tables["seeds"], "chance": tables["chance"]}, META)
+    (tmp_path / "chance.json").write_text('{"format": "simscore-table", "version": 1, "records": [')
+    with pytest.raises(FileFormatError, match=r"chance\.json, line 1: invalid JSON"):
+        tables_io.load_tables(tmp_path)
+    (tmp_path / "chance.json").write_text('{"format": "simscore-table", "version": 7}')
+    with pytest.raises(FileFormatError, match="unsupported format version 7"):
+        tables_io.load_tables(tmp_path)
+    (tmp_path / "chance.json").unlink()
+    with pytest.raises(FileFormatError, match=r"chance\.json: file not found"):
+        tables_io.load_tables(tmp_path)
+    broken = json.loads((tmp_path / "seeds.json").read_text())
+    broken["columns"] = broken["columns"][:-1]
+    broken["records"] = [r[:-1] for r in broken["records"]]
+    (tmp_path / "seeds.json").write_text(json.dumps(broken))
+    index = {"format": "simscore-tables", "version": 1, "tables": ["seeds"]}
+    (tmp_path / "tables.json").write_text(json.dumps(index))
+    with pytest.raises(FileFormatError, match=r"seeds\.json: table 'seeds' lacks column\(s\) missing"):
+        tables_io.load_tables(tmp_path)
+
+
+# ----------------------------------------------------------------------------- Markdown
+
+
+def test_markdown_table_formatting():
+    frame = pd.DataFrame({"name": ["a|b", ""], "mean": [0.12345, np.nan], "n": [3, 4]})
+    assert tables_io.markdown_table(frame).splitlines() == [
+        "| name | mean | n |",
+        "|---|---:|---:|",
+        "| a\\|b | 0.123 | 3 |",
+        "| — | — | 4 |",
+    ]
+    assert "| 0.1 |" in tables_io.markdown_table(frame.iloc[:1], digits=1)
+
+
+
+def test_collect_versions():
+    versions = tables_io.collect_versions()
+    assert versions["numpy"] == np.__version__
+    assert versions["pandas"] == pd.__version__
+    assert set(versions) >= {"simscore", "matplotlib", "sacrebleu", "bert-score"}

@@ -1,0 +1,97 @@
+"""The architecture's rules, checked on the import graph of the source (every import, also local ones).
+
+* ``simscore`` ← ``contexts`` ← ``policies``: contexts never imports policies, and the core of
+  simscore imports neither; only the application layer ``simscore.app`` wires all three together.
+* Nothing outside ``simscore.app`` imports the application layer.
+* No package imports another package's private module (a name starting with ``_``).
+* Every exception and warning class lives in ``simscore.errors``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("simscore", "contexts", "policies")
+
+
+def _modules() -> dict[str, ast.Module]:
+    out = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join(parts)] = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(tree: ast.Module) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in found if name.split(".")[0] in PACKAGES}
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _violations(rule) -> list[str]:
+    return sorted(
+        f"{module} imports {target}"
+        for module, tree in MODULES.items()
+        for target in _imports(tree)
+        if rule(module, target)
+    )
+
+
+def test_the_modules_were_found():
+    assert {"simscore.compare", "simscore.app.cli", "contexts.belief", "policies.simulation"} <= set(MODULES)
+
+
+def test_core_and_contexts_never_reach_up():
+    def upward(module: str, target: str) -> bool:
+        if _in(module, "simscore.app"):
+            return False
+        if _in(module, "simscore"):
+            return _in(target, "contexts") or _in(target, "policies")
+        if _in(module, "contexts"):
+            return _in(target, "policies")
+        return False
+
+    assert _violations(upward) == []
+
+
+def test_only_the_application_layer_imports_it():
+    assert _violations(lambda m, t: _in(t, "simscore.app") and not _in(m, "simscore.app")) == []
+
+
+def test_no_private_module_of_another_package():
+    def private_elsewhere(module: str, target: str) -> bool:
+        if target not in MODULES:  # a name imported from a module, not a module
+            return False
+        private = any(part.startswith("_") for part in target.split(".")[1:])
+        return private and target.split(".")[0] != module.split(".")[0]
+
+    assert _violations(private_elsewhere) == []
+
+
+def test_exceptions_live_in_the_errors_module():
+    defined = sorted(
+        f"{module}.{node.name}"
+        for module, tree in MODULES.items()
+        if module != "simscore.errors"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(base, ast.Name) and base.id.endswith(("Error", "Warning", "Exception")) for base in node.bases)
+    )
+    assert defined == [], "exceptions belong in simscore.errors"
