@@ -4,7 +4,7 @@
 * :func:`bootstrap_ci_shared` — intervals of several means (one per measure) from one shared
   set of context resamples, so the intervals are paired across measures;
 * :func:`t_interval` — mean and Student-t interval of the mean (quantile from scipy);
-* :func:`wilson_interval` — Wilson score interval of a binomial proportion;
+* :func:`wilson_interval` — Wilson score interval of a binomial proportion (from scipy);
 * :func:`pearson_mse` — Pearson r and mean squared difference of two score columns.
 
 Scale: a comparison of a million contexts has few distinct score values (policies repeat
@@ -31,7 +31,6 @@ _SHARED_BOOTSTRAP_LIMIT = 4_000_000
 #: Above this many distinct score rows a multinomial draw over rows costs more than drawing
 #: context indices (about 70 ns per binomial against 8 ns per index).
 _MAX_MULTINOMIAL_ROWS = 5_000
-_Z95 = 1.959963984540054
 
 
 def _check_bootstrap(n_resamples: int, confidence: float) -> float:
@@ -208,8 +207,8 @@ def t_interval(values: Sequence[float] | np.ndarray, *, confidence: float = 0.95
     return mean, mean - half, mean + half
 
 
-def wilson_interval(successes: int, n: int, *, z: float = _Z95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion (95% by default).
+def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion (:meth:`scipy.stats.binomtest` ``.proportion_ci``).
 
     >>> [round(v, 4) for v in wilson_interval(95, 100)]
     [0.8882, 0.9785]
@@ -218,11 +217,10 @@ def wilson_interval(successes: int, n: int, *, z: float = _Z95) -> tuple[float, 
     """
     if n <= 0:
         return math.nan, math.nan
-    p = successes / n
-    denominator = 1.0 + z * z / n
-    centre = (p + z * z / (2.0 * n)) / denominator
-    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(successes), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
 
 
 def pearson_mse(x: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
