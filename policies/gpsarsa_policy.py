@@ -17,14 +17,23 @@ largest sample wins; the samples come from the generator the runner passes to
 same way however the run was split or resumed). Outside a simulated dialogue the policy draws
 from a generator it owns, seeded with ``seed`` (deterministic per seed, but not part of a
 checkpoint). At the end of each dialogue the policy learns from it with the chosen reward:
-``"ts"`` → R_TS = 20·success − T, ``"iq"`` → R_IQ = 5·(iq − 1) − T, spread over the turns as
-:meth:`policies.simulation.DialogueTrace.rewards` does (−1 per turn, the outcome on the last).
-The forced ``bye`` the runner inserts at the turn limit is not a decision of the policy: that
-turn is dropped from the learned episode and its reward (−1 and the outcome) is added to the
-policy's last decision, which is what ended the dialogue.
+``"ts"`` → R_TS = 20·success − T, ``"iq"`` → R_IQ = 5·(iq − 1) − T, spread over the decisions
+as :meth:`policies.simulation.DialogueTrace.rewards` does (see "Learning signal").
 
-*Greedy* (``training=False``, used for evaluation): the unmasked action with the largest
-posterior mean; ties go to the lowest action index. :meth:`respond` is greedy in both modes.
+*Not training* (``training=False``): inside a simulated dialogue the policy samples with
+``sampling_scale`` (PyDial evaluates with scale 1: it still samples from the posterior; the
+training run's evaluation and the collection of C_col set it so); with ``sampling_scale`` 0
+(the default) and outside a dialogue it takes the unmasked action with the largest
+posterior mean (greedy; ties go to the lowest action index). :meth:`respond` is greedy in
+every mode.
+
+Learning signal
+---------------
+``reward_assignment="terminal"`` (default, PyDial's GP-SARSA): every decision but the last
+gets reward 0 and the last the dialogue's whole return, so every Q(b, a) of a dialogue
+regresses on its total return. ``"per_turn"``: −1 per decision and the outcome bonus on the
+last (the textbook form). Both sum to R_TS or R_IQ; the decision after the user's bye is part
+of the episode, as in PyDial.
 
 Responses on contexts
 ---------------------
@@ -90,6 +99,7 @@ __all__ = [
     "REWARDS",
     "POLICY_FORMAT",
     "POLICY_VERSION",
+    "REWARD_ASSIGNMENTS",
     "GPSarsaPolicy",
     "default_nlg_seed",
     "domain_fingerprint",
@@ -101,8 +111,15 @@ REWARDS: dict[str, str] = {name: model.long_name for name, model in REWARD_MODEL
 POLICY_FORMAT = "simscore.gpsarsa_policy"
 """Value of ``metadata.format`` in a GP-SARSA policy checkpoint's JSON file."""
 
-POLICY_VERSION = 1
-"""Version of the policy metadata written by :meth:`GPSarsaPolicy.save` (the only one read)."""
+POLICY_VERSION = 2
+"""Version of the policy metadata written by :meth:`GPSarsaPolicy.save` (the only one read).
+
+Version 2: the features, the simulated world and the learning signal of PyDial's
+Environment 1 (``reward_assignment``); checkpoints of version 1 were trained in an easier
+world with other belief features and are refused."""
+
+#: How a dialogue's return is spread over its decisions (see the module docstring).
+REWARD_ASSIGNMENTS = ("terminal", "per_turn")
 
 _NLG_SALT = 0x4E4C47  # "NLG"
 
@@ -161,6 +178,9 @@ class GPSarsaPolicy:
         Seed of the template NLG; default :func:`default_nlg_seed` ``(seed)``.
     training : bool
         Start in training mode (explore and learn) rather than greedy mode.
+    reward_assignment : {"terminal", "per_turn"}
+        How a dialogue's return is spread over its decisions when learning (see the module
+        docstring); ``"terminal"`` is PyDial's.
     dialogues_trained : int
         How many training dialogues the learner has seen (restored from checkpoints).
     name : str, optional
@@ -192,7 +212,11 @@ class GPSarsaPolicy:
         training: bool = False,
         dialogues_trained: int = 0,
         name: str | None = None,
+        reward_assignment: str = "terminal",
     ) -> None:
+        if reward_assignment not in REWARD_ASSIGNMENTS:
+            raise ValueError(f"reward_assignment must be one of {REWARD_ASSIGNMENTS}, got {reward_assignment!r}")
+        self.reward_assignment = reward_assignment
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
         self.domain: Domain = domain if domain is not None else default_domain()
@@ -224,6 +248,7 @@ class GPSarsaPolicy:
             )
         self.learner = learner
         self.training = bool(training)
+        self.sampling_scale = 0.0
         self._rng: np.random.Generator | None = None  # the current dialogue's generator
         self._own_rng: np.random.Generator | None = None
         self._seen: list[tuple[BeliefState, np.ndarray]] = []  # features computed this dialogue
@@ -286,8 +311,11 @@ class GPSarsaPolicy:
         return self.learner.select_action(belief_features(belief, self.domain), mask, scale=0.0)
 
     def choose(self, belief: BeliefState, mask: np.ndarray) -> int:
-        """Sample an action (training mode) or take the greedy one (greedy mode)."""
+        """Sample an action (training, or ``sampling_scale`` > 0 inside a dialogue) or take the greedy one."""
         if not self.training:
+            if self.sampling_scale > 0.0 and self._rng is not None:
+                x = belief_features(belief, self.domain)
+                return self.learner.select_action(x, mask, rng=self._rng, scale=self.sampling_scale)
             return self.greedy_action(belief, mask)
         x = belief_features(belief, self.domain)
         rng = self._rng
@@ -315,14 +343,8 @@ class GPSarsaPolicy:
             return
         self.dialogues_trained += 1
         actions = np.asarray(trace.actions, dtype=np.int64)
-        rewards = trace.rewards(REWARD_MODELS[self.reward])
+        rewards = trace.rewards(REWARD_MODELS[self.reward], assignment=self.reward_assignment)
         beliefs = trace.beliefs
-        if trace.forced_last and len(actions):
-            # The runner's forced bye is not the policy's decision: credit its decision before.
-            last = rewards[-1]
-            actions, rewards, beliefs = actions[:-1], rewards[:-1].copy(), beliefs[:-1]
-            if len(actions):
-                rewards[-1] += last
         if not len(actions):
             return
         rows = []
@@ -359,6 +381,7 @@ class GPSarsaPolicy:
             "nlg_seed": self.nlg_seed,
             "dialogues_trained": self.dialogues_trained,
             "name": self._name,
+            "reward_assignment": self.reward_assignment,
             "domain": {
                 "name": self.domain.name,
                 "fingerprint": domain_fingerprint(self.domain),
@@ -416,7 +439,10 @@ class GPSarsaPolicy:
         problem = format_problem(meta, POLICY_FORMAT, (POLICY_VERSION,), what="policy metadata format")
         if problem:
             raise CheckpointError(f"{json_path}: {problem}")
-        missing = [key for key in ("reward", "seed", "nlg_seed", "dialogues_trained", "domain") if key not in meta]
+        missing = [
+            key for key in ("reward", "seed", "nlg_seed", "dialogues_trained", "domain", "reward_assignment")
+            if key not in meta
+        ]
         if missing:
             raise CheckpointError(f"{json_path}: policy metadata lacks the field(s) {missing}")
         domain = domain if domain is not None else default_domain()
@@ -440,6 +466,7 @@ class GPSarsaPolicy:
                 training=training,
                 dialogues_trained=meta.get("dialogues_trained"),  # type: ignore[arg-type]
                 name=meta.get("name"),
+                reward_assignment=meta.get("reward_assignment"),  # type: ignore[arg-type]
             )
         except (TypeError, ValueError) as exc:
             raise CheckpointError(f"{json_path}: invalid policy metadata ({exc})") from None

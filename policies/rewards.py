@@ -1,10 +1,10 @@
 """Task success, the interaction-quality estimate and the two reward models.
 
-* Task success: at the end of the dialogue a venue was offered that satisfies the user's
-  goal constraints, and every slot the user requested was informed by the system *for that
-  venue* (its name counts as informed by the offer).
-* ``R_TS = 20 * success - T`` and ``R_IQ = 5 * (iq - 1) - T``, ``T`` the number of system
-  turns (the greeting included), ``iq`` in [1, 5].
+* Task success (PyDial's objective success): at the end of the dialogue the venue the user
+  accepted satisfies its final goal (the ``name =`` / ``name !=`` constraints it added
+  included), and every slot it requested was answered for that venue (its name by the offer).
+* ``R_TS = 20 * success - T`` and ``R_IQ = 5 * (iq - 1) - T``, ``T`` the number of the
+  system's decisions (one per user act; the greeting is not counted), ``iq`` in [1, 5].
 
 Interaction quality
 -------------------
@@ -83,6 +83,12 @@ class InteractionStats:
         Offers the user rejected (asked for alternatives or corrected a constraint).
     no_venue_informs : int
         System ``inform(name=none, ...)`` acts.
+    user_corrections : int
+        Times the user corrected a value the system got wrong.
+    goal_changes : int
+        Times the user changed a constraint (after "no venue", or on the first offer).
+    user_confirms : int
+        Times the user asked the system to confirm a constraint.
     user_hung_up : bool
         The user ran out of patience.
     hit_turn_limit : bool
@@ -96,6 +102,9 @@ class InteractionStats:
     confirmations: int = 0
     rejected_offers: int = 0
     no_venue_informs: int = 0
+    user_corrections: int = 0
+    goal_changes: int = 0
+    user_confirms: int = 0
     user_hung_up: bool = False
     hit_turn_limit: bool = False
 
@@ -176,17 +185,19 @@ def checked_iq(estimator: IQEstimator, stats: InteractionStats) -> float:
     return number
 
 
-def task_success(goal: UserGoal, venue: Venue | None, informed: Mapping[str, str]) -> bool:
-    """The success rule: ``venue`` satisfies the goal and every requested slot was informed.
+def task_success(goal: UserGoal, venue: Venue | None, answers: Mapping[str, str | None]) -> bool:
+    """PyDial's success rule: the accepted venue satisfies the final goal and every request is answered.
 
     Parameters
     ----------
     goal : policies.usersim.UserGoal
-        The user's goal at the end of the dialogue.
+        The user's goal at the end of the dialogue, with its ``name =`` / ``name !=``
+        constraints.
     venue : contexts.domain.Venue or None
-        The last venue the system offered.
-    informed : mapping of str to str
-        Slot -> value the system informed about ``venue`` (``name`` included by the offer).
+        The venue the user accepted.
+    answers : mapping of str to str or None
+        Requested slot → the value the system gave for ``venue`` (None while unanswered;
+        ``name`` is answered by the offer).
 
     Examples
     --------
@@ -196,22 +207,16 @@ def task_success(goal: UserGoal, venue: Venue | None, informed: Mapping[str, str
     >>> goal = UserGoal({"food": "thai", "area": "dontcare"}, ("name", "phone"))
     >>> task_success(goal, v, {"name": "the pot", "phone": "0123"})
     True
-    >>> task_success(goal, v, {"name": "the pot"})            # phone never given
+    >>> task_success(goal, v, {"name": "the pot", "phone": None})            # phone never given
     False
     >>> task_success(UserGoal({"food": "indian"}), v, {"name": "the pot"})  # wrong food
     False
+    >>> task_success(goal.excluding("the pot"), v, {"name": "the pot", "phone": "0123"})  # rejected venue
+    False
     """
-    if venue is None:
+    if venue is None or not goal.accepts(venue):
         return False
-    for slot, value in goal.constraints.items():
-        if value in ("dontcare", "none"):
-            continue
-        if venue.get(slot) != value:
-            return False
-    for slot in goal.requests:
-        if slot not in informed or informed[slot] != venue.get(slot):
-            return False
-    return True
+    return all(answers.get(slot) is not None for slot in goal.requests)
 
 
 @dataclass(frozen=True)

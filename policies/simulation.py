@@ -1,22 +1,27 @@
 """Simulated dialogues: a policy against the agenda-based user, and the simscore policy adapter.
 
-One dialogue (:class:`DialogueSimulator`): at turn 0 the system greets (``hello()``, not a
-policy decision); then, turn by turn, the user answers the system's last act, the focus
-tracker updates the belief, the policy picks a summary action from the belief and its mask,
-the summary action becomes a master act (:class:`~policies.summary.SummaryActions`) and a
-text (:class:`~policies.nlg.TemplateNLG`). The dialogue ends when the user says ``bye()``
-(done, or out of patience), when the system says ``bye()``, or at the turn limit (25 turns:
-at the last turn the system says ``bye()`` whatever the policy chose).
+One dialogue (:class:`DialogueSimulator`) runs as in PyDial's Environment 1: at turn 0 the
+system greets (``hello()``, not a policy decision); then, turn by turn, the user answers the
+system's last act, the focus tracker updates the belief, the policy picks a summary action
+from the belief and its mask, the summary action becomes a master act
+(:class:`~policies.summary.SummaryActions`) and a text (:class:`~policies.nlg.TemplateNLG`).
+The policy also decides after the user's ``bye()`` (PyDial consults it there too); that last
+act is replaced by ``bye()`` and ends the dialogue. A dialogue also ends when the policy
+itself says ``bye()`` or after the 25th decision (the turn limit; the user still hears that
+last act, so it can still complete the task).
 
-``T`` counts system turns, the greeting included. ``R_TS = 20 * success - T``,
-``R_IQ = 5 * (iq - 1) - T`` (:mod:`policies.rewards`).
+``T`` counts the policy's decisions, one per user act, the last one included (PyDial's
+count; the greeting is not counted). ``R_TS = 20 * success - T``,
+``R_IQ = 5 * (iq - 1) - T`` (:mod:`policies.rewards`). Success is judged on the venue the
+user accepted and its final goal (:func:`policies.rewards.task_success`).
 
 :func:`run_dialogues` runs N dialogues. Dialogue ``i`` uses generators derived from
 ``numpy.random.SeedSequence(seed, spawn_key=(i,))`` (child 0: the user, child 1: the
 policy's :meth:`begin_dialogue` hook), so it is the same whatever ``n`` and ``start`` are.
 It can write the dialogues as a :mod:`contexts.dialogue_log` file (the C_col input): one
-line per dialogue, one turn per system turn with the belief at the system's decision time;
-the user's final act (``bye()``), which no system turn follows, is kept in the outcome.
+line per dialogue, turn 0 (the greeting) and one turn per decision with the belief at the
+system's decision time; a user act that no decision follows (after the turn limit) is kept
+in the outcome.
 
 :class:`SummaryPolicyAdapter` turns any summary policy into a simscore policy
 (``respond(context) -> Response``).
@@ -184,36 +189,43 @@ class DialogueOutcome:
 class DialogueTrace:
     """Every policy decision of one dialogue, for learning policies (``end_dialogue`` hook).
 
-    ``beliefs[k]``, ``masks[k]`` and ``actions[k]`` are the k-th decision (turns 1, 2, ...);
-    a forced ``bye`` at the turn limit is recorded as the bye action with ``forced_last``.
-    Each decision costs -1; the greeting's -1 is part of ``outcome.turns``, so
-    ``reward = outcome_bonus - len(actions) - 1``.
+    ``beliefs[k]``, ``masks[k]`` and ``actions[k]`` are the k-th decision (turns 1, 2, ...),
+    the decision after the user's ``bye()`` included (its act was replaced by ``bye()``).
+    ``len(actions) == outcome.turns``.
     """
 
     dialogue_index: int
     beliefs: tuple[BeliefState, ...]
     masks: tuple[np.ndarray, ...]
     actions: tuple[int, ...]
-    forced_last: bool
     outcome: DialogueOutcome
 
-    def rewards(self, reward: str | RewardModel = "task_success") -> np.ndarray:
+    def rewards(self, reward: str | RewardModel = "task_success", *, assignment: str = "per_turn") -> np.ndarray:
         """Per-decision rewards whose sum is the dialogue's R_TS or R_IQ.
-
-        Each decision gets -1, the first also the greeting's -1, the last the outcome bonus
-        (``20 * success`` or ``5 * (iq - 1)``), as in :class:`policies.env.RestaurantSearchEnv`.
 
         Parameters
         ----------
         reward : str or RewardModel
             ``"ts"``/``"task_success"``, ``"iq"``/``"interaction_quality"`` (see
             :func:`policies.rewards.reward_model`).
+        assignment : {"per_turn", "terminal"}
+            ``"per_turn"``: each decision gets −1 and the last one also the outcome bonus
+            (``20 * success`` or ``5 * (iq - 1)``), as in :class:`policies.env.RestaurantSearchEnv`.
+            ``"terminal"``: 0 for every decision but the last, which gets the whole return
+            (PyDial's GP-SARSA learns from this).
         """
         bonus = reward_model(reward).bonus(success=self.outcome.success, iq=self.outcome.iq)
-        out = np.full(len(self.actions), -1.0)
-        if out.size:
-            out[0] -= 1.0
-            out[-1] += bonus
+        n = len(self.actions)
+        if assignment == "per_turn":
+            out = np.full(n, -1.0)
+            if n:
+                out[-1] += bonus
+        elif assignment == "terminal":
+            out = np.zeros(n)
+            if n:
+                out[-1] = bonus - float(n)
+        else:
+            raise ValueError(f"assignment must be 'per_turn' or 'terminal', got {assignment!r}")
         return out
 
     def features(self, domain: Domain) -> np.ndarray:
@@ -304,7 +316,7 @@ class DialogueSimulator:
         self.turn_index = 0
         self.turns = 0
         self.ended_by = ""
-        self.forced_bye = False
+        self.hit_turn_limit = False
         self._repeats = 0
         self._reasked = 0
         self._confirmations = 0
@@ -314,49 +326,78 @@ class DialogueSimulator:
         self.belief: BeliefState = self.tracker.belief
         self._mask = None
         self.user_act: Act | None = None
-        self.user_text: str | None = None
-        self._emit(_HELLO)
+        self._user_text: str | None = None
+        self._say(_HELLO)
+        self._hear(_HELLO)
         return self.belief
 
-    def _emit(self, act: Act) -> None:
-        """The system says ``act`` at the current turn; then the user answers (unless bye)."""
-        belief = self.belief
-        text = self.nlg.realise(act, belief)
-        if self.record:
-            self.turns_log.append(_Turn(self.turn_index, self.user_act, self.user_text, belief, act, text))
+    @property
+    def system_text(self) -> str:
+        """The text of the system's last act (realised on first use: training never needs it)."""
+        if self._system_text is None:
+            self._system_text = self.nlg.realise(self.system_act, self._system_belief)
+        return self._system_text
+
+    @property
+    def user_text(self) -> str | None:
+        """The text of the user's last act (realised on first use)."""
+        if self._user_text is None and self.user_act is not None:
+            self._user_text = self.user_nlg.realise_user(self.user_act)
+        return self._user_text
+
+    def _say(self, act: Act) -> None:
+        """The system says ``act`` at the current turn (recorded with the belief it was chosen on)."""
         self.system_act = act
-        self.system_text = text
-        self.turns = self.turn_index + 1
-        if act.intents == ("bye",):
-            self.done = True
-            return
+        self._system_belief = self.belief
+        self._system_text = None
+        if self.record:
+            self.turns_log.append(
+                _Turn(self.turn_index, self.user_act, self.user_text, self.belief, act, self.system_text)
+            )
+
+    def _hear(self, act: Act) -> None:
+        """The user answers ``act``; the tracker folds the exchange into the belief."""
         user_act = self.user.respond(act)
-        user_text = self.user_nlg.realise_user(user_act)
         self.turn_index += 1
         self.belief = self.tracker.update(act, user_act)
         self._mask = None
         self.user_act = user_act
-        self.user_text = user_text
-        if self.user.finished:
-            self.done = True
-            self.ended_by = "user_hung_up" if self.user.counters.hung_up else "user"
-            self._final_user = (user_act, user_text)
+        self._user_text = None
 
     def step(self, action: int) -> bool:
-        """The system's turn with summary action ``action``; returns whether the dialogue ended.
+        """The system's decision ``action`` (a summary action index); returns whether the dialogue ended.
 
-        At the last allowed turn the system says ``bye()`` whatever ``action`` is.
+        After the user's ``bye()`` the decision is taken and counted but the system says
+        ``bye()``; after the 25th decision (``max_turns``) the user hears the act and the
+        dialogue ends at the turn limit.
         """
         if self.done:
             raise RuntimeError("the dialogue has ended; call reset() first")
-        space = self.space
-        if self.turn_index >= self.max_turns - 1:
-            self.forced_bye = True
-            act = _BYE
+        user_left = self.user.finished
+        act = _BYE if user_left else self.space.master_action(action, self.belief, offered=self.tracker.offered)
+        self.turns += 1
+        if not user_left:
+            self._count(act)
+        self._say(act)
+        if user_left:
+            self.done = True
+            self.ended_by = "user_hung_up" if self.user.counters.hung_up else "user"
+        elif act.intents == ("bye",):
+            self.done = True
+            self.ended_by = "system"
+        elif self.turns >= self.max_turns:
+            final = self.user.respond(act)  # the user still hears the last act (PyDial's 26th user turn)
+            self._final_user = (final, self.user_nlg.realise_user(final))
+            self.done = True
+            self.hit_turn_limit = True
+            self.ended_by = "turn_limit"
         else:
-            act = space.master_action(action, self.belief, offered=self.tracker.offered)
-        previous = self.system_act
-        if act == previous:
+            self._hear(act)
+        return self.done
+
+    def _count(self, act: Act) -> None:
+        """Interaction parameters of the system's act (inputs of the interaction-quality estimate)."""
+        if act == self.system_act:
             self._repeats += 1
         intent = act.intents[0]
         if intent == "request":
@@ -365,14 +406,8 @@ class DialogueSimulator:
         elif intent == "confirm":
             self._confirmations += 1
         elif intent == "inform":
-            for item in act.items:
-                if item.slot == "name" and item.op == "=" and item.value == "none":
-                    self._no_venue += 1
-                    break
-        self._emit(act)
-        if self.done and not self.ended_by:
-            self.ended_by = "turn_limit" if self.forced_bye else "system"
-        return self.done
+            if any(i.slot == "name" and i.op == "=" and i.value == "none" for i in act.items):
+                self._no_venue += 1
 
     # -- results ---------------------------------------------------------------------------
 
@@ -381,17 +416,23 @@ class DialogueSimulator:
         if not self.done:
             raise RuntimeError("the dialogue has not ended yet")
         user = self.user
-        success = task_success(user.goal, user.offered, user.informed)
+        accepted = user.accepted
+        venue = self.space.index.venue(accepted) if accepted is not None else None
+        success = task_success(user.goal, venue, user.filled)
+        counters = user.counters
         stats = InteractionStats(
             turns=self.turns,
             success=success,
             system_repeats=self._repeats,
             reasked_slots=self._reasked,
             confirmations=self._confirmations,
-            rejected_offers=user.counters.rejected_offers,
+            rejected_offers=counters.rejected_offers,
             no_venue_informs=self._no_venue,
-            user_hung_up=user.counters.hung_up,
-            hit_turn_limit=self.forced_bye,
+            user_corrections=counters.corrections,
+            goal_changes=counters.goal_changes,
+            user_confirms=counters.user_confirms,
+            user_hung_up=counters.hung_up,
+            hit_turn_limit=self.hit_turn_limit,
         )
         iq = checked_iq(self.iq_estimator, stats)
         return DialogueOutcome(
@@ -597,7 +638,6 @@ def run_dialogues(
     end = getattr(policy, "end_dialogue", None)
     record = keep_dialogues or log_path is not None
     sim = DialogueSimulator(settings, nlg_seed=nlg_seed, record=record)
-    max_turns = sim.max_turns
     n_actions = len(sim.space)
     name = str(getattr(policy, "name", None) or type(policy).__name__)
     ids: list[str] = []
@@ -625,18 +665,14 @@ def run_dialogues(
         actions: list[int] = []
         while not sim.done:
             belief = sim.belief
-            if sim.turn_index >= max_turns - 1:
-                action = sim.space.BYE  # forced: the policy is not asked
-                mask = sim.mask
-            else:
-                mask = sim.mask
-                action = choose(belief, mask)
-                if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < n_actions:
-                    raise InvalidResponseError(
-                        f"policy {name!r} chose {action!r} in dialogue {dialogue_id} turn {sim.turn_index}; "
-                        f"expected a summary action index in [0, {n_actions})"
-                    )
-                action = int(action)
+            mask = sim.mask
+            action = choose(belief, mask)
+            if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < n_actions:
+                raise InvalidResponseError(
+                    f"policy {name!r} chose {action!r} in dialogue {dialogue_id} turn {sim.turn_index}; "
+                    f"expected a summary action index in [0, {n_actions})"
+                )
+            action = int(action)
             if tracing:
                 beliefs.append(belief)
                 masks.append(mask)
@@ -644,7 +680,7 @@ def run_dialogues(
             sim.step(action)
         outcome = sim.outcome()
         if end is not None:
-            end(DialogueTrace(i, tuple(beliefs), tuple(masks), tuple(actions), sim.forced_bye, outcome))
+            end(DialogueTrace(i, tuple(beliefs), tuple(masks), tuple(actions), outcome))
         if on_dialogue is not None:
             on_dialogue(outcome)
         ids.append(dialogue_id)

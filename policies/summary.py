@@ -46,7 +46,8 @@ non-zero top value; ``select_s`` non-zero top two values; ``inform`` needs the t
 ``byconstraints`` and matching venues that can no longer be told apart (fewer than two, or
 equal in every system-requestable slot without an accepted value); ``inform_byname`` needs
 method ``byname`` and a known venue (an accepted ``name`` value or the last offered venue);
-``inform_alternatives`` needs method ``byalternatives`` and an earlier offer; ``bye`` needs
+``inform_alternatives`` needs method ``byalternatives``, an earlier offer, and no
+``thankyou``/``ack`` on top of the discourse act (PyDial's "alternatives requested" flag); ``bye`` needs
 P(method = finished) > 0.5; ``reqmore`` needs an earlier offer.
 
 An action chosen against its mask is still mapped as literally as possible (``confirm``
@@ -306,7 +307,7 @@ class SummaryActions:
             + [
                 method == "byconstraints" and s.informable_ok,
                 method == "byname" and known_venue,
-                method == "byalternatives" and offered,
+                method == "byalternatives" and offered and belief.top_discourse_act() not in ("thankyou", "ack"),
                 belief.method.get("finished", 0.0) > 0.5,
                 False,
                 offered,
@@ -327,8 +328,9 @@ class SummaryActions:
         belief : contexts.belief.BeliefState
             The belief the action was chosen on.
         offered : sequence of str, optional
-            Names of the venues offered so far in the dialogue (for ``inform_alternatives``);
-            default: the belief's ``last_offered`` (all a context without history knows).
+            Names of the venues offered since the system last said that no venue matches (for
+            ``inform_alternatives``); default: the belief's ``last_offered`` (all a context
+            without history knows).
 
         Returns
         -------
@@ -366,12 +368,16 @@ class SummaryActions:
         # inform_alternatives
         if offered is None:
             offered = () if belief.last_offered is None else (belief.last_offered,)
-        mask = self.index.mask(s.constraints, offered)
-        if mask:
-            return self._offer(self.index.first(mask), s)
+        matches = s.match_mask
+        if not matches:
+            return self._offer(None, s)
+        others = self.index.mask(s.constraints, offered)
+        if others:
+            return self._offer(self.index.first(others), s)
+        # every match was offered already: say so, naming them all (PyDial's "no other venue")
         items = [Item("name", "=", "none")]
-        items.extend(Item(slot, "=", value) for slot, value in s.constraints if slot != "name")
-        items.extend(Item("name", "!=", name) for name in offered)
+        items.extend(Item(slot, "=", value) for slot, value, _ in s.accepted if slot != "name")
+        items.extend(Item("name", "!=", venue.name) for venue in self.index.matches(matches))
         return Act("inform", items)
 
     def _offer(self, venue: Venue | None, s: _Summary) -> Act:

@@ -1,27 +1,44 @@
 """The focus belief tracker: turns the dialogue so far into a :class:`~contexts.belief.BeliefState`.
 
-At every system decision point the tracker folds the last system act and the user's act
-(an n-best list of ``(act, confidence)`` hypotheses; Environment 1 has no semantic errors,
-so the simulator passes one hypothesis with confidence 1) into the belief:
+The rules are those of PyDial's focus tracker with its semantic-input conventions
+(Environment 1, restated). At every system decision point the tracker folds the last system
+act and the user's act (an n-best list of ``(act, confidence)`` hypotheses; Environment 1 has
+no semantic errors, so the simulator passes one hypothesis with confidence 1) into the belief.
 
-* **Informable slot** s, with ``u(v)`` the summed confidence of the hypotheses that give
-  ``s = v`` this turn: ``q = max(0, 1 - sum_v u(v))``, ``b(v) = q * b_prev(v) + u(v)``,
-  renormalised only if the values sum to more than 1; ``P(none) = 1 - sum``.
-  Evidence comes from every ``slot=value`` item of a user act other than ``request`` (so
-  ``inform``, ``negate(food=thai)``, ``reqalts(area=north)``, ...). A bare ``affirm()`` after
-  the system's ``confirm(s=v)`` is evidence for ``s = v``. Negative evidence (items
-  ``slot!=value``, or a bare ``negate()`` after ``confirm(s=v)``) multiplies ``b_prev(v)`` by
-  ``1 - confidence`` first (an extension for n-best input; the simulator does not need it).
-  Values outside the ontology (and slots that are not informable, like ``type``) are ignored.
-* **Method**: each hypothesis has a turn method — ``reqalts`` -> byalternatives, ``bye`` ->
-  finished, ``restart`` -> restart, ``inform`` (or any slot evidence) -> byname if it names
-  a venue, else byconstraints; a ``request`` after an offer -> byname; anything else none.
-  Non-none methods keep ``M_prev(m) * turn_none + turn(m)``, ``turn_none`` the turn's
-  none mass; ``P(none)`` is the remainder.
-* **Discourse act**: this turn's only (hello, bye, thankyou, ack, repeat, silence or none).
-* **Requested slot** r: ``p(r) = clip((1 - [system informed r last turn]) * p_prev(r) + u(r), 0, 1)``.
-* **History**: the last offered venue, whether an offer happened, whether the last system
-  act was ``inform(name=none, ...)``. A system ``restart()`` resets everything.
+**Reading the user's act.** Each hypothesis becomes single-slot informs, requests and a few
+bare acts, as PyDial's semantic input does:
+
+* every ``slot=value`` item of an act other than ``request``, ``confirm`` and ``deny`` is an
+  inform (``hello(food=x)``, ``reqalts(area=dontcare)``, ``affirm(food=x)``,
+  ``negate(food=x)``); ``deny(s!=x,s=y)`` informs ``s=y``; items of slots that are not
+  informable (``type``) are dropped, so ``inform(type=restaurant)`` alone tells nothing;
+* a bare ``affirm()`` answering ``confirm(s=v)`` informs ``s=v`` (so does an affirm with
+  items, besides its items);
+* ``request(r)`` requests r; ``request(name=X, r)`` also informs ``name=X``; a user
+  ``confirm(s=v)`` requests s;
+* a slotless dontcare, ``inform(this=dontcare)``, belongs to the slot of the system's last
+  request, select or confirm (dropped if there was none).
+
+Denials are not evidence: PyDial's focus tracker ignores them.
+
+**Informable slot** s, with ``u(v)`` the summed confidence of this turn's informs ``s = v``:
+``q = max(0, 1 - sum_v u(v))``, ``b(v) = q * b_prev(v) + u(v)``, renormalised only if the
+values sum to more than 1; ``P(none) = 1 - sum``. Values outside the ontology are ignored.
+
+**Method** of a hypothesis (first rule that applies): ``reqalts`` → byalternatives; ``bye``
+→ finished; any inform → byname if one informs ``name``, else byconstraints; ``restart`` →
+restart; a request or confirm (without informs) → byname if a venue has been offered; else
+none. Non-none methods keep ``M_prev(m) * turn_none + turn(m)``, ``turn_none`` the turn's
+none mass; ``P(none)`` is the remainder (with one hypothesis: the last non-none method wins).
+
+**Discourse act**: this turn's only (silence, repeat, thankyou, ack, hello, bye, else none).
+
+**Requested slot** r: ``p(r) = clip((1 - [the system's last act informed r]) * p_prev(r) + u(r), 0, 1)``,
+where only the information part of an offer counts (its venue name does not) and
+``inform(name=none, ...)`` informs nothing.
+
+**History**: the last offered venue, whether an offer happened, whether the last system act
+was ``inform(name=none, ...)``. A system ``restart()`` resets everything.
 
 Examples
 --------
@@ -35,6 +52,8 @@ Examples
 ...                                                 (Act.parse("inform(area=south)"), 0.3)])
 >>> {value: round(p, 6) for value, p in b.slots["area"].items()}
 {'north': 0.6, 'south': 0.3, 'none': 0.1}
+>>> tracker.update(Act.parse("confirm(area=north)"), Act("affirm")).top("area")
+('north', 1.0)
 """
 
 from __future__ import annotations
@@ -54,16 +73,16 @@ __all__ = ["FocusTracker", "Hypotheses"]
 Hypotheses = Sequence[tuple[Act, float]]
 
 _DISCOURSE = {
-    "hello": "hello",
-    "bye": "bye",
+    "null": "silence",
+    "silence": "silence",
+    "repeat": "repeat",
     "thankyou": "thankyou",
     "ack": "ack",
-    "repeat": "repeat",
-    "silence": "silence",
-    "null": "silence",
+    "hello": "hello",
+    "bye": "bye",
 }
-_NOT_EVIDENCE = frozenset(("request", "confirm"))
-_SPECIAL = frozenset(("none", "dontcare"))
+#: PyDial's precedence when a turn carries several discourse acts.
+_DISCOURSE_ORDER = tuple(_DISCOURSE)
 
 
 class FocusTracker:
@@ -79,7 +98,7 @@ class FocusTracker:
     belief : contexts.belief.BeliefState
         The belief after the last :meth:`update` (the initial belief after :meth:`reset`).
     offered : tuple of str
-        Every venue name the system offered in this dialogue, in order.
+        The venues the system offered since it last said that no venue matches, in order.
     """
 
     def __init__(self, ontology: Ontology) -> None:
@@ -139,29 +158,34 @@ class FocusTracker:
         # -- the system's last act: history, requested-slot resets, confirmed values -----
         informed: set[str] = set()
         confirmed: list[tuple[str, str]] = []
+        this_slot: str | None = None
         self._last_no_venue = False
         if system_act is not None:
             intents = system_act.intents
             if "restart" in intents:
                 self.reset()
             if "inform" in intents:
+                no_venue = any(i.slot == "name" and i.op == "=" and i.value == "none" for i in system_act.items)
                 for item in system_act.items:
-                    if item.op != "=":
+                    if item.op != "=" or item.value is None:
                         continue
-                    informed.add(item.slot)
-                    if item.slot == "name" and item.value is not None:
+                    if item.slot == "name":
                         if item.value == "none":
                             self._last_no_venue = True
+                            self._offered = []  # PyDial's "offered since the last name=none"
                         else:
                             self._last_offered = item.value
                             self._offered.append(item.value)
-            elif "confirm" in intents:
-                confirmed = [(i.slot, i.value) for i in system_act.items if i.op == "=" and i.value is not None]
-        offer_happened = bool(self._offered)
+                    elif not no_venue:
+                        informed.add(item.slot)
+            elif intents[0] in ("request", "select", "confirm") and system_act.items:
+                this_slot = system_act.items[0].slot
+                if "confirm" in intents:
+                    confirmed = [(i.slot, i.value) for i in system_act.items if i.op == "=" and i.value is not None]
+        offer_happened = self._last_offered is not None
 
         # -- evidence from the user's hypotheses ------------------------------------------
         evidence: dict[str, dict[str, float]] = {}
-        negative: list[tuple[str, str, float]] = []
         requests: dict[str, float] = {}
         turn_method: dict[str, float] = {}
         discourse: dict[str, float] = {}
@@ -170,69 +194,59 @@ class FocusTracker:
             if p <= 0.0:
                 continue
             intents = act.intents
-            gave_value = False
-            named_venue = False
+            informs: list[tuple[str, str]] = []
+            requested: list[str] = []
             for item in act.items:
                 slot, value = item.slot, item.value
                 if value is None:
-                    if slot in self._requestable and "request" in intents:
-                        requests[slot] = requests.get(slot, 0.0) + p
+                    if "request" in intents:
+                        requested.append(slot)
                     continue
-                if slot not in allowed or value not in allowed[slot]:
-                    continue
-                if item.op == "!=":
-                    negative.append((slot, value, p))
-                    continue
-                if _NOT_EVIDENCE.isdisjoint(intents) or "inform" in intents:
-                    per_value = evidence.setdefault(slot, {})
-                    per_value[value] = per_value.get(value, 0.0) + p
-                    gave_value = True
-                    if slot == "name" and value not in _SPECIAL:
-                        named_venue = True
-            if confirmed and not act.items:
-                if "affirm" in intents:
-                    for slot, value in confirmed:
-                        if slot in allowed and value in allowed[slot]:
-                            per_value = evidence.setdefault(slot, {})
-                            per_value[value] = per_value.get(value, 0.0) + p
-                elif "negate" in intents or "deny" in intents:
-                    negative.extend((slot, value, p) for slot, value in confirmed if slot in allowed)
+                if slot == "this":
+                    if this_slot is None:
+                        continue
+                    slot = this_slot
+                if item.op != "=":
+                    continue  # denials are not evidence
+                if "confirm" in intents and "inform" not in intents:
+                    requested.append(slot)
+                elif "request" in intents and slot != "name" and "inform" not in intents:
+                    requested.append(slot)
+                else:
+                    informs.append((slot, value))
+            if "affirm" in intents and confirmed and len(confirmed) == 1:
+                informs.append(confirmed[0])
+            informs = [(slot, value) for slot, value in informs if slot in allowed and value in allowed[slot]]
+            for slot, value in informs:
+                per_value = evidence.setdefault(slot, {})
+                per_value[value] = per_value.get(value, 0.0) + p
+            for slot in requested:
+                if slot in self._requestable:
+                    requests[slot] = requests.get(slot, 0.0) + p
             if "reqalts" in intents:
                 method = "byalternatives"
             elif "bye" in intents:
                 method = "finished"
+            elif informs:
+                method = "byname" if any(slot == "name" for slot, _ in informs) else "byconstraints"
             elif "restart" in intents:
                 method = "restart"
-            elif "inform" in intents or gave_value:
-                method = "byname" if named_venue else "byconstraints"
-            elif "request" in intents and offer_happened:
+            elif requested and offer_happened:
                 method = "byname"
             else:
                 method = "none"
             if method != "none":
                 turn_method[method] = turn_method.get(method, 0.0) + p
-            if "bye" in intents:
-                name = "bye"
-            else:
-                name = "none"
-                for intent in intents:
-                    mapped = _DISCOURSE.get(intent)
-                    if mapped is not None:
-                        name = mapped
-                        break
+            name = "none"
+            for candidate in _DISCOURSE_ORDER:
+                if candidate in intents:
+                    name = _DISCOURSE[candidate]
+                    break
             if name != "none":
                 discourse[name] = discourse.get(name, 0.0) + p
 
-        # -- informable slots: negative evidence, then the focus update ------------------------
+        # -- informable slots: the focus update ---------------------------------------------
         slots = self._slots
-        for slot, value, p in negative:
-            dist = slots[slot]
-            if value in dist:
-                kept = dist[value] * (1.0 - p)
-                if kept > 0.0:
-                    dist[value] = kept
-                else:
-                    del dist[value]
         for slot, per_value in evidence.items():
             dist = slots[slot]
             q = 1.0 - sum(per_value.values())
@@ -284,7 +298,7 @@ class FocusTracker:
             discourse_act=turn,
             requested=self._requested,
             last_offered=self._last_offered,
-            offer_happened=bool(self._offered),
+            offer_happened=self._last_offered is not None,
             last_informed_no_venue=self._last_no_venue,
         )
 

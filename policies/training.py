@@ -11,7 +11,7 @@ user and writes into one run directory::
 
 Every file is written atomically (temporary file, then rename). A checkpoint is written after
 every ``every`` training dialogues and after the last one; after each checkpoint the policy is
-evaluated greedily on ``eval_dialogues`` simulated dialogues and a row is added to
+evaluated (sampling from the posterior with ``eval_scale``, as PyDial does) on ``eval_dialogues`` simulated dialogues and a row is added to
 ``evaluation.csv``.
 
 Determinism and resume
@@ -73,7 +73,7 @@ from contexts.domain import default_domain
 from policies.domain_cache import domain_cache
 from policies.features import feature_size
 from policies.gpsarsa import GPSarsaConfig
-from policies.gpsarsa_policy import REWARDS, GPSarsaPolicy
+from policies.gpsarsa_policy import REWARD_ASSIGNMENTS, REWARDS, GPSarsaPolicy
 from policies.rewards import RuleBasedIQ
 from policies.simulation import MAX_TURNS, SimulationResult, SimulationSettings, run_dialogues
 from policies.usersim import UserSimulatorConfig
@@ -156,13 +156,19 @@ class TrainingConfig:
     every : int, default 1000
         A checkpoint (and an evaluation) every this many dialogues, and after the last.
     eval_dialogues : int, default 100
-        Simulated dialogues per evaluation (greedy policy).
+        Simulated dialogues per evaluation.
     eval_seed : int, default EVAL_SEED
         Seed of the evaluation dialogues (the same for every run and checkpoint). Keep it
         different from every training seed, or the evaluation users are training users.
     gamma, sigma, nu, scale : float
         GP-SARSA hyper-parameters (:class:`~policies.gpsarsa.GPSarsaConfig`; defaults 1.0,
         5.0, 0.001 and the exploration scale 3.0).
+    eval_scale : float, default 1.0
+        Posterior sampling scale of the evaluation dialogues (PyDial evaluates with 1: it
+        still samples); 0 evaluates the greedy policy.
+    reward_assignment : {"terminal", "per_turn"}
+        How a dialogue's return is spread over its decisions when learning
+        (:class:`~policies.gpsarsa_policy.GPSarsaPolicy`; ``"terminal"`` is PyDial's).
     max_turns : int, default 25
         Turn limit of a dialogue (system turns, greeting included).
     nlg_seed : int or None
@@ -196,6 +202,8 @@ class TrainingConfig:
     sigma: float = 5.0
     nu: float = 0.001
     scale: float = 3.0
+    eval_scale: float = 1.0
+    reward_assignment: str = "terminal"
     max_turns: int = MAX_TURNS
     nlg_seed: int | None = None
     user: UserSimulatorConfig = field(default_factory=UserSimulatorConfig)
@@ -222,6 +230,14 @@ class TrainingConfig:
             object.__setattr__(self, name, getattr(gp, name))
         if gp.scale <= 0.0:
             raise ValueError(f"scale must be > 0 for training (exploration), got {gp.scale!r}")
+        e = self.eval_scale
+        if isinstance(e, bool) or not isinstance(e, (int, float)) or not 0.0 <= e < float("inf"):
+            raise ValueError(f"eval_scale must be a finite number >= 0, got {e!r}")
+        object.__setattr__(self, "eval_scale", float(e))
+        if self.reward_assignment not in REWARD_ASSIGNMENTS:
+            raise ValueError(
+                f"reward_assignment must be one of {REWARD_ASSIGNMENTS}, got {self.reward_assignment!r}"
+            )
         if not isinstance(self.user, UserSimulatorConfig):
             raise TypeError(f"user must be a UserSimulatorConfig, got {type(self.user).__name__}")
         if not isinstance(self.iq, RuleBasedIQ):
@@ -363,7 +379,7 @@ def load_checkpoint(
 
 @dataclass(frozen=True)
 class EvaluationRecord:
-    """One row of ``evaluation.csv``: the greedy policy's evaluation at one checkpoint.
+    """One row of ``evaluation.csv``: the policy's evaluation at one checkpoint.
 
     Attributes
     ----------
@@ -467,20 +483,23 @@ def evaluate_policy(
     *,
     seed: int = EVAL_SEED,
     settings: SimulationSettings | None = None,
+    scale: float = 0.0,
     checkpoint: str = "",
     train_seconds: float = math.nan,
 ) -> EvaluationRecord:
-    """Evaluate ``policy`` greedily on ``dialogues`` simulated dialogues (it does not learn).
+    """Evaluate ``policy`` on ``dialogues`` simulated dialogues (it does not learn).
 
     Parameters
     ----------
     policy : GPSarsaPolicy
-        Evaluated greedily; its mode is restored afterwards.
+        Not learning; its mode is restored afterwards.
     dialogues : int
     seed : int
         Seed of the evaluation dialogues.
     settings : SimulationSettings, optional
         The simulated world; default: the policy's domain with the default user.
+    scale : float
+        Posterior sampling scale (PyDial evaluates with 1); 0 (default) is greedy.
     checkpoint : str
         Label of the record.
     train_seconds : float
@@ -494,14 +513,14 @@ def evaluate_policy(
     """
     if settings is None:
         settings = SimulationSettings(policy.domain)
-    was_training = policy.training
-    policy.training = False
+    was_training, was_scale = policy.training, policy.sampling_scale
+    policy.training, policy.sampling_scale = False, float(scale)
     try:
         start = time.perf_counter()
         result = run_dialogues(policy, dialogues, seed=seed, settings=settings, nlg_seed=policy.nlg_seed)
         seconds = time.perf_counter() - start
     finally:
-        policy.training = was_training
+        policy.training, policy.sampling_scale = was_training, was_scale
     return _record(policy, result, checkpoint=checkpoint, train_seconds=train_seconds, eval_seconds=seconds)
 
 
@@ -690,7 +709,7 @@ def _starting_policy(
     if not existing:
         return GPSarsaPolicy(
             domain, reward=config.reward, seed=config.seed, gp_config=gp_config, nlg_seed=config.nlg_seed,
-            training=True,
+            training=True, reward_assignment=config.reward_assignment,
         )
     last = existing[-1]
     if last.dialogues > config.dialogues:
@@ -699,7 +718,9 @@ def _starting_policy(
             f"config.dialogues={config.dialogues}"
         )
     policy = load_checkpoint(run_dir, last.dialogues, domain=domain, training=True)
-    if (policy.reward, policy.seed, policy.gp_config) != (config.reward, config.seed, gp_config):
+    if (policy.reward, policy.seed, policy.gp_config, policy.reward_assignment) != (
+        config.reward, config.seed, gp_config, config.reward_assignment
+    ):
         raise TrainingConfigMismatchError(
             f"{run_dir}: the last checkpoint's policy (reward {policy.reward!r}, seed {policy.seed}, "
             f"{policy.gp_config}) does not match the configuration"
@@ -755,7 +776,7 @@ def train(
 
     def evaluate(train_seconds: float) -> EvaluationRecord:
         return evaluate_policy(
-            policy, config.eval_dialogues, seed=config.eval_seed, settings=settings,
+            policy, config.eval_dialogues, seed=config.eval_seed, settings=settings, scale=config.eval_scale,
             checkpoint=_stem(run_dir, policy.dialogues_trained).name, train_seconds=train_seconds,
         )
 

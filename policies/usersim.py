@@ -1,51 +1,76 @@
-"""Agenda-based simulated user (after Schatzmann & Young 2009) for the restaurant-search domain.
+"""Agenda-based simulated user of PyDial's Environment 1 (after Schatzmann & Young 2009).
 
-At the start of a dialogue the user draws
+The behaviour follows PyDial's hand-crafted agenda user (``UMHdcSim`` with the sampled
+parameters of Environment 1); our own implementation, restated from its rules. Every
+behaviour is a named parameter of :class:`UserSimulatorConfig`, drawn uniformly from its
+range at the start of every dialogue (PyDial's names in brackets).
 
-* a **goal**: for each system-requestable slot (food, pricerange, area) a value or
-  ``dontcare``, built from a random venue and kept only if 2-3 venues match
-  (:attr:`UserSimulatorConfig.goal_matches`); plus the slots to request: always ``name``, and
-  0-2 of addr, phone, postcode, signature, description;
-* **behaviour probabilities** uniformly from the configured ranges (how often informs are
-  merged into one turn, how often an offer is rejected in favour of alternatives, ...) and a
-  **patience** (4-5);
-* an **agenda**, a stack: ``inform(type=restaurant)`` on top, one inform per goal constraint
-  (random order), ``bye()`` at the bottom.
+Goal
+----
+For each system-requestable slot (area, food, pricerange) a value drawn uniformly from the
+ontology's values plus ``dontcare``; the goal is kept only if 2–3 venues match it (so goals
+are uniform over the valid combinations; most food values never occur in the database and
+are rejected). The user requests ``name`` and ``n ∈ {0, 1, 2}`` slots drawn from addr, name,
+phone, postcode, signature, description (PyDial's pool includes ``name``, so a third of the
+draws add nothing). Patience is 4 or 5.
 
-Reactions to the system act:
+Agenda
+------
+A stack: ``inform(type=restaurant)`` on top, one ``inform(slot=value)`` per constraint (random
+order, dontcare ones included), ``bye()`` at the bottom. Each turn the user pops one act and may
+merge the next informs into it (``inform_combination`` [InformCombination] each). The user says
+``bye()`` only when it pops it: after everything on its agenda was said.
 
-=====================  ====================================================================
-system act             user act
-=====================  ====================================================================
-``hello()``            pop the agenda (merging consecutive informs)
-``request(s)``         inform ``s`` from the goal (``dontcare`` if unconstrained), maybe merged
-                       with further informs from the agenda
-``confirm(s=v)``       right: ``affirm()``; wrong: hang up with probability
-                       ``(1 - patience/max_patience)**2``, else ``negate(s=goal)``,
-                       ``deny(s!=v,s=goal)`` or ``inform(s=goal)``
-``select(s=a,s=b)``    inform ``s`` from the goal
-``inform(name=X,..)``  an offer: if X breaks a constraint, sometimes relax that constraint,
-                       else ask for alternatives (``reqalts()``) or re-inform the broken
-                       constraints; a good venue: sometimes ask for alternatives anyway,
-                       else request the open slots (merged), or ``bye()`` when all are known
-``inform(name=none)``  wrong constraints: correct them; if a good venue was offered before:
-                       go on with it; else relax one constraint to ``dontcare`` or ``bye()``
-``reqmore()``          ``bye()`` when done, else carry on with the agenda
-``repeat()``           repeat the last user act
-``restart()``          start the agenda afresh
-anything else          carry on with the agenda
-=====================  ====================================================================
+Reactions (``receive``)
+-----------------------
+* Patience drops whenever the system repeats its previous act (or says nothing useful); below
+  1 the user hangs up.
+* ``hello()``: ``hello()`` with ``greeting`` [Greeting].
+* ``request(s)``: if a venue is already accepted and a request is open, the user ignores the
+  question and asks ``request(name=X, r)``; otherwise it answers from the goal (pending informs
+  about ``s`` first).
+* ``confirm(s=v)``: wrong values are corrected (below); right ones (a dontcare goal matches any
+  value) get ``affirm()``, which may carry the next pending inform (``affirm_combination``).
+* ``select(s=a,s=b)``: ``inform(s=<goal value>)``.
+* ``reqmore()``: with items pending, carry on (the top inform may become an affirm,
+  ``comb_affirm_with_agenda_item``); all requests answered: ``negate()`` (``no_after_reqmore``)
+  else ``bye()``; a venue but open requests: request them; no venue: ``affirm()``
+  (``yes_after_reqmore``) or restate every constraint.
+* ``inform(...)``: the user checks only the slots the system mentions. A wrong value is
+  corrected with ``negate(s=v)`` / ``deny(s!=w,s=v)`` / ``inform(s=v)`` (``correcting_act_negate``,
+  ``correcting_act_deny``) after a hang-up chance ``(1 - patience/max)²``, or, with
+  ``overrule_correction``, the user asks to confirm another constraint instead; every
+  correction forgets the answers received so far. With ``confirm_random_constraint`` per
+  checked slot the user asks to confirm a constraint the system did not mention.
+  On ``inform(name=none, ...)`` the user changes its goal: one mentioned slot becomes
+  ``dontcare`` (``constraint_relax``) or a new, unused value, and it says
+  ``reqalts(slot=value)``. On the first offer of the dialogue it may reject the venue
+  (``reqalts_after_first_offer`` [ReqAltsAfterVenRec1]: ``name != X`` joins the goal,
+  ``reqalts()``) or change its goal (``change_goal_after_first_offer`` [ReqAltsAfterVenRec2],
+  said with ``tell_about_change``, else a bare ``reqalts()``); otherwise it accepts the venue
+  (``name = X`` joins the goal), notes the informed answers, may turn its pending informs into
+  confirms (``inform_to_confirm``), say ``thankyou()`` / ``ack()`` (``thank``, ``ack``), deal
+  with pending items first (``deal_with_pending``), or request the open slots (more than one
+  with ``add_slot_to_request``).
+* Spoken acts: an act with a ``!=`` item is said as ``reqalts()``; after a request or select a
+  dontcare answer may omit its slot, ``inform(this=dontcare)`` (``no_slot_with_dontcare``); a
+  request may name the venue (``add_venue_name_to_request``).
 
-Patience drops by one whenever the system repeats its previous act; at 0 the user hangs up
-(``bye()``). All randomness comes from the :class:`numpy.random.Generator` passed to
-:meth:`AgendaUser.reset`.
+Unreachable in Environment 1 and so not modelled: PyDial's NewRequestResp1/2 (every
+system-requestable slot is constrained) and Repeat/NullResp (probability 0).
+``new_goal_scenarios=False`` restores PyDial's older reaction to ``inform(name=none)``
+(``bye_or_start_over``: bye, else start over).
+
+All randomness comes from the :class:`numpy.random.Generator` passed to :meth:`AgendaUser.reset`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,44 +85,90 @@ if TYPE_CHECKING:
 
 __all__ = ["UserGoal", "UserSimulatorConfig", "UserCounters", "AgendaUser", "SimulationError"]
 
-_EXTRA_REQUESTS = ("addr", "phone", "postcode", "signature", "description")
+_DONTCARE = "dontcare"
+_SPECIAL = frozenset((_DONTCARE, "none"))
+_REQUEST_POOL = ("addr", "name", "phone", "postcode", "signature", "description")
 
 
 @dataclass(frozen=True)
 class UserGoal:
-    """What the simulated user wants.
+    """What the simulated user wants (immutable; the user replaces it when it changes its mind).
 
     Attributes
     ----------
     constraints : mapping of str to str
-        Slot -> wanted value or ``"dontcare"``, for every goal slot (stored read-only).
+        Slot → wanted value or ``"dontcare"`` (stored read-only).
     requests : tuple of str
         Slots the user wants to know, ``"name"`` first.
+    name : str or None
+        ``name = X``: the venue the user has accepted.
+    excluded : tuple of str
+        ``name != X``: venues the user has rejected.
 
     Examples
     --------
     >>> g = UserGoal({"food": "thai", "area": "dontcare"}, ("name", "phone"))
     >>> dict(g.relaxed("food").constraints)
     {'food': 'dontcare', 'area': 'dontcare'}
+    >>> g.excluding("the pot").excluded, g.with_name("the pot").name
+    (('the pot',), 'the pot')
     """
 
     constraints: Mapping[str, str]
     requests: tuple[str, ...] = ("name",)
+    name: str | None = None
+    excluded: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.constraints, Mapping):
             raise TypeError(f"constraints must be a mapping of slot -> value, got {type(self.constraints).__name__}")
         object.__setattr__(self, "constraints", FrozenDict(self.constraints))
         object.__setattr__(self, "requests", tuple(self.requests))
+        object.__setattr__(self, "excluded", tuple(self.excluded))
+
+    def with_constraint(self, slot: str, value: str) -> UserGoal:
+        """A copy with ``slot`` set to ``value``."""
+        constraints = dict(self.constraints)
+        constraints[slot] = value
+        return dataclasses.replace(self, constraints=constraints)
 
     def relaxed(self, slot: str) -> UserGoal:
         """A copy with ``slot`` set to ``dontcare``."""
-        constraints = dict(self.constraints)
-        constraints[slot] = "dontcare"
-        return UserGoal(constraints, self.requests)
+        return self.with_constraint(slot, _DONTCARE)
 
-    def to_json(self) -> dict[str, object]:
-        return {"constraints": dict(self.constraints), "requests": list(self.requests)}
+    def with_name(self, name: str | None) -> UserGoal:
+        """A copy whose ``name =`` constraint is ``name`` (None removes it)."""
+        return dataclasses.replace(self, name=name)
+
+    def excluding(self, name: str) -> UserGoal:
+        """A copy that also rejects the venue ``name``."""
+        excluded = self.excluded if name in self.excluded else (*self.excluded, name)
+        return dataclasses.replace(self, excluded=excluded)
+
+    def without_names(self) -> UserGoal:
+        """A copy without ``name =`` and ``name !=`` constraints."""
+        return dataclasses.replace(self, name=None, excluded=())
+
+    def with_request(self, slot: str) -> UserGoal:
+        """A copy that also requests ``slot``."""
+        return self if slot in self.requests else dataclasses.replace(self, requests=(*self.requests, slot))
+
+    def accepts(self, venue: Venue) -> bool:
+        """Whether ``venue`` satisfies every constraint, the name constraints included."""
+        if venue.name in self.excluded or (self.name is not None and venue.name != self.name):
+            return False
+        for slot, value in self.constraints.items():
+            if value not in _SPECIAL and venue.get(slot) != value:
+                return False
+        return True
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"constraints": dict(self.constraints), "requests": list(self.requests)}
+        if self.name is not None:
+            out["name"] = self.name
+        if self.excluded:
+            out["excluded"] = list(self.excluded)
+        return out
 
 
 def _check_range(name: str, value: object, *, low: float, high: float, integer: bool = False) -> tuple:
@@ -113,94 +184,189 @@ def _check_range(name: str, value: object, *, low: float, high: float, integer: 
     return value
 
 
+#: The per-dialogue behaviour probabilities: field name → PyDial's parameter name.
+BEHAVIOURS: dict[str, str] = {
+    "inform_combination": "InformCombination",
+    "affirm_combination": "AffirmCombination",
+    "comb_affirm_with_agenda_item": "CombAffirmWithAgdItem",
+    "greeting": "Greeting",
+    "reqalts_after_first_offer": "ReqAltsAfterVenRec1",
+    "change_goal_after_first_offer": "ReqAltsAfterVenRec2",
+    "constraint_relax": "ConstraintRelax",
+    "tell_about_change": "TellAboutChange",
+    "bye_or_start_over": "ByeOrStartOver",
+    "deal_with_pending": "DealWithPending",
+    "add_slot_to_request": "AddSlotToReq",
+    "add_venue_name_to_request": "AddVenueNameToRequest",
+    "no_slot_with_dontcare": "NoSlotWithDontcare",
+    "inform_to_confirm": "InformToConfirm",
+    "confirm_random_constraint": "ConfirmRandomConstr",
+    "overrule_correction": "OverruleCorrection",
+    "correcting_act_negate": "CorrectingAct1",
+    "correcting_act_deny": "CorrectingAct2",
+    "thank": "ThankAck1",
+    "ack": "ThankAck2",
+    "no_after_reqmore": "NoAfterReqmore",
+    "yes_after_reqmore": "YesAfterReqmore",
+}
+
+
 @dataclass(frozen=True)
 class UserSimulatorConfig:
-    """Parameters of the simulated user (per-dialogue probabilities are drawn from the ranges).
+    """Parameters of the simulated user; the defaults are PyDial's Environment 1.
+
+    Every behaviour probability is a ``(low, high)`` range; each dialogue draws its own value
+    uniformly from it (PyDial's ``sampledUM.cfg``). Set both ends to fix a value, ``(0, 0)``
+    to switch a behaviour off. :data:`BEHAVIOURS` maps the names to PyDial's; the module
+    docstring says what each one does.
 
     Parameters
     ----------
     goal_matches : (int, int)
         A goal is kept only if this many venues (inclusive) match it.
-    goal_dontcare_prob : float
-        Probability that a goal slot is ``dontcare`` when a goal is drawn.
     goal_attempts : int
         Goals to draw before giving up (:class:`SimulationError`).
+    goal_sampling : {"uniform", "venue"}
+        ``"uniform"`` (PyDial): each slot's value uniform over the ontology's values plus
+        dontcare. ``"venue"``: a random venue's values, each slot dontcare with
+        ``goal_dontcare_prob`` (simscore 0.1's easier goals).
+    goal_dontcare_prob : float
+        Used with ``goal_sampling="venue"`` only.
     extra_requests : (int, int)
-        How many slots besides ``name`` the user requests.
-    request_slots : tuple of str
-        The slots those are drawn from.
-    merge_prob : (float, float)
-        Probability of merging the next agenda inform into the current turn.
+        How many slots are drawn from ``request_pool`` besides ``name``.
+    request_pool : tuple of str
+        Slots the extra requests are drawn from (PyDial's includes ``name``).
     patience : (int, int)
         Patience at the start of a dialogue.
-    reqalts_good_offer_prob : (float, float)
-        Probability (once per dialogue) of asking for alternatives to a good offer.
-    reqalts_bad_offer_prob : (float, float)
-        Probability of answering an offer that breaks the goal with ``reqalts()`` (else the
-        broken constraints are informed again).
-    relax_bad_offer_prob : (float, float)
-        Probability of accepting an offer that breaks the goal by relaxing the broken slots.
-    relax_no_venue_prob : (float, float)
-        Probability of relaxing a constraint (else saying bye) when told no venue matches.
+    check_unmentioned_constraints : bool
+        Check an offered venue on every constraint, not only on the slots the system mentions
+        (an omniscient user; PyDial's user checks only what it is told).
+    new_goal_scenarios : bool
+        PyDial's ``usenewgoalscenarios``: on ``inform(name=none)`` change the goal and ask for
+        alternatives (True, Environment 1) or say bye / start over (``bye_or_start_over``).
+    inform_combination, affirm_combination, comb_affirm_with_agenda_item, greeting, \
+reqalts_after_first_offer, change_goal_after_first_offer, constraint_relax, \
+tell_about_change, bye_or_start_over, deal_with_pending, add_slot_to_request, \
+add_venue_name_to_request, no_slot_with_dontcare, inform_to_confirm, \
+confirm_random_constraint, overrule_correction, correcting_act_negate, correcting_act_deny, \
+thank, ack, no_after_reqmore, yes_after_reqmore : (float, float)
+        Behaviour probabilities (see the module docstring).
+
+    Examples
+    --------
+    >>> UserSimulatorConfig().greeting, UserSimulatorConfig.easy().greeting
+    ((0.3, 0.7), (0.0, 0.0))
     """
 
     goal_matches: tuple[int, int] = (2, 3)
+    goal_attempts: int = 100_000
+    goal_sampling: str = "uniform"
     goal_dontcare_prob: float = 0.15
-    goal_attempts: int = 1000
     extra_requests: tuple[int, int] = (0, 2)
-    request_slots: tuple[str, ...] = _EXTRA_REQUESTS
-    merge_prob: tuple[float, float] = (0.2, 0.7)
+    request_pool: tuple[str, ...] = _REQUEST_POOL
     patience: tuple[int, int] = (4, 5)
-    reqalts_good_offer_prob: tuple[float, float] = (0.0, 0.1)
-    reqalts_bad_offer_prob: tuple[float, float] = (0.3, 0.7)
-    relax_bad_offer_prob: tuple[float, float] = (0.0, 0.1)
-    relax_no_venue_prob: tuple[float, float] = (0.5, 1.0)
+    check_unmentioned_constraints: bool = False
+    new_goal_scenarios: bool = True
+    inform_combination: tuple[float, float] = (0.2, 0.7)
+    affirm_combination: tuple[float, float] = (0.2, 0.7)
+    comb_affirm_with_agenda_item: tuple[float, float] = (0.01, 0.2)
+    greeting: tuple[float, float] = (0.3, 0.7)
+    reqalts_after_first_offer: tuple[float, float] = (0.01, 0.3)
+    change_goal_after_first_offer: tuple[float, float] = (0.01, 0.3)
+    constraint_relax: tuple[float, float] = (0.5, 0.8)
+    tell_about_change: tuple[float, float] = (0.4, 0.6)
+    bye_or_start_over: tuple[float, float] = (0.2, 0.5)
+    deal_with_pending: tuple[float, float] = (0.4, 0.6)
+    add_slot_to_request: tuple[float, float] = (0.2, 0.4)
+    add_venue_name_to_request: tuple[float, float] = (0.01, 0.2)
+    no_slot_with_dontcare: tuple[float, float] = (0.7, 0.9)
+    inform_to_confirm: tuple[float, float] = (0.01, 0.2)
+    confirm_random_constraint: tuple[float, float] = (0.01, 0.3)
+    overrule_correction: tuple[float, float] = (0.01, 0.2)
+    correcting_act_negate: tuple[float, float] = (0.3, 0.5)
+    correcting_act_deny: tuple[float, float] = (0.3, 0.5)
+    thank: tuple[float, float] = (0.01, 0.2)
+    ack: tuple[float, float] = (0.01, 0.2)
+    no_after_reqmore: tuple[float, float] = (0.8, 0.9)
+    yes_after_reqmore: tuple[float, float] = (0.2, 0.3)
 
     def __post_init__(self) -> None:
         _check_range("goal_matches", self.goal_matches, low=1, high=10**9, integer=True)
-        if not isinstance(self.goal_dontcare_prob, (int, float)) or not 0.0 <= self.goal_dontcare_prob <= 1.0:
-            raise ValueError(f"goal_dontcare_prob must be in [0, 1], got {self.goal_dontcare_prob!r}")
         if isinstance(self.goal_attempts, bool) or not isinstance(self.goal_attempts, int) or self.goal_attempts < 1:
             raise ValueError(f"goal_attempts must be a positive integer, got {self.goal_attempts!r}")
-        if not isinstance(self.request_slots, tuple) or not all(isinstance(s, str) for s in self.request_slots):
-            raise ValueError(f"request_slots must be a tuple of slot names, got {self.request_slots!r}")
-        for slot in self.request_slots:
-            if slot not in VENUE_FIELDS or slot == "name":
-                raise ValueError(f"request_slots: {slot!r} is not a venue field other than 'name'")
-        _check_range("extra_requests", self.extra_requests, low=0, high=len(self.request_slots), integer=True)
+        if self.goal_sampling not in ("uniform", "venue"):
+            raise ValueError(f"goal_sampling must be 'uniform' or 'venue', got {self.goal_sampling!r}")
+        p = self.goal_dontcare_prob
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"goal_dontcare_prob must be in [0, 1], got {p!r}")
+        if not isinstance(self.request_pool, tuple) or not self.request_pool:
+            raise ValueError(f"request_pool must be a non-empty tuple of slot names, got {self.request_pool!r}")
+        for slot in self.request_pool:
+            if slot not in VENUE_FIELDS:
+                raise ValueError(f"request_pool: {slot!r} is not a venue field")
+        _check_range("extra_requests", self.extra_requests, low=0, high=len(self.request_pool), integer=True)
         _check_range("patience", self.patience, low=1, high=1000, integer=True)
-        for name in (
-            "merge_prob",
-            "reqalts_good_offer_prob",
-            "reqalts_bad_offer_prob",
-            "relax_bad_offer_prob",
-            "relax_no_venue_prob",
-        ):
+        for name in ("check_unmentioned_constraints", "new_goal_scenarios"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        for name in BEHAVIOURS:
             _check_range(name, getattr(self, name), low=0.0, high=1.0)
+        for a, b in (("reqalts_after_first_offer", "change_goal_after_first_offer"),
+                     ("correcting_act_negate", "correcting_act_deny"), ("thank", "ack")):
+            if getattr(self, a)[1] + getattr(self, b)[1] > 1.0:
+                raise ValueError(f"{a} and {b} are alternatives: their upper ends must sum to at most 1")
+
+    @classmethod
+    def easy(cls) -> UserSimulatorConfig:
+        """A cooperative, predictable user close to simscore 0.1's (the easier world).
+
+        Goals from a venue, every constraint checked against an offer, none of PyDial's
+        extra behaviours (greetings, alternatives, goal changes, thanks, confirms, pending
+        items), ``bye()`` as soon as everything is known.
+        """
+        off = (0.0, 0.0)
+        return cls(
+            goal_sampling="venue",
+            request_pool=("addr", "phone", "postcode", "signature", "description"),
+            check_unmentioned_constraints=True,
+            **{name: off for name in BEHAVIOURS if name not in ("inform_combination", "affirm_combination",
+                                                                 "constraint_relax", "correcting_act_negate",
+                                                                 "correcting_act_deny")},
+        )
 
     def to_json(self) -> dict[str, object]:
-        return {name: (list(v) if isinstance(v, tuple) else v) for name, v in self.__dict__.items()}
-
-
-@dataclass
-class _Behaviour:
-    merge: float
-    reqalts_good: float
-    reqalts_bad: float
-    relax_bad: float
-    relax_no_venue: float
-    patience: int
-    max_patience: int
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
+                for f in dataclasses.fields(self)}
 
 
 @dataclass
 class UserCounters:
-    """What the user noticed during a dialogue (inputs of the interaction-quality estimate)."""
+    """What the user did and noticed during a dialogue (inputs of the interaction-quality estimate).
 
-    rejected_offers: int = 0
-    relaxed_slots: int = 0
-    hung_up: bool = False
+    Attributes
+    ----------
+    offers : int
+        Distinct venues the system offered.
+    rejected_offers : int
+        Offers the user turned down (asked for alternatives).
+    corrections : int
+        Times the user corrected a value the system got wrong.
+    goal_changes : int
+        Times the user changed a constraint (after "no venue" or on the first offer).
+    user_confirms : int
+        Times the user asked the system to confirm a constraint.
+    hung_up : bool
+        The user ran out of patience.
+    informed_slots : set of str
+        Constraint slots the user has given a value for (to count re-asked slots).
+    """
+
     offers: int = 0
+    rejected_offers: int = 0
+    corrections: int = 0
+    goal_changes: int = 0
+    user_confirms: int = 0
+    hung_up: bool = False
     informed_slots: set[str] = field(default_factory=set)
 
 
@@ -218,9 +384,12 @@ class AgendaUser:
     >>> user = AgendaUser(default_domain())
     >>> user.reset(np.random.default_rng(0))
     >>> act = user.respond(Act("hello"))
-    >>> act.intents, ("type", "=", "restaurant") in [(i.slot, i.op, i.value) for i in act.items]
-    (('inform',), True)
+    >>> act.intents[0] in ("hello", "inform")
+    True
     """
+
+    goal: UserGoal
+    initial_goal: UserGoal
 
     def __init__(self, domain: Domain, *, config: UserSimulatorConfig | None = None) -> None:
         self.domain = domain
@@ -231,275 +400,503 @@ class AgendaUser:
             raise SimulationError(
                 f"domain {domain.name!r} has no system-requestable slot that is a venue field: nothing to search by"
             )
-        self._type_item = Item("type", "=", "restaurant")
-        self.goal: UserGoal | None = None
+        self._values = {slot: tuple(domain.ontology.informable.get(slot, ())) for slot in self.goal_slots}
+        self._lows = np.array([getattr(self.config, name)[0] for name in BEHAVIOURS], dtype=np.float64)
+        self._highs = np.array([getattr(self.config, name)[1] for name in BEHAVIOURS], dtype=np.float64)
+        self._valid_goals: list[dict[str, str]] | None = None
+        self.finished = True
 
     # -- dialogue start ------------------------------------------------------------------
 
     def reset(self, rng: np.random.Generator, *, goal: UserGoal | None = None) -> None:
-        """Start a new dialogue: draw a goal (unless given), behaviour and patience."""
+        """Start a new dialogue: draw a goal (unless given), behaviour probabilities and patience."""
         self.rng = rng
         cfg = self.config
         self.goal = goal if goal is not None else self.sample_goal(rng)
         self.initial_goal = self.goal
-        uniform = rng.uniform
-        patience = int(rng.integers(cfg.patience[0], cfg.patience[1] + 1))
-        self.behaviour = _Behaviour(
-            merge=uniform(*cfg.merge_prob),
-            reqalts_good=uniform(*cfg.reqalts_good_offer_prob),
-            reqalts_bad=uniform(*cfg.reqalts_bad_offer_prob),
-            relax_bad=uniform(*cfg.relax_bad_offer_prob),
-            relax_no_venue=uniform(*cfg.relax_no_venue_prob),
-            patience=patience,
-            max_patience=patience,
-        )
+        self.p = dict(zip(BEHAVIOURS, rng.uniform(self._lows, self._highs).tolist()))
+        self.patience = self.max_patience = int(rng.integers(cfg.patience[0], cfg.patience[1] + 1))
         self.counters = UserCounters()
-        self.offered: Venue | None = None
-        self.informed: dict[str, str] = {}
-        self.asked_alternatives = False
+        self.filled: dict[str, str | None] = {slot: None for slot in self.goal.requests}
+        self.used_values = {slot: {value} for slot, value in self.goal.constraints.items()}
+        self.first_offer = True
         self.last_system_act: Act | None = None
         self.last_act: Act | None = None
         self.finished = False
-        self._fill_agenda()
+        order = [self.goal_slots[i] for i in rng.permutation(len(self.goal_slots))]
+        self.agenda: list[Act] = [_BYE]
+        for slot in reversed(order):
+            if slot in self.goal.constraints:
+                self.agenda.append(Act("inform", [Item(slot, "=", self.goal.constraints[slot])]))
+        self.agenda.append(_INFORM_TYPE)
 
     def sample_goal(self, rng: np.random.Generator) -> UserGoal:
-        """Draw a goal: a random venue's values (each slot ``dontcare`` with some probability),
-        kept when the number of matching venues lies in ``goal_matches``."""
+        """Draw a goal that ``goal_matches`` (2–3) venues match, and the slots to request."""
+        cfg = self.config
+        if not self.index.venues:
+            raise SimulationError(f"domain {self.domain.name!r} has no venues")
+        if cfg.goal_sampling == "uniform":
+            # uniform values, kept if 2-3 venues match = uniform over the valid combinations
+            valid = self._uniform_goals()
+            constraints = dict(valid[int(rng.integers(len(valid)))])
+        else:
+            constraints = self._goal_from_venue(rng)
+        lo, hi = cfg.extra_requests
+        k = int(rng.integers(lo, hi + 1))
+        pool = cfg.request_pool
+        extra = [pool[i] for i in rng.permutation(len(pool))[:k]]
+        requests = ["name", *(slot for slot in extra if slot != "name")]
+        return UserGoal(constraints, tuple(dict.fromkeys(requests)))
+
+    def _goal_from_venue(self, rng: np.random.Generator) -> dict[str, str]:
+        """A random venue's values, each slot dontcare with ``goal_dontcare_prob`` (rejection sampled)."""
         cfg = self.config
         low, high = cfg.goal_matches
         venues = self.index.venues
-        if not venues:
-            raise SimulationError(f"domain {self.domain.name!r} has no venues")
-        index = self.index
-        slots = self.goal_slots
         for _ in range(cfg.goal_attempts):
             venue = venues[int(rng.integers(len(venues)))]
-            draws = rng.random(len(slots))
+            draws = rng.random(len(self.goal_slots))
             constraints = {
-                slot: ("dontcare" if draw < cfg.goal_dontcare_prob else str(getattr(venue, slot)))
-                for slot, draw in zip(slots, draws)
+                slot: (_DONTCARE if draw < cfg.goal_dontcare_prob else str(getattr(venue, slot)))
+                for slot, draw in zip(self.goal_slots, draws)
             }
-            if low <= index.count(constraints.items()) <= high:
-                break
-        else:
-            raise SimulationError(
-                f"no goal with {low}-{high} matching venues found in {cfg.goal_attempts} attempts "
-                f"(domain {self.domain.name!r}); widen UserSimulatorConfig.goal_matches"
-            )
-        lo, hi = cfg.extra_requests
-        k = int(rng.integers(lo, hi + 1))
-        extra = [cfg.request_slots[i] for i in rng.permutation(len(cfg.request_slots))[:k]]
-        return UserGoal(constraints, ("name", *extra))
+            if low <= self.index.count(constraints.items()) <= high:
+                return constraints
+        raise SimulationError(
+            f"no goal with {low}-{high} matching venues found in {cfg.goal_attempts} attempts "
+            f"(domain {self.domain.name!r}); widen UserSimulatorConfig.goal_matches"
+        )
 
-    def _fill_agenda(self) -> None:
-        # A stack: the end of the list is the top.
-        constraints = self.goal.constraints
-        order = [self.goal_slots[i] for i in self.rng.permutation(len(self.goal_slots))]
-        self.agenda: list[tuple[str, Item | None]] = [("bye", None)]
-        for slot in reversed(order):
-            if slot in constraints:
-                self.agenda.append(("inform", Item(slot, "=", constraints[slot])))
-        self.agenda.append(("inform", self._type_item))
+    def _uniform_goals(self) -> list[dict[str, str]]:
+        """Every combination of values (or dontcare) that 2–3 (``goal_matches``) venues match."""
+        if self._valid_goals is None:
+            low, high = self.config.goal_matches
+            options = [(*self._values[slot], _DONTCARE) for slot in self.goal_slots]
+            valid = []
+            for combination in itertools.product(*options):
+                constraints = dict(zip(self.goal_slots, combination))
+                if low <= self.index.count(constraints.items()) <= high:
+                    valid.append(constraints)
+            if not valid:
+                raise SimulationError(
+                    f"no goal has {low}-{high} matching venues in domain {self.domain.name!r}; "
+                    "widen UserSimulatorConfig.goal_matches"
+                )
+            self._valid_goals = valid
+        return self._valid_goals
+
+    # -- state -------------------------------------------------------------------------
+
+    @property
+    def accepted(self) -> str | None:
+        """The venue the user has accepted (its ``name`` request is filled), or None."""
+        return self.filled.get("name")
+
+    @property
+    def all_filled(self) -> bool:
+        """Whether every request has an answer."""
+        return all(value is not None for value in self.filled.values())
+
+    @property
+    def done(self) -> bool:
+        """Whether the task is accomplished: an accepted venue satisfying the goal, every request answered."""
+        name = self.accepted
+        if name is None or not self.all_filled:
+            return False
+        venue = self.index.venue(name)
+        return venue is not None and self.goal.accepts(venue)
+
+    def _reset_requests(self) -> None:
+        self.filled = {slot: None for slot in self.goal.requests}
+
+    def _draw(self, behaviour: str) -> bool:
+        return bool(self.rng.random() < self.p[behaviour])
 
     # -- the user's turn -----------------------------------------------------------------
 
     def respond(self, system_act: Act) -> Act:
-        """The user's act in reply to ``system_act`` (its item values drive the reaction)."""
-        repeated = system_act == self.last_system_act
-        self.last_system_act = system_act
-        behaviour = self.behaviour
-        if repeated:
-            behaviour.patience -= 1
-            if behaviour.patience <= 0:
-                return self._hang_up()
-        intent = system_act.intents[0] if len(system_act.intents) == 1 else "+".join(system_act.intents)
-        if intent == "request":
-            act = self._answer([item.slot for item in system_act.items])
-        elif intent == "confirm":
-            act = self._confirm(system_act)
-        elif intent == "select":
-            act = self._answer(list(dict.fromkeys(item.slot for item in system_act.items)))
-        elif intent == "inform":
-            act = self._inform(system_act)
-        elif intent == "reqmore":
-            act = self._bye() if self.done else self._carry_on()
-        elif intent == "repeat" and self.last_act is not None:
-            act = self.last_act
-        elif intent == "restart":
-            self._fill_agenda()
-            act = self._carry_on()
-        else:
-            act = self._carry_on()
+        """The user's act in reply to ``system_act``: :meth:`receive`, then pop the agenda."""
+        self.receive(system_act)
+        act = self._pop()
         self.last_act = act
-        if "bye" in act.intents:
+        if act.intents == ("bye",):
             self.finished = True
         for item in act.items:
             if item.op == "=" and item.slot in self.goal.constraints:
                 self.counters.informed_slots.add(item.slot)
         return act
 
-    @property
-    def done(self) -> bool:
-        """Whether a goal-satisfying venue was offered and every requested slot of it informed."""
-        venue = self.offered
-        if venue is None or not self.index.satisfies(venue, self.goal.constraints):
-            return False
-        informed = self.informed
-        return all(slot in informed for slot in self.goal.requests)
+    def receive(self, system_act: Act) -> None:
+        """Update patience, goal and agenda after the system's act (PyDial's ``receive``)."""
+        repeated = system_act == self.last_system_act
+        useless = system_act.intents in (("null",), ("badact",))
+        if (repeated and (self.last_act is None or self.last_act.intents != ("repeat",))) or useless:
+            self.patience -= 1
+        self.last_system_act = system_act
+        if self.patience < 1:
+            self._hang_up()
+            return
+        intent = system_act.intents[0] if len(system_act.intents) == 1 else "+".join(system_act.intents)
+        handler = self._HANDLERS.get(intent)
+        if handler is None:  # restart and anything unknown: say the last act again
+            if self.last_act is not None and self.last_act.intents != ("bye",):
+                self.agenda.append(self.last_act)
+            return
+        handler(self, system_act)
 
-    def _hang_up(self) -> Act:
+    def _hang_up(self) -> None:
         self.counters.hung_up = True
-        self.finished = True
-        act = Act("bye")
-        self.last_act = act
+        self.agenda = [_BYE]
+
+    # -- reactions -------------------------------------------------------------------------
+
+    def _on_hello(self, act: Act) -> None:
+        if not act.items and self._draw("greeting"):
+            self.agenda.append(_HELLO)
+
+    def _on_bye(self, act: Act) -> None:
+        self.agenda = [_BYE]
+
+    def _on_repeat(self, act: Act) -> None:
+        if self.last_act is not None:
+            self.agenda.append(self.last_act)
+
+    def _on_request(self, act: Act) -> None:
+        accepted = self.accepted
+        if accepted is not None:
+            open_slots = [slot for slot, value in self.filled.items() if value is None]
+            if open_slots:
+                self.agenda.append(Act("request", [Item("name", "=", accepted), Item(open_slots[0])]))
+                return
+        for item in act.items:
+            slot = item.slot
+            if slot not in self.goal.constraints:
+                continue
+            pending = [a for a in self.agenda if a.intents == ("inform",) and any(i.slot == slot for i in a.items)]
+            if pending:  # PyDial's case 1: the pending informs about the slot come first
+                self.agenda = [a for a in self.agenda if a not in pending] + pending
+            self.agenda.append(Act("inform", [Item(slot, "=", self.goal.constraints[slot])]))
+
+    def _on_confirm(self, act: Act) -> None:
+        if not self._check(act, from_confirm=True):
+            return
+        items: list[Item] = []
+        if self.agenda[-1].intents == ("inform",) and self._draw("affirm_combination"):
+            items = list(self.agenda.pop().items)
+        self.agenda.append(Act("affirm", items))
+
+    def _on_select(self, act: Act) -> None:
+        for slot in dict.fromkeys(item.slot for item in act.items):
+            if slot in self.goal.constraints:
+                self.agenda.append(Act("inform", [Item(slot, "=", self.goal.constraints[slot])]))
+                return
+
+    def _on_reqmore(self, act: Act) -> None:
+        if len(self.agenda) > 1:
+            top = self.agenda[-1]
+            if (
+                top.intents == ("inform",)
+                and not any(i.slot == "type" for i in top.items)
+                and self._draw("comb_affirm_with_agenda_item")
+            ):
+                self.agenda[-1] = Act("affirm", top.items)
+            return
+        if self.all_filled:
+            if self._draw("no_after_reqmore"):
+                self.agenda.append(Act("negate"))
+            else:
+                self.agenda = [_BYE]
+        elif self.accepted is not None:
+            for slot in reversed([s for s, value in self.filled.items() if value is None]):
+                self.agenda.append(Act("request", [Item(slot)]))
+        elif self._draw("yes_after_reqmore"):
+            self.agenda.append(Act("affirm"))
+        else:
+            items = [Item("type", "=", "restaurant")]
+            items += [Item(s, "=", v) for s, v in self.goal.constraints.items() if v != _DONTCARE]
+            self.agenda.append(Act("inform", items))
+
+    def _on_inform(self, act: Act) -> None:
+        offered: str | None = None
+        listed: list[str] = []
+        says_none = False
+        for item in act.items:
+            if item.slot != "name" or item.value is None:
+                continue
+            if item.op == "!=":
+                listed.append(item.value)
+            elif item.value == "none":
+                says_none = True
+            else:
+                offered = item.value
+        # "no venue" unless the system lists the venues it has ("none other than a, b")
+        no_venue = says_none and not listed
+        if offered is not None and offered != self.accepted:
+            self._reset_requests()
+            if self.index.venue(offered) is not None:
+                self.counters.offers += 1
+        if not self._check(act, from_confirm=False):
+            return
+        change_goal = False
+        if no_venue:
+            if not self.config.new_goal_scenarios:
+                if self._draw("bye_or_start_over"):
+                    self.agenda = [_BYE]
+                else:
+                    self.agenda.append(_INFORM_TYPE)
+                return
+            change_goal = True
+        elif self.first_offer:
+            self.first_offer = False
+            f = self.rng.random()
+            if f < self.p["reqalts_after_first_offer"]:
+                if offered is not None:
+                    self.goal = self.goal.excluding(offered)
+                self.counters.rejected_offers += 1
+                self.agenda.append(Act("reqalts"))
+                return
+            if f < self.p["reqalts_after_first_offer"] + self.p["change_goal_after_first_offer"]:
+                change_goal = True
+            elif offered is not None:
+                self._accept(offered)
+        elif offered is not None:
+            self._accept(offered)
+        if change_goal:
+            self._change_goal(act, offered, after_no_venue=no_venue)
+            return
+        chosen = self._choose_listed(act, listed) if listed else None
+        if chosen is not None:
+            self.filled["name"] = chosen
+        else:
+            for item in act.items:
+                if item.op == "=" and item.value is not None and item.slot in self.filled:
+                    if item.slot == "name" and item.value == "none":
+                        continue
+                    self.filled[item.slot] = item.value
+        if self._draw("inform_to_confirm"):
+            self.agenda = [
+                Act("confirm", a.items) if a.intents == ("inform",) and a.items and a.items[0].value != _DONTCARE else a
+                for a in self.agenda
+            ]
+        f = self.rng.random()
+        if f < self.p["thank"]:
+            self.agenda.append(Act("thankyou"))
+            return
+        if f < self.p["thank"] + self.p["ack"]:
+            self.agenda.append(Act("ack"))
+            return
+        if len(self.agenda) > 1 and self._draw("deal_with_pending"):
+            return
+        open_slots = [slot for slot, value in self.filled.items() if value is None]
+        if open_slots:
+            items = [Item("name", "=", chosen)] if chosen is not None else []
+            items.append(Item(open_slots[0]))
+            for slot in open_slots[1:]:
+                if not self._draw("add_slot_to_request"):
+                    break
+                items.append(Item(slot))
+            self.agenda.append(Act("request", items))
+
+    _HANDLERS = {
+        "hello": _on_hello,
+        "bye": _on_bye,
+        "repeat": _on_repeat,
+        "request": _on_request,
+        "confirm": _on_confirm,
+        "select": _on_select,
+        "reqmore": _on_reqmore,
+        "inform": _on_inform,
+    }
+
+    def _accept(self, name: str) -> None:
+        if name in self.goal.excluded:
+            return
+        self.goal = self.goal.with_name(name)
+
+    def _check(self, act: Act, *, from_confirm: bool) -> bool:
+        """PyDial's implicit confirmation: check the mentioned slots; False if the user reacted."""
+        goal = self.goal
+        no_venue = any(i.slot == "name" and i.op == "=" and i.value == "none" for i in act.items)
+        tells_details = any(i.slot in _DETAIL_SLOTS for i in act.items)
+        mentioned = {item.slot for item in act.items}
+        items = list(act.items)
+        if self.config.check_unmentioned_constraints and not no_venue:
+            name = next((i.value for i in items if i.slot == "name" and i.op == "=" and i.value), None)
+            venue = self.index.venue(name) if name else None
+            if venue is not None:
+                items += [Item(slot, "=", str(venue.get(slot))) for slot in goal.constraints if slot not in mentioned]
+        confirmed = False
+        for item in items:
+            slot = item.slot
+            if item.op != "=" or item.value is None:
+                continue
+            if slot == "name":
+                if item.value == "none" or (goal.name is None and item.value not in goal.excluded):
+                    continue
+                if item.value in goal.excluded:
+                    self._correct(item, act, correct=None)
+                    return False
+                if item.value != goal.name:
+                    if not (tells_details or from_confirm):
+                        continue  # the user silently accepts a different venue
+                    self._correct(item, act, correct=goal.name)
+                    return False
+            elif slot in goal.constraints:
+                wanted = goal.constraints[slot]
+                if wanted != _DONTCARE and item.value != wanted:
+                    self._correct(item, act, correct=wanted)
+                    return False
+            else:
+                continue
+            if not from_confirm and not no_venue and not confirmed and self._draw("confirm_random_constraint"):
+                planned = self._planned_confirm(mentioned)
+                if planned is not None:
+                    self.agenda.append(planned)
+                    self.counters.user_confirms += 1
+                    confirmed = True
+        if confirmed:
+            for item in act.items:
+                if item.op == "=" and item.value not in (None, "none") and item.slot in self.filled:
+                    self.filled[item.slot] = item.value
+            return False
+        return True
+
+    def _planned_confirm(self, mentioned: set[str]) -> Act | None:
+        """``confirm(s=v)`` for a random goal constraint the system act did not mention, or None."""
+        options = [(s, v) for s, v in self.goal.constraints.items() if s not in mentioned and v not in _SPECIAL]
+        if self.goal.name is not None and "name" not in mentioned:
+            options.append(("name", self.goal.name))
+        if not options:
+            return None
+        slot, value = options[int(self.rng.integers(len(options)))]
+        return Act("confirm", [Item(slot, "=", value)])
+
+    def _correct(self, item: Item, act: Act, *, correct: str | None) -> None:
+        """React to a wrong value: hang up, confirm something else, or correct it.
+
+        ``correct`` is the goal's value of the slot; None when the value is one the user
+        rejected (``name != X``), which is said as ``reqalts()``.
+        """
+        hang_up = (1.0 - self.patience / self.max_patience) ** 2
+        if self.rng.random() < hang_up:
+            self._hang_up()
+            return
+        slot = item.slot
+        planned = self._planned_confirm({i.slot for i in act.items})
+        if planned is not None and self._draw("overrule_correction"):
+            self.agenda.append(planned)
+            self.counters.user_confirms += 1
+        elif correct is None:
+            self.agenda.append(Act("inform", [Item(slot, "!=", item.value)]))
+            self.counters.rejected_offers += 1
+        else:
+            f = self.rng.random()
+            if f < self.p["correcting_act_negate"]:
+                reply = Act("negate", [Item(slot, "=", correct)])
+            elif f < self.p["correcting_act_negate"] + self.p["correcting_act_deny"]:
+                reply = Act("deny", [Item(slot, "!=", item.value), Item(slot, "=", correct)])
+            else:
+                reply = Act("inform", [Item(slot, "=", correct)])
+            self.agenda.append(reply)
+            self.counters.corrections += 1
+        self._reset_requests()
+
+    def _change_goal(self, act: Act, offered: str | None, *, after_no_venue: bool) -> None:
+        """Change one constraint (PyDial's new goal scenarios) and ask for alternatives."""
+        goal = self.goal
+        candidates = [
+            i.slot for i in act.items
+            if i.op == "=" and i.slot in goal.constraints and i.value != _DONTCARE
+        ]
+        candidates = list(dict.fromkeys(candidates)) or list(goal.constraints)
+        slot = candidates[int(self.rng.integers(len(candidates)))]
+        goal = goal.without_names()
+        unused = [v for v in self._values[slot] if v not in self.used_values.get(slot, set())]
+        if self._draw("constraint_relax") or not unused:
+            value = _DONTCARE
+        else:
+            value = unused[int(self.rng.integers(len(unused)))]
+            self.used_values.setdefault(slot, set()).add(value)
+        self.goal = goal.with_constraint(slot, value)
+        self.counters.goal_changes += 1
+        if after_no_venue or self._draw("tell_about_change"):
+            self.agenda.append(Act("reqalts", [Item(slot, "=", value)]))
+            return
+        self.agenda.append(Act("reqalts"))
+        if value == _DONTCARE:
+            if offered is not None:
+                self.goal = self.goal.excluding(offered)
+        else:
+            self.goal = self.goal.with_request(slot)
+            self.filled.setdefault(slot, None)
+
+    def _choose_listed(self, act: Act, listed: list[str]) -> str | None:
+        """After "no other venue than a, b": pick a listed venue that fits and drop unmentioned constraints."""
+        self.goal = dataclasses.replace(self.goal, excluded=())
+        if not any((v := self.index.venue(n)) is not None and self.goal.accepts(v) for n in listed):
+            self.goal = self.goal.without_names()
+        fitting = [n for n in listed if (v := self.index.venue(n)) is not None and self.goal.accepts(v)]
+        if not fitting:
+            return None
+        chosen = fitting[int(self.rng.integers(len(fitting)))]
+        mentioned = {i.slot for i in act.items}
+        for slot in list(self.goal.constraints):
+            if slot not in mentioned:
+                self.goal = self.goal.relaxed(slot)
+                self.agenda = [a for a in self.agenda if not any(i.slot == slot for i in a.items)]
+        return chosen
+
+    # -- speaking ------------------------------------------------------------------------
+
+    def _pop(self) -> Act:
+        """Pop the agenda's top act and shape it for speaking (PyDial's ``respond``)."""
+        if not self.agenda:
+            self.agenda.append(_BYE)
+        act = self.agenda.pop()
+        if any(item.op == "!=" for item in act.items) and act.intents != ("deny",):
+            act = Act("reqalts")
+        intents = act.intents
+        if intents in (("inform",), ("confirm",)) or (intents in (("affirm",), ("negate",)) and act.items):
+            slots = {item.slot for item in act.items}
+            self.agenda = [
+                a for a in self.agenda
+                if not (a.intents in (("inform",), ("confirm",), ("affirm",)) and any(i.slot in slots for i in a.items))
+            ]
+        if intents in _SPOKEN_AS_IS:
+            return act
+        system = self.last_system_act
+        if system is not None and system.intents == ("reqmore",):
+            return act
+        if (
+            intents == ("inform",)
+            and system is not None
+            and system.intents in (("request",), ("select",))
+            and act.items[0].value == _DONTCARE
+            and self._draw("no_slot_with_dontcare")
+        ):
+            act = Act("inform", [Item("this", "=", _DONTCARE), *act.items[1:]])
+        accepted = self.accepted
+        if intents == ("request",) and len(act.items) == 1 and accepted is not None:
+            if self._draw("add_venue_name_to_request"):
+                act = Act("request", [Item("name", "=", accepted), *act.items])
+        if intents in _MERGING:
+            items = list(act.items)
+            p = self.p["inform_combination"]
+            merge_requests = intents == ("hello",)
+            while self.agenda:
+                top = self.agenda[-1]
+                if not (top.intents == ("inform",) or (merge_requests and top.intents == ("request",))):
+                    break
+                if self.rng.random() >= p:
+                    break
+                items.extend(self.agenda.pop().items)
+            act = Act(act.intents, items)
         return act
 
-    def _bye(self) -> Act:
-        return Act("bye")
 
-    def _goal_item(self, slot: str) -> Item:
-        return Item(slot, "=", self.goal.constraints.get(slot, "dontcare"))
-
-    def _drop_from_agenda(self, slots: set[str]) -> None:
-        self.agenda = [e for e in self.agenda if not (e[0] == "inform" and e[1] is not None and e[1].slot in slots)]
-
-    def _merge_informs(self, items: list[Item]) -> None:
-        """Pop further informs from the agenda, each with the merge probability."""
-        agenda = self.agenda
-        merge = self.behaviour.merge
-        random = self.rng.random
-        while agenda[-1][0] == "inform" and random() < merge:
-            items.append(agenda.pop()[1])
-
-    def _answer(self, slots: list[str]) -> Act:
-        items = [self._goal_item(slot) for slot in slots]
-        self._drop_from_agenda(set(slots))
-        self._merge_informs(items)
-        return Act("inform", items)
-
-    def _carry_on(self) -> Act:
-        """Next move when the system act asks for nothing specific."""
-        agenda = self.agenda
-        if agenda[-1][0] == "inform":
-            items = [agenda.pop()[1]]
-            self._merge_informs(items)
-            return Act("inform", items)
-        venue = self.offered
-        if venue is not None and self.index.satisfies(venue, self.goal.constraints):
-            return self._request_open()
-        # Nothing left on the agenda but no good venue yet: restate the constraints.
-        items = [Item(s, "=", v) for s, v in self.goal.constraints.items() if v != "dontcare"]
-        if not items:
-            items = [self._goal_item(self.goal_slots[0])]
-        return Act("inform", items)
-
-    def _request_open(self) -> Act:
-        open_slots = [slot for slot in self.goal.requests if slot not in self.informed]
-        if not open_slots:
-            return self._bye()
-        items = [Item(open_slots[0])]
-        merge = self.behaviour.merge
-        random = self.rng.random
-        for slot in open_slots[1:]:
-            if random() < merge:
-                items.append(Item(slot))
-            else:
-                break
-        return Act("request", items)
-
-    def _confirm(self, system_act: Act) -> Act:
-        wrong = []
-        for item in system_act.items:
-            if item.op != "=" or item.slot not in self.goal.constraints:
-                continue
-            if item.value != self.goal.constraints[item.slot]:
-                wrong.append(item)
-        if not wrong:
-            return Act("affirm")
-        behaviour = self.behaviour
-        hang_up = (1.0 - behaviour.patience / behaviour.max_patience) ** 2
-        rng = self.rng
-        if rng.random() < hang_up:
-            return self._hang_up()
-        kind = int(rng.integers(3))
-        correct = [self._goal_item(item.slot) for item in wrong]
-        if kind == 0:
-            return Act("negate", correct)
-        if kind == 1:
-            return Act("deny", [Item(i.slot, "!=", i.value) for i in wrong] + correct)
-        return Act("inform", correct)
-
-    def _inform(self, system_act: Act) -> Act:
-        name = None
-        for item in system_act.items:
-            if item.slot == "name" and item.op == "=":
-                name = item.value
-                break
-        if name is None:
-            return self._carry_on()
-        if name == "none":
-            return self._no_venue(system_act)
-        return self._offer(name, system_act)
-
-    def _offer(self, name: str, system_act: Act) -> Act:
-        venue = self.index.venue(name)
-        goal = self.goal
-        rng = self.rng
-        counters = self.counters
-        if venue is None:
-            # Not a venue of the database: ask for something else.
-            counters.rejected_offers += 1
-            return Act("reqalts")
-        new_offer = self.offered is None or venue.name != self.offered.name
-        if new_offer:
-            self.offered = venue
-            self.informed = {}
-            counters.offers += 1
-        informed = self.informed
-        for item in system_act.items:
-            if item.op == "=" and item.value is not None and venue.get(item.slot) == item.value:
-                informed[item.slot] = item.value
-        broken = [
-            slot
-            for slot, value in goal.constraints.items()
-            if value != "dontcare" and str(getattr(venue, slot)) != value
-        ]
-        behaviour = self.behaviour
-        if broken:
-            if rng.random() < behaviour.relax_bad:
-                for slot in broken:
-                    self.goal = self.goal.relaxed(slot)
-                counters.relaxed_slots += len(broken)
-            else:
-                counters.rejected_offers += 1
-                if rng.random() < behaviour.reqalts_bad:
-                    return Act("reqalts")
-                return Act("inform", [self._goal_item(slot) for slot in broken])
-        elif new_offer and not self.asked_alternatives and rng.random() < behaviour.reqalts_good:
-            self.asked_alternatives = True
-            counters.rejected_offers += 1
-            return Act("reqalts")
-        return self._request_open()
-
-    def _no_venue(self, system_act: Act) -> Act:
-        goal = self.goal
-        stated = [
-            item for item in system_act.items if item.op == "=" and item.slot != "name" and item.value is not None
-        ]
-        wrong = [
-            item.slot
-            for item in stated
-            if item.slot in goal.constraints and goal.constraints[item.slot] not in ("dontcare", item.value)
-        ]
-        if wrong:
-            return Act("inform", [self._goal_item(slot) for slot in wrong])
-        venue = self.offered
-        if venue is not None and self.index.satisfies(venue, goal.constraints):
-            return self._request_open()
-        constrained = [slot for slot, value in goal.constraints.items() if value != "dontcare"]
-        if constrained and self.rng.random() < self.behaviour.relax_no_venue:
-            slot = constrained[int(self.rng.integers(len(constrained)))]
-            self.goal = goal.relaxed(slot)
-            self.counters.relaxed_slots += 1
-            return Act("inform", [Item(slot, "=", "dontcare")])
-        return self._bye()
+_BYE = Act("bye")
+_HELLO = Act("hello")
+_INFORM_TYPE = Act("inform", [Item("type", "=", "restaurant")])
+_DETAIL_SLOTS = frozenset(("addr", "phone", "postcode", "signature", "description"))
+_SPOKEN_AS_IS = frozenset((("thankyou",), ("silence",), ("repeat",), ("ack",), ("deny",), ("confirm",), ("bye",)))
+_MERGING = frozenset((("inform",), ("negate",), ("hello",), ("affirm",)))
