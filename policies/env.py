@@ -6,12 +6,13 @@ float64 in [0, 1]); actions: ``Discrete(16)`` summary actions (index order of
 mask of the new observation (bool, True = allowed). The environment does not enforce the
 mask: a masked action is carried out literally and the simulated user reacts to it.
 
-Rewards: every system turn costs -1 (the greeting, which is not an agent decision, is
-charged on the first step), and the final step adds ``20 * success`` (``reward=
+Rewards: every decision costs -1 and the final step adds ``20 * success`` (``reward=
 "task_success"``) or ``5 * (iq - 1)`` (``reward="interaction_quality"``), so an episode's
-return equals R_TS or R_IQ of the dialogue. An episode ends (``terminated``) when the user
-or the agent says bye; at the turn limit the system says bye and the episode is
-``truncated``. ``info["outcome"]`` at the last step holds the dialogue's outcome.
+return equals R_TS or R_IQ of the dialogue. As in PyDial, the agent also decides after the
+user's ``bye()`` (the observation then shows method ``finished``); that act is replaced by
+``bye()`` and the episode ends (``terminated``), as it does when the agent says bye itself.
+After the 25th decision the episode is ``truncated``. ``info["outcome"]`` at the last step
+holds the dialogue's outcome.
 
 Importing this module imports gymnasium; ``import policies`` does not.
 
@@ -85,7 +86,6 @@ class RestaurantSearchEnv(gym.Env):
         )
         self.action_space = spaces.Discrete(len(self.sim.space))
         self._episode = 0
-        self._first_step = False
         self._last_lines: list[str] = []
 
     def _observe(self) -> np.ndarray:
@@ -113,7 +113,6 @@ class RestaurantSearchEnv(gym.Env):
             raise ValueError(f"options['goal'] must be a UserGoal, got {type(goal).__name__}")
         self._episode += 1
         self.sim.reset(self.np_random, goal=goal, dialogue_id=f"episode-{self._episode}")
-        self._first_step = True
         self._last_lines = [f"S: {self.sim.system_text}", f"U: {self.sim.user_text}"]
         return self._observe(), self._info()
 
@@ -125,13 +124,10 @@ class RestaurantSearchEnv(gym.Env):
         if sim.done:
             raise RuntimeError("the episode has ended; call reset()")
         reward = -1.0
-        if self._first_step:
-            reward -= 1.0  # the greeting turn
-            self._first_step = False
         done = sim.step(int(action))
         info = self._info()
         self._last_lines = [f"S: {sim.system_text}"]
-        if sim.user_act is not None and not (done and sim.ended_by in ("system", "turn_limit")):
+        if not done:
             self._last_lines.append(f"U: {sim.user_text}")
         terminated = truncated = False
         if done:

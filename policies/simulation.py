@@ -403,7 +403,7 @@ class DialogueSimulator:
         if intent == "request":
             informed = self.user.counters.informed_slots
             self._reasked += sum(1 for item in act.items if item.slot in informed)
-        elif intent == "confirm":
+        elif intent in ("confirm", "select"):
             self._confirmations += 1
         elif intent == "inform":
             if any(i.slot == "name" and i.op == "=" and i.value == "none" for i in act.items):

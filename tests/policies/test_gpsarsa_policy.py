@@ -175,13 +175,12 @@ def test_learns_only_in_training_mode() -> None:
     policy.training = True
     result = run_dialogues(policy, 5, seed=1)
     assert policy.dialogues_trained == 5 and policy.learner.n_episodes == 5
-    # the greeting is no decision, nor is the forced bye at the turn limit
-    forced = result.ended_by.count("turn_limit")
-    assert forced == 1 and policy.learner.n_transitions == int(result.turns.sum()) - 5 - forced
+    # one transition per decision; the greeting is none, the decision after the user's bye is one
+    assert policy.learner.n_transitions == int(result.turns.sum())
 
 
-@pytest.mark.parametrize("reward", ["ts", "iq"])
-def test_episode_matches_a_hand_fed_learner(reward: str) -> None:
+@pytest.mark.parametrize(("reward", "assignment"), [("ts", "terminal"), ("iq", "terminal"), ("ts", "per_turn")])
+def test_episode_matches_a_hand_fed_learner(reward: str, assignment: str) -> None:
     traces: list[DialogueTrace] = []
 
     class Recorder(GPSarsaPolicy):
@@ -189,44 +188,43 @@ def test_episode_matches_a_hand_fed_learner(reward: str) -> None:
             traces.append(trace)
             super().end_dialogue(trace)
 
-    policy = Recorder(reward=reward, seed=2, training=True)
+    policy = Recorder(reward=reward, seed=2, training=True, reward_assignment=assignment)
     run_dialogues(policy, 6, seed=2)
     twin = GPSarsa(policy.learner.config)
     name = {"ts": "task_success", "iq": "interaction_quality"}[reward]
     for trace in traces:
-        x, actions, rewards = trace.features(DOMAIN), np.array(trace.actions), trace.rewards(name)
-        if trace.forced_last:  # documented: the forced bye's reward goes to the decision before
-            x, actions, rewards = x[:-1], actions[:-1], np.append(rewards[:-2], rewards[-2] + rewards[-1])
-        twin.learn_episode(x, actions, rewards)
-    assert sum(t.forced_last for t in traces) == 1 and len(traces) == 6
+        rewards = trace.rewards(name, assignment=assignment)
+        if assignment == "terminal":  # PyDial: 0 until the end, the whole return at the end
+            assert (rewards[:-1] == 0).all() and rewards[-1] == pytest.approx(trace.outcome.reward_ts
+                                                                              if reward == "ts"
+                                                                              else trace.outcome.reward_iq)
+        twin.learn_episode(trace.features(DOMAIN), np.array(trace.actions), rewards)
+    assert len(traces) == 6
     for key, value in policy.learner.arrays().items():
         assert np.array_equal(value, twin.arrays()[key]), key
 
 
-def test_forced_bye_at_the_turn_limit_credits_the_last_decision() -> None:
-    traces: list[DialogueTrace] = []
+def test_reward_assignment_is_validated_and_saved(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="reward_assignment must be one of"):
+        GPSarsaPolicy(reward_assignment="spread")
+    policy = GPSarsaPolicy(seed=1, reward_assignment="per_turn")
+    policy.save(tmp_path / "p")
+    assert GPSarsaPolicy.load(tmp_path / "p").reward_assignment == "per_turn"
 
-    class Recorder(GPSarsaPolicy):
-        def end_dialogue(self, trace: DialogueTrace) -> None:
-            traces.append(trace)
-            super().end_dialogue(trace)
 
-    # max_turns=3: hello, one decision, then the runner's forced bye.
-    policy = Recorder(reward="ts", seed=0, training=True)
-    run_dialogues(policy, 1, seed=0, settings=SimulationSettings(max_turns=3))
-    (trace,) = traces
-    assert trace.forced_last and len(trace.actions) == 2 and trace.actions[1] == SPACE.BYE
-    rewards = trace.rewards("task_success")
-    assert rewards.tolist() == [-2.0, -1.0 + 20.0 * trace.outcome.success]
-    twin = GPSarsa(policy.learner.config)
-    twin.learn_episode(belief_features(trace.beliefs[0], DOMAIN)[None, :], [trace.actions[0]], [rewards.sum()])
-    assert policy.learner.n_transitions == 1
-    for key, value in policy.learner.arrays().items():
-        assert np.array_equal(value, twin.arrays()[key]), key
-    # max_turns=2: the only decision is forced, so there is nothing to learn.
-    policy = GPSarsaPolicy(seed=0, training=True)
-    run_dialogues(policy, 2, seed=0, settings=SimulationSettings(max_turns=2))
-    assert policy.dialogues_trained == 2 and policy.learner.n_episodes == 0
+def test_sampling_scale_samples_inside_dialogues_only() -> None:
+    policy = GPSarsaPolicy(seed=3, training=True)
+    run_dialogues(policy, 30, seed=3)
+    policy.training = False
+    greedy = run_dialogues(policy, 40, seed=9)
+    assert run_dialogues(policy, 40, seed=9).turns.tolist() == greedy.turns.tolist()
+    policy.sampling_scale = 1.0
+    sampled = run_dialogues(policy, 40, seed=9)
+    assert sampled.turns.tolist() == run_dialogues(policy, 40, seed=9).turns.tolist()  # seeded
+    assert sampled.turns.tolist() != greedy.turns.tolist()
+    assert policy.dialogues_trained == 30  # nothing learnt while evaluating
+    context = C_GEN["gen/area=1.0/pricerange=1.0/food=1.0/method=byconstraints"]
+    assert policy.respond(context) == policy.respond(context)  # responses stay greedy
 
 
 def test_posterior_variance_of_visited_decisions_shrinks() -> None:
@@ -239,7 +237,7 @@ def test_posterior_variance_of_visited_decisions_shrinks() -> None:
 
     policy = Recorder(seed=7, training=True)
     run_dialogues(policy, 30, seed=7)
-    trace = next(t for t in traces if not t.forced_last)
+    trace = traces[-1]
     x = trace.features(DOMAIN)
     before = np.array([policy.learner.q_values(b).std[a] for b, a in zip(x, trace.actions)])
     prior = np.sqrt(np.einsum("ij,ij->i", x, x))

@@ -57,16 +57,16 @@ def test_log_format_and_collection(tmp_path):
         first = d.turns[0]
         assert first.turn_index == 0 and first.user_act is None and first.user_text is None
         assert first.system_act == "hello()" and first.belief == BeliefState.initial(DOMAIN.ontology)
-        assert [t.turn_index for t in d.turns] == list(range(turns))
+        # turn 0 (the greeting) and one turn per decision, the last after the user's bye
+        assert [t.turn_index for t in d.turns] == list(range(turns + 1))
         assert all(t.user_act is not None and t.user_text for t in d.turns[1:])
         assert all(isinstance(t.system_action, Act) and t.system_text for t in d.turns)
         assert d.outcome["success"] == bool(success) and d.outcome["turns"] == turns
-        assert d.outcome["final_user_act"] == "bye()"
-        # the logged belief is the one the policy decided on
-        b = d.turns[1].belief
-        assert b.top_method() == "byconstraints" and b.discourse_act["none"] == 1.0
+        last = d.turns[-1]
+        assert last.user_act == "bye()" and last.system_act == "bye()"
+        assert last.belief.top_method() == "finished" and last.belief.discourse_act["bye"] == 1.0
     contexts = collect_contexts([path], domain=DOMAIN)
-    assert len(contexts) == int(result.turns.sum())
+    assert len(contexts) == int(result.turns.sum()) + len(dialogues)
     assert contexts.ids[1] == f"col/hdc/{result.dialogue_ids[0]}/1"
 
 
@@ -84,7 +84,9 @@ def test_turn_limit_forces_bye():
     result = run_dialogues(Alternate(), 3, seed=0, keep_dialogues=True)
     assert result.turns.tolist() == [25, 25, 25] and set(result.ended_by) == {"turn_limit"}
     assert not result.success.any() and (result.iq == 1).all()
-    assert all(d.turns[-1].system_act == "bye()" and d.turns[-1].turn_index == 24 for d in result.dialogues)
+    # 25 decisions; the user still answers the last one (kept in the outcome), nobody says bye
+    assert all(d.turns[-1].turn_index == 25 and d.turns[-1].system_act != "bye()" for d in result.dialogues)
+    assert all(d.outcome["final_user_act"] for d in result.dialogues)
     short = run_dialogues(Alternate(), 2, seed=0, settings=SimulationSettings(max_turns=6))
     assert short.turns.tolist() == [6, 6]
 
@@ -93,7 +95,7 @@ def test_turn_limit_forces_bye():
 def test_robustness_all_actions_masks_ignored(tmp_path):
     policy = RandomPolicy(seed=0, respect_mask=False)
     result = run_dialogues(policy, 10_000, seed=77)  # about 5 s on one core
-    assert len(result) == 10_000 and result.turns.max() <= 25 and result.turns.min() >= 2
+    assert len(result) == 10_000 and result.turns.max() <= 25 and result.turns.min() >= 1
     assert set(result.ended_by) <= {"user", "user_hung_up", "system", "turn_limit"}
     assert np.isfinite(result.reward_iq).all() and ((result.iq >= 1) & (result.iq <= 5)).all()
     # the same kind of dialogues with logs: written, read back and collected without error
@@ -101,8 +103,8 @@ def test_robustness_all_actions_masks_ignored(tmp_path):
     logged = run_dialogues(policy, 1_500, seed=78, log_path=path)
     _, dialogues = read_dialogue_log(path, ontology=DOMAIN.ontology)
     assert len(dialogues) == 1_500
-    assert sum(len(d.turns) for d in dialogues) == int(logged.turns.sum())
-    assert len(collect_contexts([path], domain=DOMAIN)) == int(logged.turns.sum())
+    assert sum(len(d.turns) for d in dialogues) == int(logged.turns.sum()) + len(dialogues)
+    assert len(collect_contexts([path], domain=DOMAIN)) == int(logged.turns.sum()) + len(dialogues)
 
 
 def test_hooks_and_trace():
@@ -123,11 +125,17 @@ def test_hooks_and_trace():
     result = run_dialogues(learner, 20, seed=1)
     assert learner.begun == 20 and len(learner.traces) == 20
     for trace, turns, r_ts, r_iq in zip(learner.traces, result.turns, result.reward_ts, result.reward_iq):
-        assert len(trace.actions) == len(trace.beliefs) == len(trace.masks) == turns - 1
+        assert len(trace.actions) == len(trace.beliefs) == len(trace.masks) == turns
         assert all(mask[action] for mask, action in zip(trace.masks, trace.actions))
-        assert trace.rewards().sum() == pytest.approx(r_ts)
-        assert trace.rewards("interaction_quality").sum() == pytest.approx(r_iq)
-        assert trace.features(DOMAIN).shape == (turns - 1, 275)
+        assert trace.beliefs[-1].top_method() == "finished"  # the decision after the user's bye
+        for assignment in ("per_turn", "terminal"):
+            assert trace.rewards(assignment=assignment).sum() == pytest.approx(r_ts)
+            assert trace.rewards("interaction_quality", assignment=assignment).sum() == pytest.approx(r_iq)
+        assert (trace.rewards(assignment="terminal")[:-1] == 0).all()
+        assert (trace.rewards()[:-1] == -1).all()
+        assert trace.features(DOMAIN).shape == (turns, 275)
+    with pytest.raises(ValueError, match="assignment must be"):
+        learner.traces[0].rewards(assignment="spread")
 
 
 def test_bad_policies_and_arguments():
@@ -155,7 +163,8 @@ def test_simulator_with_fixed_goal():
     while not sim.done:
         sim.step(policy.choose(sim.belief, sim.mask))
     outcome = sim.outcome()
-    assert outcome.success and outcome.goal == goal and outcome.ended_by == "user"
+    assert outcome.success and outcome.initial_goal == goal and outcome.ended_by == "user"
+    assert outcome.goal.name is not None  # the venue the user accepted (its goal may have changed)
     dialogue = sim.dialogue()
     offered = [t for t in dialogue.turns if t.system_act.startswith("inform(")]
     assert "food=thai" in offered[0].system_act and "pricerange=cheap" in offered[0].system_act

@@ -55,6 +55,8 @@ def test_renormalised_only_when_sum_exceeds_one(tracker):
 
 def test_method_update_by_hand(tracker):
     b = tracker.update(A("hello()"), A("inform(type=restaurant)"))
+    assert method(b) == {"none": 1.0}  # PyDial drops an inform about the type only
+    b = tracker.update(A("request(food)"), A("inform(food=thai)"))
     assert method(b) == {"byconstraints": 1.0}
     # after an offer: request 0.6 (-> byname), affirm 0.3 (-> none); turn none mass 0.4
     b = tracker.update(A('inform(name="the amber spoon",food=thai)'), [(A("request(phone)"), 0.6), (A("affirm()"), 0.3)])
@@ -103,23 +105,60 @@ def test_history_flags(tracker):
     assert (b.offer_happened, b.last_offered, b.last_informed_no_venue) == (True, "the amber spoon", False)
     tracker.update(A('inform(name="the hidden thistle")'), A("reqalts()"))
     assert tracker.offered == ("the amber spoon", "the hidden thistle")
+    b = tracker.update(A("inform(name=none,food=thai)"), A("reqalts(food=dontcare)"))
+    assert tracker.offered == () and b.offer_happened and b.last_offered == "the hidden thistle"
 
 
 def test_affirm_and_negate_after_confirm(tracker):
     tracker.update(A("hello()"), [(A("inform(area=north)"), 0.6)])
-    b = tracker.update(A("confirm(area=north)"), A("affirm()"))
-    assert slot(b, "area") == {"north": 1.0, "none": 0.0}
+    b = tracker.update(A("confirm(area=north)"), A("affirm()"))  # read as inform(area=north)
+    assert slot(b, "area") == {"north": 1.0, "none": 0.0} and method(b) == {"byconstraints": 1.0}
     tracker.reset()
     tracker.update(A("hello()"), [(A("inform(area=north)"), 0.6)])
-    b = tracker.update(A("confirm(area=north)"), [(A("negate()"), 0.5)])  # negative evidence 0.5
-    assert slot(b, "area") == {"north": 0.3, "none": 0.7}
+    b = tracker.update(A("confirm(area=north)"), A("negate()"))  # denials are no evidence (PyDial)
+    assert slot(b, "area") == {"north": 0.6, "none": 0.4}
     b = tracker.update(A("confirm(area=north)"), A("deny(area!=north,area=south)"))
     assert slot(b, "area") == {"south": 1.0, "none": 0.0}
+    b = tracker.update(A("confirm(area=south)"), A("affirm(food=thai)"))  # the items and the confirmed value
+    assert b.top("food") == ("thai", 1.0) and b.top("area") == ("south", 1.0)
+
+
+def test_user_confirm_requests_the_slot_and_after_an_offer_means_byname(tracker):
+    tracker.update(A("hello()"), A("inform(food=thai)"))
+    b = tracker.update(A("request(area)"), A("confirm(food=thai)"))
+    assert b.requested == {"food": 1.0} and method(b) == {"byconstraints": 1.0}  # no offer yet
+    b = tracker.update(A('inform(name="the amber spoon",area=centre)'), A("confirm(pricerange=cheap)"))
+    assert b.requested["pricerange"] == 1.0 and method(b) == {"byname": 1.0}
+    assert slot(b, "pricerange") == {"none": 1.0}  # a confirm asks, it does not inform
+
+
+def test_request_naming_the_venue_informs_the_name(tracker):
+    tracker.update(A('inform(name="the amber spoon",food=thai)'), A("inform(food=thai)"))
+    b = tracker.update(A("request(area)"), A('request(name="the amber spoon",phone)'))
+    assert b.top("name") == ("the amber spoon", 1.0) and method(b) == {"byname": 1.0}
+    assert b.requested == {"phone": 1.0}
+
+
+def test_slotless_dontcare_belongs_to_the_slot_asked_for(tracker):
+    b = tracker.update(A("request(area)"), A("inform(this=dontcare)"))
+    assert b.top("area") == ("dontcare", 1.0)
+    b = tracker.update(A("select(food=thai,food=indian)"), A("inform(this=dontcare)"))
+    assert b.top("food") == ("dontcare", 1.0)
+    b = tracker.update(A("reqmore()"), A("inform(this=dontcare)"))  # nothing was asked: dropped
+    assert method(b) == {"byconstraints": 1.0} and slot(b, "pricerange") == {"none": 1.0}
+
+
+def test_only_the_information_part_of_an_offer_answers_requests(tracker):
+    tracker.update(A("hello()"), A("request(name,phone,addr)"))
+    b = tracker.update(A('inform(name="the amber spoon",phone="01223")'), A("thankyou()"))
+    assert dict(b.requested) == {"name": 1.0, "addr": 1.0}  # the offer's name does not count
+    b = tracker.update(A("inform(name=none,addr=x)"), A("thankyou()"))
+    assert dict(b.requested) == {"name": 1.0, "addr": 1.0}  # "no venue" informs nothing
 
 
 def test_unknown_slots_and_values_are_ignored(tracker):
     b = tracker.update(A("hello()"), A("inform(type=restaurant,colour=red,food=klingon)"))
-    assert slot(b, "food") == {"none": 1.0} and method(b) == {"byconstraints": 1.0}
+    assert slot(b, "food") == {"none": 1.0} and method(b) == {"none": 1.0}
 
 
 def test_restart_resets(tracker):

@@ -120,7 +120,8 @@ def test_run_directory_layout_and_table(reference: Path) -> None:
     policy = load_checkpoint(reference)
     assert policy.dialogues_trained == 60 and policy.training is False
     assert [r.dictionary_size for r in records][-1] == policy.learner.dictionary_size
-    # the table's numbers are a greedy evaluation of the checkpoint on the fixed evaluation seed
+    # the table's numbers: the checkpoint on the fixed evaluation seed, sampling with scale 1 (PyDial)
+    policy.sampling_scale = SMALL.eval_scale
     result = run_dialogues(policy, 20, seed=EVAL_SEED)
     assert result.success_rate == records[-1].success_rate and result.mean_turns == records[-1].avg_length
 
@@ -256,11 +257,11 @@ def test_record_comparison_ignores_only_timings() -> None:
 
 
 def test_short_training_clearly_beats_the_random_policy(tmp_path: Path) -> None:
-    # Measured: seed 0, 300 dialogues, 200 evaluation dialogues: success 0.97, 4.6 turns;
-    # the random policy on the same users: 0.56-0.62 success, 16 turns.
+    # Measured: seed 0, 300 dialogues, 200 evaluation dialogues (scale 1): success 0.90 at 6.4
+    # turns; the random policy on the same users: 0.50-0.56 success at 18 turns.
     config = TrainingConfig(reward="ts", seed=0, dialogues=300, every=300, eval_dialogues=200)
     (record,) = train(config, tmp_path / "run", progress=False).evaluation
     chance = run_dialogues(RandomPolicy(seed=0), 200, seed=EVAL_SEED)
-    assert chance.success_rate < 0.7 and chance.mean_turns > 12
-    assert record.success_rate >= 0.9 and record.success_low > chance.success_rate
-    assert record.avg_length < 6.0 and record.avg_iq > 4.5
+    assert chance.success_rate < 0.65 and chance.mean_turns > 12
+    assert record.success_rate >= 0.85 and record.success_low > chance.success_rate
+    assert record.avg_length < 8.0 and record.avg_iq > chance.mean_iq + 1.5
