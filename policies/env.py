@@ -53,8 +53,8 @@ class RestaurantSearchEnv(gym.Env):
     reward : {"task_success", "interaction_quality"}
         The reward model (aliases ``"ts"``, ``"iq"``).
     user_config : UserSimulatorConfig, optional
-    nlg_seed : int
-        Seed of the system's template NLG (texts appear in ``info`` and ``render``).
+    nlg_instance : str
+        Who words the system's acts (texts appear in ``info`` and ``render``).
     iq_estimator : callable, optional
         ``InteractionStats -> [1, 5]``; default :class:`~policies.rewards.RuleBasedIQ`.
     max_turns : int
@@ -69,7 +69,7 @@ class RestaurantSearchEnv(gym.Env):
         *,
         reward: str = "task_success",
         user_config: UserSimulatorConfig | None = None,
-        nlg_seed: int = 0,
+        nlg_instance: str = "agent",
         iq_estimator: IQEstimator | None = None,
         max_turns: int = MAX_TURNS,
         render_mode: str | None = None,
@@ -79,7 +79,7 @@ class RestaurantSearchEnv(gym.Env):
         self.reward_model = reward_model(reward)
         self.render_mode = render_mode
         settings = SimulationSettings(domain, user_config, iq_estimator, max_turns)  # type: ignore[arg-type]
-        self.sim = DialogueSimulator(settings, nlg_seed=nlg_seed)
+        self.sim = DialogueSimulator(settings, nlg_instance=nlg_instance)
         self.domain = self.sim.domain
         self.observation_space = spaces.Box(
             low=0.0, high=1.0, shape=(feature_size(self.domain),), dtype=np.float64

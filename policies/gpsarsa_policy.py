@@ -48,22 +48,21 @@ defaults enter the feature vector (the two history flags are 0) and the action m
 (``reqmore`` and ``inform_alternatives`` are masked without an offer); ``inform_alternatives``
 and ``inform_byname`` know only ``last_offered`` as the venue under discussion.
 
-NLG seed
---------
-By default the NLG seed is derived from the run seed, ``nlg_seed = default_nlg_seed(seed)``
-(a 32-bit number from ``numpy.random.SeedSequence([seed, 0x4E4C47])``), so two runs with
-different seeds may word the same act differently, as the paper's separately trained neural
-NLG models did, while one policy always words an act the same way. The derived seed is mixed
-rather than equal to ``seed`` so that run seed 0 does not share the wording of every
-component whose NLG seed defaults to 0 (the handcrafted policy's adapter, the simulator).
-Pass ``nlg_seed=`` to choose it.
+NLG
+---
+The acts are worded by the shared template NLG (:class:`~policies.nlg.TemplateNLG`) as the
+policy instance ``nlg_instance`` — the policy's name, which includes its reward, seed and
+checkpoint — so two checkpoints or two runs that choose the same act for the same context
+may word it differently (as the paper's separately trained neural NLG models did), while
+one policy always words an act the same way.
 
 Checkpoints
 -----------
 :meth:`save` writes the learner's two files (``<stem>.npz`` with the arrays, ``<stem>.json``
 with format, version, configuration and checksum; see :mod:`policies.gpsarsa`) and puts the
 policy's own metadata into that JSON under ``"metadata"``: format
-``"simscore.gpsarsa_policy"``, version, reward, seed, NLG seed, dialogues trained, name and
+``"simscore.gpsarsa_policy"``, version, reward, seed, dialogues trained, name, the reward
+assignment and
 the domain (name, feature size, summary actions and a SHA-256 fingerprint of ontology and
 venues). :meth:`load` never unpickles and raises :class:`~simscore.errors.CheckpointError` for a
 missing, corrupt or wrong-version file and for a checkpoint of another domain.
@@ -101,7 +100,6 @@ __all__ = [
     "POLICY_VERSION",
     "REWARD_ASSIGNMENTS",
     "GPSarsaPolicy",
-    "default_nlg_seed",
     "domain_fingerprint",
 ]
 
@@ -121,28 +119,12 @@ world with other belief features and are refused."""
 #: How a dialogue's return is spread over its decisions (see the module docstring).
 REWARD_ASSIGNMENTS = ("terminal", "per_turn")
 
-_NLG_SALT = 0x4E4C47  # "NLG"
 
 
 def _check_seed(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
         raise ValueError(f"{name} must be a non-negative int, got {value!r}")
     return int(value)
-
-
-def default_nlg_seed(seed: int) -> int:
-    """The NLG seed a policy of run seed ``seed`` uses unless told otherwise.
-
-    A deterministic 32-bit mix of ``seed`` (``SeedSequence([seed, 0x4E4C47])``), so different
-    run seeds give different wordings.
-
-    >>> default_nlg_seed(0) == default_nlg_seed(0), default_nlg_seed(0) != default_nlg_seed(1)
-    (True, True)
-    >>> 0 <= default_nlg_seed(12345) < 2**32
-    True
-    """
-    seed = _check_seed("seed", seed)
-    return int(np.random.SeedSequence([seed, _NLG_SALT]).generate_state(1, np.uint32)[0])
 
 
 class _GreedyView:
@@ -166,16 +148,13 @@ class GPSarsaPolicy:
         The reward the policy learns from in training mode: task success (R_TS) or
         interaction quality (R_IQ).
     seed : int
-        The run seed (recorded in the provenance; seeds the owned generator and, by
-        default, the NLG seed).
+        The run seed (recorded in the provenance and the name; seeds the owned generator).
     gp_config : GPSarsaConfig, optional
         Learner hyper-parameters; default ``GPSarsaConfig(feature_dim=feature_size(domain),
         n_actions=<number of summary actions>)`` (γ = 1, σ = 5, ν = 0.001, scale = 3).
     learner : GPSarsa, optional
         An existing learner to wrap instead of a fresh one (its dimensions must fit the
         domain); excludes ``gp_config``.
-    nlg_seed : int, optional
-        Seed of the template NLG; default :func:`default_nlg_seed` ``(seed)``.
     training : bool
         Start in training mode (explore and learn) rather than greedy mode.
     reward_assignment : {"terminal", "per_turn"}
@@ -208,7 +187,6 @@ class GPSarsaPolicy:
         seed: int = 0,
         gp_config: GPSarsaConfig | None = None,
         learner: GPSarsa | None = None,
-        nlg_seed: int | None = None,
         training: bool = False,
         dialogues_trained: int = 0,
         name: str | None = None,
@@ -223,7 +201,6 @@ class GPSarsaPolicy:
         self.space: SummaryActions = domain_cache(self.domain).space
         self.seed = _check_seed("seed", seed)
         self.reward = reward
-        self.nlg_seed = default_nlg_seed(self.seed) if nlg_seed is None else _check_seed("nlg_seed", nlg_seed)
         self.dialogues_trained = _check_seed("dialogues_trained", dialogues_trained)
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError(f"name must be a non-empty string, got {name!r}")
@@ -267,6 +244,11 @@ class GPSarsaPolicy:
         return self.learner.config
 
     @property
+    def nlg_instance(self) -> str:
+        """Who words this policy's acts: its name (reward, seed and checkpoint)."""
+        return self.name
+
+    @property
     def name(self) -> str:
         """The policy's name in reports (changes with training unless fixed)."""
         if self._name is not None:
@@ -283,7 +265,7 @@ class GPSarsaPolicy:
             "seed": self.seed,
             "checkpoint": self.dialogues_trained,
             "dialogues_trained": self.dialogues_trained,
-            "nlg_seed": self.nlg_seed,
+            "nlg_instance": self.nlg_instance,
             "dictionary_size": self.learner.dictionary_size,
             "domain": self.domain.name,
             "gp": {"gamma": cfg.gamma, "sigma": cfg.sigma, "nu": cfg.nu, "scale": cfg.scale},
@@ -364,8 +346,8 @@ class GPSarsaPolicy:
         flags their belief states carry (see the module docstring).
         """
         adapter = self._adapter
-        if adapter is None:
-            adapter = SummaryPolicyAdapter(_GreedyView(self), domain=self.domain, nlg_seed=self.nlg_seed)
+        if adapter is None or adapter.nlg.instance != self.nlg_instance:
+            adapter = SummaryPolicyAdapter(_GreedyView(self), domain=self.domain, nlg_instance=self.nlg_instance)
             self._adapter = adapter
         return adapter.respond(context)
 
@@ -378,7 +360,6 @@ class GPSarsaPolicy:
             "version": POLICY_VERSION,
             "reward": self.reward,
             "seed": self.seed,
-            "nlg_seed": self.nlg_seed,
             "dialogues_trained": self.dialogues_trained,
             "name": self._name,
             "reward_assignment": self.reward_assignment,
@@ -400,7 +381,7 @@ class GPSarsaPolicy:
         >>> with tempfile.TemporaryDirectory() as tmp:
         ...     policy.save(os.path.join(tmp, "p"))
         ...     again = GPSarsaPolicy.load(os.path.join(tmp, "p"))
-        >>> again.reward, again.seed, again.nlg_seed == policy.nlg_seed, again.training
+        >>> again.reward, again.seed, again.nlg_instance == policy.nlg_instance, again.training
         ('iq', 3, True, False)
         """
         self.learner.save(path_stem, metadata=self.metadata())
@@ -440,7 +421,7 @@ class GPSarsaPolicy:
         if problem:
             raise CheckpointError(f"{json_path}: {problem}")
         missing = [
-            key for key in ("reward", "seed", "nlg_seed", "dialogues_trained", "domain", "reward_assignment")
+            key for key in ("reward", "seed", "dialogues_trained", "domain", "reward_assignment")
             if key not in meta
         ]
         if missing:
@@ -462,7 +443,6 @@ class GPSarsaPolicy:
                 reward=meta.get("reward"),  # type: ignore[arg-type]
                 seed=meta.get("seed"),  # type: ignore[arg-type]
                 learner=learner,
-                nlg_seed=meta.get("nlg_seed"),
                 training=training,
                 dialogues_trained=meta.get("dialogues_trained"),  # type: ignore[arg-type]
                 name=meta.get("name"),

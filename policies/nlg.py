@@ -654,8 +654,8 @@ def _user_inform(act: Act, d: _Draws) -> str | None:
     for item in act.items:
         if item.slot == "type":
             looking = True
-        elif item.value is None:
-            bare_dontcare = True
+        elif item.value is None or (item.slot == "this" and item.value == "dontcare"):
+            bare_dontcare = True  # a dontcare without its slot: "this" is whatever was asked
         elif item.op == "=" and item.value == "dontcare":
             dontcare.append(item)
         else:
@@ -811,6 +811,8 @@ class TemplateNLG:
             return d.pick(USER_TEMPLATES["bye"])
         prefixes = [intent for intent in intents if intent in _USER_PREFIX_INTENTS]
         rest = [intent for intent in intents if intent not in _USER_PREFIX_INTENTS]
+        if not rest and prefixes == ["hello"] and act.items:
+            rest = ["inform"]  # a greeting that already says what the user wants
         if len(rest) > 1:
             return _generic(act)
         if not rest:

@@ -252,8 +252,9 @@ class DialogueSimulator:
     ----------
     settings : SimulationSettings, optional
         Domain, user, IQ estimator and turn limit (default: :class:`SimulationSettings`).
-    nlg_seed : int
-        Seed of the system's template NLG.
+    nlg_instance : str
+        The policy instance whose template NLG words the system's acts
+        (:class:`~policies.nlg.TemplateNLG`).
     record : bool
         Keep every turn (needed for :meth:`dialogue`, i.e. for logs).
 
@@ -271,7 +272,7 @@ class DialogueSimulator:
     """
 
     def __init__(
-        self, settings: SimulationSettings | None = None, *, nlg_seed: int = 0, record: bool = False
+        self, settings: SimulationSettings | None = None, *, nlg_instance: str = "", record: bool = False
     ) -> None:
         settings = settings if settings is not None else SimulationSettings()
         if not isinstance(settings, SimulationSettings):
@@ -281,8 +282,7 @@ class DialogueSimulator:
         self.space: SummaryActions = domain_cache(self.domain).space
         self.user = AgendaUser(self.domain, config=settings.user)
         self.tracker = FocusTracker(self.domain.ontology)
-        self.nlg = TemplateNLG(nlg_seed=nlg_seed)
-        self.user_nlg = TemplateNLG()
+        self.nlg = TemplateNLG(nlg_instance)
         self.iq_estimator: IQEstimator = settings.iq_estimator
         self.max_turns = settings.max_turns
         self.record = record
@@ -342,7 +342,7 @@ class DialogueSimulator:
     def user_text(self) -> str | None:
         """The text of the user's last act (realised on first use)."""
         if self._user_text is None and self.user_act is not None:
-            self._user_text = self.user_nlg.realise_user(self.user_act)
+            self._user_text = TemplateNLG.realise_user(self.user_act, TemplateNLG.context_key(self._system_belief))
         return self._user_text
 
     def _say(self, act: Act) -> None:
@@ -387,7 +387,7 @@ class DialogueSimulator:
             self.ended_by = "system"
         elif self.turns >= self.max_turns:
             final = self.user.respond(act)  # the user still hears the last act (PyDial's 26th user turn)
-            self._final_user = (final, self.user_nlg.realise_user(final))
+            self._final_user = (final, TemplateNLG.realise_user(final, TemplateNLG.context_key(self.belief)))
             self.done = True
             self.hit_turn_limit = True
             self.ended_by = "turn_limit"
@@ -577,7 +577,7 @@ def run_dialogues(
     *,
     seed: int,
     settings: SimulationSettings | None = None,
-    nlg_seed: int = 0,
+    nlg_instance: str | None = None,
     start: int = 0,
     log_path: str | os.PathLike[str] | None = None,
     log_source: Mapping[str, Any] | None = None,
@@ -598,14 +598,15 @@ def run_dialogues(
         Run seed; dialogue ``i`` draws from :func:`dialogue_seed` ``(seed, i)``.
     settings : SimulationSettings, optional
         The simulated world (domain, user, IQ estimator, turn limit).
-    nlg_seed : int
-        Seed of the system's template NLG.
+    nlg_instance : str, optional
+        Who words the system's acts (:class:`~policies.nlg.TemplateNLG`); default the
+        policy's ``nlg_instance`` attribute, else its name.
     start : int
         Index of the first dialogue (training in batches continues the sequence).
     log_path : path-like, optional
         Write the dialogues as a dialogue log (atomically) to this file.
     log_source : mapping, optional
-        Provenance for the log header (``policy``, ``seed``, ``nlg_seed`` are added).
+        Provenance for the log header (``policy``, ``seed``, ``nlg_instance`` are added).
     keep_dialogues : bool
         Return the logged dialogues in :attr:`SimulationResult.dialogues`.
     progress : bool
@@ -637,9 +638,11 @@ def run_dialogues(
     begin = getattr(policy, "begin_dialogue", None)
     end = getattr(policy, "end_dialogue", None)
     record = keep_dialogues or log_path is not None
-    sim = DialogueSimulator(settings, nlg_seed=nlg_seed, record=record)
-    n_actions = len(sim.space)
     name = str(getattr(policy, "name", None) or type(policy).__name__)
+    if nlg_instance is None:
+        nlg_instance = str(getattr(policy, "nlg_instance", None) or name)
+    sim = DialogueSimulator(settings, nlg_instance=nlg_instance, record=record)
+    n_actions = len(sim.space)
     ids: list[str] = []
     success: list[bool] = []
     iqs: list[float] = []
@@ -697,7 +700,7 @@ def run_dialogues(
         source.setdefault("policy", name)
         source.setdefault("seed", int(seed))
         source.setdefault("start", int(start))
-        source.setdefault("nlg_seed", nlg_seed)
+        source.setdefault("nlg_instance", nlg_instance)
         provenance = getattr(policy, "provenance", None)
         if isinstance(provenance, Mapping):
             source.setdefault("policy_provenance", dict(provenance))
@@ -729,38 +732,44 @@ class SummaryPolicyAdapter:
     policy : SummaryPolicy
     domain : contexts.domain.Domain, optional
         Default: :func:`contexts.domain.default_domain`.
-    nlg_seed : int
     name : str, optional
         Policy name for reports (default: the policy's ``name`` or class name).
+    nlg_instance : str, optional
+        Who words the acts (:class:`~policies.nlg.TemplateNLG`); default ``name``. Two
+        instances word the same act in the same context independently.
 
     Examples
     --------
     >>> from contexts.context import Context
     >>> from policies.handcrafted import HandcraftedPolicy
-    >>> adapter = SummaryPolicyAdapter(HandcraftedPolicy(), nlg_seed=1)
+    >>> adapter = SummaryPolicyAdapter(HandcraftedPolicy())
     >>> c = Context("c1", BeliefState(slots={"food": {"indian": 1.0}}, method={"byconstraints": 1.0}),
     ...             {"source": "gen"})
     >>> r = adapter.respond(c)
-    >>> str(r.action), r.text in ("What part of town do you have in mind?", "Which area would you like?",
-    ...                           "Where in town would you like to eat?")
-    ('request(area)', True)
+    >>> str(r.action), r == adapter.respond(c), "?" in r.text
+    ('request(area)', True, True)
     """
 
     def __init__(
-        self, policy: SummaryPolicy, *, domain: Domain | None = None, nlg_seed: int = 0, name: str | None = None
+        self,
+        policy: SummaryPolicy,
+        *,
+        domain: Domain | None = None,
+        name: str | None = None,
+        nlg_instance: str | None = None,
     ) -> None:
         self._choose = _check_policy(policy)
         self.policy = policy
         self.domain = domain if domain is not None else default_domain()
         self.space: SummaryActions = domain_cache(self.domain).space
-        self.nlg = TemplateNLG(nlg_seed=nlg_seed)
         self.name = name or str(getattr(policy, "name", None) or type(policy).__name__)
+        self.nlg = TemplateNLG(self.name if nlg_instance is None else nlg_instance)
         inner = getattr(policy, "provenance", None)
         self.provenance: dict[str, Any] = dict(inner) if isinstance(inner, Mapping) else {}
-        self.provenance["nlg_seed"] = nlg_seed
+        self.provenance["nlg_instance"] = self.nlg.instance
 
     def __repr__(self) -> str:
-        return f"SummaryPolicyAdapter({self.policy!r}, nlg_seed={self.nlg.nlg_seed})"
+        return f"SummaryPolicyAdapter({self.policy!r}, nlg_instance={self.nlg.instance!r})"
 
     def respond(self, context: Any) -> Response:
         """The master act and text for ``context.belief``."""

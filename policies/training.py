@@ -11,8 +11,8 @@ user and writes into one run directory::
 
 Every file is written atomically (temporary file, then rename). A checkpoint is written after
 every ``every`` training dialogues and after the last one; after each checkpoint the policy is
-evaluated (sampling from the posterior with ``eval_scale``, as PyDial does) on ``eval_dialogues`` simulated dialogues and a row is added to
-``evaluation.csv``.
+evaluated on ``eval_dialogues`` simulated dialogues (sampling from the posterior with
+``eval_scale``, as PyDial does) and a row is added to ``evaluation.csv``.
 
 Determinism and resume
 ----------------------
@@ -171,9 +171,6 @@ class TrainingConfig:
         (:class:`~policies.gpsarsa_policy.GPSarsaPolicy`; ``"terminal"`` is PyDial's).
     max_turns : int, default 25
         Turn limit of a dialogue (system turns, greeting included).
-    nlg_seed : int or None
-        NLG seed of the policy; None derives it from ``seed``
-        (:func:`~policies.gpsarsa_policy.default_nlg_seed`).
     user : UserSimulatorConfig
         The simulated user's parameters.
     iq : RuleBasedIQ
@@ -205,7 +202,6 @@ class TrainingConfig:
     eval_scale: float = 1.0
     reward_assignment: str = "terminal"
     max_turns: int = MAX_TURNS
-    nlg_seed: int | None = None
     user: UserSimulatorConfig = field(default_factory=UserSimulatorConfig)
     iq: RuleBasedIQ = field(default_factory=RuleBasedIQ)
 
@@ -220,8 +216,6 @@ class TrainingConfig:
             "eval_seed": _int("eval_seed", self.eval_seed, 0),
             "max_turns": _int("max_turns", self.max_turns, 2),
         }
-        if self.nlg_seed is not None:
-            checked["nlg_seed"] = _int("nlg_seed", self.nlg_seed, 0)
         for name, value in checked.items():
             object.__setattr__(self, name, value)
         # GPSarsaConfig validates and normalises the GP parameters.
@@ -517,7 +511,7 @@ def evaluate_policy(
     policy.training, policy.sampling_scale = False, float(scale)
     try:
         start = time.perf_counter()
-        result = run_dialogues(policy, dialogues, seed=seed, settings=settings, nlg_seed=policy.nlg_seed)
+        result = run_dialogues(policy, dialogues, seed=seed, settings=settings)
         seconds = time.perf_counter() - start
     finally:
         policy.training, policy.sampling_scale = was_training, was_scale
@@ -708,8 +702,8 @@ def _starting_policy(
     gp_config = config.gp_config(domain)
     if not existing:
         return GPSarsaPolicy(
-            domain, reward=config.reward, seed=config.seed, gp_config=gp_config, nlg_seed=config.nlg_seed,
-            training=True, reward_assignment=config.reward_assignment,
+            domain, reward=config.reward, seed=config.seed, gp_config=gp_config, training=True,
+            reward_assignment=config.reward_assignment,
         )
     last = existing[-1]
     if last.dialogues > config.dialogues:
@@ -724,10 +718,6 @@ def _starting_policy(
         raise TrainingConfigMismatchError(
             f"{run_dir}: the last checkpoint's policy (reward {policy.reward!r}, seed {policy.seed}, "
             f"{policy.gp_config}) does not match the configuration"
-        )
-    if config.nlg_seed is not None and policy.nlg_seed != config.nlg_seed:
-        raise TrainingConfigMismatchError(
-            f"{run_dir}: the last checkpoint's nlg_seed {policy.nlg_seed} differs from config.nlg_seed {config.nlg_seed}"
         )
     return policy
 
@@ -806,7 +796,7 @@ def train(
             began = time.perf_counter()
             run_dialogues(
                 policy, target - done, seed=config.seed, start=done, settings=settings,
-                nlg_seed=policy.nlg_seed, on_dialogue=lambda _outcome: bar.update(1),
+                on_dialogue=lambda _outcome: bar.update(1),
             )
             train_seconds += time.perf_counter() - began
             done = target

@@ -46,7 +46,6 @@ def cmd_train(args: argparse.Namespace) -> int:
         nu=args.nu,
         scale=args.scale,
         max_turns=args.max_turns,
-        nlg_seed=args.nlg_seed,
     )
     result = train(config, args.out, progress=not args.quiet)
     if result.resumed_from:
@@ -100,7 +99,5 @@ def add_subcommands(subparsers: Any) -> None:
     parser.add_argument("--gamma", type=float, default=1.0, help="discount factor (default 1)")
     parser.add_argument("--scale", type=float, default=3.0, help="exploration scale while training (default 3)")
     parser.add_argument("--max-turns", type=_int_at_least(2), default=25, help="turn limit (default 25)")
-    parser.add_argument("--nlg-seed", type=_int_at_least(0), default=None,
-                        help="NLG seed of the policy (default: derived from --seed)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=cmd_train)

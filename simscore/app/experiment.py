@@ -65,6 +65,10 @@ class ExperimentConfig:
         [training] Greedy evaluation dialogues after each checkpoint, on fixed simulated users.
     collect_dialogues, collect_seed : int
         [contexts] Dialogues of each final policy collected as C_col, on fixed simulated users.
+    collect_scale : float
+        [contexts] Posterior sampling scale of the policies in those dialogues (PyDial's
+        evaluation dialogues, from which the paper collected C_col, sample with scale 1; 0 is
+        greedy). Responses on context sets are always greedy.
     generated : bool
         [contexts] Also score on the C_gen grid (1,296 contexts).
     measures : tuple of str
@@ -84,6 +88,7 @@ class ExperimentConfig:
     eval_seed: int = 1_000_003
     collect_dialogues: int = 10
     collect_seed: int = 2_000_003
+    collect_scale: float = 1.0
     generated: bool = True
     measures: tuple[str, ...] = ALL_MEASURES
     n_resamples: int = 1000
@@ -92,7 +97,7 @@ class ExperimentConfig:
 
     _SECTIONS = {
         "training": ("rewards", "seeds", "dialogues", "every", "eval_dialogues", "eval_seed"),
-        "contexts": ("collect_dialogues", "collect_seed", "generated"),
+        "contexts": ("collect_dialogues", "collect_seed", "collect_scale", "generated"),
         "scoring": ("measures", "n_resamples", "bootstrap_seed"),
         "chance": ("random_seed",),
     }
@@ -204,7 +209,7 @@ def _respond_job(run_dir: str | None, run: str, context_files: dict[str, str], o
     if run_dir is None:
         from policies import RandomPolicy, SummaryPolicyAdapter
 
-        chance = SummaryPolicyAdapter(RandomPolicy(seed=random_seed), nlg_seed=random_seed, name="random")
+        chance = SummaryPolicyAdapter(RandomPolicy(seed=random_seed), name="random")
         for name, contexts in sets.items():
             path = Path(out_dir) / name / run / "random.jsonl"
             if not path.exists():
@@ -359,9 +364,10 @@ def _build_contexts(config: ExperimentConfig, out: Path) -> dict[str, str]:
         path = out / "logs" / f"{run}.jsonl"
         if not path.exists():
             policy = load_checkpoint(out / "runs" / run)
-            run_dialogues(policy, config.collect_dialogues, seed=config.collect_seed,
-                          nlg_seed=policy.nlg_seed, log_path=path,
-                          log_source={"name": run, "reward": reward, "purpose": "C_col"})
+            policy.sampling_scale = config.collect_scale  # PyDial's evaluation dialogues sample (scale 1)
+            run_dialogues(policy, config.collect_dialogues, seed=config.collect_seed, log_path=path,
+                          log_source={"name": run, "reward": reward, "purpose": "C_col",
+                                      "sampling_scale": config.collect_scale})
         logs[reward].append(path)
     files: dict[str, str] = {}
     target = out / "contexts"

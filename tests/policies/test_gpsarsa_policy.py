@@ -20,11 +20,10 @@ from policies.gpsarsa_policy import (
     POLICY_FORMAT,
     POLICY_VERSION,
     GPSarsaPolicy,
-    default_nlg_seed,
     domain_fingerprint,
 )
 from policies.handcrafted import HandcraftedPolicy
-from policies.simulation import DialogueTrace, SimulationSettings, run_dialogues
+from policies.simulation import DialogueTrace, run_dialogues
 from policies.summary import SUMMARY_ACTIONS, SummaryActions, master_action
 from simscore.acts import Act
 from simscore.errors import CheckpointError
@@ -66,13 +65,12 @@ def test_defaults_name_provenance_and_protocols() -> None:
     assert policy.learner.config == GPSarsaConfig(feature_dim=feature_size(DOMAIN), n_actions=16)
     assert policy.training is False and policy.dialogues_trained == 0
     assert policy.name == "gpsarsa-iq-seed4-0"
-    assert policy.nlg_seed == default_nlg_seed(4) != 4
+    assert policy.nlg_instance == policy.name  # the checkpoint words its acts as itself
     prov = policy.provenance
     assert prov["reward"] == "iq" and prov["seed"] == 4 and prov["checkpoint"] == 0
-    assert prov["nlg_seed"] == policy.nlg_seed and prov["dictionary_size"] == 0
+    assert prov["nlg_instance"] == "gpsarsa-iq-seed4-0" and prov["dictionary_size"] == 0
     assert prov["gp"] == {"gamma": 1.0, "sigma": 5.0, "nu": 0.001, "scale": 3.0}
-    assert GPSarsaPolicy(seed=4, nlg_seed=11, name="mine").provenance["nlg_seed"] == 11
-    assert GPSarsaPolicy(seed=4, name="mine").name == "mine"
+    assert GPSarsaPolicy(seed=4, name="mine").name == "mine" == GPSarsaPolicy(seed=4, name="mine").nlg_instance
 
 
 @pytest.mark.parametrize(
@@ -80,7 +78,6 @@ def test_defaults_name_provenance_and_protocols() -> None:
     [
         ({"reward": "success"}, ValueError, "reward must be one of"),
         ({"seed": -1}, ValueError, "seed must be a non-negative int"),
-        ({"nlg_seed": 1.5}, ValueError, "nlg_seed must be a non-negative int"),
         ({"gp_config": GPSarsaConfig(feature_dim=10)}, ValueError, "needs feature_dim=275"),
         ({"learner": GPSarsa(GPSarsaConfig(feature_dim=275, n_actions=3))}, ValueError, "n_actions=16"),
         ({"learner": "x"}, TypeError, "learner must be a GPSarsa"),
@@ -92,12 +89,6 @@ def test_bad_arguments(kwargs, error, message) -> None:
         GPSarsaPolicy(**kwargs)
 
 
-def test_default_nlg_seed_is_fixed_and_differs_between_seeds() -> None:
-    seeds = [default_nlg_seed(s) for s in range(50)]
-    assert len(set(seeds)) == 50 and all(0 <= s < 2**32 for s in seeds)
-    assert seeds == [default_nlg_seed(s) for s in range(50)]
-    with pytest.raises(ValueError, match="seed"):
-        default_nlg_seed(-3)
 
 
 # ----------------------------------------------------------------------------- greedy decisions
@@ -276,8 +267,8 @@ def test_untrained_policy_responses_golden() -> None:
     assert str(policy.respond(context).action) == "request(area)"
 
 
-def test_nlg_seed_changes_words_not_actions(trained: GPSarsaPolicy) -> None:
-    other = GPSarsaPolicy(seed=5, learner=trained.learner, nlg_seed=trained.nlg_seed + 1)
+def test_another_checkpoint_changes_words_not_actions(trained: GPSarsaPolicy) -> None:
+    other = GPSarsaPolicy(seed=5, learner=trained.learner, dialogues_trained=trained.dialogues_trained + 1)
     a = run_policy(trained, C_GEN)
     b = run_policy(other, C_GEN)
     assert all(a[i].action == b[i].action for i in C_GEN.ids)
@@ -313,8 +304,8 @@ def test_save_load_gives_equal_responses_on_c_gen(trained: GPSarsaPolicy, tmp_pa
     trained.save(stem)
     loaded = GPSarsaPolicy.load(stem)
     assert loaded.training is False and GPSarsaPolicy.load(stem, training=True).training is True
-    assert (loaded.reward, loaded.seed, loaded.nlg_seed, loaded.dialogues_trained) == (
-        "ts", 5, trained.nlg_seed, 200
+    assert (loaded.reward, loaded.seed, loaded.nlg_instance, loaded.dialogues_trained) == (
+        "ts", 5, trained.nlg_instance, 200
     )
     assert loaded.provenance == trained.provenance and loaded.name == trained.name
     before, after = run_policy(trained, C_GEN), run_policy(loaded, C_GEN)
@@ -356,8 +347,8 @@ def _edit_json(path: Path, edit) -> None:
          "policy metadata format is 'x'"),
         (lambda stem: _edit_json(stem.with_suffix(".json"), lambda h: h.pop("metadata")),
          "no policy metadata"),
-        (lambda stem: _edit_json(stem.with_suffix(".json"), lambda h: h["metadata"].pop("nlg_seed")),
-         r"lacks the field\(s\) \['nlg_seed'\]"),
+        (lambda stem: _edit_json(stem.with_suffix(".json"), lambda h: h["metadata"].pop("reward_assignment")),
+         r"lacks the field\(s\) \['reward_assignment'\]"),
         (lambda stem: _edit_json(stem.with_suffix(".json"), lambda h: h["metadata"].update(reward="bleu")),
          "invalid policy metadata .reward must be one of"),
         (lambda stem: _edit_json(stem.with_suffix(".json"), lambda h: h["metadata"]["domain"].update(fingerprint="0")),

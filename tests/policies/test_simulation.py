@@ -47,11 +47,12 @@ def test_dialogue_i_does_not_depend_on_n_or_start():
 
 def test_log_format_and_collection(tmp_path):
     path = tmp_path / "log.jsonl"
-    result = run_dialogues(HandcraftedPolicy(), 25, seed=2, nlg_seed=3, log_path=path, log_source={"name": "hdc"})
+    result = run_dialogues(HandcraftedPolicy(), 25, seed=2, nlg_instance="hdc-3", log_path=path,
+                           log_source={"name": "hdc"})
     header, dialogues = read_dialogue_log(path, ontology=DOMAIN.ontology)
     assert header["domain"] == DOMAIN.name
     assert header["source"]["name"] == "hdc" and header["source"]["policy"] == "handcrafted"
-    assert header["source"]["seed"] == 2 and header["source"]["nlg_seed"] == 3
+    assert header["source"]["seed"] == 2 and header["source"]["nlg_instance"] == "hdc-3"
     assert [d.dialogue_id for d in dialogues] == list(result.dialogue_ids)
     for d, turns, success in zip(dialogues, result.turns, result.success):
         first = d.turns[0]
@@ -188,16 +189,20 @@ def test_result_frame_and_summary():
 def test_adapter_responds_deterministically():
     belief = BeliefState(slots={"food": {"thai": 1.0}, "pricerange": {"cheap": 1.0}}, method={"byconstraints": 1.0})
     context = Context("c1", belief, {"source": "gen"})
-    adapter = SummaryPolicyAdapter(HandcraftedPolicy(), nlg_seed=2)
+    adapter = SummaryPolicyAdapter(HandcraftedPolicy(), nlg_instance="hdc-2")
     response = adapter.respond(context)
     venue = DOMAIN.query({"food": "thai", "pricerange": "cheap"})[0]
     assert isinstance(response, Response)
     assert response.action == Act("inform", [("name", venue.name), ("food", "thai"), ("pricerange", "cheap")])
     assert venue.name in response.text.lower()
     assert adapter.respond(context) == response
-    assert adapter.provenance == {"policy": "handcrafted", "confirm_below": 0.8, "select_above": 0.3, "nlg_seed": 2}
-    texts = {SummaryPolicyAdapter(HandcraftedPolicy(), nlg_seed=s).respond(context).text for s in range(12)}
+    assert adapter.provenance == {
+        "policy": "handcrafted", "confirm_below": 0.8, "select_above": 0.3, "nlg_instance": "hdc-2"
+    }
+    texts = {SummaryPolicyAdapter(HandcraftedPolicy(), nlg_instance=f"hdc-{s}").respond(context).text
+             for s in range(12)}
     assert len(texts) > 1
+    assert SummaryPolicyAdapter(HandcraftedPolicy()).nlg.instance == "handcrafted"
 
 
 def test_adapter_over_the_generated_grid():
