@@ -23,11 +23,17 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["bootstrap_ci", "bootstrap_ci_shared", "t_interval", "wilson_interval", "pearson_mse"]
+__all__ = ["MAX_RESAMPLES", "bootstrap_ci", "bootstrap_ci_shared", "t_interval", "wilson_interval", "pearson_mse"]
 
+#: The largest number of bootstrap resamples accepted: every resample keeps one mean per
+#: measure (8 MB per measure at the cap); the draws themselves are made in chunks, so memory
+#: does not otherwise grow with ``n_resamples``.
+MAX_RESAMPLES = 1_000_000
 #: Above this many resample weights (resamples x contexts) each mean is bootstrapped on its
 #: own with the distinct-value shortcut of :func:`bootstrap_ci` instead of shared weights.
 _SHARED_BOOTSTRAP_LIMIT = 4_000_000
+#: Elements of one chunk of resample weights (resamples x rows): about 32 MB of float64.
+_CHUNK_ELEMENTS = 4_000_000
 #: Above this many distinct score rows a multinomial draw over rows costs more than drawing
 #: context indices (about 70 ns per binomial against 8 ns per index).
 _MAX_MULTINOMIAL_ROWS = 5_000
@@ -37,9 +43,20 @@ def _check_bootstrap(n_resamples: int, confidence: float) -> float:
     """Validate the bootstrap settings; returns the lower percentile (in %)."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1, got {n_resamples!r}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
+        raise TypeError(f"n_resamples must be an int, got {type(n_resamples).__name__} {n_resamples!r}")
+    if not 1 <= n_resamples <= MAX_RESAMPLES:
+        raise ValueError(
+            f"n_resamples must be between 1 and {MAX_RESAMPLES:,} (one mean is kept per resample), "
+            f"got {n_resamples!r}"
+        )
     return (1.0 - confidence) / 2.0 * 100.0
+
+
+def _chunks(total: int, width: int) -> list[tuple[int, int]]:
+    """``[start, stop)`` ranges over ``total`` resamples, each with at most ``_CHUNK_ELEMENTS`` weights."""
+    step = max(1, _CHUNK_ELEMENTS // max(1, width))
+    return [(start, min(start + step, total)) for start in range(0, total, step)]
 
 
 def _percentile_interval(means: np.ndarray, tail: float) -> tuple[float, float]:
@@ -89,15 +106,14 @@ def bootstrap_ci(
     distinct, counts = np.unique(values, return_counts=True)
     if len(distinct) == 1:
         return (float(distinct[0]), float(distinct[0]))
+    means = np.empty(n_resamples)
     if len(distinct) * 8 <= n:
         # Resampling n contexts with replacement = drawing how often each distinct value occurs.
-        draws = generator.multinomial(n, counts / n, size=n_resamples)
-        means = draws @ distinct / n
+        for start, stop in _chunks(n_resamples, len(distinct)):
+            draws = generator.multinomial(n, counts / n, size=stop - start)
+            means[start:stop] = draws @ distinct / n
     else:
-        means = np.empty(n_resamples)
-        chunk = max(1, 4_000_000 // n)
-        for start in range(0, n_resamples, chunk):
-            stop = min(start + chunk, n_resamples)
+        for start, stop in _chunks(n_resamples, n):
             idx = generator.integers(0, n, size=(stop - start, n))
             means[start:stop] = values[idx].mean(axis=1)
     return _percentile_interval(means, tail)
@@ -150,34 +166,50 @@ def bootstrap_ci_shared(
     rng = np.random.default_rng(seed)
     # cost per resample: a binomial draw per distinct row, or an index draw per context
     if len(first) <= min(n // 4, _MAX_MULTINOMIAL_ROWS):
-        weights = rng.multinomial(n, counts / n, size=n_resamples).astype(np.float64)
         values = matrix[first]
+
+        def draw(size: int) -> np.ndarray:
+            return rng.multinomial(n, counts / n, size=size).astype(np.float64)
+
     elif n * n_resamples <= _SHARED_BOOTSTRAP_LIMIT:
-        picks = rng.integers(0, n, size=(n_resamples, n))
-        picks += np.arange(n_resamples)[:, None] * n
-        weights = np.bincount(picks.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
         values = matrix
+
+        def draw(size: int) -> np.ndarray:
+            picks = rng.integers(0, n, size=(size, n))
+            picks += np.arange(size)[:, None] * n
+            return np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+
     else:
         return {
             name: bootstrap_ci(col[~np.isnan(col)], n_resamples=n_resamples, confidence=confidence, rng=seed)
             for name, col in columns.items()
         }
-    out: dict[str, tuple[float, float]] = {}
-    for j, name in enumerate(columns):
-        column = values[:, j]
-        valid = ~np.isnan(column)
-        present = column[valid]
+    names = list(columns)
+    valid = ~np.isnan(values)
+    constant = {}
+    for j, name in enumerate(names):
+        present = values[valid[:, j], j]
         if len(present) == 0:
-            out[name] = (float("nan"), float("nan"))
-            continue
-        if present.min() == present.max():
-            out[name] = (float(present[0]), float(present[0]))
-            continue
-        w = weights if valid.all() else weights[:, valid]
-        totals = w.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = (w @ present) / totals
-        out[name] = _percentile_interval(means[totals > 0], tail)
+            constant[name] = (float("nan"), float("nan"))
+        elif present.min() == present.max():
+            constant[name] = (float(present[0]), float(present[0]))
+    means = {name: np.empty(n_resamples) for name in names if name not in constant}
+    for start, stop in _chunks(n_resamples, values.shape[0]):
+        weights = draw(stop - start)  # one resample for every column: the intervals are paired
+        for j, name in enumerate(names):
+            if name in constant:
+                continue
+            w = weights if valid[:, j].all() else weights[:, valid[:, j]]
+            totals = w.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means[name][start:stop] = (w @ values[valid[:, j], j]) / totals
+    out: dict[str, tuple[float, float]] = {}
+    for name in names:
+        if name in constant:
+            out[name] = constant[name]
+        else:
+            column_means = means[name]
+            out[name] = _percentile_interval(column_means[~np.isnan(column_means)], tail)
     return out
 
 

@@ -125,3 +125,31 @@ def test_pearson_mse_matches_scipy_and_handles_constants() -> None:
     r, mse, n = pearson_mse(np.ones(5), x[:5])
     assert math.isnan(r) and n == 5
     assert pearson_mse(np.array([np.nan]), np.array([1.0]))[2] == 0
+
+
+def test_resamples_are_capped_and_checked():
+    values = np.array([0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="n_resamples must be between 1 and 1,000,000"):
+        bootstrap_ci(values, n_resamples=10**9)
+    with pytest.raises(TypeError, match="n_resamples must be an int"):
+        bootstrap_ci(values, n_resamples=1e3)
+    with pytest.raises(ValueError, match="n_resamples must be between"):
+        bootstrap_ci_shared({"x": values}, np.array([0, 1, 1]), n_resamples=0)
+
+
+@pytest.mark.parametrize("n_groups", [3, 40, 300], ids=["multinomial", "weights", "distinct"])
+def test_chunked_draws_give_the_same_intervals(monkeypatch, n_groups):
+    import simscore.stats as stats_module
+
+    rng = np.random.default_rng(n_groups)
+    groups = rng.integers(0, n_groups, size=400)
+    column = rng.random(n_groups)[groups]
+    column[::7] = np.nan
+    columns = {"x": column, "y": 1.0 - column}
+    whole = bootstrap_ci_shared(columns, groups, n_resamples=2000, seed=3)
+    single = bootstrap_ci(column[~np.isnan(column)], n_resamples=2000, rng=3)
+    monkeypatch.setattr(stats_module, "_CHUNK_ELEMENTS", 997)  # many small chunks: the same draws
+    chunked = bootstrap_ci_shared(columns, groups, n_resamples=2000, seed=3)
+    for name in columns:  # (a matrix product split by rows may round the last bit differently)
+        assert chunked[name] == pytest.approx(whole[name], abs=1e-12)
+    assert bootstrap_ci(column[~np.isnan(column)], n_resamples=2000, rng=3) == pytest.approx(single, abs=1e-12)
