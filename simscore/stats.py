@@ -5,7 +5,12 @@
   set of context resamples, so the intervals are paired across measures;
 * :func:`t_interval` — mean and Student-t interval of the mean (quantile from scipy);
 * :func:`wilson_interval` — Wilson score interval of a binomial proportion (from scipy);
-* :func:`pearson_mse` — Pearson r and mean squared difference of two score columns.
+* :func:`pearson_mse` — Pearson r and mean squared difference of two score columns;
+  :func:`rank_correlations` — Spearman ρ and Kendall τ beside it;
+* :func:`cohen_kappa`, :func:`gwet_ac1` — chance-corrected agreement of categorical labels
+  (e.g. the acts two policies chose: raw agreement is TMR);
+* :func:`paired_test` — two score columns on the same contexts: paired permutation test and
+  bootstrap interval of the mean difference.
 
 Scale: a comparison of a million contexts has few distinct score values (policies repeat
 themselves), so both bootstraps draw *how often each distinct value (or row of values)
@@ -20,10 +25,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["MAX_RESAMPLES", "bootstrap_ci", "bootstrap_ci_shared", "t_interval", "wilson_interval", "pearson_mse"]
+__all__ = [
+    "MAX_RESAMPLES",
+    "bootstrap_ci",
+    "bootstrap_ci_shared",
+    "t_interval",
+    "wilson_interval",
+    "pearson_mse",
+    "rank_correlations",
+    "cohen_kappa",
+    "gwet_ac1",
+    "PairedTest",
+    "paired_test",
+]
 
 #: The largest number of bootstrap resamples accepted: every resample keeps one mean per
 #: measure (8 MB per measure at the cap); the draws themselves are made in chunks, so memory
@@ -277,3 +295,179 @@ def pearson_mse(x: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
         return float("nan"), mse, n
     r = float(dx @ dy) / math.sqrt(sxx * syy)
     return max(-1.0, min(1.0, r)), mse, n
+
+
+# ----------------------------------------------------------------------------- agreement
+
+
+def _category_shares(a: Sequence[Any], b: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """Shares of each category on both sides, the observed agreement and the number of pairs."""
+    if len(a) != len(b):
+        raise ValueError(f"a and b must have the same length, got {len(a)} and {len(b)}")
+    n = len(a)
+    if n == 0:
+        return np.zeros(0), np.zeros(0), float("nan"), 0
+    codes, _ = _factorise(list(a) + list(b))
+    ca, cb = codes[:n], codes[n:]
+    k = int(codes.max()) + 1
+    share_a = np.bincount(ca, minlength=k) / n
+    share_b = np.bincount(cb, minlength=k) / n
+    return share_a, share_b, float(np.mean(ca == cb)), n
+
+
+def _factorise(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    index: dict[Any, int] = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
+    return codes, list(index)
+
+
+def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float:
+    """Cohen's κ between two raters' categorical labels (hashable items), chance-corrected agreement.
+
+    ``κ = (p_o - p_e) / (1 - p_e)`` with the observed agreement ``p_o`` and the agreement
+    expected by chance from each side's own label distribution, ``p_e = Σ_k p_a(k) p_b(k)``.
+    A policy that nearly always says the same thing agrees often by chance; κ discounts that.
+    NaN when ``p_e = 1`` (both sides constant and equal: agreement cannot be told from chance)
+    or there are no pairs.
+
+    >>> round(cohen_kappa(["a", "a", "b", "b"], ["a", "b", "b", "b"]), 4)  # p_o .75, p_e .5
+    0.5
+    >>> cohen_kappa(["x"] * 3, ["x"] * 3)
+    nan
+    """
+    share_a, share_b, observed, n = _category_shares(a, b)
+    if n == 0:
+        return float("nan")
+    expected = float(share_a @ share_b)
+    if expected >= 1.0 - 1e-12:
+        return float("nan")
+    return (observed - expected) / (1.0 - expected)
+
+
+def gwet_ac1(a: Sequence[Any], b: Sequence[Any]) -> float:
+    """Gwet's AC1 between two raters' categorical labels: chance-corrected, robust to skewed labels.
+
+    ``AC1 = (p_o - p_e) / (1 - p_e)`` with ``p_e = Σ_k π_k (1 - π_k) / (K - 1)``,
+    ``π_k = (p_a(k) + p_b(k)) / 2`` and ``K`` the number of categories either side used.
+    Unlike κ it stays informative when one category dominates (Gwet 2008). With a single
+    category ``p_e = 0`` and AC1 is the observed agreement.
+
+    >>> round(gwet_ac1(["a", "a", "b", "b"], ["a", "b", "b", "b"]), 4)  # π = (3/8, 5/8): p_e = 15/32
+    0.5294
+    >>> gwet_ac1(["x"] * 3, ["x"] * 3)
+    1.0
+    """
+    share_a, share_b, observed, n = _category_shares(a, b)
+    if n == 0:
+        return float("nan")
+    k = len(share_a)
+    if k < 2:
+        return observed
+    pi = (share_a + share_b) / 2.0
+    expected = float(pi @ (1.0 - pi)) / (k - 1)
+    return (observed - expected) / (1.0 - expected)
+
+
+# ----------------------------------------------------------------------------- paired tests
+
+
+class PairedTest(NamedTuple):
+    """A paired comparison of two per-context score columns (``x - y``).
+
+    Attributes
+    ----------
+    mean_difference : float
+        Mean of ``x - y`` over the contexts both define.
+    ci_low, ci_high : float
+        Percentile bootstrap interval of the mean difference (contexts resampled in pairs).
+    p_value : float
+        Two-sided p-value of "no difference" from a paired permutation test (the sign of each
+        context's difference flipped at random, Monte Carlo with ``n_permutations``).
+    n : int
+        Pairs used (NaN in either column dropped).
+    """
+
+    mean_difference: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    n: int
+
+
+def paired_test(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    n_permutations: int = 10_000,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> PairedTest:
+    """Is ``x`` different from ``y`` on the same contexts? Paired permutation test and bootstrap.
+
+    Typical use: ``x`` the per-context TMR of A vs B, ``y`` of A vs C on the same contexts —
+    "is A closer to B than to C?" — or the same measure in two comparisons of one context set.
+    The permutation test is :func:`scipy.stats.permutation_test` with ``permutation_type=
+    "samples"`` (sign flips of the paired differences); the interval is :func:`bootstrap_ci`
+    of the differences. Both are seeded.
+
+    Examples
+    --------
+    >>> x = np.array([1.0, 1.0, 1.0, 0.0] * 25)
+    >>> y = np.array([1.0, 0.0, 0.0, 0.0] * 25)
+    >>> t = paired_test(x, y, seed=1)
+    >>> round(t.mean_difference, 2), t.ci_low > 0, t.p_value < 0.001, t.n
+    (0.5, True, True, 100)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"x and y must be 1-d arrays of the same length, got shapes {x.shape} and {y.shape}")
+    if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or not (
+        1 <= n_permutations <= MAX_RESAMPLES
+    ):
+        raise ValueError(f"n_permutations must be an int between 1 and {MAX_RESAMPLES:,}, got {n_permutations!r}")
+    keep = ~(np.isnan(x) | np.isnan(y))
+    diff = x[keep] - y[keep]
+    n = int(diff.size)
+    if n == 0:
+        return PairedTest(float("nan"), float("nan"), float("nan"), float("nan"), 0)
+    low, high = bootstrap_ci(diff, n_resamples=n_resamples, confidence=confidence, rng=seed)
+    if not diff.any() or n < 2:
+        p_value = 1.0  # no difference, or one pair: both signs are equally likely
+    else:
+        from scipy.stats import permutation_test
+
+        def statistic(a: np.ndarray, b: np.ndarray, axis: int) -> np.ndarray:
+            return np.mean(a - b, axis=axis)
+
+        result = permutation_test(
+            (x[keep], y[keep]), statistic, permutation_type="samples", vectorized=True,
+            n_resamples=int(n_permutations), alternative="two-sided", rng=np.random.default_rng(seed),
+        )
+        p_value = float(result.pvalue)
+    return PairedTest(float(diff.mean()), low, high, p_value, n)
+
+
+# ----------------------------------------------------------------------------- rank correlation
+
+
+def rank_correlations(x: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
+    """Spearman ρ and Kendall τ-b of the pairs where neither value is NaN (scipy), and their count.
+
+    NaN where a column is constant or fewer than two pairs are left.
+
+    >>> rho, tau, n = rank_correlations(np.array([1.0, 2.0, 3.0, np.nan]), np.array([1.0, 4.0, 9.0, 0.0]))
+    >>> rho, tau, n
+    (1.0, 1.0, 3)
+    """
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    n = int(len(x))
+    if n < 2 or np.ptp(x) == 0.0 or np.ptp(y) == 0.0:
+        return float("nan"), float("nan"), n
+    from scipy.stats import kendalltau, spearmanr
+
+    rho = float(spearmanr(x, y).statistic)
+    tau = float(kendalltau(x, y).statistic)
+    return rho, tau, n

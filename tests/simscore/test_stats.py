@@ -153,3 +153,66 @@ def test_chunked_draws_give_the_same_intervals(monkeypatch, n_groups):
     for name in columns:  # (a matrix product split by rows may round the last bit differently)
         assert chunked[name] == pytest.approx(whole[name], abs=1e-12)
     assert bootstrap_ci(column[~np.isnan(column)], n_resamples=2000, rng=3) == pytest.approx(single, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------- agreement
+
+
+def test_cohen_kappa_matches_scikit_learn():
+    from sklearn.metrics import cohen_kappa_score
+
+    from simscore.stats import cohen_kappa
+
+    rng = np.random.default_rng(0)
+    labels = ["request(area)", "request(food)", "inform(name=x)", "bye()"]
+    for _ in range(20):
+        a = [labels[i] for i in rng.integers(0, 4, size=50)]
+        b = [x if rng.random() < 0.6 else labels[int(rng.integers(4))] for x in a]
+        assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+    assert math.isnan(cohen_kappa([], [])) and math.isnan(cohen_kappa(["a"], ["a"]))
+    with pytest.raises(ValueError, match="same length"):
+        cohen_kappa(["a"], ["a", "b"])
+
+
+def test_gwet_ac1_by_hand_and_robust_to_skew():
+    from simscore.stats import cohen_kappa, gwet_ac1
+
+    # Gwet (2008), table 1 style: 2 raters, 2 categories, counts (a,a)=118, (a,b)=5, (b,a)=2, (b,b)=0
+    a = ["+"] * 123 + ["-"] * 2
+    b = ["+"] * 118 + ["-"] * 5 + ["+"] * 2
+    # p_o = 118/125; π_+ = (123 + 120) / 250; p_e = 2 π_+ (1 - π_+)
+    pi = 243 / 250
+    expected = (118 / 125 - 2 * pi * (1 - pi)) / (1 - 2 * pi * (1 - pi))
+    assert gwet_ac1(a, b) == pytest.approx(expected, abs=1e-12)
+    assert gwet_ac1(a, b) > 0.9 > 0.0 > cohen_kappa(a, b)  # κ's paradox under skew; AC1 stays high
+    assert gwet_ac1(["x", "y"], ["x", "y"]) == 1.0
+
+
+def test_paired_test_finds_real_differences_only():
+    from simscore.stats import paired_test
+
+    rng = np.random.default_rng(2)
+    base = (rng.random(300) < 0.6).astype(float)
+    same = paired_test(base, base.copy(), seed=0)
+    assert same.mean_difference == 0.0 and same.p_value == 1.0 and same.ci_low == same.ci_high == 0.0
+    noisy = np.where(rng.random(300) < 0.1, 1.0 - base, base)  # 10 % flipped both ways
+    null = paired_test(base, noisy, seed=0)
+    assert null.p_value > 0.05 and null.ci_low < 0 < null.ci_high
+    better = np.where(rng.random(300) < 0.3, 1.0, base)
+    real = paired_test(better, base, seed=0)
+    assert real.p_value < 0.001 and real.ci_low > 0 and real.n == 300
+    assert paired_test(better, base, seed=0) == real  # seeded
+    with_nan = paired_test(np.array([1.0, np.nan, 0.0]), np.array([0.0, 1.0, np.nan]), seed=0)
+    assert with_nan.n == 1 and with_nan.mean_difference == 1.0
+    with pytest.raises(ValueError, match="same length"):
+        paired_test(np.zeros(3), np.zeros(4))
+
+
+def test_rank_correlations_match_scipy():
+    from simscore.stats import rank_correlations
+
+    rng = np.random.default_rng(4)
+    x, y = rng.random(80), rng.random(80)
+    rho, tau, n = rank_correlations(x, y)
+    assert rho == pytest.approx(sps.spearmanr(x, y).statistic) and tau == pytest.approx(sps.kendalltau(x, y).statistic)
+    assert n == 80 and all(math.isnan(v) for v in rank_correlations(np.ones(3), x[:3])[:2])
