@@ -346,9 +346,9 @@ def build_report(
         correlation=tables.get("correlation") if "correlation" in known else None,
         **thresholds,
     )
-    verdicts = {True: "Holds", False: "Does not hold", None: "Not assessed"}
     for finding in results:
-        lines.append(f"- {finding.claim} **{verdicts[finding.holds]}:** {finding.evidence}.")
+        evidence = finding.evidence if finding.checks else finding.reason
+        lines.append(f"- ({finding.number}) {finding.claim} **{finding.verdict.capitalize()}:** {evidence}.")
     lines.append("")
 
     threshold = float(thresholds.get("converged_tmr", 0.9))
