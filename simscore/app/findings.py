@@ -452,7 +452,7 @@ def _small_changes(conv: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Fin
         paper = {}
         if ref.has(cs, reward):
             paper = numbers(ref.late(ref.convergence, reward, t.late_fraction)["tmr"].to_numpy(dtype=np.float64))
-        note = f"{_checkpoints_note(late)}, {len(values)} comparisons (runs × checkpoints)"
+        note = f"{_checkpoints_note(late)}: {len(values)} comparisons of runs and checkpoints"
         checks.append(Check(f"{cs}/{reward}", verdict, ours, paper, rule, note))
     return _finding("small_changes", checks)
 
@@ -573,8 +573,8 @@ def _first_turn(table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Findi
             continue
         all_or_nothing = float(np.mean((np.abs(tmr) <= _EPS) | (np.abs(tmr - 1.0) <= _EPS)))
         dmr_one = float(np.mean(np.abs(dmr - 1.0) <= _EPS))
-        ours = {"all-or-nothing TMR": all_or_nothing, "DMR 1": dmr_one, "pairs": len(tmr)}
-        paper = {"all-or-nothing TMR": 1.0, "DMR 1": 1.0} if ref.has(cs, reward) else {}
+        ours = {"share TMR 0 or 1": all_or_nothing, "share DMR = 1": dmr_one, "pairs": len(tmr)}
+        paper = {"share TMR 0 or 1": 1.0, "share DMR = 1": 1.0} if ref.has(cs, reward) else {}
         verdict = _both(all_or_nothing >= share - _EPS, dmr_one >= share - _EPS)
         note = (f"checkpoint {int(part['checkpoint'].max())}, turn {int(part['turn_index'].iloc[0])}; "
                 f"pair TMR {', '.join(_fmt(v) for v in tmr)}")

@@ -188,8 +188,8 @@ def test_findings_hold_on_a_paper_like_run(paper_like):
     assert rm[0].note == "checkpoint 10, 2 cross and 2 within-reward pairs"
 
     first = _scopes(result["first_turn"])
-    assert first["col/ts"].ours == {"all-or-nothing TMR": 1.0, "DMR 1": 1.0, "pairs": 3}
-    assert first["col/ts"].paper == {"all-or-nothing TMR": 1.0, "DMR 1": 1.0}
+    assert first["col/ts"].ours == {"share TMR 0 or 1": 1.0, "share DMR = 1": 1.0, "pairs": 3}
+    assert first["col/ts"].paper == {"share TMR 0 or 1": 1.0, "share DMR = 1": 1.0}
 
     cer = _scopes(result["cer_cmr_agree"])
     assert cer["all pairs"].ours == {"r": 0.97, "MSE": 0.004} and cer["all pairs"].paper_says
@@ -261,7 +261,7 @@ def test_first_turn_grades_all_or_nothing_and_dmr():
 
     assert verdict([(1.0, 1.0), (0.0, 1.0)]).verdict == "holds"
     mixed = verdict([(0.5, 1.0), (0.0, 1.0)])
-    assert mixed.verdict == "partly" and mixed.checks[0].ours["all-or-nothing TMR"] == 0.5
+    assert mixed.verdict == "partly" and mixed.checks[0].ours["share TMR 0 or 1"] == 0.5
     assert verdict([(0.5, 1.0), (0.0, 1.0)], first_turn_share=0.5).verdict == "holds"
     assert verdict([(0.5, 0.5), (0.25, 0.0)]).verdict == "does not hold"
     empty = pd.DataFrame(_first("ts", [(1.0, 1.0)])).assign(count=0, mean=np.nan)
@@ -368,7 +368,7 @@ def test_findings_on_the_synthetic_experiment():
     assert (rm["col/ts-iq"].verdict, rm["gen/ts-iq"].verdict) == ("does not hold", "partly")
     # first turn (c00..c03) at k = 3: ts pair TMR 0, DMR 0.5; iq pair TMR 1, DMR 1
     turn = _scopes(found["first_turn"])
-    assert turn["col/ts"].ours == {"all-or-nothing TMR": 1.0, "DMR 1": 0.0, "pairs": 1}
+    assert turn["col/ts"].ours == {"share TMR 0 or 1": 1.0, "share DMR = 1": 0.0, "pairs": 1}
     assert (turn["col/ts"].verdict, turn["col/iq"].verdict) == ("partly", "holds")
     # correlation of the four action measures: CER/CMR agree; no USE, no text table
     cell = tables["correlation"].query("subset == 'all' and measure_a == 'cer' and measure_b == 'cmr'").iloc[0]
