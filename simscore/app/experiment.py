@@ -474,7 +474,7 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
                 turn_tables.append(an.per_turn(cross, group="reward models (final checkpoint)"))
             pairs = {k: c for r in seeds_here for k, c in r.comparisons.items()}
             pairs.update((k, c) for k, c in rm[-1].comparisons.items() if k.reward_a != k.reward_b)
-            first_turns.append(an.first_turn(pairs, **bootstrap))
+            first_turns.append(an.first_turn(pairs, n_resamples=config.n_resamples, seed=config.bootstrap_seed))
         logger.info("scored context set %r", cs)
     bar.close()
 
@@ -503,7 +503,8 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
             analyses["seeds"] = seeds_r.comparisons
         analyses["reward_models"] = {k: c for k, c in rm_r.comparisons.items() if k.reward_a != k.reward_b}
         tables["text_at_matching_actions"] = an.text_at_matching_actions(
-            analyses, measures=[m.name for m in measures if m.level == "text"], **bootstrap)
+            analyses, measures=[m.name for m in measures if m.level == "text"], n_resamples=config.n_resamples,
+            seed=config.bootstrap_seed)
     meta = {
         "title": f"simscore experiment {config.name!r}",
         "signatures": {m.name: m.signature() for m in measures},
