@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from simscore.analysis import SCHEMAS, check_table
+from simscore.app import paper
 from simscore.stats import pearson_mse
 
 __all__ = ["Verdict", "VERDICTS", "Thresholds", "Check", "Finding", "findings", "format_quantities"]
@@ -315,8 +316,6 @@ class _Paper:
     """The paper's numbers per scope, loaded once per call of :func:`findings`."""
 
     def __init__(self, collected_set: str) -> None:
-        from simscore.app import paper
-
         self.collected_set = collected_set
         self.convergence = paper.convergence()
         self.seeds = paper.seeds()

@@ -41,8 +41,9 @@ The ``meta`` dict (JSON-serialisable; every key optional):
 - ``command``: the command line that started the run (None: started from Python);
 - ``date``: the ISO date the run was scored, written once by the pipeline.
 
-Everything in the report derives from the tables and ``meta`` (no clock, no host names),
-so rebuilding from saved tables gives the same text.
+Everything in the report derives from the tables and ``meta`` (no clock, no host names; the
+only look at the folder is whether it holds ``run.log``, to link it), so rebuilding from saved
+tables gives the same text.
 
 A pipeline, in outline (``ck[cs][reward][run]`` maps checkpoint → Responses, ``K`` is the
 final checkpoint, ``ctx[cs]`` the context set or its metadata frame)::

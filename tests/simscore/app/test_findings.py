@@ -169,6 +169,9 @@ def test_findings_hold_on_a_paper_like_run(paper_like):
     assert converge["col/ts"].paper == {"late TMR": pytest.approx(0.9865)}  # paper's Table 2 at 30k and 40k
     assert converge["gen/ts"].paper == {} and converge["col/ts"].note == "late checkpoints 30–40"
     assert converge["col/ts"].rule == "late TMR ≥ 0.9 (partly ≥ 0.8)"
+    assert result["converge"].evidence.startswith(
+        "col/ts: holds, ours late TMR 0.985, paper late TMR 0.986 (late checkpoints 30–40); col/iq: holds")
+    assert result["converge"].evidence.endswith(". Threshold: late TMR ≥ 0.9 (partly ≥ 0.8)")
 
     small = _scopes(result["small_changes"])["col/ts"]
     assert small.ours == {"share changed": 0.75, "lowest TMR": 0.97}
