@@ -274,8 +274,8 @@ def _nan(value: float) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _not_assessed(scope: str, note: str, rule: str = "", paper: dict[str, float] | None = None) -> Check:
-    return Check(scope, "not assessed", {}, dict(paper or {}), rule, note)
+def _not_assessed(scope: str, note: str, rule: str = "", theirs: dict[str, float] | None = None) -> Check:
+    return Check(scope, "not assessed", {}, dict(theirs or {}), rule, note)
 
 
 # ----------------------------------------------------------------------------- helpers on tables
@@ -329,14 +329,13 @@ class _Paper:
         return _late(table[table["reward"] == reward], late_fraction)
 
 
-def _grade(value: float, holds: float, partly: float, *, higher: bool = True) -> Verdict:
-    """Holds at ≥ ``holds``, partly at ≥ ``partly`` (≤ when ``higher`` is False), else does not hold."""
+def _grade(value: float, holds: float, partly: float) -> Verdict:
+    """Holds at ≥ ``holds``, partly at ≥ ``partly``, else does not hold."""
     if _nan(value):
         return "not assessed"
-    sign = 1.0 if higher else -1.0
-    if sign * (value - holds) >= -_EPS:
+    if value >= holds - _EPS:
         return "holds"
-    if sign * (value - partly) >= -_EPS:
+    if value >= partly - _EPS:
         return "partly"
     return "does not hold"
 
@@ -417,11 +416,11 @@ def _converge(conv: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
     for cs, reward in _scopes(rows, ["context_set", "reward"]):
         late = _late(_part(rows, context_set=cs, reward=reward), t.late_fraction)
         value = float(late["mean"].mean())
-        paper = {}
+        theirs = {}
         if ref.has(cs, reward):
-            paper = {"late TMR": float(ref.late(ref.convergence, reward, t.late_fraction)["tmr"].mean())}
+            theirs = {"late TMR": float(ref.late(ref.convergence, reward, t.late_fraction)["tmr"].mean())}
         checks.append(Check(f"{cs}/{reward}", _grade(value, t.converged_tmr, t.converged_tmr_partly),
-                            {"late TMR": value}, paper, rule, _checkpoints_note(late)))
+                            {"late TMR": value}, theirs, rule, _checkpoints_note(late)))
     return _finding("converge", checks)
 
 
@@ -448,11 +447,11 @@ def _small_changes(conv: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Fin
             verdict: Verdict = "does not hold"
         else:
             verdict = "holds" if ours["lowest TMR"] >= floor - _EPS else "partly"
-        paper = {}
+        theirs = {}
         if ref.has(cs, reward):
-            paper = numbers(ref.late(ref.convergence, reward, t.late_fraction)["tmr"].to_numpy(dtype=np.float64))
+            theirs = numbers(ref.late(ref.convergence, reward, t.late_fraction)["tmr"].to_numpy(dtype=np.float64))
         note = f"{_checkpoints_note(late)}: {len(values)} comparisons of runs and checkpoints"
-        checks.append(Check(f"{cs}/{reward}", verdict, ours, paper, rule, note))
+        checks.append(Check(f"{cs}/{reward}", verdict, ours, theirs, rule, note))
     return _finding("small_changes", checks)
 
 
@@ -479,14 +478,14 @@ def _seeds_differ(conv: pd.DataFrame | None, seed_table: pd.DataFrame | None, t:
             checks.append(_not_assessed(scope, "no convergence rows for this scope", rule))
             continue
         seed_value, conv_value = float(seed_late["mean"].mean()), float(conv_late["mean"].mean())
-        paper = {}
+        theirs = {}
         if ref.has(cs, reward):
-            paper = {
+            theirs = {
                 "seed-pair TMR": float(ref.late(ref.seeds, reward, t.late_fraction)["tmr"].mean()),
                 "convergence TMR": float(ref.late(ref.convergence, reward, t.late_fraction)["tmr"].mean()),
             }
         checks.append(Check(scope, _margin_grade(conv_value - seed_value, t.seeds_margin),
-                            {"seed-pair TMR": seed_value, "convergence TMR": conv_value}, paper, rule,
+                            {"seed-pair TMR": seed_value, "convergence TMR": conv_value}, theirs, rule,
                             _checkpoints_note(seed_late)))
     return _finding("seeds_differ", checks)
 
@@ -501,12 +500,12 @@ def _dmr_above_tmr(seed_table: pd.DataFrame | None, t: Thresholds, ref: _Paper) 
         late_t = _late(_part(tmr, context_set=cs, reward=reward), t.late_fraction)
         late_d = _late(_part(dmr, context_set=cs, reward=reward), t.late_fraction)
         t_value, d_value = float(late_t["mean"].mean()), float(late_d["mean"].mean())
-        paper = {}
+        theirs = {}
         if ref.has(cs, reward):
             late_paper = ref.late(ref.seeds, reward, t.late_fraction)
-            paper = {"DMR": float(late_paper["dmr"].mean()), "TMR": float(late_paper["tmr"].mean())}
+            theirs = {"DMR": float(late_paper["dmr"].mean()), "TMR": float(late_paper["tmr"].mean())}
         checks.append(Check(f"{cs}/{reward}", _margin_grade(d_value - t_value, t.dmr_margin),
-                            {"DMR": d_value, "TMR": t_value}, paper, rule, _checkpoints_note(late_t)))
+                            {"DMR": d_value, "TMR": t_value}, theirs, rule, _checkpoints_note(late_t)))
     return _finding("dmr_above_tmr", checks)
 
 
@@ -540,12 +539,12 @@ def _reward_models(rm: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Findi
                 verdict = "partly"
             else:
                 verdict = "does not hold"
-            paper = {}
+            theirs = {}
             if cs == ref.collected_set and rewards <= {"ts", "iq"}:
                 at_final = ref.seeds[ref.seeds["checkpoint"] == ref.facts.final_checkpoint]
-                paper = {"cross TMR": float(ref.reward_models["tmr"]), "within TMR": float(at_final["tmr"].mean())}
+                theirs = {"cross TMR": float(ref.reward_models["tmr"]), "within TMR": float(at_final["tmr"].mean())}
             note = f"checkpoint {k}, {len(cross)} cross and {len(within)} within-reward pairs"
-            checks.append(Check(scope, verdict, {"cross TMR": cross_value, "within TMR": within_value}, paper, rule,
+            checks.append(Check(scope, verdict, {"cross TMR": cross_value, "within TMR": within_value}, theirs, rule,
                                 note))
     if not checks:
         return _finding("reward_models_like_seeds", reason="the reward_models table has no pairs across reward models")
@@ -573,11 +572,11 @@ def _first_turn(table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Findi
         all_or_nothing = float(np.mean((np.abs(tmr) <= _EPS) | (np.abs(tmr - 1.0) <= _EPS)))
         dmr_one = float(np.mean(np.abs(dmr - 1.0) <= _EPS))
         ours = {"share TMR 0 or 1": all_or_nothing, "share DMR = 1": dmr_one, "pairs": len(tmr)}
-        paper = {"share TMR 0 or 1": 1.0, "share DMR = 1": 1.0} if ref.has(cs, reward) else {}
+        theirs = {"share TMR 0 or 1": 1.0, "share DMR = 1": 1.0} if ref.has(cs, reward) else {}
         verdict = _both(all_or_nothing >= share - _EPS, dmr_one >= share - _EPS)
         note = (f"checkpoint {int(part['checkpoint'].max())}, turn {int(part['turn_index'].iloc[0])}; "
                 f"pair TMR {', '.join(_fmt(v) for v in tmr)}")
-        checks.append(Check(scope, verdict, ours, paper, rule, note))
+        checks.append(Check(scope, verdict, ours, theirs, rule, note))
     return _finding("first_turn", checks)
 
 
@@ -668,10 +667,10 @@ def _text(table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
         values = {str(m): float(v) for m, v in zip(part["measure"], part["mean"])}
         below = [v <= ceiling + _EPS for v in values.values()]
         verdict: Verdict = "holds" if all(below) else "partly" if any(below) else "does not hold"
-        paper = {}
+        theirs = {}
         if ref.has(cs, reward):
-            paper = {m: ref.facts.text_at_tmr_one[m] for m in values if m in ref.facts.text_at_tmr_one}
-        checks.append(Check(scope, verdict, values, paper, rule, f"{int(part['count'].max())} pairs with TMR = 1"))
+            theirs = {m: ref.facts.text_at_tmr_one[m] for m in values if m in ref.facts.text_at_tmr_one}
+        checks.append(Check(scope, verdict, values, theirs, rule, f"{int(part['count'].max())} pairs with TMR = 1"))
     return _finding("text_below_one", checks)
 
 
