@@ -9,7 +9,8 @@ them and the application layer writes the report.
 Modules: :mod:`~simscore.analysis.tables` (schemas, keys, the result type),
 :mod:`~simscore.analysis.comparisons` (convergence, seeds, reward models, chance level),
 :mod:`~simscore.analysis.aggregate` (means over pairs), :mod:`~simscore.analysis.per_context`
-(pooled and per-turn scores), :mod:`~simscore.analysis.correlation` and
+(pooled and per-turn scores, each pair's first system turn, text measures where the actions
+match), :mod:`~simscore.analysis.correlation` and
 :mod:`~simscore.analysis.performance`. The paper's findings are checked by the application
 layer (:mod:`simscore.app.findings`). Table schemas: :mod:`simscore.analysis.tables`.
 
@@ -32,7 +33,7 @@ from simscore.analysis.comparisons import (
     stability_table,
 )
 from simscore.analysis.correlation import Correlation, correlation, correlation_matrices, correlation_table
-from simscore.analysis.per_context import ScoresArg, per_turn, pooled_scores
+from simscore.analysis.per_context import ScoresArg, first_turn, per_turn, pooled_scores, text_at_matching_actions
 from simscore.analysis.performance import performance_table
 from simscore.analysis.tables import (
     AGG_COLUMNS,
@@ -83,6 +84,8 @@ __all__ = [
     "contrast",
     "pooled_scores",
     "per_turn",
+    "first_turn",
+    "text_at_matching_actions",
     "correlation",
     "correlation_table",
     "correlation_matrices",

@@ -1,18 +1,26 @@
-"""Analyses over the per-context scores of many comparisons: pooling and per-turn scores."""
+"""Analyses over the per-context scores of comparisons: pooling, per-turn scores, the first
+system turn of each pair, and text measures where the actions match.
+
+:func:`per_turn` pools many comparisons by turn index [paper's Figure 4];
+:func:`first_turn` keeps each compared pair apart at one turn (is a seed pair's first system
+turn all-or-nothing?); :func:`text_at_matching_actions` asks how similar the wording is where
+the two policies chose the same action (paper's Table 2: TMR 1.000, yet the text measures
+stay well below 1).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TypeAlias
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
 
-from simscore.analysis.tables import SCHEMAS, AnalysisResult, typed_table
+from simscore.analysis.tables import SCHEMAS, AnalysisResult, RewardModelsKey, SeedsKey, typed_table
 from simscore.compare import Comparison
 from simscore.stats import bootstrap_ci
 
-__all__ = ["ScoresArg", "pooled_scores", "pool", "per_turn"]
+__all__ = ["ScoresArg", "pooled_scores", "pool", "per_turn", "first_turn", "text_at_matching_actions"]
 
 
 ScoresArg: TypeAlias = Comparison | Iterable[Comparison] | AnalysisResult | pd.DataFrame
@@ -141,3 +149,205 @@ def per_turn(
     return typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["per_turn"])))
 
 
+
+
+def _interval(values: np.ndarray, n_resamples: int, confidence: float, seed: int) -> tuple[float, float, float, int]:
+    """Mean, bootstrap interval and count of the non-NaN ``values`` (NaN mean when there are none)."""
+    values = values[~np.isnan(values)]
+    low, high = bootstrap_ci(values, n_resamples=n_resamples, confidence=confidence, rng=seed)
+    mean = float(values.mean()) if len(values) else float("nan")
+    return mean, low, high, len(values)
+
+
+def _comparison_mapping(comparisons: Any, parameter: str) -> Mapping[Any, Comparison]:
+    mapping = comparisons.comparisons if isinstance(comparisons, AnalysisResult) else comparisons
+    if not isinstance(mapping, Mapping):
+        raise TypeError(
+            f"{parameter} must be an AnalysisResult or a mapping key -> Comparison, got {type(comparisons).__name__}"
+        )
+    for key, comparison in mapping.items():
+        if not isinstance(comparison, Comparison):
+            raise TypeError(f"{parameter}[{key!r}] must be a simscore Comparison, got {type(comparison).__name__}")
+    return mapping
+
+
+def _pair_identity(key: Any) -> tuple[str, int, str, str, str, str, str]:
+    """``context_set, checkpoint, group, reward_a, run_a, reward_b, run_b`` of a seeds or reward-models key."""
+    if isinstance(key, SeedsKey):
+        return (key.context_set, key.checkpoint, f"{key.reward}-{key.reward}", key.reward, key.run_a,
+                key.reward, key.run_b)
+    if isinstance(key, RewardModelsKey):
+        return (key.context_set, key.checkpoint, key.group, key.reward_a, key.run_a, key.reward_b, key.run_b)
+    raise TypeError(
+        f"comparisons: key {key!r} is neither a SeedsKey nor a RewardModelsKey "
+        "(first_turn compares pairs of runs: the seeds or reward_models analyses)"
+    )
+
+
+def first_turn(
+    comparisons: Mapping[SeedsKey | RewardModelsKey, Comparison] | AnalysisResult,
+    *,
+    measures: Iterable[str] | None = None,
+    turn: int = 1,
+    turn_column: str = "turn_index",
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Each compared pair of runs at one turn [the paper's Figure 4, per pair]: the first system turn by default.
+
+    :func:`per_turn` pools all pairs; here every pair keeps its own row, so one can see that
+    a seed pair's first system turn is all-or-nothing (TMR 0 or 1 over its turn-1 contexts)
+    while its dialogue act agrees (DMR 1).
+
+    Parameters
+    ----------
+    comparisons : AnalysisResult or mapping key → Comparison
+        Comparisons of the ``seeds`` analysis (:class:`~simscore.analysis.tables.SeedsKey`)
+        and/or the ``reward_models`` analysis (:class:`~simscore.analysis.tables.RewardModelsKey`),
+        made with ``metadata=`` carrying ``turn_column``.
+    measures : iterable of str, optional
+        Default: every measure of each comparison.
+    turn : int
+        The turn index kept (1: the first turn where the system decides after the user spoke).
+    turn_column : str
+        The metadata column with the turn index.
+    n_resamples, confidence, seed
+        Bootstrap of each pair's interval over its contexts of that turn.
+
+    Returns
+    -------
+    DataFrame
+        ``first_turn`` schema, one row per (pair, measure) in the mapping's order: the pair's
+        mean at ``turn``, its interval and ``count`` of contexts (NaN mean and count 0 when
+        the pair has no context of that turn).
+
+    Examples
+    --------
+    >>> from simscore import Act, Response, Responses
+    >>> from simscore.analysis import seeds
+    >>> acts = {"a": ["hello()", "request(food)", "bye()"], "b": ["hello()", "request(area)", "bye()"]}
+    >>> runs = {run: [Responses({f"c{i}": Response(Act.parse(x)) for i, x in enumerate(xs)})]
+    ...         for run, xs in acts.items()}
+    >>> result = seeds(runs, ["tmr", "dmr"], reward="ts", context_set="col",
+    ...                metadata={"c0": {"turn_index": 0}, "c1": {"turn_index": 1}, "c2": {"turn_index": 1}})
+    >>> first_turn(result)[["group", "run_a", "run_b", "turn_index", "measure", "mean", "count"]]
+       group run_a run_b  turn_index measure  mean  count
+    0  ts-ts     a     b           1     tmr   0.5      2
+    1  ts-ts     a     b           1     dmr   1.0      2
+    """
+    mapping = _comparison_mapping(comparisons, "comparisons")
+    if isinstance(turn, bool) or not isinstance(turn, (int, np.integer)):
+        raise TypeError(f"turn must be an int, got {turn!r}")
+    names = None if measures is None else ([measures] if isinstance(measures, str) else list(measures))
+    rows = []
+    for key, comparison in mapping.items():
+        identity = _pair_identity(key)
+        scores = comparison.scores
+        if turn_column not in scores.columns:
+            raise ValueError(
+                f"comparisons[{key!r}] has no {turn_column!r} column; compare with metadata= carrying the "
+                "contexts' turn index"
+            )
+        wanted = list(comparison.measures) if names is None else names
+        missing = [m for m in wanted if m not in comparison.measures]
+        if missing:
+            raise ValueError(f"measures: comparisons[{key!r}] has no {', '.join(map(repr, missing))} scores")
+        at_turn = scores[pd.to_numeric(scores[turn_column], errors="coerce") == turn]
+        for name in wanted:
+            mean, low, high, count = _interval(at_turn[name].to_numpy(dtype=np.float64), n_resamples, confidence,
+                                               seed)
+            rows.append((*identity, int(turn), name, mean, low, high, count))
+    return typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["first_turn"])))
+
+
+def _reward_label(key: Any) -> str:
+    if hasattr(key, "reward"):
+        return str(key.reward)
+    if hasattr(key, "group"):
+        return str(key.group)
+    raise TypeError(f"analyses: key {key!r} has neither a reward nor a group field")
+
+
+def text_at_matching_actions(
+    analyses: Mapping[str, Mapping[Any, Comparison] | AnalysisResult],
+    *,
+    measures: Iterable[str] | None = None,
+    match_measure: str = "tmr",
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Text measures over the context pairs whose actions match [the paper's Table 2 at TMR 1.000].
+
+    Where two policies choose the same action, an action measure says "identical"; the text
+    measures say how differently that action was worded. The paper found them well below 1
+    (angular ≈ 0.87, BLEU-4 ≈ 0.5, BERTScore ≈ 0.92) for checkpoints with TMR 1.000.
+
+    Parameters
+    ----------
+    analyses : mapping analysis name → (AnalysisResult or mapping key → Comparison)
+        E.g. ``{"convergence": conv, "seeds": seeds, "reward_models": cross_pairs}``. Every
+        key needs a ``context_set`` field and a ``reward`` (or ``group``) field, as the keys of
+        :mod:`simscore.analysis` have.
+    measures : iterable of str, optional
+        Default: the text-level measures (:data:`simscore.measures.TEXT_MEASURES`) the
+        comparisons have.
+    match_measure : str
+        The per-pair total match (1: the same action).
+    n_resamples, confidence, seed
+        Bootstrap over the pooled pairs.
+
+    Returns
+    -------
+    DataFrame
+        ``text_at_matching_actions`` schema: one row per analysis, context set, reward (in
+        order of appearance) and measure, pooling the pairs of all its comparisons with
+        ``match_measure`` = 1; NaN mean and count 0 where none match.
+
+    Examples
+    --------
+    >>> from simscore import Act, Response, Responses, compare
+    >>> a = Responses({"c1": Response(Act.parse("hello()"), "Hello!"), "c2": Response(Act.parse("bye()"), "Bye.")})
+    >>> b = Responses({"c1": Response(Act.parse("hello()"), "Hello!"), "c2": Response(Act.parse("hello()"), "Hi.")})
+    >>> key = SeedsKey("col", "ts", 1, "a", "b")
+    >>> t = text_at_matching_actions({"seeds": {key: compare(a, b, ["tmr", "bleu4"])}})
+    >>> t[["context_set", "analysis", "reward", "measure", "mean", "count"]]
+      context_set analysis reward measure  mean  count
+    0         col    seeds     ts   bleu4   1.0      1
+    """
+    if not isinstance(analyses, Mapping) or not analyses:
+        raise ValueError("analyses must be a non-empty mapping analysis name -> comparisons")
+    mappings = {str(name): _comparison_mapping(c, f"analyses[{name!r}]") for name, c in analyses.items()}
+    if measures is None:
+        from simscore.measures import TEXT_MEASURES
+
+        present = {m for mapping in mappings.values() for c in mapping.values() for m in c.measures}
+        names = [m for m in TEXT_MEASURES if m in present]
+        if not names:
+            raise ValueError(
+                f"measures: the comparisons have no text measure ({', '.join(TEXT_MEASURES)}); pass measures="
+            )
+    else:
+        names = [measures] if isinstance(measures, str) else list(measures)
+    rows = []
+    for analysis, mapping in mappings.items():
+        groups: dict[tuple[str, str], list[pd.DataFrame]] = {}
+        for key, comparison in mapping.items():
+            if not hasattr(key, "context_set"):
+                raise TypeError(f"analyses[{analysis!r}]: key {key!r} has no context_set field")
+            scores = comparison.scores
+            missing = [m for m in (match_measure, *names) if m not in comparison.measures]
+            if missing:
+                raise ValueError(
+                    f"analyses[{analysis!r}][{key!r}] has no {', '.join(map(repr, missing))} scores"
+                )
+            matching = scores.loc[scores[match_measure].to_numpy() == 1.0, names]
+            groups.setdefault((str(key.context_set), _reward_label(key)), []).append(matching)
+        for (context_set, reward), parts in groups.items():
+            pooled = pd.concat(parts, ignore_index=True)
+            for name in names:
+                mean, low, high, count = _interval(pooled[name].to_numpy(dtype=np.float64), n_resamples, confidence,
+                                                   seed)
+                rows.append((context_set, analysis, reward, name, mean, low, high, count))
+    return typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["text_at_matching_actions"])))

@@ -13,6 +13,10 @@ come before ``measure`` and it ends in the statistics of ``Comparison.summary``
                    mean, ci_low, ci_high, count, missing
     chance         context_set, reward, run, checkpoint, measure, mean, ci_low, ci_high, count, missing
     per_turn       group, turn_index, measure, mean, ci_low, ci_high, count
+    first_turn     context_set, checkpoint, group, reward_a, run_a, reward_b, run_b, turn_index, measure,
+                   mean, ci_low, ci_high, count
+    text_at_matching_actions
+                   context_set, analysis, reward, measure, mean, ci_low, ci_high, count
     correlation    subset, measure_a, measure_b, r, mse, n
     performance    reward, checkpoint, n_runs, success_rate, success_rate_low, success_rate_high,
                    avg_iq, avg_iq_low, avg_iq_high, avg_length, avg_length_low, avg_length_high
@@ -36,6 +40,14 @@ Meaning of the columns:
 - ``mean``: the rate (mean over scored contexts); ``ci_low``/``ci_high``: its seeded
   bootstrap interval; ``count``: scored contexts; ``missing``: NaN pairs left out.
 - ``turn_index``: the contexts' turn index metadata; ``count`` there: scored pairs pooled.
+- ``first_turn``: one compared pair of runs (a seed pair has ``group`` ``"ts-ts"`` and
+  ``reward_a == reward_b``) at one turn index (the first system turn, 1, by default): the
+  pair's ``mean`` over its contexts of that turn, its interval and ``count`` of contexts
+  (``mean`` NaN and ``count`` 0 when the pair has no context of that turn).
+- ``text_at_matching_actions``: per ``analysis`` (``"convergence"``, ``"seeds"``,
+  ``"reward_models"``), context set and ``reward`` (the runs' reward model, or the group such
+  as ``"ts-iq"`` for pairs across reward models), the mean of a text measure over the pooled
+  context pairs whose actions match (TMR = 1); ``count``: those pairs (NaN mean when none).
 - ``subset``: ``"all"`` pairs or ``"nonmatching"`` pairs only (TMR = 0); ``r``: Pearson r;
   ``mse``: mean squared difference; ``n``: pairs where both measures are defined.
 - aggregates: ``mean`` over pairs of the pairs' means, ``ci_low``/``ci_high`` a seeded
@@ -92,6 +104,13 @@ SCHEMAS: dict[str, tuple[str, ...]] = {
     ),
     "chance": ("context_set", "reward", "run", "checkpoint", "measure", *STAT_COLUMNS),
     "per_turn": ("group", "turn_index", "measure", "mean", "ci_low", "ci_high", "count"),
+    "first_turn": (
+        "context_set", "checkpoint", "group", "reward_a", "run_a", "reward_b", "run_b", "turn_index", "measure",
+        "mean", "ci_low", "ci_high", "count",
+    ),
+    "text_at_matching_actions": (
+        "context_set", "analysis", "reward", "measure", "mean", "ci_low", "ci_high", "count",
+    ),
     "correlation": ("subset", "measure_a", "measure_b", "r", "mse", "n"),
     "performance": (
         "reward", "checkpoint", "n_runs",
@@ -111,7 +130,7 @@ RECORD_COLUMNS: tuple[str, ...] = ("reward", "run", "checkpoint", "success_rate"
 _INT_COLUMNS = frozenset({"checkpoint", "previous", "turn_index", "count", "missing", "n", "n_pairs", "n_runs"})
 _STR_COLUMNS = frozenset(
     {"context_set", "reward", "run", "run_a", "run_b", "reward_a", "reward_b", "group", "measure",
-     "subset", "measure_a", "measure_b", "comparison"}
+     "subset", "measure_a", "measure_b", "comparison", "analysis"}
 )
 
 _FLOAT_COLUMNS = frozenset(

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import logging
 import os
+import shlex
 import sys
 from collections.abc import Iterator, Sequence
 
@@ -55,7 +56,10 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
 
     config = DEMO_CONFIG if args.command == "demo" else load_config(args.config)
     out = args.out or f"simscore-{config.name}"
-    path = run_experiment(config, out, n_jobs=args.jobs, scheduler=args.scheduler, progress=not args.quiet)
+    # what reproduces the results (--jobs, --scheduler and --quiet do not change them)
+    command = shlex.join(["simscore", args.command, *([args.config] if args.command == "run" else []), "--out", out])
+    path = run_experiment(config, out, n_jobs=args.jobs, scheduler=args.scheduler, progress=not args.quiet,
+                          command=command)
     print(f"report: {path}")
     return 0
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import json
 import logging
 import os
@@ -37,6 +38,7 @@ from typing import Any
 import pandas as pd
 
 from simscore._version import __version__
+from simscore.app.findings import Thresholds
 from simscore.errors import ExperimentError
 from simscore.io import atomic_write_text
 from simscore.measures import ALL_MEASURES
@@ -77,6 +79,9 @@ class ExperimentConfig:
         [scoring] Bootstrap resamples and seed of every confidence interval.
     random_seed : int
         [chance] Seed of the random policy compared with trained ones.
+    findings : Thresholds
+        [findings] Thresholds of the paper's findings in the report (names and defaults:
+        :class:`simscore.app.findings.Thresholds`); a mapping is accepted and converted.
     """
 
     name: str = "demo"
@@ -94,6 +99,7 @@ class ExperimentConfig:
     n_resamples: int = 1000
     bootstrap_seed: int = 0
     random_seed: int = 0
+    findings: Thresholds = dataclasses.field(default_factory=Thresholds)
 
     _SECTIONS = {
         "training": ("rewards", "seeds", "dialogues", "every", "eval_dialogues", "eval_seed"),
@@ -103,6 +109,10 @@ class ExperimentConfig:
     }
 
     def __post_init__(self) -> None:
+        if isinstance(self.findings, Mapping):
+            object.__setattr__(self, "findings", _thresholds(self.findings, "[findings]"))
+        elif not isinstance(self.findings, Thresholds):
+            raise ExperimentError(f"findings must be a Thresholds or a mapping, got {type(self.findings).__name__}")
         for reward in self.rewards:
             if reward not in ("ts", "iq"):
                 raise ExperimentError(f"rewards: unknown reward model {reward!r} (use 'ts' or 'iq')")
@@ -134,6 +144,7 @@ class ExperimentConfig:
             out[section] = {
                 key: list(v) if isinstance(v := getattr(self, key), tuple) else v for key in keys
             }
+        out["findings"] = self.findings.to_dict()
         return out
 
     @classmethod
@@ -144,11 +155,14 @@ class ExperimentConfig:
             if key == "name":
                 kwargs["name"] = str(value)
                 continue
-            if key not in cls._SECTIONS:
-                known = ", ".join(["name", *cls._SECTIONS])
+            if key not in (*cls._SECTIONS, "findings"):
+                known = ", ".join(["name", *cls._SECTIONS, "findings"])
                 raise ExperimentError(f"{source}: unknown entry {key!r} (known: {known})")
             if not isinstance(value, Mapping):
                 raise ExperimentError(f"{source}: [{key}] must be a table")
+            if key == "findings":
+                kwargs["findings"] = _thresholds(value, f"{source}: [findings]")
+                continue
             for option, setting in value.items():
                 if option not in cls._SECTIONS[key]:
                     raise ExperimentError(
@@ -160,6 +174,13 @@ class ExperimentConfig:
             return cls(**kwargs)
         except ExperimentError as exc:
             raise ExperimentError(f"{source}: {exc}") from None
+
+
+def _thresholds(data: Mapping[str, Any], source: str) -> Thresholds:
+    try:
+        return Thresholds.from_mapping(data, source=source)
+    except (TypeError, ValueError) as exc:
+        raise ExperimentError(str(exc) if str(exc).startswith(source) else f"{source}: {exc}") from None
 
 
 #: ``simscore demo``: three seeds per reward, 5,000 dialogues, a checkpoint every 500.
@@ -280,6 +301,7 @@ def run_experiment(
     n_jobs: int | None = None,
     scheduler: str | None = None,
     progress: bool = True,
+    command: str | None = None,
 ) -> Path:
     """Run (or continue) the experiment in ``out_dir``; returns the report's path.
 
@@ -294,6 +316,9 @@ def run_experiment(
         Dask scheduler address (``tcp://host:port``) to run those jobs on instead.
     progress : bool
         Progress bars.
+    command : str, optional
+        The command line that started the run (``simscore demo --out DIR``), recorded as
+        ``meta["command"]`` for the report's "Reproduce" section; None when run from Python.
 
     Progress messages go to the logger ``simscore.app.experiment`` (INFO) and, while the run
     lasts, into ``out_dir/run.log``; the command line also shows them on the terminal.
@@ -306,10 +331,11 @@ def run_experiment(
         json.dumps({"simscore": __version__, "config": config.to_dict()}, indent=1) + "\n",
     )
     with _run_log(out / "run.log"):
-        return _run(config, out, n_jobs=n_jobs, scheduler=scheduler, progress=progress)
+        return _run(config, out, n_jobs=n_jobs, scheduler=scheduler, progress=progress, command=command)
 
 
-def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: str | None, progress: bool) -> Path:
+def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: str | None, progress: bool,
+         command: str | None) -> Path:
     plain = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
     started = time.perf_counter()
     logger.info("experiment %r: %d runs x %d dialogues, output %s", config.name, len(config.runs), config.dialogues, out)
@@ -339,6 +365,7 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
     # 4. scoring, tables, figures, report
     t0 = time.perf_counter()
     tables, meta = _score(config, out, context_files, progress)
+    meta["command"] = command
     logger.info(
         "scoring (all comparisons, %d measures, model loading included): %.1f s",
         len(config.measures), time.perf_counter() - t0,
@@ -414,7 +441,7 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
         loaded = Responses.read_jsonl(out / "responses" / cs / run / f"ckpt-{checkpoint:06d}.jsonl")
         return loaded if ids is None else loaded.subset([i for i in loaded.ids if i in ids])
 
-    conv, seeds, rm, chance, turn_tables = [], [], [], [], []
+    conv, seeds, rm, chance, turn_tables, first_turns = [], [], [], [], [], []
     from tqdm.auto import tqdm
 
     steps = len(sets) * (2 * len(config.runs) + len(config.rewards) + 1)
@@ -451,6 +478,9 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
             cross = [c for key, c in rm[-1].comparisons.items() if key.reward_a != key.reward_b]
             if cross:
                 turn_tables.append(an.per_turn(cross, group="reward models (final checkpoint)"))
+            pairs = {k: c for r in seeds_here for k, c in r.comparisons.items()}
+            pairs.update((k, c) for k, c in rm[-1].comparisons.items() if k.reward_a != k.reward_b)
+            first_turns.append(an.first_turn(pairs, n_resamples=config.n_resamples, seed=config.bootstrap_seed))
         logger.info("scored context set %r", cs)
     bar.close()
 
@@ -471,6 +501,16 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
         tables["seeds"] = seeds_r.table
     if turn_tables:
         tables["per_turn"] = pd.concat(turn_tables, ignore_index=True)
+    if first_turns:
+        tables["first_turn"] = pd.concat(first_turns, ignore_index=True)
+    if any(m.level == "text" for m in measures):
+        analyses: dict[str, Mapping[Any, Any]] = {"convergence": conv_r.comparisons}
+        if seeds_r is not None:
+            analyses["seeds"] = seeds_r.comparisons
+        analyses["reward_models"] = {k: c for k, c in rm_r.comparisons.items() if k.reward_a != k.reward_b}
+        tables["text_at_matching_actions"] = an.text_at_matching_actions(
+            analyses, measures=[m.name for m in measures if m.level == "text"], n_resamples=config.n_resamples,
+            seed=config.bootstrap_seed)
     meta = {
         "title": f"simscore experiment {config.name!r}",
         "signatures": {m.name: m.signature() for m in measures},
@@ -480,6 +520,9 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
                   "collection": config.collect_seed, "random_policy": config.random_seed,
                   "bootstrap": config.bootstrap_seed},
         "bootstrap": {**bootstrap, "confidence": 0.95},
+        "findings": config.findings.to_dict(),
+        # the day the run was scored: written once, so `simscore report DIR` rebuilds the same text
+        "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
     }
     return tables, meta
 

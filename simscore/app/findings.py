@@ -1,187 +1,680 @@
-"""The paper's findings, checked on an experiment's tables (application layer: paper-specific).
+"""The paper's findings, checked and graded on an experiment's tables (application layer: paper-specific).
 
-:func:`findings` reads the tables of :mod:`simscore.analysis` and says, with the numbers and
-the thresholds, whether each finding of Ultes & Maier (SIGDIAL 2020) holds in this run. The
-thresholds are simscore's own choice (keyword arguments, settable in an experiment's
-configuration), not the paper's.
+:func:`findings` reads the tables of :mod:`simscore.analysis` and grades each of the eleven
+findings of Ultes & Maier (SIGDIAL 2020), per context set and reward model where that applies,
+as ``"holds"``, ``"partly"``, ``"does not hold"`` or ``"not assessed"`` (with the reason),
+beside the paper's own number (:mod:`simscore.app.paper`) and the threshold applied.
+
+The thresholds are simscore's own choice, not the paper's: the paper states its findings in
+words ("high", "much higher", "weakly"). Each is a keyword argument of :func:`findings` with a
+documented default, collected in :class:`Thresholds` (the ``[findings]`` section of an
+experiment's configuration). Defaults are set so that the paper's own numbers, where it gives
+them, pass; they are not tuned on any run of simscore.
+
+"Late" checkpoints are those in the last ``late_fraction`` of training (k ≥ (1 −
+late_fraction)·K, K the last checkpoint): with the default 0.25, 30k and 40k of the paper's
+Tables 2 and 4, and 4000–5000 of a 5,000-dialogue demo. Means over late checkpoints are less
+noisy than the final checkpoint alone.
+
+Grading: a check of one scope (e.g. ``col/ts``) holds when its numbers pass the threshold,
+holds partly when the direction is right but the size falls short (or one of two conditions
+holds), and does not hold otherwise. A finding holds when every assessed scope holds, does not
+hold when none does, and holds partly in between.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
 
+import numpy as np
 import pandas as pd
 
-from simscore.analysis import SCHEMAS, check_table, final_rows
+from simscore.analysis import SCHEMAS, check_table
+from simscore.app import paper
 from simscore.stats import pearson_mse
 
-__all__ = ["Finding", "findings"]
+__all__ = ["Verdict", "VERDICTS", "Thresholds", "Check", "Finding", "findings", "format_quantities"]
 
-
-@dataclass(frozen=True)
-class Finding:
-    """Whether one of the paper's findings holds in this run, with the numbers.
-
-    Attributes
-    ----------
-    name : str
-        Short identifier: ``converge``, ``seeds_differ``, ``dmr_above_tmr``,
-        ``cer_cmr_agree``, ``gen_below_col``.
-    holds : bool or None
-        None when the tables needed to judge it are absent.
-    evidence : str
-        The numbers and thresholds behind the verdict.
-    claim : str
-        The finding as the paper states it.
-    """
-
-    name: str
-    holds: bool | None
-    evidence: str
-    claim: str = ""
-
-
-_CLAIMS = {
-    "converge": (
-        "(1) Policies converge: checkpoint-to-checkpoint TMR of the final checkpoints is high "
-        "and stable or rising."
-    ),
-    "seeds_differ": (
-        "(2) Runs with different seeds do not converge to the same behaviour: seed-pair TMR at the "
-        "final checkpoint is clearly below the convergence TMR."
-    ),
-    "dmr_above_tmr": (
-        "(3) DMR is much higher than TMR: policies choose the same dialogue act far more often "
-        "than the same full action."
-    ),
-    "cer_cmr_agree": "(4) CER and CMR agree closely (high Pearson r, small mean squared error).",
-    "gen_below_col": "(5) C_gen gives lower absolute scores than C_col, with the same trends.",
-}
-
+Verdict: TypeAlias = Literal["holds", "partly", "does not hold", "not assessed"]
+#: The grades, best first.
+VERDICTS: tuple[Verdict, ...] = ("holds", "partly", "does not hold", "not assessed")
 
 # thresholds are compared with this slack, so that 0.95 - 0.90 counts as a difference of 0.05
 _EPS = 1e-9
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """The thresholds of :func:`findings` (simscore's choice), with their defaults.
+
+    Attributes
+    ----------
+    late_fraction : float, default 0.25
+        "Late" checkpoints: the last quarter of training, k ≥ (1 − late_fraction)·K.
+    converged_tmr, converged_tmr_partly : float, default 0.9 and 0.8
+        (1) Mean convergence TMR over the late checkpoints (runs pooled): holds at
+        ≥ ``converged_tmr``, partly at ≥ ``converged_tmr_partly``. Paper: 0.986 (TS), 0.989 (IQ).
+    small_change_max : float, default 0.1
+        (2) Late convergence comparisons with TMR < 1 must exist (else: does not hold) and
+        change little: the lowest late TMR ≥ 1 − ``small_change_max`` (else: partly).
+        Paper: 5 of 6 (TS) and 6 of 6 (IQ) late comparisons below 1, the lowest 0.978.
+    seeds_margin : float, default 0.1
+        (3) Late seed-pair TMR at least this far below the late convergence TMR; partly
+        when below by less. Paper: 0.639 vs 0.986 (TS), 0.455 vs 0.989 (IQ).
+    dmr_margin : float, default 0.2
+        (4) Late seed-pair DMR − TMR ≥ this; partly when positive but smaller.
+        Paper: 0.212 (TS), 0.388 (IQ).
+    reward_model_margin : float, default 0.2
+        (5) Cross-reward TMR below the within-reward TMR at the same checkpoint by at most
+        this; partly when above it by at most this. Paper: 0.407 vs 0.553 (a gap of 0.146).
+    first_turn_share : float, default 1.0
+        (6) Share of seed pairs (final checkpoint) whose first-turn TMR is 0 or 1, and share
+        whose first-turn DMR is 1, both needed; partly when one of the two. Paper: all pairs.
+    agreement_r, agreement_mse : float, default 0.9 and 0.01
+        (7) CER and CMR over all pairs: Pearson r ≥ ``agreement_r`` and MSE ≤
+        ``agreement_mse``; partly when one of the two.
+    nonmatching_drop : float, default 0.2
+        (7) On the non-matching pairs the CER–CMR r falls at least this far below its value
+        over all pairs; partly when lower by less. Paper: 0.466 on the non-matching pairs.
+    weak_r : float, default 0.5
+        (8) Mean Pearson r of DMR (and of BLEU-4) with every other measure ≤ this (Cohen's
+        "large" correlation starts at 0.5); partly when above it but below the mean r among
+        the other measures.
+    high_r, small_mse : float, default 0.8 and 0.05
+        (9) CER and USE cosine: r ≥ ``high_r`` and MSE ≤ ``small_mse``; partly when one.
+    text_gap : float, default 0.05
+        (10) Where actions match (convergence pairs with TMR = 1) every text measure's mean
+        ≤ 1 − ``text_gap``; partly when some are. Paper: angular 0.871, BLEU-4 0.493,
+        BERTScore 0.918.
+    trend_r : float, default 0.5
+        (11) Per reward model and measure, matched convergence and seed-pair rows: the mean on
+        C_gen below the mean on C_col and their Pearson r ≥ ``trend_r``; partly when some
+        measures pass.
+    """
+
+    late_fraction: float = 0.25
+    converged_tmr: float = 0.9
+    converged_tmr_partly: float = 0.8
+    small_change_max: float = 0.1
+    seeds_margin: float = 0.1
+    dmr_margin: float = 0.2
+    reward_model_margin: float = 0.2
+    first_turn_share: float = 1.0
+    agreement_r: float = 0.9
+    agreement_mse: float = 0.01
+    nonmatching_drop: float = 0.2
+    weak_r: float = 0.5
+    high_r: float = 0.8
+    small_mse: float = 0.05
+    text_gap: float = 0.05
+    trend_r: float = 0.5
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"findings threshold {f.name} must be a finite number, got {value!r}")
+        for name in ("late_fraction", "first_turn_share"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise ValueError(f"findings threshold {name} must be in (0, 1], got {getattr(self, name)!r}")
+        for name in ("small_change_max", "seeds_margin", "dmr_margin", "reward_model_margin", "agreement_mse",
+                     "nonmatching_drop", "small_mse", "text_gap"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"findings threshold {name} must not be negative, got {getattr(self, name)!r}")
+        if self.converged_tmr_partly > self.converged_tmr:
+            raise ValueError(
+                f"findings threshold converged_tmr_partly ({self.converged_tmr_partly!r}) must not exceed "
+                f"converged_tmr ({self.converged_tmr!r})"
+            )
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], *, source: str = "findings") -> Thresholds:
+        """Build from plain data (a TOML ``[findings]`` table); unknown names are errors naming them.
+
+        >>> Thresholds.from_mapping({"converged_tmr": 0.95}).converged_tmr
+        0.95
+        >>> Thresholds.from_mapping({"converged": 0.95})
+        Traceback (most recent call last):
+        ...
+        ValueError: findings: unknown threshold 'converged'; did you mean 'converged_tmr'? ...
+        """
+        known = [f.name for f in dataclasses.fields(cls)]
+        for name in data:
+            if name not in known:
+                close = difflib.get_close_matches(str(name), known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ValueError(f"{source}: unknown threshold {name!r}{hint} (known: {', '.join(known)})")
+        values = {k: float(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in data.items()}
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, float]:
+        """Every threshold by name (the ``[findings]`` table; ``meta["findings"]``)."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding graded in one scope (a context set and reward model, a subset of pairs, a measure).
+
+    Attributes
+    ----------
+    scope : str
+        E.g. ``"col/ts"``, ``"gen/ts-iq"``, ``"all pairs"``, ``"DMR"``.
+    verdict : str
+        One of :data:`VERDICTS`.
+    ours, paper : dict
+        The numbers behind the verdict (quantity → value), ours and the paper's (empty when
+        the paper gives none: see ``paper_says``).
+    rule : str
+        The thresholds applied, in words.
+    note : str
+        Detail: which checkpoints, per-measure numbers, or why the scope is not assessed.
+    paper_says : str
+        What the paper states where it gives no number.
+    """
+
+    scope: str
+    verdict: Verdict
+    ours: dict[str, float] = field(default_factory=dict)
+    paper: dict[str, float] = field(default_factory=dict)
+    rule: str = ""
+    note: str = ""
+    paper_says: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One of the paper's findings, graded on this run.
+
+    Attributes
+    ----------
+    number : int
+        1–11, in the order of :func:`findings`.
+    name : str
+        Short identifier, e.g. ``"converge"``.
+    title : str
+        A few words for tables.
+    claim : str
+        The finding as the paper states it.
+    checks : tuple of Check
+        One per scope; empty when the finding could not be assessed at all.
+    reason : str
+        Why it is not assessed, when ``checks`` is empty.
+    """
+
+    number: int
+    name: str
+    title: str
+    claim: str
+    checks: tuple[Check, ...] = ()
+    reason: str = ""
+
+    @property
+    def verdict(self) -> Verdict:
+        """Holds if every assessed scope holds, does not hold if none does, partly in between."""
+        assessed = [c.verdict for c in self.checks if c.verdict != "not assessed"]
+        if not assessed:
+            return "not assessed"
+        if all(v == "holds" for v in assessed):
+            return "holds"
+        if all(v == "does not hold" for v in assessed):
+            return "does not hold"
+        return "partly"
+
+    @property
+    def holds(self) -> bool | None:
+        """True if the finding holds in every assessed scope, None if not assessed, else False."""
+        verdict = self.verdict
+        return None if verdict == "not assessed" else verdict == "holds"
+
+    @property
+    def evidence(self) -> str:
+        """The checks in words: scope, verdict, our numbers, the paper's, the rule."""
+        if not self.checks:
+            return f"not assessed: {self.reason}"
+        parts = []
+        for c in self.checks:
+            text = f"{c.scope}: {c.verdict}"
+            if c.ours:
+                text += f", ours {format_quantities(c.ours)}"
+            if c.paper:
+                text += f", paper {format_quantities(c.paper)}"
+            elif c.paper_says:
+                text += f", paper: {c.paper_says}"
+            if c.note:
+                text += f" ({c.note})"
+            parts.append(text)
+        rules = list(dict.fromkeys(c.rule for c in self.checks if c.rule))
+        return "; ".join(parts) + (f". Threshold: {'; '.join(rules)}" if rules else "")
+
+
 def _fmt(value: float) -> str:
-    return "nan" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return str(int(value))
+    return f"{value:.3f}"
 
 
-def _label(*parts: Any) -> str:
-    return "/".join(str(p) for p in parts if str(p))
+def format_quantities(values: Mapping[str, float]) -> str:
+    """``"label value, label value"`` with three decimals (integers as they are, NaN as —).
+
+    >>> format_quantities({"late TMR": 0.98765, "pairs": 3})
+    'late TMR 0.988, pairs 3'
+    """
+    return ", ".join(f"{label} {_fmt(value)}" for label, value in values.items())
 
 
-def _tmr_by_final(table: pd.DataFrame, by: list[str], measure: str = "tmr") -> dict[tuple, float]:
-    part = table[table["measure"] == measure]
-    final = final_rows(part, by)
-    return {
-        (key if isinstance(key, tuple) else (key,)): float(values.mean())
-        for key, values in final.groupby(by, sort=False)["mean"]
-    }
+def _nan(value: float) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _finding_converge(conv: pd.DataFrame | None, threshold: float, window: int, tolerance: float) -> Finding:
-    if conv is None or conv.empty or not (conv["measure"] == "tmr").any():
-        return Finding("converge", None, "no convergence table with TMR", _CLAIMS["converge"])
-    parts, verdicts = [], []
-    tmr = conv[conv["measure"] == "tmr"]
-    for key, group in tmr.groupby(["context_set", "reward"], sort=False):
-        curve = group.groupby("checkpoint")["mean"].mean().sort_index()
-        final_k, final = int(curve.index[-1]), float(curve.iloc[-1])
-        earlier = curve.iloc[-1 - window : -1]
-        ok = final >= threshold - _EPS
-        text = f"{_fmt(final)} ({_label(*key)}, k={final_k}"
-        if len(earlier):
-            before = float(earlier.mean())
-            ok = ok and final >= before - tolerance - _EPS
-            text += f"; mean of the {len(earlier)} checkpoint(s) before {_fmt(before)}"
-        parts.append(text + ")")
-        verdicts.append(ok)
-    holds = all(verdicts)
-    evidence = (
-        f"final-checkpoint convergence TMR (mean over runs) {', '.join(parts)}; "
-        f"needs ≥ {threshold:g} and no drop of more than {tolerance:g} below the earlier mean"
-    )
-    return Finding("converge", holds, evidence, _CLAIMS["converge"])
+def _not_assessed(scope: str, note: str, rule: str = "", theirs: dict[str, float] | None = None) -> Check:
+    return Check(scope, "not assessed", {}, dict(theirs or {}), rule, note)
 
 
-def _finding_seeds(conv: pd.DataFrame | None, seed_table: pd.DataFrame | None, margin: float) -> Finding:
-    if conv is None or seed_table is None or conv.empty or seed_table.empty:
-        return Finding(
-            "seeds_differ", None, "needs both the convergence and the seeds tables", _CLAIMS["seeds_differ"]
-        )
-    conv_final = _tmr_by_final(conv, ["context_set", "reward"])
-    seed_final = _tmr_by_final(seed_table, ["context_set", "reward"])
-    parts, verdicts = [], []
-    for key, seed_value in seed_final.items():
-        if key not in conv_final:
-            continue
-        conv_value = conv_final[key]
-        verdicts.append(seed_value <= conv_value - margin + _EPS)
-        parts.append(f"{_fmt(seed_value)} vs {_fmt(conv_value)} ({_label(*key)})")
-    if not verdicts:
-        return Finding(
-            "seeds_differ", None, "no (context set, reward) appears in both tables", _CLAIMS["seeds_differ"]
-        )
-    evidence = (
-        f"final-checkpoint seed-pair TMR vs convergence TMR: {', '.join(parts)}; "
-        f"needs seed-pair TMR ≤ convergence TMR − {margin:g}"
-    )
-    return Finding("seeds_differ", all(verdicts), evidence, _CLAIMS["seeds_differ"])
+# ----------------------------------------------------------------------------- helpers on tables
 
 
-def _finding_dmr(seed_table: pd.DataFrame | None, rm_table: pd.DataFrame | None, margin: float) -> Finding:
-    if seed_table is not None and not seed_table.empty:
-        table, by, source = seed_table, ["context_set", "reward"], "seed pairs at the final checkpoint"
-    elif rm_table is not None and not rm_table.empty:
-        table, by, source = rm_table, ["context_set", "group"], "reward-model pairs"
-    else:
-        return Finding(
-            "dmr_above_tmr", None, "needs the seeds or the reward_models table", _CLAIMS["dmr_above_tmr"]
-        )
-    tmr = _tmr_by_final(table, by, "tmr")
-    dmr = _tmr_by_final(table, by, "dmr")
-    parts, verdicts = [], []
-    for key in tmr:
-        if key not in dmr:
-            continue
-        verdicts.append(dmr[key] - tmr[key] >= margin - _EPS)
-        parts.append(f"DMR {_fmt(dmr[key])} vs TMR {_fmt(tmr[key])} ({_label(*key)})")
-    if not verdicts:
-        return Finding("dmr_above_tmr", None, "the tables lack TMR or DMR", _CLAIMS["dmr_above_tmr"])
-    evidence = f"{source}: {', '.join(parts)}; needs DMR − TMR ≥ {margin:g}"
-    return Finding("dmr_above_tmr", all(verdicts), evidence, _CLAIMS["dmr_above_tmr"])
+def _scopes(table: pd.DataFrame, by: Sequence[str]) -> list[tuple[str, ...]]:
+    keys = table[list(by)].astype(str).drop_duplicates()
+    return [tuple(row) for row in keys.itertuples(index=False, name=None)]
 
 
-def _finding_cer_cmr(table: pd.DataFrame | None, min_r: float, max_mse: float) -> Finding:
+def _late_cut(checkpoints: pd.Series, late_fraction: float) -> float:
+    """The first checkpoint counted as late: (1 − late_fraction)·K (K the last checkpoint)."""
+    return (1.0 - late_fraction) * float(checkpoints.max())
+
+
+def _late(table: pd.DataFrame, late_fraction: float) -> pd.DataFrame:
+    """The rows at late checkpoints (the table holds one scope)."""
+    if table.empty:
+        return table
+    return table[table["checkpoint"] >= _late_cut(table["checkpoint"], late_fraction) - _EPS]
+
+
+def _part(table: pd.DataFrame, **labels: str) -> pd.DataFrame:
+    mask = np.ones(len(table), dtype=bool)
+    for column, value in labels.items():
+        mask &= (table[column].astype(str) == value).to_numpy()
+    return table[mask]
+
+
+def _checkpoints_note(late: pd.DataFrame) -> str:
+    ks = sorted(set(int(k) for k in late["checkpoint"]))
+    if not ks:
+        return ""
+    return f"late checkpoints {ks[0]}" if len(ks) == 1 else f"late checkpoints {ks[0]}–{ks[-1]}"
+
+
+class _Paper:
+    """The paper's numbers per scope, loaded once per call of :func:`findings`."""
+
+    def __init__(self, collected_set: str) -> None:
+        self.collected_set = collected_set
+        self.convergence = paper.convergence()
+        self.seeds = paper.seeds()
+        self.reward_models = paper.reward_models_means()
+        self.facts = paper.facts()
+
+    def has(self, context_set: str, reward: str) -> bool:
+        return context_set == self.collected_set and reward in set(self.convergence["reward"])
+
+    def late(self, table: pd.DataFrame, reward: str, late_fraction: float) -> pd.DataFrame:
+        return _late(table[table["reward"] == reward], late_fraction)
+
+
+def _grade(value: float, holds: float, partly: float) -> Verdict:
+    """Holds at ≥ ``holds``, partly at ≥ ``partly``, else does not hold."""
+    if _nan(value):
+        return "not assessed"
+    if value >= holds - _EPS:
+        return "holds"
+    if value >= partly - _EPS:
+        return "partly"
+    return "does not hold"
+
+
+def _both(first: bool, second: bool) -> Verdict:
+    return "holds" if first and second else "partly" if first or second else "does not hold"
+
+
+# ----------------------------------------------------------------------------- the findings
+
+
+_TITLES = {
+    "converge": "convergence",
+    "small_changes": "small changes remain",
+    "seeds_differ": "seeds differ",
+    "dmr_above_tmr": "DMR ≫ TMR",
+    "reward_models_like_seeds": "reward models ≈ seeds",
+    "first_turn": "first system turn",
+    "cer_cmr_agree": "CER ≈ CMR",
+    "dmr_bleu_weak": "DMR, BLEU-4 weak",
+    "cer_use_agree": "CER ≈ USE cos",
+    "text_below_one": "text < 1 at same action",
+    "gen_below_col": "C_gen below C_col",
+}
+
+_CLAIMS = {
+    "converge": "Policies converge: the checkpoint-to-checkpoint TMR of late checkpoints is high (Table 2).",
+    "small_changes": (
+        "Even late in training some checkpoints still change a little: convergence TMR is not always "
+        "1.000 (Table 2)."
+    ),
+    "seeds_differ": (
+        "Runs with different seeds do not converge to the same behaviour: seed-pair TMR is clearly below "
+        "the convergence TMR (Tables 2 and 4)."
+    ),
+    "dmr_above_tmr": (
+        "DMR is much higher than TMR: seed pairs agree on the dialogue act far more often than on the "
+        "full action (Table 4)."
+    ),
+    "reward_models_like_seeds": (
+        "Policies trained with different reward models differ about as much as a change of seed, a little "
+        "more (Tables 3 and 4)."
+    ),
+    "first_turn": "At the first system turn, a seed pair's TMR is all-or-nothing (0 or 1) and its DMR is 1 (Figure 4).",
+    "cer_cmr_agree": (
+        "CER and CMR correlate very highly with a very low error over all pairs, much less on the "
+        "non-matching pairs (r = 0.466; Figure 6)."
+    ),
+    "dmr_bleu_weak": "DMR and BLEU-4 correlate only weakly with the other measures (Figure 6).",
+    "cer_use_agree": "CER and USE cosine correlate highly with a small error (Figure 6).",
+    "text_below_one": (
+        "Where the actions match, the text measures stay well below 1 (angular ≈ 0.87, BLEU-4 ≈ 0.5, "
+        "BERTScore ≈ 0.92 at TMR 1.000 in Table 2): the same act, worded differently."
+    ),
+    "gen_below_col": "C_gen gives lower scores than C_col, with the same trends.",
+}
+
+_ORDER = tuple(_CLAIMS)
+
+
+def _finding(name: str, checks: Sequence[Check] = (), reason: str = "") -> Finding:
+    return Finding(_ORDER.index(name) + 1, name, _TITLES[name], _CLAIMS[name], tuple(checks), reason)
+
+
+def _tmr_rows(table: pd.DataFrame | None, measure: str = "tmr") -> pd.DataFrame | None:
     if table is None or table.empty:
-        return Finding("cer_cmr_agree", None, "no correlation table", _CLAIMS["cer_cmr_agree"])
+        return None
+    rows = table[table["measure"] == measure]
+    return rows if not rows.empty else None
 
-    def cell(subset: str) -> tuple[float, float, int] | None:
-        row = table[(table["subset"] == subset) & (table["measure_a"] == "cer") & (table["measure_b"] == "cmr")]
-        if row.empty:
-            return None
-        return float(row["r"].iloc[0]), float(row["mse"].iloc[0]), int(row["n"].iloc[0])
 
-    everything = cell("all")
+def _converge(conv: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
+    rows = _tmr_rows(conv)
+    if rows is None:
+        return _finding("converge", reason="no convergence table with TMR")
+    rule = f"late TMR ≥ {t.converged_tmr:g} (partly ≥ {t.converged_tmr_partly:g})"
+    checks = []
+    for cs, reward in _scopes(rows, ["context_set", "reward"]):
+        late = _late(_part(rows, context_set=cs, reward=reward), t.late_fraction)
+        value = float(late["mean"].mean())
+        theirs = {}
+        if ref.has(cs, reward):
+            theirs = {"late TMR": float(ref.late(ref.convergence, reward, t.late_fraction)["tmr"].mean())}
+        checks.append(Check(f"{cs}/{reward}", _grade(value, t.converged_tmr, t.converged_tmr_partly),
+                            {"late TMR": value}, theirs, rule, _checkpoints_note(late)))
+    return _finding("converge", checks)
+
+
+def _small_changes(conv: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
+    rows = _tmr_rows(conv)
+    if rows is None:
+        return _finding("small_changes", reason="no convergence table with TMR")
+    floor = 1.0 - t.small_change_max
+    rule = f"some late comparison has TMR < 1, the lowest ≥ {floor:g} (partly: lower)"
+
+    def numbers(values: np.ndarray) -> dict[str, float]:
+        changed = values < 1.0 - _EPS
+        return {"share changed": float(changed.mean()), "lowest TMR": float(values.min())}
+
+    checks = []
+    for cs, reward in _scopes(rows, ["context_set", "reward"]):
+        late = _late(_part(rows, context_set=cs, reward=reward), t.late_fraction)
+        values = late["mean"].dropna().to_numpy(dtype=np.float64)
+        if not len(values):
+            checks.append(_not_assessed(f"{cs}/{reward}", "no defined late TMR", rule))
+            continue
+        ours = numbers(values)
+        if ours["share changed"] == 0.0:
+            verdict: Verdict = "does not hold"
+        else:
+            verdict = "holds" if ours["lowest TMR"] >= floor - _EPS else "partly"
+        theirs = {}
+        if ref.has(cs, reward):
+            theirs = numbers(ref.late(ref.convergence, reward, t.late_fraction)["tmr"].to_numpy(dtype=np.float64))
+        note = f"{_checkpoints_note(late)}: {len(values)} comparisons of runs and checkpoints"
+        checks.append(Check(f"{cs}/{reward}", verdict, ours, theirs, rule, note))
+    return _finding("small_changes", checks)
+
+
+def _margin_grade(gap: float, margin: float) -> Verdict:
+    """Holds at gap ≥ margin, partly at 0 < gap < margin, does not hold at gap ≤ 0."""
+    if _nan(gap):
+        return "not assessed"
+    if gap >= margin - _EPS:
+        return "holds"
+    return "partly" if gap > _EPS else "does not hold"
+
+
+def _seeds_differ(conv: pd.DataFrame | None, seed_table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
+    conv_rows, seed_rows = _tmr_rows(conv), _tmr_rows(seed_table)
+    if conv_rows is None or seed_rows is None:
+        return _finding("seeds_differ", reason="needs the convergence and the seeds tables with TMR")
+    rule = f"seed-pair TMR ≤ convergence TMR − {t.seeds_margin:g} (late checkpoints; partly: lower by less)"
+    checks = []
+    for cs, reward in _scopes(seed_rows, ["context_set", "reward"]):
+        scope = f"{cs}/{reward}"
+        seed_late = _late(_part(seed_rows, context_set=cs, reward=reward), t.late_fraction)
+        conv_late = _late(_part(conv_rows, context_set=cs, reward=reward), t.late_fraction)
+        if conv_late.empty:
+            checks.append(_not_assessed(scope, "no convergence rows for this scope", rule))
+            continue
+        seed_value, conv_value = float(seed_late["mean"].mean()), float(conv_late["mean"].mean())
+        theirs = {}
+        if ref.has(cs, reward):
+            theirs = {
+                "seed-pair TMR": float(ref.late(ref.seeds, reward, t.late_fraction)["tmr"].mean()),
+                "convergence TMR": float(ref.late(ref.convergence, reward, t.late_fraction)["tmr"].mean()),
+            }
+        checks.append(Check(scope, _margin_grade(conv_value - seed_value, t.seeds_margin),
+                            {"seed-pair TMR": seed_value, "convergence TMR": conv_value}, theirs, rule,
+                            _checkpoints_note(seed_late)))
+    return _finding("seeds_differ", checks)
+
+
+def _dmr_above_tmr(seed_table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
+    tmr, dmr = _tmr_rows(seed_table, "tmr"), _tmr_rows(seed_table, "dmr")
+    if tmr is None or dmr is None:
+        return _finding("dmr_above_tmr", reason="needs the seeds table with TMR and DMR")
+    rule = f"DMR − TMR ≥ {t.dmr_margin:g} (seed pairs, late checkpoints; partly: above by less)"
+    checks = []
+    for cs, reward in _scopes(tmr, ["context_set", "reward"]):
+        late_t = _late(_part(tmr, context_set=cs, reward=reward), t.late_fraction)
+        late_d = _late(_part(dmr, context_set=cs, reward=reward), t.late_fraction)
+        t_value, d_value = float(late_t["mean"].mean()), float(late_d["mean"].mean())
+        theirs = {}
+        if ref.has(cs, reward):
+            late_paper = ref.late(ref.seeds, reward, t.late_fraction)
+            theirs = {"DMR": float(late_paper["dmr"].mean()), "TMR": float(late_paper["tmr"].mean())}
+        checks.append(Check(f"{cs}/{reward}", _margin_grade(d_value - t_value, t.dmr_margin),
+                            {"DMR": d_value, "TMR": t_value}, theirs, rule, _checkpoints_note(late_t)))
+    return _finding("dmr_above_tmr", checks)
+
+
+def _reward_models(rm: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
+    rows = _tmr_rows(rm)
+    if rows is None:
+        return _finding("reward_models_like_seeds", reason="no reward_models table with TMR")
+    rule = (f"within-reward TMR − cross TMR in [0, {t.reward_model_margin:g}] "
+            f"(partly: cross above within by ≤ {t.reward_model_margin:g})")
+    checks = []
+    for (cs,) in _scopes(rows, ["context_set"]):
+        part = _part(rows, context_set=cs)
+        part = part[part["checkpoint"] == part["checkpoint"].max()]
+        k = int(part["checkpoint"].iloc[0])
+        cross_groups = part[part["reward_a"] != part["reward_b"]]
+        for (group,) in _scopes(cross_groups, ["group"]):
+            cross = _part(cross_groups, group=group)
+            rewards = {str(cross["reward_a"].iloc[0]), str(cross["reward_b"].iloc[0])}
+            within = part[(part["reward_a"] == part["reward_b"]) & part["reward_a"].isin(rewards)]
+            scope = f"{cs}/{group}"
+            if within.empty:
+                checks.append(_not_assessed(scope, f"no within-reward pairs at checkpoint {k}", rule))
+                continue
+            cross_value, within_value = float(cross["mean"].mean()), float(within["mean"].mean())
+            gap = within_value - cross_value
+            if _nan(gap):
+                verdict: Verdict = "not assessed"
+            elif -_EPS <= gap <= t.reward_model_margin + _EPS:
+                verdict = "holds"
+            elif -t.reward_model_margin - _EPS <= gap < 0:
+                verdict = "partly"
+            else:
+                verdict = "does not hold"
+            theirs = {}
+            if cs == ref.collected_set and rewards <= {"ts", "iq"}:
+                at_final = ref.seeds[ref.seeds["checkpoint"] == ref.facts.final_checkpoint]
+                theirs = {"cross TMR": float(ref.reward_models["tmr"]), "within TMR": float(at_final["tmr"].mean())}
+            note = f"checkpoint {k}, {len(cross)} cross and {len(within)} within-reward pairs"
+            checks.append(Check(scope, verdict, {"cross TMR": cross_value, "within TMR": within_value}, theirs, rule,
+                                note))
+    if not checks:
+        return _finding("reward_models_like_seeds", reason="the reward_models table has no pairs across reward models")
+    return _finding("reward_models_like_seeds", checks)
+
+
+def _first_turn(table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
+    if table is None or table.empty:
+        return _finding("first_turn", reason="no first_turn table")
+    seed_pairs = table[(table["reward_a"] == table["reward_b"]) & table["measure"].isin(["tmr", "dmr"])]
+    if not {"tmr", "dmr"} <= set(seed_pairs["measure"]):
+        return _finding("first_turn", reason="the first_turn table lacks seed pairs with TMR and DMR")
+    share = t.first_turn_share
+    rule = f"share of pairs with TMR 0 or 1 ≥ {share:g} and with DMR 1 ≥ {share:g} (partly: one of the two)"
+    checks = []
+    for cs, reward in _scopes(seed_pairs, ["context_set", "reward_a"]):
+        part = _part(seed_pairs, context_set=cs, reward_a=reward)
+        part = part[(part["checkpoint"] == part["checkpoint"].max()) & (part["count"] > 0)]
+        scope = f"{cs}/{reward}"
+        tmr = part[part["measure"] == "tmr"]["mean"].to_numpy(dtype=np.float64)
+        dmr = part[part["measure"] == "dmr"]["mean"].to_numpy(dtype=np.float64)
+        if not len(tmr) or not len(dmr):
+            checks.append(_not_assessed(scope, "no seed pair has a context at that turn", rule))
+            continue
+        all_or_nothing = float(np.mean((np.abs(tmr) <= _EPS) | (np.abs(tmr - 1.0) <= _EPS)))
+        dmr_one = float(np.mean(np.abs(dmr - 1.0) <= _EPS))
+        ours = {"share TMR 0 or 1": all_or_nothing, "share DMR = 1": dmr_one, "pairs": len(tmr)}
+        theirs = {"share TMR 0 or 1": 1.0, "share DMR = 1": 1.0} if ref.has(cs, reward) else {}
+        verdict = _both(all_or_nothing >= share - _EPS, dmr_one >= share - _EPS)
+        note = (f"checkpoint {int(part['checkpoint'].max())}, turn {int(part['turn_index'].iloc[0])}; "
+                f"pair TMR {', '.join(_fmt(v) for v in tmr)}")
+        checks.append(Check(scope, verdict, ours, theirs, rule, note))
+    return _finding("first_turn", checks)
+
+
+def _cell(table: pd.DataFrame, subset: str, a: str, b: str) -> tuple[float, float, int] | None:
+    row = table[(table["subset"] == subset) & (table["measure_a"] == a) & (table["measure_b"] == b)]
+    if row.empty:
+        return None
+    return float(row["r"].iloc[0]), float(row["mse"].iloc[0]), int(row["n"].iloc[0])
+
+
+def _cer_cmr(table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
+    if table is None or table.empty:
+        return _finding("cer_cmr_agree", reason="no correlation table")
+    everything = _cell(table, "all", "cer", "cmr")
     if everything is None:
-        return Finding("cer_cmr_agree", None, "the correlation table lacks CER or CMR", _CLAIMS["cer_cmr_agree"])
+        return _finding("cer_cmr_agree", reason="the correlation table lacks CER or CMR")
     r, mse, n = everything
-    holds = (not math.isnan(r)) and r >= min_r - _EPS and mse <= max_mse + _EPS
-    evidence = f"all pairs: r = {_fmt(r)}, MSE = {_fmt(mse)} (n = {n})"
-    other = cell("nonmatching")
-    if other is not None:
-        evidence += f"; non-matching pairs: r = {_fmt(other[0])}, MSE = {_fmt(other[1])} (n = {other[2]})"
-    evidence += f"; needs r ≥ {min_r:g} and MSE ≤ {max_mse:g} on all pairs"
-    return Finding("cer_cmr_agree", holds, evidence, _CLAIMS["cer_cmr_agree"])
+    rule_all = f"r ≥ {t.agreement_r:g} and MSE ≤ {t.agreement_mse:g} (partly: one of the two)"
+    r_ok = not _nan(r) and r >= t.agreement_r - _EPS
+    mse_ok = not _nan(mse) and mse <= t.agreement_mse + _EPS
+    checks = [Check("all pairs", _both(r_ok, mse_ok), {"r": r, "MSE": mse}, {}, rule_all, f"{n} pairs",
+                    "very high r, very low MSE")]
+    other = _cell(table, "nonmatching", "cer", "cmr")
+    rule_nm = f"r on non-matching pairs ≤ r on all pairs − {t.nonmatching_drop:g} (partly: lower by less)"
+    if other is None:
+        checks.append(_not_assessed("non-matching pairs", "no non-matching subset (needs TMR)", rule_nm,
+                                    {"r": ref.facts.nonmatching_cer_cmr_r}))
+    else:
+        checks.append(Check("non-matching pairs", _margin_grade(r - other[0], t.nonmatching_drop),
+                            {"r": other[0], "r (all pairs)": r}, {"r": ref.facts.nonmatching_cer_cmr_r}, rule_nm,
+                            f"{other[2]} pairs"))
+    return _finding("cer_cmr_agree", checks)
 
 
-def _finding_gen_col(
-    tables: Mapping[str, pd.DataFrame | None], generated: str, collected: str, min_trend_r: float
-) -> Finding:
+def _weak(table: pd.DataFrame | None, t: Thresholds) -> Finding:
+    if table is None or table.empty:
+        return _finding("dmr_bleu_weak", reason="no correlation table")
+    part = table[(table["subset"] == "all") & (table["measure_a"] != table["measure_b"])]
+    names = list(dict.fromkeys(part["measure_a"]))
+    rule = f"mean r with the other measures ≤ {t.weak_r:g} (partly: above, but below the mean r among the others)"
+    checks = []
+    for measure, label in (("dmr", "DMR"), ("bleu4", "BLEU-4")):
+        if measure not in names:
+            continue
+        with_others = part[part["measure_a"] == measure]["r"]
+        among = part[(part["measure_a"] != measure) & (part["measure_b"] != measure)]["r"]
+        x, o = float(with_others.mean()), float(among.mean())
+        if _nan(x) or _nan(o):
+            checks.append(_not_assessed(label, "r undefined (constant measures)", rule))
+            continue
+        verdict: Verdict = "holds" if x <= t.weak_r + _EPS else "partly" if x < o - _EPS else "does not hold"
+        checks.append(Check(label, verdict, {"mean r with others": x, "mean r among others": o}, {}, rule,
+                            f"{len(names) - 1} other measures", "weak"))
+    if not checks:
+        return _finding("dmr_bleu_weak", reason="the correlation table has neither DMR nor BLEU-4")
+    return _finding("dmr_bleu_weak", checks)
+
+
+def _cer_use(table: pd.DataFrame | None, t: Thresholds) -> Finding:
+    if table is None or table.empty:
+        return _finding("cer_use_agree", reason="no correlation table")
+    cell = _cell(table, "all", "cer", "use_cos")
+    if cell is None:
+        return _finding("cer_use_agree", reason="the correlation table lacks CER or USE cosine")
+    r, mse, n = cell
+    rule = f"r ≥ {t.high_r:g} and MSE ≤ {t.small_mse:g} (partly: one of the two)"
+    verdict = _both(not _nan(r) and r >= t.high_r - _EPS, not _nan(mse) and mse <= t.small_mse + _EPS)
+    return _finding("cer_use_agree", [Check("all pairs", verdict, {"r": r, "MSE": mse}, {}, rule, f"{n} pairs",
+                                            "high r, small MSE")])
+
+
+def _text(table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
+    if table is None or table.empty:
+        return _finding("text_below_one", reason="no text_at_matching_actions table")
+    rows = table[table["analysis"] == "convergence"]
+    if rows.empty:
+        return _finding("text_below_one", reason="the text_at_matching_actions table has no convergence rows")
+    ceiling = 1.0 - t.text_gap
+    rule = f"every text measure ≤ {ceiling:g} where TMR = 1 (convergence pairs; partly: some)"
+    checks = []
+    for cs, reward in _scopes(rows, ["context_set", "reward"]):
+        part = _part(rows, context_set=cs, reward=reward)
+        part = part[part["count"] > 0]
+        scope = f"{cs}/{reward}"
+        if part.empty:
+            checks.append(_not_assessed(scope, "no pair with matching actions", rule))
+            continue
+        values = {str(m): float(v) for m, v in zip(part["measure"], part["mean"])}
+        below = [v <= ceiling + _EPS for v in values.values()]
+        verdict: Verdict = "holds" if all(below) else "partly" if any(below) else "does not hold"
+        theirs = {}
+        if ref.has(cs, reward):
+            theirs = {m: ref.facts.text_at_tmr_one[m] for m in values if m in ref.facts.text_at_tmr_one}
+        checks.append(Check(scope, verdict, values, theirs, rule, f"{int(part['count'].max())} pairs with TMR = 1"))
+    return _finding("text_below_one", checks)
+
+
+def _gen_col(tables: Mapping[str, pd.DataFrame | None], generated: str, collected: str, t: Thresholds) -> Finding:
     joined = []
     for name, table in tables.items():
         if table is None or table.empty:
@@ -191,28 +684,37 @@ def _finding_gen_col(
         col = table[table["context_set"] == collected][[*keys, "mean"]]
         both = gen.merge(col, on=keys, suffixes=("_gen", "_col"))
         if not both.empty:
-            joined.append(both[["measure", "mean_gen", "mean_col"]])
+            joined.append(both[["reward", "measure", "mean_gen", "mean_col"]])
     if not joined:
-        return Finding(
+        return _finding(
             "gen_below_col",
-            None,
-            f"needs convergence or seeds rows on both context sets {generated!r} and {collected!r}",
-            _CLAIMS["gen_below_col"],
+            reason=f"needs convergence or seeds rows on both context sets {generated!r} and {collected!r}",
         )
     pairs = pd.concat(joined, ignore_index=True).dropna()
-    parts, verdicts = [], []
-    for measure, part in pairs.groupby("measure", sort=False):
-        gen_mean, col_mean = float(part["mean_gen"].mean()), float(part["mean_col"].mean())
-        r, _, _ = pearson_mse(part["mean_gen"].to_numpy(), part["mean_col"].to_numpy())
-        flat = part["mean_gen"].nunique() == 1 and part["mean_col"].nunique() == 1
-        same_trend = flat or (not math.isnan(r) and r >= min_trend_r - _EPS)
-        verdicts.append(gen_mean < col_mean and same_trend)
-        parts.append(f"{measure}: {generated} {_fmt(gen_mean)} vs {collected} {_fmt(col_mean)}, r = {_fmt(r)}")
-    evidence = (
-        f"matched comparisons ({len(pairs)} rows): {'; '.join(parts)}; needs the {generated} mean below "
-        f"the {collected} mean and r ≥ {min_trend_r:g} across matched comparisons, for every measure"
-    )
-    return Finding("gen_below_col", all(verdicts), evidence, _CLAIMS["gen_below_col"])
+    rule = (f"per measure: {generated} mean < {collected} mean and r ≥ {t.trend_r:g} across matched rows; "
+            "all measures (partly: some)")
+    checks = []
+    for (reward,) in _scopes(pairs, ["reward"]):
+        part = _part(pairs, reward=reward)
+        passing, details, ours = 0, [], {}
+        measures = list(dict.fromkeys(part["measure"]))
+        for measure in measures:
+            m = part[part["measure"] == measure]
+            g, c = float(m["mean_gen"].mean()), float(m["mean_col"].mean())
+            r, _, _ = pearson_mse(m["mean_gen"].to_numpy(), m["mean_col"].to_numpy())
+            flat = m["mean_gen"].nunique() == 1 and m["mean_col"].nunique() == 1
+            ok = g < c - _EPS and (flat or (not _nan(r) and r >= t.trend_r - _EPS))
+            passing += ok
+            details.append(f"{measure} {_fmt(g)} vs {_fmt(c)}, r {_fmt(r)}")
+            if measure == "tmr":
+                ours = {f"TMR {generated}": g, f"TMR {collected}": c, "r": r}
+        verdict: Verdict = "holds" if passing == len(measures) else "partly" if passing else "does not hold"
+        ours["measures passing"] = passing
+        ours["measures"] = len(measures)
+        checks.append(Check(f"{reward}", verdict, ours, {}, rule,
+                            f"{len(part)} matched rows; " + "; ".join(details),
+                            "lower, same trends (its C_gen numbers are lost)"))
+    return _finding("gen_below_col", checks)
 
 
 def findings(
@@ -221,61 +723,86 @@ def findings(
     seeds: pd.DataFrame | None = None,
     reward_models: pd.DataFrame | None = None,
     correlation: pd.DataFrame | None = None,
+    first_turn: pd.DataFrame | None = None,
+    text_at_matching_actions: pd.DataFrame | None = None,
+    collected_set: str = "col",
+    generated_set: str = "gen",
+    late_fraction: float = 0.25,
     converged_tmr: float = 0.9,
-    stable_window: int = 3,
-    stable_tolerance: float = 0.05,
+    converged_tmr_partly: float = 0.8,
+    small_change_max: float = 0.1,
     seeds_margin: float = 0.1,
     dmr_margin: float = 0.2,
+    reward_model_margin: float = 0.2,
+    first_turn_share: float = 1.0,
     agreement_r: float = 0.9,
     agreement_mse: float = 0.01,
-    generated_set: str = "gen",
-    collected_set: str = "col",
+    nonmatching_drop: float = 0.2,
+    weak_r: float = 0.5,
+    high_r: float = 0.8,
+    small_mse: float = 0.05,
+    text_gap: float = 0.05,
     trend_r: float = 0.5,
 ) -> tuple[Finding, ...]:
-    """Check the paper's five findings on this run's tables.
+    """Grade the paper's eleven findings on this run's tables, beside the paper's numbers.
 
     Parameters
     ----------
-    convergence, seeds, reward_models, correlation : DataFrame, optional
-        Tables in their schemas; a finding whose tables are missing has ``holds=None``.
-    converged_tmr : float
-        (1) Final-checkpoint convergence TMR (mean over runs, per context set and reward)
-        must reach this.
-    stable_window, stable_tolerance : int, float
-        (1) "Stable or rising": the final value is at most ``stable_tolerance`` below the mean
-        of the ``stable_window`` checkpoints before it.
-    seeds_margin : float
-        (2) Final-checkpoint seed-pair TMR (mean over pairs) must lie at least this far below
-        the final convergence TMR of the same context set and reward.
-    dmr_margin : float
-        (3) Mean DMR − mean TMR over the final-checkpoint seed pairs (or, without a seeds
-        table, the reward-model pairs per group) must reach this.
-    agreement_r, agreement_mse : float
-        (4) Pearson r of CER and CMR over all pairs ≥ ``agreement_r`` and MSE ≤ ``agreement_mse``.
-    generated_set, collected_set, trend_r : str, str, float
-        (5) Rows of the convergence and seeds tables matched across the two context sets:
-        for every measure the mean on ``generated_set`` is below the mean on
-        ``collected_set`` and their Pearson r across matched rows is ≥ ``trend_r``.
+    convergence, seeds, reward_models, correlation, first_turn, text_at_matching_actions : DataFrame, optional
+        Tables in their schemas (:mod:`simscore.analysis`); a finding whose tables are
+        missing or empty is ``"not assessed"``, with the reason.
+    collected_set, generated_set : str
+        Names of the context sets C_col (the one the paper's numbers describe) and C_gen.
+    late_fraction, converged_tmr, converged_tmr_partly, small_change_max, seeds_margin, dmr_margin, \
+reward_model_margin, first_turn_share, agreement_r, agreement_mse, nonmatching_drop, weak_r, high_r, \
+small_mse, text_gap, trend_r : float
+        The thresholds (simscore's choice), documented with their defaults in :class:`Thresholds`.
 
     Returns
     -------
     tuple of Finding
-        In the paper's order: converge, seeds_differ, dmr_above_tmr, cer_cmr_agree, gen_below_col.
+        The eleven findings in the paper's order: (1) converge, (2) small_changes,
+        (3) seeds_differ, (4) dmr_above_tmr, (5) reward_models_like_seeds, (6) first_turn,
+        (7) cer_cmr_agree, (8) dmr_bleu_weak, (9) cer_use_agree, (10) text_below_one,
+        (11) gen_below_col. Scopes are context set/reward (1–4, 6, 10), context set/group of
+        pairs across reward models (5), subsets of pairs (7, 9), measures (8) and reward (11).
+
+    Examples
+    --------
+    >>> conv = pd.DataFrame({"context_set": "col", "reward": "ts", "run": "ts-1", "checkpoint": [2, 3, 4],
+    ...                      "previous": [1, 2, 3], "measure": "tmr", "mean": [0.5, 0.96, 0.98],
+    ...                      "ci_low": 0.0, "ci_high": 1.0, "count": 50, "missing": 0})
+    >>> first = findings(convergence=conv)[0]
+    >>> first.verdict, first.checks[0].ours, round(first.checks[0].paper["late TMR"], 3)
+    ('holds', {'late TMR': 0.97}, 0.986)
+    >>> findings(convergence=conv, converged_tmr=0.99)[0].verdict
+    'partly'
     """
-    for name, table, schema in (
-        ("convergence", convergence, "convergence"),
-        ("seeds", seeds, "seeds"),
-        ("reward_models", reward_models, "reward_models"),
-        ("correlation", correlation, "correlation"),
-    ):
+    thresholds = Thresholds(
+        late_fraction=late_fraction, converged_tmr=converged_tmr, converged_tmr_partly=converged_tmr_partly,
+        small_change_max=small_change_max, seeds_margin=seeds_margin, dmr_margin=dmr_margin,
+        reward_model_margin=reward_model_margin, first_turn_share=first_turn_share, agreement_r=agreement_r,
+        agreement_mse=agreement_mse, nonmatching_drop=nonmatching_drop, weak_r=weak_r, high_r=high_r,
+        small_mse=small_mse, text_gap=text_gap, trend_r=trend_r,
+    )
+    given = {
+        "convergence": convergence, "seeds": seeds, "reward_models": reward_models, "correlation": correlation,
+        "first_turn": first_turn, "text_at_matching_actions": text_at_matching_actions,
+    }
+    for name, table in given.items():
         if table is not None:
-            check_table(table, schema, name)
-    if stable_window < 1:
-        raise ValueError(f"stable_window must be at least 1, got {stable_window!r}")
+            check_table(table, name, name)
+    ref = _Paper(collected_set)
     return (
-        _finding_converge(convergence, converged_tmr, stable_window, stable_tolerance),
-        _finding_seeds(convergence, seeds, seeds_margin),
-        _finding_dmr(seeds, reward_models, dmr_margin),
-        _finding_cer_cmr(correlation, agreement_r, agreement_mse),
-        _finding_gen_col({"convergence": convergence, "seeds": seeds}, generated_set, collected_set, trend_r),
+        _converge(convergence, thresholds, ref),
+        _small_changes(convergence, thresholds, ref),
+        _seeds_differ(convergence, seeds, thresholds, ref),
+        _dmr_above_tmr(seeds, thresholds, ref),
+        _reward_models(reward_models, thresholds, ref),
+        _first_turn(first_turn, thresholds, ref),
+        _cer_cmr(correlation, thresholds, ref),
+        _weak(correlation, thresholds),
+        _cer_use(correlation, thresholds),
+        _text(text_at_matching_actions, thresholds, ref),
+        _gen_col({"convergence": convergence, "seeds": seeds}, generated_set, collected_set, thresholds),
     )

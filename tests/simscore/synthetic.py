@@ -146,12 +146,15 @@ def _build_tables() -> dict[str, pd.DataFrame]:
         ignore_index=True,
     )
     everything = [*results["convergence"].comparisons.values(), *results["seeds"].comparisons.values()]
+    pairs = {k: c for k, c in results["seeds"].comparisons.items() if k.context_set == "col"}
+    pairs.update((k, c) for k, c in col_rm.comparisons.items() if k.context_set == "col" and k.reward_a != k.reward_b)
     return {
         "performance": an.performance_table(PERFORMANCE_RECORDS),
         "convergence": results["convergence"].table,
         "seeds": results["seeds"].table,
         "reward_models": results["reward_models"].table,
         "per_turn": per_turn,
+        "first_turn": an.first_turn(pairs, **BOOT),
         "correlation": an.correlation_table(everything),
         "chance": results["chance"].table,
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import filecmp
 import json
 import logging
+import re
 import shutil
 from pathlib import Path
 
@@ -59,6 +60,13 @@ def test_outputs(tiny_run):
     meta = json.loads((out / "tables.json").read_text())["meta"]
     assert set(meta["signatures"]) == {"tmr", "dmr", "cer", "cmr"}
     assert meta["config"]["training"]["seeds"] == [1, 2]
+    assert meta["findings"] == TINY.findings.to_dict() and meta["command"] is None
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", meta["date"])
+    # first system turn of every seed pair (one per reward at 2 checkpoints: 4) and ts-iq pair (4 at 60)
+    first = tables["first_turn"]
+    assert set(first["turn_index"]) == {1} and set(first["measure"]) == {"tmr", "dmr", "cer", "cmr"}
+    assert len(first) == (2 * 2 + 4) * 4
+    assert "text_at_matching_actions" not in tables  # no text measure in this configuration
     # chance level: a random policy is far less similar to a trained one than seeds are
     chance = tables["chance"]
     seeds = tables["seeds"]

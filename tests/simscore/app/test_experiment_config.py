@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from simscore.app.experiment import (
     ExperimentError,
     load_config,
 )
+from simscore.app.findings import Thresholds
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
@@ -53,3 +55,31 @@ def test_bad_configs(tmp_path, text, message):
 def test_missing_config_file(tmp_path):
     with pytest.raises(ExperimentError, match="not found"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_findings_thresholds_in_the_configuration(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text("[findings]\nconverged_tmr = 0.95\nfirst_turn_share = 1\n")
+    config = load_config(path)
+    assert config.findings == Thresholds(converged_tmr=0.95)
+    assert config.to_dict()["findings"]["converged_tmr"] == 0.95
+    assert config.to_dict()["findings"]["weak_r"] == 0.5  # every threshold is written out
+    assert ExperimentConfig.from_dict(config.to_dict()) == config
+    assert DEMO_CONFIG.findings == Thresholds()
+    assert ExperimentConfig(findings={"weak_r": 0.4}).findings.weak_r == 0.4
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[findings]\nconverged = 0.9\n", "[findings]: unknown threshold 'converged'; did you mean 'converged_tmr'?"),
+        ("[findings]\nlate_fraction = 2.0\n", "[findings]: findings threshold late_fraction must be in (0, 1]"),
+        ("[findings]\nweak_r = 'low'\n", "weak_r must be a finite number, got 'low'"),
+        ("findings = 3\n", "[findings] must be a table"),
+    ],
+)
+def test_bad_findings_sections(tmp_path, text, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ExperimentError, match=re.escape(message)):
+        load_config(path)
