@@ -57,7 +57,6 @@ import dataclasses
 import datetime
 import io
 import math
-import numbers
 import os
 import platform
 import re
@@ -77,6 +76,8 @@ from policies.gpsarsa_policy import REWARD_ASSIGNMENTS, REWARDS, GPSarsaPolicy
 from policies.rewards import RuleBasedIQ
 from policies.simulation import MAX_TURNS, SimulationResult, SimulationSettings, run_dialogues
 from policies.usersim import UserSimulatorConfig
+from simscore.checks import check_choice, check_int, check_number, check_seed
+from simscore.config import from_mapping, to_mapping
 from simscore.errors import CheckpointError, FileFormatError, TrainingConfigMismatchError
 from simscore.io import atomic_open, atomic_write_text, dumps, format_problem
 from simscore.stats import t_interval, wilson_interval
@@ -86,6 +87,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVAL_SEED",
+    "MAX_DIALOGUES",
+    "MAX_CHECKPOINTS",
     "RUN_FORMAT",
     "RUN_VERSION",
     "EVALUATION_COLUMNS",
@@ -115,29 +118,11 @@ _CHECKPOINT_DIR = "checkpoints"
 _CHECKPOINT_RE = re.compile(r"^ckpt-(\d{6,})\.json$")
 
 
-def _int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if int(value) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _user_config_from_json(data: Mapping[str, Any]) -> UserSimulatorConfig:
-    fields = {f.name for f in dataclasses.fields(UserSimulatorConfig)}
-    unknown = sorted(set(data) - fields)
-    if unknown:
-        raise ValueError(f"unknown user config field(s) {unknown}")
-    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
-    return UserSimulatorConfig(**values)
-
-
-def _iq_from_json(data: Mapping[str, Any]) -> RuleBasedIQ:
-    fields = {f.name for f in dataclasses.fields(RuleBasedIQ)}
-    unknown = sorted(set(data) - fields)
-    if unknown:
-        raise ValueError(f"unknown IQ estimator field(s) {unknown}")
-    return RuleBasedIQ(**data)
+#: Most training dialogues a run may have (a run of 10⁸ dialogues takes days): larger counts
+#: are refused before anything is written.
+MAX_DIALOGUES = 100_000_000
+#: Most checkpoints a run may write (``dialogues / every``; each is a file pair and an evaluation).
+MAX_CHECKPOINTS = 100_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,13 +131,14 @@ class TrainingConfig:
 
     Parameters
     ----------
-    reward : {"ts", "iq"}
+    reward : {"ts", "iq"}, default "ts"
         Reward model: task success R_TS = 20·success − T or interaction quality
         R_IQ = 5·(iq − 1) − T.
-    seed : int
+    seed : int, default 0
         Training seed: dialogue ``i`` uses ``SeedSequence(seed, spawn_key=(i,))``.
     dialogues : int, default 40000
-        Training dialogues in total. May grow between calls on the same run directory.
+        Training dialogues in total (at most :data:`MAX_DIALOGUES`). May grow between calls
+        on the same run directory.
     every : int, default 1000
         A checkpoint (and an evaluation) every this many dialogues, and after the last.
     eval_dialogues : int, default 100
@@ -170,7 +156,7 @@ class TrainingConfig:
         How a dialogue's return is spread over its decisions when learning
         (:class:`~policies.gpsarsa_policy.GPSarsaPolicy`; ``"terminal"`` is PyDial's).
     max_turns : int, default 25
-        Turn limit of a dialogue (system turns, greeting included).
+        Turn limit of a dialogue (the policy's decisions).
     user : UserSimulatorConfig
         The simulated user's parameters.
     iq : RuleBasedIQ
@@ -186,11 +172,15 @@ class TrainingConfig:
     >>> TrainingConfig(reward="success", seed=0)
     Traceback (most recent call last):
     ...
-    ValueError: reward must be one of ['iq', 'ts'], got 'success'
+    ValueError: reward must be one of 'ts', 'iq', got 'success'
+    >>> TrainingConfig(dialogues=10**20, every=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: dialogues must be <= 100,000,000, got 100,000,000,000,000,000,000
     """
 
-    reward: str
-    seed: int
+    reward: str = "ts"
+    seed: int = 0
     dialogues: int = 40000
     every: int = 1000
     eval_dialogues: int = 100
@@ -206,36 +196,38 @@ class TrainingConfig:
     iq: RuleBasedIQ = field(default_factory=RuleBasedIQ)
 
     def __post_init__(self) -> None:
-        if self.reward not in REWARDS:
-            raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {self.reward!r}")
+        check_choice("reward", self.reward, tuple(REWARDS))
         checked = {
-            "seed": _int("seed", self.seed, 0),
-            "dialogues": _int("dialogues", self.dialogues, 1),
-            "every": _int("every", self.every, 1),
-            "eval_dialogues": _int("eval_dialogues", self.eval_dialogues, 1),
-            "eval_seed": _int("eval_seed", self.eval_seed, 0),
-            "max_turns": _int("max_turns", self.max_turns, 2),
+            "seed": check_seed("seed", self.seed),
+            "dialogues": check_int("dialogues", self.dialogues, minimum=1, maximum=MAX_DIALOGUES),
+            "every": check_int("every", self.every, minimum=1),
+            "eval_dialogues": check_int("eval_dialogues", self.eval_dialogues, minimum=1, maximum=MAX_DIALOGUES),
+            "eval_seed": check_seed("eval_seed", self.eval_seed),
+            "max_turns": check_int("max_turns", self.max_turns, minimum=2, maximum=1000),
+            "eval_scale": check_number("eval_scale", self.eval_scale, minimum=0.0),
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)
+        if self.dialogues // self.every > MAX_CHECKPOINTS:
+            raise ValueError(
+                f"dialogues / every = {self.dialogues:,} / {self.every:,} would write more than "
+                f"{MAX_CHECKPOINTS:,} checkpoints; checkpoint less often"
+            )
         # GPSarsaConfig validates and normalises the GP parameters.
         gp = GPSarsaConfig(feature_dim=1, gamma=self.gamma, sigma=self.sigma, nu=self.nu, scale=self.scale)
         for name in ("gamma", "sigma", "nu", "scale"):
             object.__setattr__(self, name, getattr(gp, name))
         if gp.scale <= 0.0:
             raise ValueError(f"scale must be > 0 for training (exploration), got {gp.scale!r}")
-        e = self.eval_scale
-        if isinstance(e, bool) or not isinstance(e, (int, float)) or not 0.0 <= e < float("inf"):
-            raise ValueError(f"eval_scale must be a finite number >= 0, got {e!r}")
-        object.__setattr__(self, "eval_scale", float(e))
-        if self.reward_assignment not in REWARD_ASSIGNMENTS:
-            raise ValueError(
-                f"reward_assignment must be one of {REWARD_ASSIGNMENTS}, got {self.reward_assignment!r}"
-            )
+        check_choice("reward_assignment", self.reward_assignment, REWARD_ASSIGNMENTS)
         if not isinstance(self.user, UserSimulatorConfig):
             raise TypeError(f"user must be a UserSimulatorConfig, got {type(self.user).__name__}")
         if not isinstance(self.iq, RuleBasedIQ):
             raise TypeError(f"iq must be a RuleBasedIQ, got {type(self.iq).__name__}")
+
+    def for_run(self, reward: str, seed: int) -> TrainingConfig:
+        """This configuration as the template of an experiment: one run's config."""
+        return dataclasses.replace(self, reward=reward, seed=seed)
 
     def simulation(self, domain: Domain | None = None) -> SimulationSettings:
         """The simulated world of this run (user, IQ estimator, turn limit) in ``domain``."""
@@ -256,27 +248,19 @@ class TrainingConfig:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields (the ``config`` of ``run.json``)."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        out["user"] = self.user.to_json()
-        out["iq"] = dataclasses.asdict(self.iq)
-        return out
+        """JSON/TOML-ready fields (the ``config`` of ``run.json``), nested tables for ``user`` and ``iq``."""
+        return to_mapping(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TrainingConfig:
-        """Rebuild a config from :meth:`to_dict` output (unknown fields are an error)."""
-        if not isinstance(data, Mapping):
-            raise TypeError(f"config must be a mapping, got {type(data).__name__}")
-        known = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise ValueError(f"unknown training config field(s) {unknown}; known fields are {known}")
-        values = dict(data)
-        if "user" in values:
-            values["user"] = _user_config_from_json(values["user"])
-        if "iq" in values:
-            values["iq"] = _iq_from_json(values["iq"])
-        return cls(**values)
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "training config") -> TrainingConfig:
+        """Rebuild a config from :meth:`to_dict` output with strict types (:func:`simscore.config.from_mapping`).
+
+        Raises
+        ------
+        simscore.errors.ConfigError
+            An unknown key or a value of the wrong type or range, named.
+        """
+        return from_mapping(cls, data, source=source)
 
 
 class Checkpoint(NamedTuple):

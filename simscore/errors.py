@@ -21,6 +21,8 @@ __all__ = [
     "TextMeasureError",
     "ModelNotFoundError",
     "ExperimentError",
+    "ConfigError",
+    "OutputExistsError",
     "MissingValueWarning",
 ]
 
@@ -116,6 +118,17 @@ class ModelNotFoundError(SimscoreError, FileNotFoundError):
 
 class ExperimentError(SimscoreError, ValueError):
     """An experiment configuration or output folder is unusable."""
+
+
+class ConfigError(ExperimentError):
+    """A configuration file or mapping has an unknown key or a value of the wrong type or range.
+
+    The message names the file, the table and the key.
+    """
+
+
+class OutputExistsError(SimscoreError, FileExistsError):
+    """An output would replace an existing file (or one of the inputs) without being asked to."""
 
 
 class MissingValueWarning(UserWarning):

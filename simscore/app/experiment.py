@@ -30,41 +30,57 @@ import logging
 import os
 import time
 import tomllib
+import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
+from policies.training import TrainingConfig
 from simscore._version import __version__
 from simscore.app.findings import Thresholds
-from simscore.errors import ExperimentError
+from simscore.checks import check_bool, check_int, check_number, check_seed
+from simscore.config import check_keys, convert_value, from_mapping, to_mapping
+from simscore.errors import ConfigError, ExperimentError
 from simscore.io import atomic_write_text
-from simscore.measures import ALL_MEASURES
+from simscore.measures import ALL_MEASURES, resolve_measures
 from simscore.parallel import run_jobs
 from simscore.responses import Responses
+from simscore.stats import MAX_RESAMPLES
 
 __all__ = ["ExperimentConfig", "ExperimentError", "DEMO_CONFIG", "run_experiment", "load_config"]
 
 
 
+def _demo_training() -> TrainingConfig:
+    return TrainingConfig(dialogues=5000, every=500)
+
+
 @dataclass(frozen=True)
 class ExperimentConfig:
-    """What an experiment trains, collects and scores (TOML sections in brackets).
+    """What an experiment trains, collects and scores: one object, validated on construction.
+
+    TOML tables in brackets. Everything is checked when the object is built (so a bad
+    configuration fails before anything is written or trained) and then passed down unchanged:
+    each training run's configuration is ``training.for_run(reward, seed)``.
 
     Attributes
     ----------
     name : str
-        Shown in the report title.
+        Shown in the report title (and the default output folder ``simscore-<name>``).
     rewards : tuple of str
         [training] Reward models, ``"ts"`` (task success) and/or ``"iq"`` (interaction quality).
     seeds : tuple of int
         [training] One GP-SARSA run per reward and seed.
-    dialogues, every : int
-        [training] Training dialogues per run, and a checkpoint every ``every`` dialogues.
-    eval_dialogues, eval_seed : int
-        [training] Greedy evaluation dialogues after each checkpoint, on fixed simulated users.
+    training : policies.training.TrainingConfig
+        [training] The template of every run: schedule (``dialogues``, ``every``), evaluation
+        (``eval_dialogues``, ``eval_seed``, ``eval_scale``), GP-SARSA (``gamma``, ``sigma``,
+        ``nu``, ``scale``, ``reward_assignment``), ``max_turns``, the simulated user
+        ([training.user], :class:`~policies.usersim.UserSimulatorConfig`) and the IQ estimator
+        ([training.iq], :class:`~policies.rewards.RuleBasedIQ`). Its ``reward`` and ``seed``
+        come from ``rewards`` and ``seeds``.
     collect_dialogues, collect_seed : int
         [contexts] Dialogues of each final policy collected as C_col, on fixed simulated users.
     collect_scale : float
@@ -74,23 +90,20 @@ class ExperimentConfig:
     generated : bool
         [contexts] Also score on the C_gen grid (1,296 contexts).
     measures : tuple of str
-        [scoring] Measure names.
-    n_resamples, bootstrap_seed : int
-        [scoring] Bootstrap resamples and seed of every confidence interval.
+        [scoring] Measure names or groups (``"all"``, ``"action"``, ``"text"``).
+    n_resamples, bootstrap_seed, confidence
+        [scoring] Bootstrap resamples, seed and coverage of every confidence interval.
     random_seed : int
         [chance] Seed of the random policy compared with trained ones.
     findings : Thresholds
         [findings] Thresholds of the paper's findings in the report (names and defaults:
-        :class:`simscore.app.findings.Thresholds`); a mapping is accepted and converted.
+        :class:`simscore.app.findings.Thresholds`).
     """
 
     name: str = "demo"
     rewards: tuple[str, ...] = ("ts", "iq")
     seeds: tuple[int, ...] = (1, 2, 3)
-    dialogues: int = 5000
-    every: int = 500
-    eval_dialogues: int = 100
-    eval_seed: int = 1_000_003
+    training: TrainingConfig = dataclasses.field(default_factory=_demo_training)
     collect_dialogues: int = 10
     collect_seed: int = 2_000_003
     collect_scale: float = 1.0
@@ -98,89 +111,124 @@ class ExperimentConfig:
     measures: tuple[str, ...] = ALL_MEASURES
     n_resamples: int = 1000
     bootstrap_seed: int = 0
+    confidence: float = 0.95
     random_seed: int = 0
     findings: Thresholds = dataclasses.field(default_factory=Thresholds)
 
-    _SECTIONS = {
-        "training": ("rewards", "seeds", "dialogues", "every", "eval_dialogues", "eval_seed"),
+    #: TOML table → the fields read from it (``training`` also takes every field of the template).
+    SECTIONS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "training": ("rewards", "seeds"),
         "contexts": ("collect_dialogues", "collect_seed", "collect_scale", "generated"),
-        "scoring": ("measures", "n_resamples", "bootstrap_seed"),
+        "scoring": ("measures", "n_resamples", "bootstrap_seed", "confidence"),
         "chance": ("random_seed",),
     }
 
     def __post_init__(self) -> None:
-        if isinstance(self.findings, Mapping):
-            object.__setattr__(self, "findings", _thresholds(self.findings, "[findings]"))
-        elif not isinstance(self.findings, Thresholds):
-            raise ExperimentError(f"findings must be a Thresholds or a mapping, got {type(self.findings).__name__}")
+        if not isinstance(self.name, str) or not self.name.strip() or any(c in self.name for c in "/\\\0"):
+            raise ExperimentError(f"name must be a non-empty string without path separators, got {self.name!r}")
+        if isinstance(self.rewards, str) or not isinstance(self.rewards, tuple):
+            raise ExperimentError(f"rewards must be a list of reward models, got {self.rewards!r}")
         for reward in self.rewards:
             if reward not in ("ts", "iq"):
                 raise ExperimentError(f"rewards: unknown reward model {reward!r} (use 'ts' or 'iq')")
         if not self.rewards or len(set(self.rewards)) != len(self.rewards):
             raise ExperimentError(f"rewards: need distinct reward models, got {list(self.rewards)}")
+        if isinstance(self.seeds, (str, int)) or not isinstance(self.seeds, tuple):
+            raise ExperimentError(f"seeds must be a list of seeds, got {self.seeds!r}")
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):
             raise ExperimentError(f"seeds: need distinct seeds, got {list(self.seeds)}")
-        for name in ("dialogues", "every", "eval_dialogues", "collect_dialogues", "n_resamples"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ExperimentError(f"{name} must be a positive integer, got {value!r}")
-        if self.dialogues % self.every:
+        if not isinstance(self.training, TrainingConfig):
+            raise ExperimentError(f"training must be a TrainingConfig, got {type(self.training).__name__}")
+        if not isinstance(self.findings, Thresholds):
+            raise ExperimentError(f"findings must be a Thresholds, got {type(self.findings).__name__}")
+        try:
+            for i, seed in enumerate(self.seeds):
+                check_seed(f"seeds[{i}]", seed)
+            check_int("collect_dialogues", self.collect_dialogues, minimum=1, maximum=100_000)
+            for name in ("collect_seed", "bootstrap_seed", "random_seed"):
+                check_seed(name, getattr(self, name))
+            check_number("collect_scale", self.collect_scale, minimum=0.0)
+            check_bool("generated", self.generated)
+            check_int("n_resamples", self.n_resamples, minimum=1, maximum=MAX_RESAMPLES)
+            check_number("confidence", self.confidence, minimum=0.0, maximum=1.0, exclusive_minimum=True)
+            if self.confidence >= 1.0:
+                raise ValueError(f"confidence must be < 1, got {self.confidence!r}")
+            if isinstance(self.measures, str) or not isinstance(self.measures, tuple):
+                raise ValueError(
+                    f"measures must be a list of measure names or groups (e.g. ['tmr', 'dmr'] or ['all']), "
+                    f"got {self.measures!r}"
+                )
+            resolve_measures(list(self.measures))
+        except (TypeError, ValueError, KeyError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            raise ExperimentError(message) from None
+        if self.training.dialogues % self.training.every:
             raise ExperimentError(
-                f"dialogues ({self.dialogues}) must be a multiple of every ({self.every})"
+                f"dialogues ({self.training.dialogues}) must be a multiple of every ({self.training.every})"
             )
-        from simscore.measures import resolve_measures
-
-        resolve_measures(list(self.measures))
 
     @property
     def runs(self) -> list[tuple[str, int, str]]:
         """``(reward, seed, run name)`` of every training run."""
         return [(reward, seed, f"{reward}-{seed}") for reward in self.rewards for seed in self.seeds]
 
+    def run_config(self, reward: str, seed: int) -> TrainingConfig:
+        """The training configuration of one run: the template with its reward and seed."""
+        return self.training.for_run(reward, seed)
+
     def to_dict(self) -> dict[str, Any]:
-        """The TOML structure as plain data (sections as in :meth:`from_dict`)."""
+        """The TOML structure as plain data (tables as in :meth:`from_dict`)."""
         out: dict[str, Any] = {"name": self.name}
-        for section, keys in self._SECTIONS.items():
-            out[section] = {
-                key: list(v) if isinstance(v := getattr(self, key), tuple) else v for key in keys
-            }
+        for section, keys in self.SECTIONS.items():
+            out[section] = {key: list(v) if isinstance(v := getattr(self, key), tuple) else v for key in keys}
+        template = to_mapping(self.training)
+        for key in ("reward", "seed"):
+            template.pop(key)
+        out["training"].update(template)
         out["findings"] = self.findings.to_dict()
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "config") -> ExperimentConfig:
-        """Build from the TOML structure; unknown sections or keys are errors naming them."""
+        """Build from the TOML structure with strict types; every error names the file, table and key.
+
+        Raises
+        ------
+        simscore.errors.ConfigError
+            An unknown table or key, a value of the wrong type, or a value out of range.
+        """
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{source}: expected a table, got {type(data).__name__}")
+        check_keys(data, ["name", *cls.SECTIONS, "findings"], source=source)
+        hints = typing.get_type_hints(cls)
         kwargs: dict[str, Any] = {}
-        for key, value in data.items():
-            if key == "name":
-                kwargs["name"] = str(value)
+        if "name" in data:
+            kwargs["name"] = convert_value(data["name"], str, source=source, table="", key="name")
+        for section, value in data.items():
+            if section == "name":
                 continue
-            if key not in (*cls._SECTIONS, "findings"):
-                known = ", ".join(["name", *cls._SECTIONS, "findings"])
-                raise ExperimentError(f"{source}: unknown entry {key!r} (known: {known})")
             if not isinstance(value, Mapping):
-                raise ExperimentError(f"{source}: [{key}] must be a table")
-            if key == "findings":
-                kwargs["findings"] = _thresholds(value, f"{source}: [findings]")
+                raise ConfigError(f"{source}: [{section}] must be a table, got {type(value).__name__} {value!r}")
+            if section == "findings":
+                kwargs["findings"] = from_mapping(Thresholds, value, source=source, table="findings")
                 continue
-            for option, setting in value.items():
-                if option not in cls._SECTIONS[key]:
-                    raise ExperimentError(
-                        f"{source}: unknown option {option!r} in [{key}] "
-                        f"(known: {', '.join(cls._SECTIONS[key])})"
-                    )
-                kwargs[option] = tuple(setting) if isinstance(setting, list) else setting
+            own = cls.SECTIONS[section]
+            if section == "training":
+                for key in ("reward", "seed"):
+                    if key in value:
+                        plural = {"reward": "rewards", "seed": "seeds"}[key]
+                        raise ConfigError(f"{source}: [training] {key}: give the list {plural!r} instead")
+                template = {k: v for k, v in value.items() if k not in own}
+                kwargs["training"] = from_mapping(TrainingConfig, template, source=source, table="training")
+                value = {k: v for k, v in value.items() if k in own}
+            else:
+                check_keys(value, own, source=source, table=section)
+            for key, setting in value.items():
+                kwargs[key] = convert_value(setting, hints[key], source=source, table=section, key=key)
         try:
             return cls(**kwargs)
         except ExperimentError as exc:
-            raise ExperimentError(f"{source}: {exc}") from None
-
-
-def _thresholds(data: Mapping[str, Any], source: str) -> Thresholds:
-    try:
-        return Thresholds.from_mapping(data, source=source)
-    except (TypeError, ValueError) as exc:
-        raise ExperimentError(str(exc) if str(exc).startswith(source) else f"{source}: {exc}") from None
+            raise ConfigError(f"{source}: {exc}") from None
 
 
 #: ``simscore demo``: three seeds per reward, 5,000 dialogues, a checkpoint every 500.
@@ -188,14 +236,28 @@ DEMO_CONFIG = ExperimentConfig()
 
 
 def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
-    """Read an experiment configuration from a TOML file."""
+    """Read and validate an experiment configuration from a TOML file (nothing is run).
+
+    Raises
+    ------
+    simscore.errors.ConfigError
+        The file is missing, not UTF-8, not TOML, or holds an unknown key or a bad value
+        (the message names the file, table and key).
+    """
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        text = p.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise ExperimentError(f"{p}: configuration file not found") from None
+        raise ConfigError(f"{p}: configuration file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{p}: is a directory, expected a TOML file") from None
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{p}, line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x})") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ExperimentError(f"{p}: invalid TOML ({exc})") from None
+        raise ConfigError(f"{p}: invalid TOML ({exc})") from None
     return ExperimentConfig.from_dict(data, source=str(p))
 
 
@@ -203,19 +265,11 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
 # Module-level functions: they run in worker processes (or on Dask workers).
 
 
-def _train_job(config: dict[str, Any], reward: str, seed: int, run_dir: str) -> dict[str, Any]:
-    from policies.training import TrainingConfig, train
+def _train_job(config: TrainingConfig, run_dir: str) -> dict[str, Any]:
+    from policies.training import train
 
-    training = TrainingConfig(
-        reward=reward,
-        seed=seed,
-        dialogues=config["dialogues"],
-        every=config["every"],
-        eval_dialogues=config["eval_dialogues"],
-        eval_seed=config["eval_seed"],
-    )
     start = time.perf_counter()
-    train(training, run_dir, progress=False)
+    train(config, run_dir, progress=False)
     return {"run_dir": run_dir, "seconds": time.perf_counter() - start}
 
 
@@ -336,13 +390,14 @@ def run_experiment(
 
 def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: str | None, progress: bool,
          command: str | None) -> Path:
-    plain = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
     started = time.perf_counter()
-    logger.info("experiment %r: %d runs x %d dialogues, output %s", config.name, len(config.runs), config.dialogues, out)
+    logger.info(
+        "experiment %r: %d runs x %d dialogues, output %s", config.name, len(config.runs), config.training.dialogues, out
+    )
 
     # 1. training
     t0 = time.perf_counter()
-    train_jobs = [(plain, reward, seed, str(out / "runs" / run)) for reward, seed, run in config.runs]
+    train_jobs = [(config.run_config(reward, seed), str(out / "runs" / run)) for reward, seed, run in config.runs]
     run_jobs(_train_job, train_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="training", progress=progress)
     logger.info("training: %.1f s", time.perf_counter() - t0)
 
@@ -393,8 +448,9 @@ def _build_contexts(config: ExperimentConfig, out: Path) -> dict[str, str]:
             policy = load_checkpoint(out / "runs" / run)
             policy.sampling_scale = config.collect_scale  # PyDial's evaluation dialogues sample (scale 1)
             run_dialogues(policy, config.collect_dialogues, seed=config.collect_seed, log_path=path,
-                          log_source={"name": run, "reward": reward, "purpose": "C_col",
-                                      "sampling_scale": config.collect_scale})
+                          settings=config.training.simulation(), log_source={
+                              "name": run, "reward": reward, "purpose": "C_col",
+                              "sampling_scale": config.collect_scale})
         logs[reward].append(path)
     files: dict[str, str] = {}
     target = out / "contexts"
@@ -430,7 +486,7 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
     from simscore.tables_io import collect_versions
 
     measures = resolve_measures(list(config.measures))
-    bootstrap = {"n_resamples": config.n_resamples, "seed": config.bootstrap_seed}
+    bootstrap = {"n_resamples": config.n_resamples, "confidence": config.confidence, "seed": config.bootstrap_seed}
     sets = {name: ContextSet.read_jsonl(path) for name, path in context_files.items()}
     reward_ids = {reward: set(ContextSet.read_jsonl(out / "contexts" / f"col-{reward}.jsonl").ids)
                   for reward in config.rewards}
@@ -516,10 +572,10 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
         "signatures": {m.name: m.signature() for m in measures},
         "config": config.to_dict(),
         "versions": collect_versions(),
-        "seeds": {"training": list(config.seeds), "evaluation": config.eval_seed,
+        "seeds": {"training": list(config.seeds), "evaluation": config.training.eval_seed,
                   "collection": config.collect_seed, "random_policy": config.random_seed,
                   "bootstrap": config.bootstrap_seed},
-        "bootstrap": {**bootstrap, "confidence": 0.95},
+        "bootstrap": bootstrap,
         "findings": config.findings.to_dict(),
         # the day the run was scored: written once, so `simscore report DIR` rebuilds the same text
         "date": datetime.datetime.now(datetime.UTC).date().isoformat(),

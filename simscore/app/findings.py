@@ -25,7 +25,6 @@ hold when none does, and holds partly in between.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ import pandas as pd
 
 from simscore.analysis import SCHEMAS, check_table
 from simscore.app import paper
+from simscore.config import from_mapping
 from simscore.stats import pearson_mse
 
 __all__ = ["Verdict", "VERDICTS", "Thresholds", "Check", "Finding", "findings", "format_quantities"]
@@ -141,16 +141,9 @@ class Thresholds:
         >>> Thresholds.from_mapping({"converged": 0.95})
         Traceback (most recent call last):
         ...
-        ValueError: findings: unknown threshold 'converged'; did you mean 'converged_tmr'? ...
+        simscore.errors.ConfigError: findings: unknown key 'converged'; did you mean 'converged_tmr'? ...
         """
-        known = [f.name for f in dataclasses.fields(cls)]
-        for name in data:
-            if name not in known:
-                close = difflib.get_close_matches(str(name), known, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ValueError(f"{source}: unknown threshold {name!r}{hint} (known: {', '.join(known)})")
-        values = {k: float(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in data.items()}
-        return cls(**values)
+        return from_mapping(cls, data, source=source)
 
     def to_dict(self) -> dict[str, float]:
         """Every threshold by name (the ``[findings]`` table; ``meta["findings"]``)."""

@@ -684,24 +684,22 @@ def _toml_value(value: Any) -> str | None:
     return None
 
 
-def _toml(config: Mapping[str, Any]) -> str | None:
-    """The configuration as TOML (top-level values, then one table per section); None if it has deeper nesting."""
-    top, sections = [], []
+def _toml(config: Mapping[str, Any], prefix: str = "") -> str | None:
+    """The configuration as TOML (a table's values, then its sub-tables); None if a value has no TOML form."""
+    values, tables = [], []
     for key, value in config.items():
         if isinstance(value, Mapping):
-            body = []
-            for option, setting in value.items():
-                text = _toml_value(setting)
-                if text is None:
-                    return None
-                body.append(f"{option} = {text}")
-            sections.append("\n".join([f"[{key}]", *body]))
+            name = f"{prefix}.{key}" if prefix else str(key)
+            body = _toml(value, name)
+            if body is None:
+                return None
+            tables.append(f"[{name}]\n{body}".rstrip())
         else:
             text = _toml_value(value)
             if text is None:
                 return None
-            top.append(f"{key} = {text}")
-    return "\n\n".join(part for part in ["\n".join(top), *sections] if part)
+            values.append(f"{key} = {text}")
+    return "\n\n".join(part for part in ["\n".join(values), *tables] if part)
 
 
 def _section_reproduce(meta: Mapping[str, Any], base: Path | None) -> list[str]:

@@ -28,7 +28,7 @@ from policies.training import (
     train,
 )
 from policies.usersim import UserSimulatorConfig
-from simscore.errors import CheckpointError, FileFormatError
+from simscore.errors import CheckpointError, ConfigError, FileFormatError
 
 SMALL = TrainingConfig(reward="ts", seed=3, dialogues=60, every=20, eval_dialogues=20)
 
@@ -71,7 +71,7 @@ def test_config_defaults_round_trip_and_schedule() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"reward": "bleu"}, ValueError, r"reward must be one of \['iq', 'ts'\], got 'bleu'"),
+        ({"reward": "bleu"}, ValueError, r"reward must be one of 'ts', 'iq', got 'bleu'"),
         ({"seed": -1}, ValueError, "seed must be >= 0"),
         ({"seed": 1.0}, TypeError, "seed must be an int"),
         ({"dialogues": 0}, ValueError, "dialogues must be >= 1"),
@@ -81,6 +81,10 @@ def test_config_defaults_round_trip_and_schedule() -> None:
         ({"scale": 0}, ValueError, "scale must be > 0 for training"),
         ({"max_turns": 1}, ValueError, "max_turns must be >= 2"),
         ({"user": {}}, TypeError, "user must be a UserSimulatorConfig"),
+        ({"dialogues": 10**20}, ValueError, "dialogues must be <= 100,000,000"),
+        ({"dialogues": 10**7, "every": 1}, ValueError, "more than 100,000 checkpoints"),
+        ({"eval_scale": float("nan")}, ValueError, "eval_scale must be a finite number"),
+        ({"reward_assignment": "spread"}, ValueError, "reward_assignment must be one of"),
     ],
 )
 def test_bad_config(kwargs, error, message) -> None:
@@ -88,9 +92,15 @@ def test_bad_config(kwargs, error, message) -> None:
         TrainingConfig(**{"reward": "ts", "seed": 0, **kwargs})
 
 
-def test_config_from_dict_rejects_unknown_fields() -> None:
-    with pytest.raises(ValueError, match=r"unknown training config field\(s\) \['epochs'\]"):
+def test_config_from_dict_is_strict() -> None:
+    with pytest.raises(ConfigError, match=r"unknown key 'epochs'"):
         TrainingConfig.from_dict({"reward": "ts", "seed": 0, "epochs": 3})
+    with pytest.raises(ConfigError, match=r"\[user\] greeting: expected a list, got str 'yes'"):
+        TrainingConfig.from_dict({"user": {"greeting": "yes"}}, source="x.toml")
+    with pytest.raises(ConfigError, match=r"x.toml: dialogues: expected an integer, got float 1000000000.0"):
+        TrainingConfig.from_dict({"dialogues": 1e9}, source="x.toml")
+    config = TrainingConfig.from_dict({"user": {"greeting": [0.5, 0.5]}, "iq": {"per_repeat": 2}})
+    assert config.user.greeting == (0.5, 0.5) and config.iq.per_repeat == 2
 
 
 # ----------------------------------------------------------------------------- a run

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import filecmp
 import json
 import logging
@@ -12,15 +13,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from policies.training import TrainingConfig
 from simscore.app.cli import main
 from simscore.app.experiment import ExperimentConfig, ExperimentError, run_experiment
 
 TINY = ExperimentConfig(
     name="tiny",
     seeds=(1, 2),
-    dialogues=60,
-    every=30,
-    eval_dialogues=10,
+    training=TrainingConfig(dialogues=60, every=30, eval_dialogues=10),
     collect_dialogues=2,
     measures=("tmr", "dmr", "cer", "cmr"),
     n_resamples=100,
@@ -109,7 +109,7 @@ def test_other_training_settings_are_refused(tiny_run, tmp_path):
     out, _ = tiny_run
     folder = tmp_path / "x"
     shutil.copytree(out, folder)
-    other = ExperimentConfig(**{**TINY.__dict__, "dialogues": 90})
+    other = dataclasses.replace(TINY, training=dataclasses.replace(TINY.training, sigma=2.0))
     with pytest.raises(ExperimentError, match="other \\[training\\]"):
         run_experiment(other, folder, n_jobs=1, progress=False)
 

@@ -1,4 +1,4 @@
-"""Experiment configuration: TOML files, defaults and errors that name what is wrong."""
+"""Experiment configuration: TOML files, one validated object, errors that name file, table and key."""
 
 from __future__ import annotations
 
@@ -7,13 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from simscore.app.experiment import (
-    DEMO_CONFIG,
-    ExperimentConfig,
-    ExperimentError,
-    load_config,
-)
+from policies.training import EVAL_SEED, TrainingConfig
+from policies.usersim import UserSimulatorConfig
+from simscore.app.experiment import DEMO_CONFIG, ExperimentConfig, load_config
 from simscore.app.findings import Thresholds
+from simscore.errors import ConfigError, ExperimentError
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
@@ -21,40 +19,91 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 def test_paper_config_is_the_papers_setup():
     config = load_config(EXAMPLES / "paper.toml")
     assert config.rewards == ("ts", "iq") and config.seeds == (1, 2, 3)
-    assert config.dialogues == 40000 and config.every == 1000 and config.eval_dialogues == 100
-    assert config.collect_dialogues == 10 and config.generated
-    assert len(config.measures) == 8
+    t = config.training
+    assert (t.dialogues, t.every, t.eval_dialogues, t.eval_seed, t.eval_scale) == (40000, 1000, 100, EVAL_SEED, 1.0)
+    assert config.collect_dialogues == 10 and config.generated and config.measures == ("all",)
     assert [run for _, _, run in config.runs] == ["ts-1", "ts-2", "ts-3", "iq-1", "iq-2", "iq-3"]
+    assert config.run_config("iq", 2) == TrainingConfig(reward="iq", seed=2, dialogues=40000, every=1000)
     assert ExperimentConfig.from_dict(config.to_dict()) == config
 
 
-def test_demo_config_round_trips():
+def test_demo_config_round_trips_and_uses_one_evaluation_seed():
     assert ExperimentConfig.from_dict(DEMO_CONFIG.to_dict()) == DEMO_CONFIG
+    assert DEMO_CONFIG.training.eval_seed == EVAL_SEED == TrainingConfig().eval_seed
+    assert DEMO_CONFIG.training.dialogues == 5000 and DEMO_CONFIG.training.every == 500
+
+
+def test_every_training_and_simulator_setting_is_settable(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text(
+        "[training]\nseeds = [4]\nsigma = 2.5\nnu = 0.01\ngamma = 0.9\nscale = 1.5\nmax_turns = 20\n"
+        "reward_assignment = 'per_turn'\neval_scale = 0\n"
+        "[training.user]\ngreeting = [0.5, 0.5]\npatience = [3, 3]\ncheck_unmentioned_constraints = true\n"
+        "[training.iq]\nper_repeat = 2.0\n",
+        encoding="utf-8",
+    )
+    config = load_config(path)
+    run = config.run_config("ts", 4)
+    assert (run.sigma, run.nu, run.gamma, run.scale, run.max_turns) == (2.5, 0.01, 0.9, 1.5, 20)
+    assert run.reward_assignment == "per_turn" and run.eval_scale == 0.0
+    assert run.user == UserSimulatorConfig(greeting=(0.5, 0.5), patience=(3, 3), check_unmentioned_constraints=True)
+    assert run.iq.per_repeat == 2.0 and run.simulation().user is run.user
+    assert ExperimentConfig.from_dict(config.to_dict()) == config
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
+        # the reliability issue's table, one row each
+        ("[contexts]\ngenerated = 'no'\n", "[contexts] generated: expected true or false, got str 'no'"),
+        ("[training]\nseeds = 3\n", "[training] seeds: expected a list, got int 3"),
+        ("[scoring]\nmeasures = 'tmr'\n", "[scoring] measures: expected a list, got str 'tmr'"),
+        ("[scoring]\nbootstrap_seed = -3\n", "bootstrap_seed must be >= 0, got -3"),
+        ("[chance]\nrandom_seed = 'abc'\n", "[chance] random_seed: expected an integer, got str 'abc'"),
+        ("[training]\nseeds = [-1, 2]\n", "seeds[0] must be >= 0, got -1"),
+        ("[training]\ndialogues = 1e9\n", "[training] dialogues: expected an integer, got float"),
+        ("[training]\ndialogues = 99999999999999999\nevery = 1\n", "dialogues must be <= 100,000,000"),
+        ("[scoring]\nn_resamples = 1000000000\n", "n_resamples must be <= 1,000,000"),
+        # and the rest
         ("[training]\nrewards = ['ts', 'xx']\n", "unknown reward model 'xx'"),
         ("[training]\nseeds = [1, 1]\n", "distinct seeds"),
-        ("[training]\ndialogues = 1000\nevery = 300\n", "multiple of every"),
-        ("[training]\ndialogues = 0\n", "dialogues must be a positive integer"),
-        ("[trainig]\nseeds = [1]\n", "unknown entry 'trainig'"),
-        ("[training]\nseed = [1]\n", "unknown option 'seed' in [training]"),
+        ("[training]\ndialogues = 1000\nevery = 300\n", "multiple of every (300)"),
+        ("[training]\ndialogues = 0\n", "[training] dialogues must be >= 1, got 0"),
+        ("[trainig]\nseeds = [1]\n", "unknown key 'trainig'; did you mean 'training'?"),
+        ("[training]\nseed = [1]\n", "[training] seed: give the list 'seeds' instead"),
+        ("[training]\nsigmaa = 2\n", "[training] unknown key 'sigmaa'; did you mean 'sigma'?"),
+        ("[training.user]\ngreting = [0.1, 0.2]\n", "[training.user] unknown key 'greting'; did you mean 'greeting'?"),
+        ("[training.user]\ngreeting = [0.5, 0.2]\n", "[training.user] greeting must satisfy"),
         ("[scoring]\nmeasures = ['tmr', 'blue4']\n", "did you mean 'bleu4'"),
+        ("[scoring]\nconfidence = 1.0\n", "confidence must be < 1"),
+        ("[contexts]\ncollect_scale = -1\n", "collect_scale must be >= 0.0"),
+        ("name = 'a/b'\n", "name must be a non-empty string without path separators"),
         ("[training\n", "invalid TOML"),
     ],
 )
 def test_bad_configs(tmp_path, text, message):
     path = tmp_path / "bad.toml"
-    path.write_text(text)
-    with pytest.raises((ExperimentError, KeyError), match=message.replace("[", r"\[").replace("]", r"\]")):
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=re.escape(message)) as info:
+        load_config(path)
+    assert str(path) in str(info.value)  # every error names the file
+
+
+def test_missing_directory_and_non_utf8_files(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.toml")
+    with pytest.raises(ConfigError, match="is a directory"):
+        load_config(tmp_path)
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b"name = 'x'\n# caf\xe9\n")
+    with pytest.raises(ConfigError, match=r"latin1.toml, line 2: not UTF-8 text \(byte 0xe9\)"):
         load_config(path)
 
 
-def test_missing_config_file(tmp_path):
-    with pytest.raises(ExperimentError, match="not found"):
-        load_config(tmp_path / "nope.toml")
+def test_config_errors_are_experiment_errors_and_value_errors():
+    assert issubclass(ConfigError, ExperimentError) and issubclass(ConfigError, ValueError)
+    with pytest.raises(ExperimentError, match="rewards must be a list"):
+        ExperimentConfig(rewards="ts")
 
 
 def test_findings_thresholds_in_the_configuration(tmp_path):
@@ -66,20 +115,19 @@ def test_findings_thresholds_in_the_configuration(tmp_path):
     assert config.to_dict()["findings"]["weak_r"] == 0.5  # every threshold is written out
     assert ExperimentConfig.from_dict(config.to_dict()) == config
     assert DEMO_CONFIG.findings == Thresholds()
-    assert ExperimentConfig(findings={"weak_r": 0.4}).findings.weak_r == 0.4
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[findings]\nconverged = 0.9\n", "[findings]: unknown threshold 'converged'; did you mean 'converged_tmr'?"),
-        ("[findings]\nlate_fraction = 2.0\n", "[findings]: findings threshold late_fraction must be in (0, 1]"),
-        ("[findings]\nweak_r = 'low'\n", "weak_r must be a finite number, got 'low'"),
+        ("[findings]\nconverged = 0.9\n", "[findings] unknown key 'converged'; did you mean 'converged_tmr'?"),
+        ("[findings]\nlate_fraction = 2.0\n", "[findings] findings threshold late_fraction must be in (0, 1]"),
+        ("[findings]\nweak_r = 'low'\n", "[findings] weak_r: expected a number, got str 'low'"),
         ("findings = 3\n", "[findings] must be a table"),
     ],
 )
 def test_bad_findings_sections(tmp_path, text, message):
     path = tmp_path / "bad.toml"
     path.write_text(text)
-    with pytest.raises(ExperimentError, match=re.escape(message)):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         load_config(path)

@@ -92,7 +92,7 @@ def test_thresholds_round_trip_and_errors():
     assert t.converged_tmr == 0.95 and t.first_turn_share == 1.0
     assert Thresholds.from_mapping(t.to_dict()) == t
     assert Thresholds().to_dict()["weak_r"] == 0.5
-    with pytest.raises(ValueError, match="unknown threshold 'dmr_margn'; did you mean 'dmr_margin'"):
+    with pytest.raises(ValueError, match="unknown key 'dmr_margn'; did you mean 'dmr_margin'"):
         Thresholds.from_mapping({"dmr_margn": 0.3})
     with pytest.raises(ValueError, match="late_fraction must be in \\(0, 1\\], got 0"):
         Thresholds(late_fraction=0)

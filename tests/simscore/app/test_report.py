@@ -9,10 +9,12 @@ import tomllib
 import pandas as pd
 import pytest
 
+from policies.training import TrainingConfig
 from simscore import analysis as an
 from simscore import plots, tables_io
 from simscore.app import paper, report
 from simscore.app.experiment import ExperimentConfig
+from simscore.app.findings import Thresholds
 from tests.simscore.synthetic import META, PERFORMANCE_RECORDS, synthetic_tables
 from tests.simscore.synthetic import col_only as _small
 
@@ -164,7 +166,8 @@ def test_performance_beside_the_paper_and_saturation(tables):
 
 
 def test_setup_beside_the_paper(tables):
-    config = ExperimentConfig(seeds=(1, 2), dialogues=60, every=30, eval_dialogues=10, collect_dialogues=2)
+    config = ExperimentConfig(seeds=(1, 2), training=TrainingConfig(dialogues=60, every=30, eval_dialogues=10),
+                              collect_dialogues=2)
     text = report.build_report(tables, {**META, "config": config.to_dict()})
     setup = _section(text, "Set-up beside the paper's")
     assert "| training dialogues per run | 60 | 40,000 |" in setup
@@ -220,7 +223,8 @@ def test_correlation_beside_the_paper(tables):
 
 
 def test_reproduce_section(tables, tmp_path):
-    config = ExperimentConfig(seeds=(1, 2), dialogues=60, every=30, findings={"converged_tmr": 0.85}).to_dict()
+    config = ExperimentConfig(seeds=(1, 2), training=TrainingConfig(dialogues=60, every=30),
+                              findings=Thresholds(converged_tmr=0.85)).to_dict()
     meta = {**META, "config": config, "command": "simscore demo --out out", "date": "2026-11-23"}
     (tmp_path / "run.log").write_text("log\n")
     text = report.build_report(tables, meta, base=tmp_path)

@@ -1,0 +1,107 @@
+"""Argument checks at the public boundary, in one place.
+
+Every public function and constructor of simscore, contexts and policies checks its
+arguments with these helpers; code behind the boundary trusts what was checked. Each helper
+returns the value normalised (a Python ``int`` or ``float``) or raises an error that names
+the parameter, what was expected and what was received. ``bool`` is never accepted as a
+number (``True`` is an ``int`` in Python, but never what a caller meant).
+
+>>> check_int("seeds[0]", 3, minimum=0)
+3
+>>> check_int("every", True, minimum=1)
+Traceback (most recent call last):
+...
+TypeError: every must be an int, got bool True
+>>> check_number("sigma", 0, minimum=0.0, exclusive_minimum=True)
+Traceback (most recent call last):
+...
+ValueError: sigma must be > 0.0, got 0
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Collection
+from typing import Any
+
+__all__ = ["check_int", "check_number", "check_probability", "check_bool", "check_choice", "check_seed", "MAX_SEED"]
+
+#: Seeds are non-negative and below 2**63 (numpy's SeedSequence takes any size; files and
+#: other tools rarely do).
+MAX_SEED = 2**63 - 1
+
+
+def _describe(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}"
+
+
+def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """``value`` as an ``int`` (numpy integers accepted), within ``[minimum, maximum]``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {_describe(value)}")
+    number = int(value)
+    if minimum is not None and number < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {number!r}")
+    if maximum is not None and number > maximum:
+        raise ValueError(f"{name} must be <= {maximum:,}, got {number:,}")
+    return number
+
+
+def check_number(
+    name: str,
+    value: Any,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: bool = False,
+    finite: bool = True,
+) -> float:
+    """``value`` as a ``float`` (ints and numpy numbers accepted), finite unless told otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {_describe(value)}")
+    number = float(value)
+    if math.isnan(number) or (finite and math.isinf(number)):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if minimum is not None:
+        if exclusive_minimum and not number > minimum:
+            raise ValueError(f"{name} must be > {minimum}, got {value!r}")
+        if not exclusive_minimum and number < minimum:
+            raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    if maximum is not None and number > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
+    return number
+
+
+def check_probability(name: str, value: Any) -> float:
+    """A number in [0, 1].
+
+    >>> check_probability("p", 1)
+    1.0
+    """
+    return check_number(name, value, minimum=0.0, maximum=1.0)
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Exactly ``True`` or ``False`` (numpy booleans accepted; not ``"no"``, not ``0``)."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {_describe(value)}")
+
+
+def check_choice(name: str, value: Any, choices: Collection[str]) -> str:
+    """One of ``choices`` (strings).
+
+    >>> check_choice("reward", "success", ("ts", "iq"))
+    Traceback (most recent call last):
+    ...
+    ValueError: reward must be one of 'ts', 'iq', got 'success'
+    """
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value
+
+
+def check_seed(name: str, value: Any) -> int:
+    """A seed: an int in ``[0, MAX_SEED]``."""
+    return check_int(name, value, minimum=0, maximum=MAX_SEED)
