@@ -39,7 +39,7 @@ from contexts._frozen import FrozenDict, freeze_json
 from contexts.belief import BeliefState
 from contexts.domain import Ontology
 from simscore.errors import FileFormatError, InvalidContextError
-from simscore.io import atomic_open, dumps, read_jsonl
+from simscore.io import atomic_open, dumps, prepare_output, read_jsonl
 
 if TYPE_CHECKING:
     import pandas
@@ -423,8 +423,13 @@ class ContextSet:
             "built": self._built,
         }
 
-    def to_jsonl(self, path: str | os.PathLike[str]) -> None:
-        """Write the set as JSON Lines (header line, then one context a line), atomically."""
+    def to_jsonl(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
+        """Write the set as JSON Lines (header line, then one context a line), atomically.
+
+        An existing file is replaced only with ``overwrite=True``
+        (:class:`~simscore.errors.OutputExistsError` otherwise).
+        """
+        prepare_output(path, overwrite=overwrite)
         lines = self._lines()
         if "content_hash" not in self.__dict__:
             self.__dict__["content_hash"] = _hash_lines(lines)

@@ -45,7 +45,7 @@ from contexts.belief import BeliefState
 from contexts.domain import Domain, Ontology
 from simscore.acts import Act
 from simscore.errors import ActParseError, FileFormatError, InvalidContextError
-from simscore.io import read_jsonl, write_jsonl
+from simscore.io import prepare_output, read_jsonl, write_jsonl
 
 __all__ = [
     "DIALOGUE_LOG_FORMAT",
@@ -243,6 +243,7 @@ def write_dialogue_log(
     *,
     domain: str | Domain,
     source: Mapping[str, Any] | None = None,
+    overwrite: bool = False,
 ) -> None:
     """Write dialogues as a dialogue log, atomically.
 
@@ -255,12 +256,15 @@ def write_dialogue_log(
         The domain (or its name) the beliefs belong to.
     source : mapping, optional
         Free-form provenance (JSON values); ``name`` is used in collected context ids.
+    overwrite : bool
+        Replace an existing file (:class:`~simscore.errors.OutputExistsError` otherwise).
 
     Raises
     ------
     InvalidContextError
         On a duplicate dialogue id or a non-JSON provenance value; nothing is written then.
     """
+    prepare_output(path, overwrite=overwrite)
     try:
         frozen_source = freeze_json(dict(source or {}), "source")
     except ValueError as exc:

@@ -57,6 +57,7 @@ from policies.tracker import FocusTracker
 from policies.usersim import AgendaUser, UserGoal, UserSimulatorConfig
 from simscore.acts import Act
 from simscore.errors import InvalidResponseError
+from simscore.io import prepare_output
 from simscore.responses import Response
 
 if TYPE_CHECKING:
@@ -581,6 +582,7 @@ def run_dialogues(
     start: int = 0,
     log_path: str | os.PathLike[str] | None = None,
     log_source: Mapping[str, Any] | None = None,
+    overwrite: bool = False,
     keep_dialogues: bool = False,
     progress: bool = False,
     on_dialogue: Callable[[DialogueOutcome], None] | None = None,
@@ -607,6 +609,9 @@ def run_dialogues(
         Write the dialogues as a dialogue log (atomically) to this file.
     log_source : mapping, optional
         Provenance for the log header (``policy``, ``seed``, ``nlg_instance`` are added).
+    overwrite : bool
+        Replace an existing ``log_path`` (checked before any dialogue runs;
+        :class:`~simscore.errors.OutputExistsError` otherwise).
     keep_dialogues : bool
         Return the logged dialogues in :attr:`SimulationResult.dialogues`.
     progress : bool
@@ -637,6 +642,8 @@ def run_dialogues(
     choose = _check_policy(policy)
     begin = getattr(policy, "begin_dialogue", None)
     end = getattr(policy, "end_dialogue", None)
+    if log_path is not None:
+        prepare_output(log_path, overwrite=overwrite)
     record = keep_dialogues or log_path is not None
     name = str(getattr(policy, "name", None) or type(policy).__name__)
     if nlg_instance is None:
@@ -704,7 +711,7 @@ def run_dialogues(
         provenance = getattr(policy, "provenance", None)
         if isinstance(provenance, Mapping):
             source.setdefault("policy_provenance", dict(provenance))
-        write_dialogue_log(log_path, dialogues, domain=sim.domain, source=source)
+        write_dialogue_log(log_path, dialogues, domain=sim.domain, source=source, overwrite=overwrite)
     return SimulationResult(
         policy=name,
         seed=int(seed),

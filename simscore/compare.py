@@ -24,7 +24,7 @@ import pandas as pd
 
 from simscore._version import __version__
 from simscore.errors import ContextMismatchError, InvalidResponseError
-from simscore.io import atomic_open, atomic_write_text
+from simscore.io import atomic_open, atomic_write_text, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
 from simscore.responses import Responses
@@ -88,16 +88,21 @@ class Comparison:
             "scores": records,
         }
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write per-context scores as ``.csv`` or everything as ``.json``, atomically."""
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
+        """Write per-context scores as ``.csv`` or everything as ``.json``, atomically.
+
+        An existing file is replaced only with ``overwrite=True``
+        (:class:`~simscore.errors.OutputExistsError` otherwise).
+        """
         suffix = os.fspath(path).rsplit(".", 1)[-1].lower()
+        if suffix not in ("csv", "json"):
+            raise ValueError(f"output path must end in .csv or .json, got {os.fspath(path)!r}")
+        prepare_output(path, overwrite=overwrite)
         if suffix == "csv":
             with atomic_open(path, "w") as handle:
                 self.scores.to_csv(handle, float_format="%.10g")
-        elif suffix == "json":
-            atomic_write_text(path, json.dumps(self.to_json_dict(), indent=1, allow_nan=False) + "\n")
         else:
-            raise ValueError(f"output path must end in .csv or .json, got {os.fspath(path)!r}")
+            atomic_write_text(path, json.dumps(self.to_json_dict(), indent=1, allow_nan=False) + "\n")
 
     def format_summary(self) -> str:
         """A readable fixed-width table of the summary.

@@ -16,9 +16,17 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from simscore.errors import FileFormatError
+from simscore.errors import FileFormatError, OutputExistsError
 
-__all__ = ["atomic_open", "atomic_write_text", "write_jsonl", "read_jsonl", "dumps", "format_problem"]
+__all__ = [
+    "atomic_open",
+    "atomic_write_text",
+    "write_jsonl",
+    "read_jsonl",
+    "dumps",
+    "format_problem",
+    "prepare_output",
+]
 
 
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
@@ -33,6 +41,59 @@ def _create_temporary(directory: Path, name: str) -> tuple[int, str]:
         except FileExistsError:
             continue
     raise FileExistsError(f"could not create a temporary file next to {directory / name}")
+
+
+def prepare_output(
+    path: str | os.PathLike[str],
+    *,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+    overwrite: bool = False,
+) -> Path:
+    """Check, before any work, that ``path`` may be written; returns it as a :class:`~pathlib.Path`.
+
+    * An output that is one of the ``inputs`` (the same file, however it is spelt: links and
+      ``..`` resolved) is refused, even with ``overwrite``: nothing the user gave is replaced.
+    * An existing file is refused unless ``overwrite`` (the command line's ``--force``).
+    * The directory must exist or be creatable, and be writable.
+
+    Raises
+    ------
+    simscore.errors.OutputExistsError
+        The output is an input, or exists and ``overwrite`` is false.
+    PermissionError, NotADirectoryError
+        The location cannot be written (naming the directory).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> (folder / "log.jsonl").write_text("{}")
+    2
+    >>> prepare_output(folder / "log.jsonl", inputs=[folder / "log.jsonl"], overwrite=True)
+    Traceback (most recent call last):
+    ...
+    simscore.errors.OutputExistsError: ... is also an input: refusing to write over it
+    >>> prepare_output(folder / "out.jsonl").name
+    'out.jsonl'
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise OutputExistsError(f"{target} is a directory, expected a file name")
+    resolved = target.resolve()
+    for given in inputs:
+        if Path(given).resolve() == resolved:
+            raise OutputExistsError(f"{target} is also an input: refusing to write over it")
+    if target.exists() and not overwrite:
+        raise OutputExistsError(f"{target} exists; use --force (or overwrite=True) to replace it")
+    folder = resolved.parent
+    existing = folder
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise NotADirectoryError(f"{existing} is not a directory: cannot write {target}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(f"{existing} is not writable: cannot write {target}")
+    return target
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ from typing import Any
 
 from simscore.acts import Act
 from simscore.errors import ActParseError, FileFormatError, InvalidResponseError
-from simscore.io import dumps, read_jsonl, write_jsonl
+from simscore.io import dumps, prepare_output, read_jsonl, write_jsonl
 
 __all__ = ["Response", "Responses", "FORMAT_NAME", "FORMAT_VERSION"]
 
@@ -149,8 +149,13 @@ class Responses(Mapping[str, Response]):
             raise KeyError(f"context id(s) not in these responses: {', '.join(map(repr, missing[:5]))}")
         return Responses(((i, data[i]) for i in ids), policy=self.policy, provenance=self.provenance)
 
-    def to_jsonl(self, path: str | os.PathLike[str]) -> None:
-        """Write the responses as a JSON Lines file, atomically."""
+    def to_jsonl(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
+        """Write the responses as a JSON Lines file, atomically.
+
+        An existing file is replaced only with ``overwrite=True``
+        (:class:`~simscore.errors.OutputExistsError` otherwise).
+        """
+        prepare_output(path, overwrite=overwrite)
         header = {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,

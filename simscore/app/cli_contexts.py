@@ -19,6 +19,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from simscore.errors import InvalidContextError
+from simscore.io import prepare_output
 
 if TYPE_CHECKING:
     from contexts.context import ContextSet
@@ -90,8 +91,9 @@ def cmd_gen(args: argparse.Namespace) -> int:
     if args.value:
         options["values"] = dict(args.value)
     spec = GridSpec(**options)
+    prepare_output(args.out, overwrite=args.force)  # before the work
     context_set = generate_grid(spec, domain=_domain(args), name=args.name)
-    context_set.to_jsonl(args.out)
+    context_set.to_jsonl(args.out, overwrite=args.force)
     print(f"wrote {len(context_set)} contexts to {args.out} (content hash {context_set.content_hash[:12]})")
     return 0
 
@@ -100,6 +102,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     """``simscore contexts collect``: write C_col from dialogue logs or ConvLab-3 files."""
     from contexts.collect import collect_contexts, import_convlab
 
+    prepare_output(args.out, inputs=args.logs, overwrite=args.force)  # never over an input; before the work
     domain = _domain(args)
     if args.convlab:
         parts = [
@@ -126,7 +129,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
             name=args.name,
             domain=domain,
         )
-    context_set.to_jsonl(args.out)
+    context_set.to_jsonl(args.out, overwrite=args.force)
     dialogues = len({(c.metadata.get("source_name"), c.metadata["dialogue_id"]) for c in context_set})
     print(
         f"wrote {len(context_set)} contexts from {dialogues} dialogues to {args.out} "
@@ -205,6 +208,7 @@ def add_subcommands(subparsers: Any) -> None:
         help="representative value of a slot (repeatable; default: the most common value)",
     )
     gen.add_argument("--methods", type=_name_list, help="method values (default: all six)")
+    gen.add_argument("--force", action="store_true", help="replace the output file if it exists")
     _add_domain_options(gen)
     gen.set_defaults(func=cmd_gen)
 
@@ -220,6 +224,7 @@ def add_subcommands(subparsers: Any) -> None:
     collect.add_argument(
         "--skip-unknown-values", action="store_true", help="with --convlab: treat values unknown to the ontology as none"
     )
+    collect.add_argument("--force", action="store_true", help="replace the output file if it exists (never an input)")
     _add_domain_options(collect)
     collect.set_defaults(func=cmd_collect)
 

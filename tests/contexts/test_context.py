@@ -13,7 +13,7 @@ import contexts.context as context_module
 from contexts.belief import BeliefState
 from contexts.context import Context, ContextSet
 from contexts.domain import default_domain
-from simscore.errors import FileFormatError, InvalidContextError
+from simscore.errors import FileFormatError, InvalidContextError, OutputExistsError
 
 ONTOLOGY = default_domain().ontology
 
@@ -237,6 +237,8 @@ def test_failed_write_leaves_old_file(tmp_path: Path, sample: ContextSet, monkey
     before = path.read_bytes()
     calls = {"n": 0}
     real = context_module._encode
+    with pytest.raises(OutputExistsError, match="exists"):
+        sample.to_jsonl(path)
 
     def failing(obj: Any) -> str:
         calls["n"] += 1
@@ -247,7 +249,7 @@ def test_failed_write_leaves_old_file(tmp_path: Path, sample: ContextSet, monkey
     monkeypatch.setattr(context_module, "_encode", failing)
     fresh = ContextSet(sample, name="sample2")
     with pytest.raises(OSError, match="disk full"):
-        fresh.to_jsonl(path)
+        fresh.to_jsonl(path, overwrite=True)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["set.jsonl"]
 

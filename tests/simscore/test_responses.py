@@ -118,6 +118,6 @@ def test_write_is_atomic(tmp_path, monkeypatch):
 
     monkeypatch.setattr(Response, "to_json", failing_to_json)
     with pytest.raises(KeyboardInterrupt):
-        _responses().to_jsonl(path)
+        _responses().to_jsonl(path, overwrite=True)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["r.jsonl"]

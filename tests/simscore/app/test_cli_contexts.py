@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from contexts.context import ContextSet
 from simscore.app.cli_contexts import add_subcommands
-from simscore.errors import FileFormatError, InvalidContextError
+from simscore.errors import FileFormatError, InvalidContextError, OutputExistsError
 
 Lines = list[dict[str, Any]]
 
@@ -78,8 +79,35 @@ def test_collect_logs(tmp_path: Path, capsys: pytest.CaptureFixture[str], log_li
     assert run(["contexts", "collect", str(log), "-o", str(out), "--dialogues-per-source", "1"]) == 0
     assert "wrote 4 contexts from 1 dialogues" in capsys.readouterr().out
     assert ContextSet.read_jsonl(out).ids[0] == "col/sim-a/d1/0"
-    assert run(["contexts", "collect", str(log), "-o", str(out), "--deduplicate"]) == 0
+    with pytest.raises(OutputExistsError, match="exists; use --force"):
+        run(["contexts", "collect", str(log), "-o", str(out), "--deduplicate"])
+    assert run(["contexts", "collect", str(log), "-o", str(out), "--deduplicate", "--force"]) == 0
     assert len(ContextSet.read_jsonl(out)) == 4
+
+
+def test_collect_never_writes_over_its_input(tmp_path: Path, log_lines: Lines) -> None:
+    log = _write_log(tmp_path / "log.jsonl", log_lines)
+    before = log.read_bytes()
+    for argv in (["-o", str(log)], ["-o", str(tmp_path / "." / "log.jsonl"), "--force"]):
+        with pytest.raises(OutputExistsError, match="is also an input: refusing to write over it"):
+            run(["contexts", "collect", str(log), *argv])
+    assert log.read_bytes() == before
+
+
+def test_gen_checks_the_output_before_the_work(tmp_path: Path) -> None:
+    out = tmp_path / "gen.jsonl"
+    assert run(["contexts", "gen", "-o", str(out), "--levels", "0,1"]) == 0
+    with pytest.raises(OutputExistsError, match="exists"):
+        run(["contexts", "gen", "-o", str(out), "--levels", "0,1"])
+    read_only = tmp_path / "ro"
+    read_only.mkdir()
+    read_only.chmod(0o500)
+    try:
+        if not os.access(read_only, os.W_OK):  # (root may write anywhere)
+            with pytest.raises(PermissionError, match="is not writable"):
+                run(["contexts", "gen", "-o", str(read_only / "gen.jsonl")])
+    finally:
+        read_only.chmod(0o700)
 
 
 def test_collect_convlab(tmp_path: Path, convlab_dialogues: Lines) -> None:
@@ -89,7 +117,7 @@ def test_collect_convlab(tmp_path: Path, convlab_dialogues: Lines) -> None:
     assert run(["contexts", "collect", "--convlab", str(data), "-o", str(out)]) == 0
     assert len(ContextSet.read_jsonl(out)) == 5
     with pytest.raises(InvalidContextError, match="--convlab input only"):
-        run(["contexts", "collect", str(data), "-o", str(out), "--skip-unknown-values"])
+        run(["contexts", "collect", str(data), "-o", str(out), "--skip-unknown-values", "--force"])
 
 
 def test_collect_bad_log_writes_nothing(tmp_path: Path, log_lines: Lines) -> None:
