@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -38,7 +39,7 @@ from contexts._bulk import gc_paused
 from contexts._frozen import FrozenDict, freeze_json
 from contexts.belief import BeliefState
 from contexts.domain import Ontology
-from simscore.errors import FileFormatError, InvalidContextError
+from simscore.errors import FileFormatError, InvalidContextError, SkippedContextsWarning
 from simscore.io import atomic_open, dumps, prepare_output, read_jsonl
 
 if TYPE_CHECKING:
@@ -442,7 +443,12 @@ class ContextSet:
 
     @classmethod
     def read_jsonl(
-        cls, path: str | os.PathLike[str], *, ontology: Ontology | None = None, verify_hash: bool = True
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        ontology: Ontology | None = None,
+        verify_hash: bool = True,
+        skip_invalid: bool = False,
     ) -> ContextSet:
         """Read a context-set file.
 
@@ -453,6 +459,11 @@ class ContextSet:
             If given, every belief's slot, value and requestable names are checked against it.
         verify_hash : bool
             Check the header's ``content_hash`` (if present) against the contexts read.
+        skip_invalid : bool
+            With ``ontology``: leave out the contexts whose belief names a slot, value or venue
+            the ontology does not have, with one :class:`~simscore.errors.SkippedContextsWarning`
+            that counts them (and no count / hash check, since the set is not the file's);
+            by default such a context is an error.
 
         Raises
         ------
@@ -464,7 +475,7 @@ class ContextSet:
         header, records = read_jsonl(path, format_name=CONTEXTS_FORMAT, versions=(CONTEXTS_VERSION,))
         try:
             with gc_paused():
-                return cls._from_records(path, header, records, ontology, verify_hash)
+                return cls._from_records(path, header, records, ontology, verify_hash, skip_invalid)
         finally:
             close = getattr(records, "close", None)
             if close is not None:
@@ -478,15 +489,23 @@ class ContextSet:
         records: Iterator[tuple[int, dict[str, Any]]],
         ontology: Ontology | None,
         verify_hash: bool,
+        skip_invalid: bool = False,
     ) -> ContextSet:
         contexts: list[Context] = []
         seen: dict[str, int] = {}
+        skipped: list[tuple[int, str, str]] = []
         from_json = Context.from_json
         last_line = 1
         for number, record in records:
             last_line = number
             try:
-                context = from_json(record, ontology)
+                context = from_json(record, None if skip_invalid else ontology)
+                if skip_invalid and ontology is not None:
+                    try:
+                        context.belief.validate(ontology)
+                    except InvalidContextError as exc:
+                        skipped.append((number, context.id, str(exc)))
+                        continue
             except InvalidContextError as exc:
                 raise FileFormatError(path, str(exc), line=number) from None
             if context.id in seen:
@@ -505,8 +524,18 @@ class ContextSet:
         built = header.get("built", {})
         if not isinstance(built, dict):
             raise FileFormatError(path, f"header field 'built' must be an object, got {built!r}", line=1)
+        if skipped:
+            first = "; ".join(f"line {line} ({cid}): {why}" for line, cid, why in skipped[:3])
+            warnings.warn(
+                SkippedContextsWarning(
+                    f"{path}: skipped {len(skipped)} context(s) that do not fit the domain: {first}"
+                    + (" ..." if len(skipped) > 3 else "")
+                ),
+                stacklevel=3,
+            )
+            verify_hash = False
         count = header.get("count")
-        if count is not None and count != len(contexts):
+        if count is not None and count != len(contexts) and not skipped:
             raise FileFormatError(
                 path,
                 f"header says {count!r} contexts but the file has {len(contexts)} (truncated or edited?)",

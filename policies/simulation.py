@@ -56,7 +56,7 @@ from policies.summary import SummaryActions, SummaryPolicy
 from policies.tracker import FocusTracker
 from policies.usersim import AgendaUser, UserGoal, UserSimulatorConfig
 from simscore.acts import Act
-from simscore.errors import InvalidResponseError
+from simscore.errors import InvalidContextError, InvalidResponseError
 from simscore.io import prepare_output
 from simscore.responses import Response
 
@@ -779,13 +779,25 @@ class SummaryPolicyAdapter:
         return f"SummaryPolicyAdapter({self.policy!r}, nlg_instance={self.nlg.instance!r})"
 
     def respond(self, context: Any) -> Response:
-        """The master act and text for ``context.belief``."""
+        """The master act and text for ``context.belief``.
+
+        Raises
+        ------
+        InvalidContextError
+            The belief names a slot, value or venue the domain does not have.
+        """
         belief = getattr(context, "belief", None)
         if not isinstance(belief, BeliefState):
             raise TypeError(
                 f"context {getattr(context, 'id', context)!r} has no BeliefState 'belief' "
                 f"(got {type(belief).__name__})"
             )
+        try:
+            belief.validate(self.domain.ontology)  # a slot or value of another domain is no context of ours
+        except InvalidContextError as exc:
+            raise InvalidContextError(
+                f"context {getattr(context, 'id', context)!r} does not fit domain {self.domain.name!r}: {exc}"
+            ) from None
         mask = self.space.mask(belief)
         action = self._choose(belief, mask)
         n = len(self.space)

@@ -24,6 +24,7 @@ __all__ = [
     "ConfigError",
     "OutputExistsError",
     "MissingValueWarning",
+    "SkippedContextsWarning",
 ]
 
 
@@ -133,3 +134,7 @@ class OutputExistsError(SimscoreError, FileExistsError):
 
 class MissingValueWarning(UserWarning):
     """A score is undefined (NaN), e.g. an action measure on a text-only response."""
+
+
+class SkippedContextsWarning(UserWarning):
+    """Contexts were left out on request (``skip_invalid=True``) because they do not fit the domain."""

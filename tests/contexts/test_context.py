@@ -13,7 +13,7 @@ import contexts.context as context_module
 from contexts.belief import BeliefState
 from contexts.context import Context, ContextSet
 from contexts.domain import default_domain
-from simscore.errors import FileFormatError, InvalidContextError, OutputExistsError
+from simscore.errors import FileFormatError, InvalidContextError, OutputExistsError, SkippedContextsWarning
 
 ONTOLOGY = default_domain().ontology
 
@@ -205,6 +205,16 @@ def test_unknown_slot_with_ontology(tmp_path: Path) -> None:
     path = _write_lines(tmp_path / "bad.jsonl", HEADER, [_record(), _record("b", slot="colour")])
     ContextSet.read_jsonl(path)  # without an ontology the names are not checked
     with pytest.raises(FileFormatError, match="line 3: context 'b': unknown informable slot 'colour'"):
+        ContextSet.read_jsonl(path, ontology=ONTOLOGY)
+
+
+def test_skip_invalid_leaves_out_foreign_contexts_with_one_warning(tmp_path: Path) -> None:
+    records = [_record(), _record("b", slot="colour"), _record("c"), _record("d", slot="colour")]
+    path = _write_lines(tmp_path / "mixed.jsonl", dict(HEADER, count=4), records)
+    with pytest.warns(SkippedContextsWarning, match=r"skipped 2 context\(s\).*line 3 \(b\): unknown informable slot"):
+        kept = ContextSet.read_jsonl(path, ontology=ONTOLOGY, skip_invalid=True)
+    assert [c.id for c in kept] == ["a", "c"]
+    with pytest.raises(FileFormatError, match="line 3"):
         ContextSet.read_jsonl(path, ontology=ONTOLOGY)
 
 

@@ -16,7 +16,7 @@ from policies.simulation import DialogueSimulator, SimulationSettings, SummaryPo
 from policies.summary import SUMMARY_ACTIONS
 from policies.usersim import UserGoal
 from simscore.acts import Act
-from simscore.errors import InvalidResponseError
+from simscore.errors import InvalidContextError, InvalidResponseError
 from simscore.policy import run_policy
 from simscore.responses import Response
 
@@ -227,4 +227,7 @@ def test_adapter_errors():
 
     with pytest.raises(InvalidResponseError, match="expected a summary action index"):
         SummaryPolicyAdapter(Bad()).respond(Context("c", BeliefState(), {"source": "gen"}))
+    foreign = Context("hotel-1", BeliefState(slots={"stars": {"4": 1.0}}), {"source": "gen"})
+    with pytest.raises(InvalidContextError, match="context 'hotel-1' does not fit domain 'restaurants'.*'stars'"):
+        adapter.respond(foreign)
     assert len(SUMMARY_ACTIONS) == 16
