@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import json
 import math
 import os
@@ -31,6 +32,7 @@ from typing import Any
 
 from contexts._frozen import FrozenDict
 from simscore.errors import FileFormatError, InvalidContextError
+from simscore.io import read_text
 
 __all__ = [
     "AREAS",
@@ -519,12 +521,7 @@ def load_domain(
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileFormatError(path, "file not found") from None
-    except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise FileFormatError(path, f"cannot read as UTF-8 JSON ({exc})") from None
+    text = read_text(path)
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:
@@ -584,11 +581,7 @@ def _venues_from_records(records: Sequence[Any], path: object, *, row_label: str
 
 
 def _read_csv(path: Path) -> tuple[Venue, ...]:
-    try:
-        handle = open(path, encoding="utf-8", newline="")
-    except FileNotFoundError:
-        raise FileFormatError(path, "file not found") from None
-    with handle:
+    with io.StringIO(read_text(path), newline="") as handle:
         reader = csv.DictReader(handle)
         try:
             header = reader.fieldnames

@@ -79,7 +79,7 @@ from policies.usersim import UserSimulatorConfig
 from simscore.checks import check_choice, check_int, check_number, check_seed
 from simscore.config import from_mapping, to_mapping
 from simscore.errors import CheckpointError, FileFormatError, TrainingConfigMismatchError
-from simscore.io import atomic_open, atomic_write_text, dumps, format_problem
+from simscore.io import atomic_open, atomic_write_text, dumps, format_problem, read_text
 from simscore.stats import t_interval, wilson_interval
 
 if TYPE_CHECKING:
@@ -525,8 +525,7 @@ def read_evaluation(run_dir: str | os.PathLike[str]) -> tuple[EvaluationRecord, 
     path = Path(run_dir) / "evaluation.csv"
     if not path.exists():
         return ()
-    text = path.read_text(encoding="utf-8")
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
     header = next(reader, None)
     if header is None or tuple(header) != EVALUATION_COLUMNS:
         raise FileFormatError(path, f"expected the columns {', '.join(EVALUATION_COLUMNS)}, got {header}", line=1)

@@ -139,6 +139,8 @@ def _align(a: Responses, b: Responses) -> list[str]:
                 f"{name} must be simscore.Responses, got {type(side).__name__}"
             )
     ids = list(a.ids)
+    if not ids and not len(b):
+        raise InvalidResponseError("nothing to compare: both response sets are empty (no contexts)")
     if a.ids == b.ids or (len(ids) == len(b) and all(i in b for i in ids)):
         return ids
     only_a = [i for i in ids if i not in b]

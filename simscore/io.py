@@ -8,6 +8,7 @@ or changed). Reading reports the 1-based line number of the first bad line.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import os
@@ -23,6 +24,7 @@ __all__ = [
     "atomic_write_text",
     "write_jsonl",
     "read_jsonl",
+    "read_text",
     "dumps",
     "format_problem",
     "prepare_output",
@@ -202,12 +204,16 @@ def read_jsonl(
     """
     p = Path(path)
     try:
-        handle = open(p, encoding="utf-8")
+        handle = open(p, "rb")  # decoded line by line, so a bad byte is reported with its line
     except FileNotFoundError:
         raise FileFormatError(p, "file not found") from None
     except IsADirectoryError:
         raise FileFormatError(p, "is a directory, expected a file") from None
-    first = handle.readline()
+    try:
+        first = decode_line(p, handle.readline().removeprefix(codecs.BOM_UTF8), 1)
+    except FileFormatError:
+        handle.close()
+        raise
     if not first.strip():
         handle.close()
         raise FileFormatError(p, "empty file, expected a header line", line=1)
@@ -219,11 +225,49 @@ def read_jsonl(
 
     def records() -> Iterator[tuple[int, dict[str, Any]]]:
         with handle:
-            for number, line in enumerate(handle, start=2):
+            for number, raw in enumerate(handle, start=2):
+                line = decode_line(p, raw, number)
                 if line.strip():
                     yield number, _parse_line(p, line, number)
 
     return header, records()
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """The whole file as UTF-8 text (a leading BOM dropped).
+
+    Raises
+    ------
+    FileFormatError
+        The file is missing, is a directory, or holds a byte that is not UTF-8 (naming its line).
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise FileFormatError(p, "file not found") from None
+    except IsADirectoryError:
+        raise FileFormatError(p, "is a directory, expected a file") from None
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8) :]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise FileFormatError(
+            p, f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at column {exc.start - line_start + 1}", line=line
+        ) from None
+
+
+def decode_line(path: str | os.PathLike[str], raw: bytes, number: int) -> str:
+    """``raw`` decoded as UTF-8, or a :class:`~simscore.errors.FileFormatError` naming the file, line and byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileFormatError(
+            path, f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}", line=number
+        ) from None
 
 
 def _parse_line(path: Path, line: str, number: int) -> dict[str, Any]:

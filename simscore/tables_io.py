@@ -36,7 +36,7 @@ import pandas as pd
 
 from simscore import analysis
 from simscore.errors import FileFormatError
-from simscore.io import atomic_open, atomic_write_text, dumps, format_problem
+from simscore.io import atomic_open, atomic_write_text, dumps, format_problem, read_text
 
 __all__ = [
     "TABLE_FORMAT",
@@ -172,10 +172,7 @@ def save_tables(
 
 
 def _read_json(path: Path, format_name: str) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileFormatError(path, "file not found") from None
+    text = read_text(path)
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -215,6 +212,73 @@ def _frame_from_json(path: Path, document: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(data, columns=columns)
 
 
+#: Ranges of the columns that are not a measure's score (NaN is always allowed: a missing value).
+_COLUMN_BOUNDS: dict[str, tuple[float, float]] = {
+    "r": (-1.0, 1.0),
+    "rho": (-1.0, 1.0),
+    "tau": (-1.0, 1.0),
+    "mse": (0.0, math.inf),
+    "count": (0.0, math.inf),
+    "missing": (0.0, math.inf),
+    "n": (0.0, math.inf),
+    "n_runs": (0.0, math.inf),
+    "success_rate": (0.0, 1.0),
+    "success_rate_low": (0.0, 1.0),
+    "success_rate_high": (0.0, 1.0),
+    "avg_length": (0.0, math.inf),
+}
+_SCORE_COLUMNS = ("mean", "ci_low", "ci_high")
+_TOLERANCE = 1e-9
+
+
+def value_problem(frame: pd.DataFrame) -> str | None:
+    """The first value of ``frame`` outside its range, described, or ``None``.
+
+    A score column (``mean``, ``ci_low``, ``ci_high``) must lie in the ``bounds`` of the row's
+    ``measure`` (CER may be negative, never above 1); rates and correlations in their ranges;
+    counts not negative. NaN (a missing value) is allowed everywhere.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> value_problem(pd.DataFrame({"measure": ["tmr", "cer"], "mean": [0.5, -2.0]})) is None
+    True
+    >>> value_problem(pd.DataFrame({"measure": ["tmr"], "mean": [5.0]}))
+    "row 0: mean = 5.0 is outside tmr's range [0, 1]"
+    """
+    from simscore.measures import MEASURES  # the text measures' models load only when used
+
+    checks: list[tuple[str, np.ndarray, np.ndarray, list[str]]] = []
+    if "measure" in frame.columns:
+        names = frame["measure"].astype(str).to_numpy()
+        known = {m: MEASURES[m].bounds for m in dict.fromkeys(names) if m in MEASURES}
+        unknown = [m for m in dict.fromkeys(names) if m not in known]
+        if unknown:
+            return f"unknown measure {unknown[0]!r}"
+        low = np.array([known[m][0] for m in names], dtype=float)
+        high = np.array([known[m][1] for m in names], dtype=float)
+        labels = [f"{m}'s range" for m in names]
+        checks += [(c, low, high, labels) for c in _SCORE_COLUMNS if c in frame.columns]
+    for column, (lo, hi) in _COLUMN_BOUNDS.items():
+        if column in frame.columns:
+            n = len(frame)
+            checks.append((column, np.full(n, lo), np.full(n, hi), ["its range"] * n))
+    for column, low, high, labels in checks:
+        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+        bad = np.flatnonzero(~np.isnan(values) & ((values < low - _TOLERANCE) | (values > high + _TOLERANCE)))
+        if bad.size:
+            i = int(bad[0])
+            return (
+                f"row {i}: {column} = {float(values[i])!r} is outside {labels[i]} "
+                f"[{_bound(low[i])}, {_bound(high[i])}]"
+            )
+    return None
+
+
+def _bound(value: float) -> str:
+    return "−∞" if value == -math.inf else "∞" if value == math.inf else f"{value:g}"
+
+
 def load_tables(directory: str | os.PathLike[str]) -> SavedTables:
     """Read the tables :func:`save_tables` wrote (the JSON files listed in ``tables.json``).
 
@@ -244,6 +308,9 @@ def load_tables(directory: str | os.PathLike[str]) -> SavedTables:
                 analysis.check_table(frame, name, f"table {name!r}")
             except ValueError as exc:
                 raise FileFormatError(path, str(exc)) from None
+        problem = value_problem(frame)
+        if problem:
+            raise FileFormatError(path, f"table {name!r}: {problem} (edited?)")
         tables[name] = frame
     return SavedTables(tables=tables, meta=meta)
 

@@ -11,6 +11,7 @@ import pytest
 from simscore import Act, Response, Responses, compare
 from simscore.errors import (
     ContextMismatchError,
+    InvalidResponseError,
     MissingValueWarning,
     UnknownMeasureError,
 )
@@ -143,3 +144,9 @@ def test_shared_bootstrap_is_seeded_paired_and_skips_nan():
         # the interval's width is what the binomial/normal approximation predicts
         sd = np.nanstd(first.scores[name]) / np.sqrt(360)
         assert row["ci_high"] - row["ci_low"] == pytest.approx(2 * 1.96 * sd, rel=0.2)
+
+
+def test_empty_comparison_is_an_error() -> None:
+    empty = Responses([])
+    with pytest.raises(InvalidResponseError, match="nothing to compare: both response sets are empty"):
+        compare(empty, empty, measures=["tmr"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -106,3 +107,25 @@ def test_collect_versions():
     assert versions["numpy"] == np.__version__
     assert versions["pandas"] == pd.__version__
     assert set(versions) >= {"simscore", "matplotlib", "sacrebleu", "bert-score"}
+
+
+@pytest.mark.parametrize(
+    "column, value, message",
+    [
+        ("mean", 5.0, r"row 1: mean = 5.0 is outside tmr's range \[0, 1\]"),
+        ("ci_low", -0.5, r"row 1: ci_low = -0.5 is outside tmr's range \[0, 1\]"),
+        ("count", -1, r"row 1: count = -1.0 is outside its range \[0, ∞\]"),
+    ],
+)
+def test_load_refuses_values_out_of_range(tmp_path: Path, column: str, value: float, message: str) -> None:
+    frame = pd.DataFrame(
+        {"measure": ["cer", "tmr"], "mean": [-3.0, 0.5], "ci_low": [-4.0, 0.4], "ci_high": [1.0, 0.6], "count": [3, 3]}
+    )
+    tables_io.save_tables(tmp_path, {"scores": frame}, {})
+    tables_io.load_tables(tmp_path)  # a negative CER is in its range
+    path = tmp_path / "scores.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["records"][1][list(frame.columns).index(column)] = value
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(FileFormatError, match=message):
+        tables_io.load_tables(tmp_path)
