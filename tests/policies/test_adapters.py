@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import random
 from types import SimpleNamespace
@@ -29,6 +28,7 @@ from simscore.errors import (
     InvalidResponseError,
 )
 from simscore.policy import Policy, run_policy
+from tests.policies.fake_convlab import FlatRuleBot, RuleBot, TemplateNLG
 
 ONTOLOGY = default_domain().ontology
 INITIAL = BeliefState.initial(ONTOLOGY)
@@ -563,63 +563,6 @@ def test_convlab_bad_nlg_and_constructor():
         ConvLabPolicy(Fixed([]), slot_names=["pricerange"])
 
 
-class SemiRuleBot:
-    """A rule bot shaped like ConvLab's RuleBasedMultiwozBot (ConvLab-2, and ConvLab-3's RulePolicy).
-
-    It groups ``user_action`` by ``"Domain-Intent"`` keys (ConvLab-2 acts), reads the
-    constraints from ``belief_state[domain]["semi"]`` (falling back to diffing
-    ``belief_state[domain]["book"]`` when there is no user action, as the real bot does), and
-    draws from the global ``random`` module: how many and which venue properties to inform,
-    and whether to add a ``reqmore``.
-    """
-
-    VENUES = [
-        {"name": "bangkok city", "food": "thai", "area": "centre", "pricerange": "expensive", "phone": "01223 354382"},
-        {"name": "sala thong", "food": "thai", "area": "west", "pricerange": "expensive", "phone": "01223 323178"},
-        {"name": "thai garden", "food": "thai", "area": "north", "pricerange": "cheap", "phone": "01223 000001"},
-        {"name": "thai corner", "food": "thai", "area": "east", "pricerange": "cheap", "phone": "01223 000002"},
-        {"name": "the missing sock", "food": "international", "area": "east", "pricerange": "cheap", "phone": "01223 812660"},
-    ]
-
-    def __init__(self):
-        self.last_state = {}
-
-    def init_session(self):
-        self.last_state = {}
-
-    def predict(self, state):
-        user_action = {}
-        for intent, domain, slot, value in state["user_action"]:
-            user_action.setdefault(f"{domain}-{intent}", []).append([slot, value])
-        if not user_action:  # the real bot's check_diff: compares semi and book with the last state
-            for parts in state["belief_state"].values():
-                parts["book"], parts["semi"]  # noqa: B018 - KeyError on a ConvLab-3 state, as in ConvLab
-        self.last_state = copy.deepcopy(state)
-        acts = []
-        for key, slots in user_action.items():
-            domain, intent = key.split("-")
-            if domain == "general":
-                acts.append(["welcome" if intent == "thank" else "bye", "general", "none", "none"])
-                continue
-            semi = state["belief_state"][domain.lower()]["semi"]
-            found = [v for v in self.VENUES if all(semi[s] in ("", "dontcare", v[s]) for s in ("food", "area", "pricerange"))]
-            if intent == "Request":
-                for slot, _ in slots:
-                    acts.append(["Inform", domain, slot, found[0].get(slot.lower(), "unknown") if found else "none"])
-            elif not found:
-                acts.append(["NoOffer", domain, "none", "none"])
-            else:
-                venue = found[random.randint(0, 999999) % len(found)]
-                props = ["food", "area", "pricerange", "phone"]
-                random.shuffle(props)
-                acts.append(["Recommend", domain, "Name", venue["name"]])
-                acts += [["Inform", domain, prop.capitalize(), venue[prop]] for prop in props[: random.randint(1, 4)]]
-        if random.random() < 0.5:
-            acts.append(["reqmore", "general", "none", "none"])
-        state["system_action"] = acts  # the real bot writes into its input, too
-        return acts
-
-
 @pytest.fixture()
 def convlab_contexts(tmp_path, convlab_dialogues):
     """Contexts imported from ConvLab-3 unified data: they carry the user's acts."""
@@ -638,15 +581,15 @@ def convlab_contexts(tmp_path, convlab_dialogues):
 def test_a_convlab2_rule_bot_needs_the_convlab2_layout(convlab_contexts):
     context = convlab_contexts.contexts[0]
     with pytest.raises(InvalidResponseError) as info:
-        ConvLabPolicy(SemiRuleBot(), name="rule").respond(context)
+        ConvLabPolicy(RuleBot(), name="rule").respond(context)
     message = str(info.value)
     assert message.startswith(f"ConvLab policy 'rule', context {context.id!r}: predict failed with KeyError('semi')")
     assert "pass state_format='convlab2'" in message
     # without user acts the bot diffs the states and fails on 'book' instead
     bare = Context("bare", context.belief, {"source": "col"})
     with pytest.raises(InvalidResponseError, match="KeyError\\('book'\\)"):
-        ConvLabPolicy(SemiRuleBot()).respond(bare)
-    response = ConvLabPolicy(SemiRuleBot(), state_format="convlab2", seed=0).respond(context)
+        ConvLabPolicy(RuleBot()).respond(bare)
+    response = ConvLabPolicy(RuleBot(), state_format="convlab2", seed=0).respond(context)
     assert "recommend" in response.action.intents
 
 
@@ -656,15 +599,15 @@ def test_reseeding_makes_a_stochastic_bot_deterministic(convlab_contexts):
     contexts = list(convlab_contexts) * 8  # repeat the five contexts under new ids
     contexts = [Context(f"{c.id}#{i}", c.belief, c.metadata) for i, c in enumerate(contexts)]
     random.seed(1234)
-    unseeded = ConvLabPolicy(SemiRuleBot(), state_format="convlab2")
+    unseeded = ConvLabPolicy(RuleBot(), state_format="convlab2")
     a, b = run_policy(unseeded, contexts), run_policy(unseeded, contexts)
     assert compare(a, b, ["tmr"]).mean("tmr") < 1.0  # the bot against itself
-    seeded = ConvLabPolicy(SemiRuleBot(), state_format="convlab2", seed=7, name="rule")
+    seeded = ConvLabPolicy(RuleBot(), state_format="convlab2", seed=7, name="rule")
     first = run_policy(seeded, contexts)
     assert compare(first, run_policy(seeded, contexts[::-1]), ["tmr", "dmr"]).mean("tmr") == 1.0
-    assert dict(run_policy(ConvLabPolicy(SemiRuleBot(), state_format="convlab2", seed=7), contexts)) == dict(first)
+    assert dict(run_policy(ConvLabPolicy(RuleBot(), state_format="convlab2", seed=7), contexts)) == dict(first)
     # another seed, other answers; the seed is recorded
-    other = run_policy(ConvLabPolicy(SemiRuleBot(), state_format="convlab2", seed=8), contexts)
+    other = run_policy(ConvLabPolicy(RuleBot(), state_format="convlab2", seed=8), contexts)
     assert dict(other) != dict(first)
     assert first.provenance["reseed"] == 7 and first.provenance["state_format"] == "convlab2"
 
@@ -672,7 +615,7 @@ def test_reseeding_makes_a_stochastic_bot_deterministic(convlab_contexts):
 def test_reseeding_leaves_the_callers_random_streams_alone(convlab_contexts):
     import numpy as np
 
-    class NumpyBot(SemiRuleBot):
+    class NumpyBot(RuleBot):
         def predict(self, state):
             np.random.random(3)
             return super().predict(state)
@@ -689,6 +632,16 @@ def test_reseeding_leaves_the_callers_random_streams_alone(convlab_contexts):
         got_numpy.append(np.random.random())
         policy.respond(context)
     assert (got_random, got_numpy) == expected
+
+
+def test_a_flat_rule_bot_reads_the_convlab3_layout(convlab_contexts):
+    seeded = ConvLabPolicy(FlatRuleBot(), seed=1, nlg=TemplateNLG().generate, name="flat")
+    responses = run_policy(seeded, convlab_contexts)
+    assert responses["col/camrest/camrest-test-0/1"].action.intents == ("inform", "recommend")
+    assert responses["col/camrest/camrest-test-0/3"].action == Act.parse("inform(restaurant-address=unknown)")
+    assert dict(run_policy(seeded, list(convlab_contexts)[::-1])) == dict(responses)  # text included
+    with pytest.raises(KeyError, match="price range"):  # ConvLab-2's layout has no flat slots: no hint for that
+        ConvLabPolicy(FlatRuleBot(), state_format="convlab2").respond(convlab_contexts.contexts[0])
 
 
 def test_seed_needs_a_context_id_and_an_int():
