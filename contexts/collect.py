@@ -325,7 +325,7 @@ def _belief_from_convlab(
                 continue
             raise InvalidContextError(
                 f"{where}: value {raw!r} of slot {convlab_slot!r} is not in the ontology "
-                "(pass skip_unknown_values=True to treat unknown values as none)"
+                "(pass skip_unknown_values=True, or --skip-unknown-values on the command line, to treat unknown values as none)"
             )
         slots[slot] = {value: 1.0}
         filled.add(slot)
