@@ -162,7 +162,7 @@ class DialogueTurn:
 
     def to_json(self) -> dict[str, Any]:
         """The turn as a JSON-ready dict (keys in the documented order; ``metadata`` only if any)."""
-        out = {
+        out: dict[str, Any] = {
             "turn_index": self.turn_index,
             "user_act": self.user_act,
             "user_text": self.user_text,

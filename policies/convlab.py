@@ -151,7 +151,7 @@ def check_state_format(state_format: Any) -> StateFormat:
     """``state_format`` if it is one of :data:`STATE_FORMATS`, else a ValueError naming them."""
     if state_format not in STATE_FORMATS:
         raise ValueError(f"state_format must be one of {', '.join(map(repr, STATE_FORMATS))}, got {state_format!r}")
-    return state_format  # type: ignore[no-any-return]
+    return state_format
 
 
 def _check_slot_names(slot_names: Any) -> dict[str, str] | None:
@@ -465,7 +465,7 @@ def reseeded(seed: int) -> Iterator[None]:
     torch = sys.modules.get("torch")
     generator = getattr(torch, "default_generator", None)
     torch_state = generator.get_state() if generator is not None else None
-    cuda = getattr(torch, "cuda", None)
+    cuda: Any = getattr(torch, "cuda", None)
     cuda_states = cuda.get_rng_state_all() if cuda is not None and cuda.is_initialized() else None
     try:
         random.seed(seed)
