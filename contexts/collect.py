@@ -7,8 +7,11 @@ before the decision (``history``) and ``source_name``. The paper kept repeated b
 (C_col has repeats); ``deduplicate=True`` keeps only the first context of each distinct
 belief state.
 
-ConvLab-3's unified data format is imported by :func:`import_convlab` (see there for the
-mapping of its states and dialogue acts onto belief states).
+ConvLab-3's unified data format is imported by :func:`import_convlab` (see :func:`read_convlab`
+for the mapping of its states and dialogue acts onto belief states, the ``user_action`` and
+``system_action`` metadata a ConvLab policy reads, and the reporting of dialogues skipped for
+another domain); PyDial belief logs by :func:`contexts.pydial.import_pydial`. A turn's own
+``metadata`` (see :mod:`contexts.dialogue_log`) is copied into its context's metadata.
 
 Examples
 --------
