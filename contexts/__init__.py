@@ -2,7 +2,8 @@
 
 The restaurant-search domain (ontology and venue database), belief states, contexts and
 context sets with their JSON Lines files, the C_gen grid generator and C_col collection from
-dialogue logs (the simulator's format or ConvLab-3's unified data format).
+dialogue logs (the simulator's format, ConvLab-3's unified data format, or PyDial belief dicts
+logged turn by turn).
 
 Examples
 --------
@@ -29,6 +30,7 @@ from contexts.domain import (
     load_venues,
 )
 from contexts.generate import GridSpec, generate_grid
+from contexts.pydial import import_pydial, read_pydial_beliefs
 
 __all__ = [
     "BeliefState",
@@ -48,10 +50,12 @@ __all__ = [
     "dialogue_contexts",
     "generate_grid",
     "import_convlab",
+    "import_pydial",
     "load_domain",
     "load_ontology",
     "load_venues",
     "read_convlab",
     "read_dialogue_log",
+    "read_pydial_beliefs",
     "write_dialogue_log",
 ]

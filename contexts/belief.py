@@ -5,6 +5,7 @@ values (ontology values plus ``"dontcare"`` and ``"none"``), the distribution ov
 user's *method* and over the *discourse act*, the probability that each requestable slot
 was requested, and the history flags policies need (last offered venue, whether an offer
 happened, whether the last system action informed that no venue matches).
+:meth:`BeliefState.from_pydial` reads PyDial's belief dicts (its focus tracker's output).
 
 Canonical form
 --------------
@@ -508,6 +509,125 @@ class BeliefState:
         return belief
 
 
+    @classmethod
+    def from_pydial(
+        cls, belief: Any, ontology: Ontology | None = None, *, skip_unknown_values: bool = False
+    ) -> BeliefState:
+        """A belief state from PyDial's belief dict (its focus tracker's output).
+
+        ``belief`` is either PyDial's whole belief (``{"beliefs": {...}, "features": {...},
+        "userActs": [...]}``) or only its ``beliefs`` dict. The mapping:
+
+        * every key of ``beliefs`` other than ``method``, ``discourseAct`` and ``requested``
+          is an informable slot: ``{value: probability}`` over the ontology's values, with
+          ``"**NONE**"`` (or ``"none"``, not both) -> ``"none"`` and ``"dontcare"`` kept;
+          values of probability 0 are dropped, as in every belief;
+        * ``method`` -> :attr:`method`, ``discourseAct`` -> :attr:`discourse_act` (the same
+          value names; PyDial's tracker may also use ``bye``, which simscore has too),
+          ``requested`` -> :attr:`requested` (PyDial's integer 1 is fine);
+        * ``features["lastInformedVenue"]`` -> :attr:`last_offered` (``""`` -> None);
+        * ``features["lastActionInformNone"]`` -> :attr:`last_informed_no_venue` (both mean
+          the system's last act said that no venue matches);
+        * :attr:`offer_happened` is true if ``features["offerHappened"]`` is or if
+          ``lastInformedVenue`` names a venue. Caveat: PyDial's ``offerHappened`` only says
+          whether the system's *last* act offered a venue, simscore's flag whether it has
+          offered one in the dialogue, which PyDial records through ``lastInformedVenue``
+          (kept until the dialogue ends).
+
+        Not mapped: ``features["informedVenueSinceNone"]`` and ``features["inform_info"]``
+        (simscore's policies derive the database flags from the belief and their own
+        database), and ``userActs`` (not a part of the belief;
+        :func:`contexts.pydial.import_pydial` keeps them in the context metadata).
+        PyDial lower-cases values; they are taken as they are.
+
+        Parameters
+        ----------
+        belief : mapping
+            PyDial's belief dict, or its ``beliefs`` dict.
+        ontology : Ontology, optional
+            If given, slot, value, requestable and venue names are checked against it.
+        skip_unknown_values : bool, default False
+            With an ontology: move the probability of an unknown value to ``"none"``, drop
+            unknown slots and requested slots, and forget an unknown last venue, instead of
+            raising.
+
+        Raises
+        ------
+        InvalidContextError
+            Naming the slot and value at fault (and suggesting ``skip_unknown_values``).
+
+        Examples
+        --------
+        >>> pydial = {
+        ...     "beliefs": {
+        ...         "area": {"centre": 0.9, "north": 0.0, "dontcare": 0.0, "**NONE**": 0.1},
+        ...         "food": {"thai": 1.0, "chinese": 0.0, "**NONE**": 0.0},
+        ...         "method": {"none": 0.0, "byconstraints": 1.0},
+        ...         "discourseAct": {"none": 1.0},
+        ...         "requested": {"phone": 1, "addr": 0.0}},
+        ...     "features": {"lastInformedVenue": "", "offerHappened": False, "lastActionInformNone": False,
+        ...                  "informedVenueSinceNone": [], "inform_info": [False] * 25},
+        ...     "userActs": [["inform(food=thai,area=centre)", 0.9]]}
+        >>> b = BeliefState.from_pydial(pydial)
+        >>> dict(b.slots["area"]), b.top("food"), b.top_method(), dict(b.requested)
+        ({'centre': 0.9, 'none': 0.1}, ('thai', 1.0), 'byconstraints', {'phone': 1.0})
+        >>> b.offer_happened, b.last_offered
+        (False, None)
+        """
+        if not _is_mapping(belief):
+            raise InvalidContextError(f"a PyDial belief must be a mapping, got {type(belief).__name__}")
+        if "beliefs" in belief:
+            beliefs, features = belief["beliefs"], belief.get("features", {})
+        else:
+            beliefs, features = belief, {}
+        if not _is_mapping(beliefs):
+            raise InvalidContextError(f"PyDial 'beliefs' must be a mapping, got {type(beliefs).__name__}")
+        if not _is_mapping(features):
+            raise InvalidContextError(f"PyDial 'features' must be a mapping, got {type(features).__name__}")
+        sets = None if ontology is None else _value_sets(ontology)
+        hint = " (pass skip_unknown_values=True to leave it out, or the ontology the beliefs belong to)"
+        slots: dict[str, dict[str, Any]] = {}
+        for slot, dist in beliefs.items():
+            if slot in _PYDIAL_NON_SLOTS:
+                continue
+            if sets is not None and slot not in sets:
+                if skip_unknown_values:
+                    continue
+                raise InvalidContextError(f"unknown informable slot {slot!r}{hint}")
+            slots[slot] = _pydial_distribution(slot, dist, None if sets is None else sets[slot], skip_unknown_values)
+        requested = beliefs.get("requested", {})
+        if not _is_mapping(requested):
+            raise InvalidContextError(f"PyDial 'requested' must be a mapping, got {type(requested).__name__}")
+        if sets is not None:
+            unknown = [slot for slot, p in requested.items() if slot not in sets[None] and p]
+            if unknown and not skip_unknown_values:
+                raise InvalidContextError(f"unknown requestable slot {unknown[0]!r}{hint}")
+            requested = {slot: p for slot, p in requested.items() if slot in sets[None]}
+        venue = features.get("lastInformedVenue", "")
+        if venue is None:
+            venue = ""
+        if not isinstance(venue, str):
+            raise InvalidContextError(f"PyDial feature 'lastInformedVenue' must be a string, got {venue!r}")
+        names = None if sets is None else sets.get("name")
+        if venue and names is not None and venue not in names:
+            if not skip_unknown_values:
+                raise InvalidContextError(f"lastInformedVenue {venue!r} is not a venue name of the ontology{hint}")
+            venue_known = None
+        else:
+            venue_known = venue or None
+        return cls(
+            slots=slots,
+            method=beliefs.get("method", _DEFAULT_METHOD),
+            discourse_act=beliefs.get("discourseAct", _DEFAULT_DISCOURSE),
+            requested=requested,
+            last_offered=venue_known,
+            offer_happened=_flag(features.get("offerHappened", False), "PyDial feature 'offerHappened'") or bool(venue),
+            last_informed_no_venue=_flag(
+                features.get("lastActionInformNone", False), "PyDial feature 'lastActionInformNone'"
+            ),
+        )
+
+
 @functools.lru_cache(maxsize=16)
 def _value_sets(ontology: Ontology) -> dict[str | None, frozenset[str]]:
     """Per informable slot the allowed value names; key None: the requestable slots."""
@@ -521,3 +641,37 @@ def _value_sets(ontology: Ontology) -> dict[str | None, frozenset[str]]:
 def _first_max(distribution: Mapping[str, float]) -> str:
     """The first value with the highest probability ("none" for an empty distribution)."""
     return max(distribution, key=distribution.__getitem__, default="none")
+
+
+#: Keys of PyDial's ``beliefs`` dict that are not informable slots.
+_PYDIAL_NON_SLOTS = frozenset(("method", "discourseAct", "requested"))
+
+
+def _pydial_distribution(
+    slot: str, dist: Any, allowed: frozenset[str] | None, skip_unknown_values: bool
+) -> dict[str, Any]:
+    """A PyDial slot distribution with ``**NONE**`` renamed (and unknown values handled)."""
+    if not _is_mapping(dist):
+        raise InvalidContextError(
+            f"slot {slot!r}: expected a mapping of value -> probability, got {type(dist).__name__}"
+        )
+    if "**NONE**" in dist and "none" in dist:
+        raise InvalidContextError(f"slot {slot!r}: has both '**NONE**' and 'none' (PyDial uses one of them)")
+    out: dict[str, Any] = {}
+    moved = 0.0
+    for value, p in dist.items():
+        name = "none" if value == "**NONE**" else value
+        if allowed is not None and name not in allowed and p:
+            if not skip_unknown_values:
+                raise InvalidContextError(
+                    f"slot {slot!r}: unknown value {value!r} (pass skip_unknown_values=True to treat it as none, "
+                    "or the ontology the beliefs belong to)"
+                )
+            moved += _probability(p, f"slot {slot!r} value {value!r}")
+            continue
+        out[name] = p
+    if moved:
+        if "none" in out:
+            out["none"] = _probability(out["none"], f"slot {slot!r} value 'none'") + moved
+        # without an explicit none the moved mass is part of the implied remainder
+    return out

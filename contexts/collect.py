@@ -7,8 +7,11 @@ before the decision (``history``) and ``source_name``. The paper kept repeated b
 (C_col has repeats); ``deduplicate=True`` keeps only the first context of each distinct
 belief state.
 
-ConvLab-3's unified data format is imported by :func:`import_convlab` (see there for the
-mapping of its states and dialogue acts onto belief states).
+ConvLab-3's unified data format is imported by :func:`import_convlab` (see :func:`read_convlab`
+for the mapping of its states and dialogue acts onto belief states, the ``user_action`` and
+``system_action`` metadata a ConvLab policy reads, and the reporting of dialogues skipped for
+another domain); PyDial belief logs by :func:`contexts.pydial.import_pydial`. A turn's own
+``metadata`` (see :mod:`contexts.dialogue_log`) is copied into its context's metadata.
 
 Examples
 --------
@@ -32,6 +35,8 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,7 +47,13 @@ from contexts.context import Context, ContextSet
 from contexts.dialogue_log import Dialogue, DialogueTurn, read_dialogue_log
 from contexts.domain import Domain, Ontology, default_domain
 from simscore.acts import Act
-from simscore.errors import ActParseError, FileFormatError, InvalidContextError
+from simscore.errors import (
+    ActParseError,
+    FileFormatError,
+    InvalidContextError,
+    NoContextsError,
+    SkippedDialoguesWarning,
+)
 
 __all__ = ["collect_contexts", "import_convlab", "read_convlab", "dialogue_contexts"]
 
@@ -70,6 +81,7 @@ def dialogue_contexts(
             history.append(turn.user_text)
         if not require_user_turn or turn.user_text is not None or turn.user_act is not None:
             metadata = {
+                **turn.metadata,
                 "source": "col",
                 "dialogue_id": dialogue.dialogue_id,
                 "turn_index": turn.turn_index,
@@ -316,7 +328,7 @@ def _belief_from_convlab(
                 continue
             raise InvalidContextError(
                 f"{where}: value {raw!r} of slot {convlab_slot!r} is not in the ontology "
-                "(pass skip_unknown_values=True to treat unknown values as none)"
+                "(pass skip_unknown_values=True, or --skip-unknown-values on the command line, to treat unknown values as none)"
             )
         slots[slot] = {value: 1.0}
         filled.add(slot)
@@ -375,6 +387,7 @@ def _convlab_dialogue(
     out: list[DialogueTurn] = []
     user_texts: list[str] = []
     user_acts: list[tuple[str, str, str, str]] = []
+    system_acts: list[tuple[str, str, str, str]] = []
     last_state: Any = None
     user_turns = 0
     for position_in, turn in enumerate(turns):
@@ -414,11 +427,16 @@ def _convlab_dialogue(
                     belief=belief,
                     system_act=_act_string(acts, where),
                     system_text=text,
+                    metadata={
+                        "user_action": [list(act) for act in user_acts],
+                        "system_action": [list(act) for act in system_acts],
+                    },
                 )
             )
             user_texts, user_acts = [], []
         else:
             raise InvalidContextError(f"{where}: two system turns in a row")
+        system_acts = acts
         flags["last_informed_no_venue"] = False
         for intent, act_domain, slot, value in acts:
             if act_domain != convlab_domain:
@@ -463,10 +481,28 @@ def read_convlab(
       value is an offer (``last_offered`` is set if the name is a venue of the ontology),
       ``nooffer`` in the previous system turn sets ``last_informed_no_venue``.
 
+    Every turn's :attr:`~contexts.dialogue_log.DialogueTurn.metadata` keeps what a ConvLab
+    policy reads besides the belief state, as lists ``[intent, domain, slot, value]`` in the
+    unified format (lower-case, the data's slot names, ``""`` for the value of a binary act
+    such as a request; what ConvLab-3's ``flatten_acts`` gives), of every domain:
+
+    * ``user_action``: the user's acts since the previous system turn (the turn the system
+      answers);
+    * ``system_action``: the acts of the previous system turn (``[]`` before the first).
+
+    :func:`policies.convlab.to_convlab_state` puts them into the state (converted to
+    ConvLab-2's act format for ``state_format="convlab2"``).
+
+    Dialogues whose ``domains`` list lacks ``convlab_domain`` are skipped with a
+    :class:`~simscore.errors.SkippedDialoguesWarning` that counts them and their turns and
+    lists the domains they have.
+
     Raises
     ------
     FileFormatError
         Naming the file and the dialogue / utterance at fault.
+    NoContextsError
+        If no dialogue is left (every one skipped, naming the domains found, or an empty list).
     """
     p = Path(path)
     ontology = default_domain().ontology if ontology is None else ontology
@@ -502,12 +538,18 @@ def _convlab_dialogues(
 ) -> list[Dialogue]:
     out: list[Dialogue] = []
     seen: set[str] = set()
+    skipped = skipped_turns = 0
+    other_domains: Counter[str] = Counter()
     for position, raw in enumerate(data):
         if max_dialogues is not None and len(out) >= max_dialogues:
             break
         if isinstance(raw, Mapping):
             domains = raw.get("domains")
             if isinstance(domains, list) and convlab_domain not in domains:
+                skipped += 1
+                turns = raw.get("turns")
+                skipped_turns += len(turns) if isinstance(turns, list) else 0
+                other_domains.update(d for d in domains if isinstance(d, str))
                 continue
         try:
             dialogue = _convlab_dialogue(
@@ -520,6 +562,23 @@ def _convlab_dialogues(
             raise FileFormatError(path, f"dialogue_id {dialogue.dialogue_id!r} appears twice")
         seen.add(dialogue.dialogue_id)
         out.append(dialogue)
+    if skipped:
+        found = ", ".join(f"{name} ({count})" for name, count in other_domains.most_common(8)) or "none"
+        reason = f"their 'domains' list lacks {convlab_domain!r} (domains they have: {found})"
+        if not out:
+            raise NoContextsError(
+                f"{path}: no dialogue of domain {convlab_domain!r}: all {skipped} dialogues ({skipped_turns} turns) "
+                f"were skipped because {reason}; choose one of their domains (convlab_domain=..., "
+                "--convlab-domain on the command line)"
+            )
+        warnings.warn(
+            SkippedDialoguesWarning(
+                path, skipped_dialogues=skipped, skipped_turns=skipped_turns, kept_dialogues=len(out), reason=reason
+            ),
+            stacklevel=3,
+        )
+    if not out:
+        raise NoContextsError(f"{path}: no dialogues (an empty list)")
     return out
 
 
@@ -537,7 +596,11 @@ def import_convlab(
     """Collect contexts from a ConvLab-3 unified-format ``dialogues.json``.
 
     One context per system turn that follows a user turn (see :func:`read_convlab` for the
-    mapping); ids ``col/<source_name>/<dialogue_id>/<turn_index>``.
+    mapping and the skipping of other domains' dialogues); ids
+    ``col/<source_name>/<dialogue_id>/<turn_index>``. Besides the standard metadata each
+    context keeps ``user_action`` and ``system_action`` (see :func:`read_convlab`), so a
+    ConvLab policy run on it (:class:`policies.ConvLabPolicy`, or
+    ``simscore contexts export``) sees the user's acts and its own previous acts.
 
     Parameters
     ----------
@@ -555,6 +618,18 @@ def import_convlab(
         Treat state values unknown to the ontology as none instead of failing.
     convlab_domain : str
         The ConvLab domain whose state is read (default ``restaurant``).
+
+    Warns
+    -----
+    SkippedDialoguesWarning
+        When dialogues without ``convlab_domain`` were skipped (with counts).
+
+    Raises
+    ------
+    FileFormatError
+        For a malformed file (naming the dialogue and utterance).
+    NoContextsError
+        When no dialogue of ``convlab_domain`` is in the file.
     """
     domain = default_domain() if domain is None else domain
     p = Path(path)

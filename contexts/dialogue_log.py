@@ -19,7 +19,11 @@ then one dialogue per line::
 Turn *t* holds the user's act and text of that turn (null at turn 0, where the system
 speaks first), the belief state at the system's decision time, and the system's act and
 text. Acts are PyDial strings readable by :meth:`simscore.Act.parse`; act and text may each
-be null (an action-only or text-only system). Turn indices increase strictly within a
+be null (an action-only or text-only system). A turn may also carry ``"metadata"``: an
+object of extra JSON values that C_col collection copies into the turn's context metadata
+(e.g. the ConvLab user acts a ConvLab policy reads, see :func:`contexts.collect.import_convlab`);
+its keys must not be the standard metadata keys (``source``, ``dialogue_id``, ``turn_index``,
+``history``, ``source_name``). Turn indices increase strictly within a
 dialogue; dialogue ids are unique within a file. ``outcome`` is a free-form JSON object.
 The optional ``source.name`` names the source in collected context ids.
 
@@ -48,6 +52,7 @@ from simscore.errors import ActParseError, FileFormatError, InvalidContextError
 from simscore.io import prepare_output, read_jsonl, write_jsonl
 
 __all__ = [
+    "RESERVED_METADATA_KEYS",
     "DIALOGUE_LOG_FORMAT",
     "DIALOGUE_LOG_VERSION",
     "DialogueTurn",
@@ -61,7 +66,9 @@ DIALOGUE_LOG_FORMAT = "simscore-dialogue-log"
 #: The current (and only) version of the dialogue-log format.
 DIALOGUE_LOG_VERSION = 1
 
-_TURN_KEYS = ("turn_index", "user_act", "user_text", "belief", "system_act", "system_text")
+_TURN_KEYS = ("turn_index", "user_act", "user_text", "belief", "system_act", "system_text", "metadata")
+#: Context metadata keys that collection sets itself; a turn's own metadata may not use them.
+RESERVED_METADATA_KEYS = frozenset(("source", "dialogue_id", "turn_index", "history", "source_name"))
 _DIALOGUE_KEYS = ("dialogue_id", "turns", "outcome")
 
 
@@ -108,6 +115,9 @@ class DialogueTurn:
         The user's act (PyDial string) and text of this turn.
     system_act, system_text : str or None
         The system's act (PyDial string) and text of this turn.
+    metadata : mapping, optional
+        Extra JSON values for the turn's context metadata (stored read-only: lists become
+        tuples); keys other than :data:`RESERVED_METADATA_KEYS`.
     """
 
     turn_index: int
@@ -116,6 +126,7 @@ class DialogueTurn:
     user_text: str | None = None
     system_act: str | None = None
     system_text: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=FrozenDict)
 
     def __post_init__(self) -> None:
         if isinstance(self.turn_index, bool) or not isinstance(self.turn_index, int) or self.turn_index < 0:
@@ -126,6 +137,18 @@ class DialogueTurn:
         _optional_text(self.user_text, "user_text")
         _optional_act(self.system_act, "system_act")
         _optional_text(self.system_text, "system_text")
+        if type(self.metadata) is not FrozenDict or self.metadata:
+            if not isinstance(self.metadata, Mapping):
+                raise InvalidContextError(f"metadata must be an object, got {type(self.metadata).__name__}")
+            reserved = sorted(RESERVED_METADATA_KEYS.intersection(self.metadata))
+            if reserved:
+                raise InvalidContextError(
+                    f"metadata key(s) {', '.join(map(repr, reserved))} are set by collection; use other names"
+                )
+            try:
+                object.__setattr__(self, "metadata", freeze_json(dict(self.metadata), "metadata"))
+            except ValueError as exc:
+                raise InvalidContextError(str(exc)) from None
 
     @property
     def user_action(self) -> Act | None:
@@ -138,8 +161,8 @@ class DialogueTurn:
         return None if self.system_act is None else Act.parse(self.system_act)
 
     def to_json(self) -> dict[str, Any]:
-        """The turn as a JSON-ready dict (keys in the documented order)."""
-        return {
+        """The turn as a JSON-ready dict (keys in the documented order; ``metadata`` only if any)."""
+        out: dict[str, Any] = {
             "turn_index": self.turn_index,
             "user_act": self.user_act,
             "user_text": self.user_text,
@@ -147,6 +170,9 @@ class DialogueTurn:
             "system_act": self.system_act,
             "system_text": self.system_text,
         }
+        if self.metadata:
+            out["metadata"] = self.metadata
+        return out
 
     @classmethod
     def from_json(cls, obj: Any, ontology: Ontology | None = None) -> DialogueTurn:
@@ -159,6 +185,7 @@ class DialogueTurn:
             user_text=obj.get("user_text"),
             system_act=obj.get("system_act"),
             system_text=obj.get("system_text"),
+            metadata=obj.get("metadata", FrozenDict()),
         )
 
 

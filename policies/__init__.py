@@ -8,8 +8,11 @@ NLG (:mod:`policies.nlg`), task-success and interaction-quality rewards
 (:mod:`policies.rewards`), a handcrafted and a random policy (:mod:`policies.handcrafted`),
 the dialogue runner and the simscore policy adapter (:mod:`policies.simulation`), the
 GP-SARSA policy (:mod:`policies.gpsarsa_policy`) and its training runs with checkpoints and
-evaluations (:mod:`policies.training`), and a Gymnasium environment (:mod:`policies.env`,
-imported lazily: ``import policies`` does not import gymnasium).
+evaluations (:mod:`policies.training`), a Gymnasium environment (:mod:`policies.env`,
+imported lazily: ``import policies`` does not import gymnasium), adapters for other kinds
+of policies (:mod:`policies.adapters`) and the ConvLab bridge (:mod:`policies.convlab`:
+both state layouts, act conversion, reseeding, the states file for a separate ConvLab
+environment).
 
 Examples
 --------
@@ -28,10 +31,12 @@ from policies.adapters import (
     CallablePolicy,
     ConvLabPolicy,
     LoggedPolicy,
+    read_responses,
     read_responses_csv,
     to_convlab_state,
     write_responses_csv,
 )
+from policies.convlab import context_seed, convlab_acts, read_convlab_states, reseeded, write_convlab_states
 from policies.domain_cache import DomainCache, domain_cache
 from policies.features import belief_features, feature_names, feature_size
 from policies.gpsarsa import GPSarsa, GPSarsaConfig, GPSarsaDiagnostics, QEstimate
@@ -126,6 +131,12 @@ __all__ = [
     "LoggedPolicy",
     "ConvLabPolicy",
     "to_convlab_state",
+    "convlab_acts",
+    "context_seed",
+    "reseeded",
+    "write_convlab_states",
+    "read_convlab_states",
+    "read_responses",
     "read_responses_csv",
     "write_responses_csv",
     "EMPTY_ACT",

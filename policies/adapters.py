@@ -9,11 +9,14 @@ records with the responses:
 * :class:`LoggedPolicy` — responses logged in a file (simscore's JSON Lines responses
   format, or CSV with columns ``context_id, action, text``), looked up by context id;
 * :class:`ConvLabPolicy` — a ConvLab-style policy whose ``predict(state)`` returns
-  ``[[intent, domain, slot, value], ...]``; the ConvLab-3 state dict is built from the
-  context's belief state by :func:`to_convlab_state`.
+  ``[[intent, domain, slot, value], ...]``; the state dict, in ConvLab-3's or ConvLab-2's
+  layout, is built from the context by :func:`~policies.convlab.to_convlab_state`
+  (re-exported here), and a stochastic policy is made deterministic by reseeding the global
+  generators per context (see :mod:`policies.convlab` for the layouts and for running
+  ConvLab policies in their own environment).
 
-:func:`read_responses_csv` and :func:`write_responses_csv` read and write the CSV form of a
-response log.
+:func:`read_responses` reads a response log in either format (by suffix or content);
+:func:`read_responses_csv` and :func:`write_responses_csv` read and write the CSV form.
 
 Contexts only need an ``id`` attribute, plus ``belief`` (a
 :class:`contexts.belief.BeliefState`) and optionally ``metadata`` for :class:`ConvLabPolicy`,
@@ -28,11 +31,12 @@ import difflib
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from contexts.belief import BeliefState
+from policies.convlab import StateFormat, check_state_format, context_seed, reseeded, to_convlab_state
 from simscore.acts import Act
 from simscore.errors import (
     ActParseError,
@@ -49,6 +53,7 @@ __all__ = [
     "LoggedPolicy",
     "ConvLabPolicy",
     "to_convlab_state",
+    "read_responses",
     "read_responses_csv",
     "write_responses_csv",
     "EMPTY_ACT",
@@ -430,6 +435,37 @@ def _file_format(path: Path, requested: str) -> str:
     return "jsonl" if head.startswith(b"{") else "csv"
 
 
+def read_responses(
+    path: str | os.PathLike[str], *, format: Literal["auto", "jsonl", "csv"] = "auto"  # noqa: A002
+) -> Responses:
+    """Read a response log: simscore's JSON Lines responses file or the CSV form.
+
+    Parameters
+    ----------
+    path : path-like
+    format : {"auto", "jsonl", "csv"}, default "auto"
+        ``"jsonl"``: :meth:`Responses.read_jsonl <simscore.responses.Responses.read_jsonl>`;
+        ``"csv"``: :func:`read_responses_csv`; ``"auto"``: by suffix (``.csv``; ``.jsonl``,
+        ``.json``, ``.ndjson``), otherwise JSON Lines if the file starts with ``{`` and CSV
+        if not.
+
+    Raises
+    ------
+    FileFormatError
+        Naming the file and the line of the first bad record.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "answers.txt"
+    >>> _ = path.write_text("context_id,action\\nc1,bye()\\n")
+    >>> read_responses(path)["c1"].action
+    Act.parse('bye()')
+    """
+    p = Path(path)
+    return Responses.read_jsonl(p) if _file_format(p, format) == "jsonl" else read_responses_csv(p)
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     try:
@@ -541,7 +577,7 @@ class LoggedPolicy:
         p = Path(path)
         chosen = _file_format(p, format)
         digest = _sha256(p)
-        responses = Responses.read_jsonl(p) if chosen == "jsonl" else read_responses_csv(p)
+        responses = read_responses(p, format=chosen)  # type: ignore[arg-type]
         facts = {**responses.provenance, "log_file": str(path), "log_format": chosen, "log_sha256": digest}
         return cls(
             responses,
@@ -590,187 +626,49 @@ class LoggedPolicy:
 # -- ConvLab-style policies ----------------------------------------------------------------
 
 
-def _convlab_slot(slot: str, slot_names: Mapping[str, str] | None) -> str:
-    return slot if slot_names is None else slot_names.get(slot, slot)
-
-
-def _check_slot_names(slot_names: Any) -> dict[str, str] | None:
-    if slot_names is None:
-        return None
-    if not isinstance(slot_names, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) and k and v for k, v in slot_names.items()
-    ):
-        raise TypeError(f"slot_names must map slot names to non-empty slot names (str -> str), got {slot_names!r}")
-    return dict(slot_names)
-
-
-def _check_probability(min_probability: Any) -> float:
-    if isinstance(min_probability, bool) or not isinstance(min_probability, (int, float)):
-        raise TypeError(f"min_probability must be a number in [0, 1), got {min_probability!r}")
-    value = float(min_probability)
-    if not 0.0 <= value < 1.0:
-        raise ValueError(f"min_probability must be in [0, 1), got {min_probability!r}")
-    return value
-
-
-def _history(history: Any, label: str) -> list[list[str]]:
-    """``[[speaker, text], ...]``: the last text is the user's, speakers alternate backwards."""
-    if isinstance(history, str) or not isinstance(history, Sequence):
-        raise InvalidContextError(
-            f"context {label}: metadata 'history' must be a sequence of strings, got {type(history).__name__}"
-        )
-    out: list[list[str]] = []
-    last = len(history) - 1
-    for position, text in enumerate(history):
-        if not isinstance(text, str):
-            raise InvalidContextError(
-                f"context {label}: metadata 'history' item {position} is {type(text).__name__}, expected str"
-            )
-        out.append(["user" if (last - position) % 2 == 0 else "sys", text])
-    return out
-
-
-def _user_action(value: Any, label: str) -> list[list[str]]:
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise InvalidContextError(
-            f"context {label}: metadata 'user_action' must be a list of [intent, domain, slot, value], "
-            f"got {type(value).__name__}"
-        )
-    out = []
-    for position, act in enumerate(value):
-        if isinstance(act, str) or not isinstance(act, Sequence) or len(act) != 4 or not all(
-            isinstance(part, str) for part in act
-        ):
-            raise InvalidContextError(
-                f"context {label}: metadata 'user_action' item {position} must be a list of 4 strings "
-                f"[intent, domain, slot, value], got {act!r}"
-            )
-        out.append(list(act))
-    return out
-
-
-def to_convlab_state(
-    context_or_belief: Any,
-    *,
-    domain: str = "restaurant",
-    slot_names: Mapping[str, str] | None = None,
-    min_probability: float = 0.0,
-) -> dict[str, Any]:
-    """The ConvLab-3 dialogue state of a context (or of a bare belief state).
-
-    Keys, in ConvLab-3's ``default_state()`` order:
-
-    * ``user_action`` — a copy of the context's ``metadata["user_action"]`` if it has one
-      (ConvLab acts ``[[intent, domain, slot, value], ...]``), else ``[]``: a belief state
-      does not record the user's last act (what it informed or requested is in
-      ``belief_state`` and ``request_state``);
-    * ``system_action`` — ``[]``;
-    * ``belief_state`` — ``{domain: {slot: value}}`` for every informable slot of the belief,
-      in its canonical order: the slot's most probable value other than ``"none"``
-      (:meth:`BeliefState.top <contexts.belief.BeliefState.top>`; ``"dontcare"`` is kept)
-      if its probability exceeds ``min_probability``, otherwise ``""``;
-    * ``booked`` — ``{}``;
-    * ``request_state`` — ``{domain: {slot: ""}}`` for the requested slots with probability
-      above 0.5, or ``{}`` if there are none (ConvLab-3 adds a domain on its first request);
-    * ``terminated`` — ``False``;
-    * ``history`` — the context's ``metadata["history"]`` texts as ``[[speaker, text], ...]``
-      with speakers ``"user"`` / ``"sys"`` alternating and the last text the user's (the
-      system decides after the user spoke); ``[]`` for a bare belief or no history.
-
-    Every call builds new dicts and lists, so a policy may change the state it is given.
-
-    Parameters
-    ----------
-    context_or_belief : Context, BeliefState, or object with ``belief`` (and ``metadata``)
-    domain : str, default "restaurant"
-        The ConvLab domain name the slots belong to.
-    slot_names : mapping, optional
-        Our slot name -> the policy's slot name, for ``belief_state`` and ``request_state``
-        (e.g. ``{"pricerange": "price range", "addr": "address"}`` for MultiWOZ-trained
-        policies); unmapped slots keep their names.
-    min_probability : float in [0, 1), default 0.0
-        A top value is written only if its probability is above this; the default writes
-        any value with non-zero probability, ``0.5`` only values more likely than not.
-
-    Raises
-    ------
-    InvalidContextError
-        For an object without a :class:`~contexts.belief.BeliefState`, or malformed
-        ``history`` / ``user_action`` metadata (naming the context id).
-
-    Examples
-    --------
-    >>> belief = BeliefState(slots={"area": {"north": 0.7}, "food": {"dontcare": 1.0}},
-    ...                      requested={"phone": 0.9, "addr": 0.2})
-    >>> state = to_convlab_state(belief)
-    >>> state["belief_state"], state["request_state"]
-    ({'restaurant': {'area': 'north', 'food': 'dontcare'}}, {'restaurant': {'phone': ''}})
-    >>> from types import SimpleNamespace
-    >>> context = SimpleNamespace(id="c1", belief=belief, metadata={"history": ["Hello.", "I want thai food."]})
-    >>> to_convlab_state(context, min_probability=0.8)["belief_state"]["restaurant"]["area"]
-    ''
-    >>> to_convlab_state(context)["history"]
-    [['sys', 'Hello.'], ['user', 'I want thai food.']]
-    """
-    if not isinstance(domain, str) or not domain:
-        raise TypeError(f"domain must be a non-empty string, got {domain!r}")
-    names = _check_slot_names(slot_names)
-    threshold = _check_probability(min_probability)
-    metadata: Any
-    if isinstance(context_or_belief, BeliefState):
-        belief, metadata, label = context_or_belief, {}, "<belief>"
-    else:
-        found = getattr(context_or_belief, "belief", None)
-        label = _context_label(context_or_belief)
-        if not isinstance(found, BeliefState):
-            raise InvalidContextError(
-                f"expected a BeliefState or a context with a BeliefState 'belief', got "
-                f"{type(context_or_belief).__name__} (belief: {type(found).__name__})"
-            )
-        belief = found
-        metadata = getattr(context_or_belief, "metadata", None)
-        if metadata is None:
-            metadata = {}
-        if not isinstance(metadata, Mapping):
-            raise InvalidContextError(f"context {label}: metadata must be a mapping, got {type(metadata).__name__}")
-    slots: dict[str, str] = {}
-    for slot in belief.slots:
-        value, p = belief.top(slot)
-        slots[_convlab_slot(slot, names)] = value if value != "none" and p > threshold else ""
-    requested = {_convlab_slot(slot, names): "" for slot, p in belief.requested.items() if p > 0.5}
-    user_action = metadata.get("user_action")
-    return {
-        "user_action": [] if user_action is None else _user_action(user_action, label),
-        "system_action": [],
-        "belief_state": {domain: slots},
-        "booked": {},
-        "request_state": {domain: requested} if requested else {},
-        "terminated": False,
-        "history": _history(metadata.get("history", ()), label),
-    }
-
-
 class ConvLabPolicy:
     """A ConvLab-style policy (``predict(state) -> [[intent, domain, slot, value], ...]``).
 
-    For each context the adapter builds the ConvLab-3 state with :func:`to_convlab_state`,
-    calls ``policy.init_session()`` (if the policy has one and ``reset`` is true) and then
-    ``policy.predict(state)``, and converts the acts with
+    For each context the adapter builds the ConvLab state with
+    :func:`~policies.convlab.to_convlab_state` in the layout the policy reads
+    (``state_format``), calls ``policy.init_session()`` (if the policy has one and ``reset``
+    is true) and then ``policy.predict(state)``, and converts the acts with
     :meth:`Act.from_convlab <simscore.acts.Act.from_convlab>` (intents and slots
     lower-cased, slots qualified by domain: ``restaurant-food``). An empty act list becomes
-    :data:`EMPTY_ACT` (``none()``), so two policies that both stay silent match.
+    :data:`EMPTY_ACT` (``none()``), so two policies that both stay silent match. Acts in
+    ConvLab-2's internal ``(domain, intent, slot, value)`` order are an error naming the act,
+    not a misreading.
+
+    ConvLab's rule-based MultiWOZ policy (ConvLab-2's ``RuleBasedMultiwozBot``, ConvLab-3's
+    ``RulePolicy``) needs ``state_format="convlab2"`` and ``seed``: it reads
+    ``belief_state[domain]["semi"]`` and draws from the global ``random`` module (against
+    itself without a seed it matches in only a few per cent of the contexts). It also needs
+    the user's acts, which contexts imported with :func:`contexts.import_convlab` carry.
 
     Parameters
     ----------
     policy : object
         Anything with ``predict(state)``.
+    state_format : {"convlab3", "convlab2"}, default "convlab3"
+        The state layout the policy reads (see :mod:`policies.convlab`).
+    seed : int, optional
+        Make a stochastic policy deterministic: before each context, reseed the global
+        generators of ``random``, numpy and (if imported) torch with
+        :func:`~policies.convlab.context_seed` ``(seed, context.id)`` and restore their
+        states afterwards (:func:`~policies.convlab.reseeded`), around ``init_session``,
+        ``predict`` and ``nlg``. The project never touches global random state on its own;
+        this is the one exception, on request, because a third-party policy that draws from
+        the global generators can be made deterministic no other way — and the caller's
+        random streams are left exactly where they were. Each context gets its own stream,
+        the same whatever the order contexts are run in (the ConvLab-side script
+        ``examples/convlab_answer_states.py`` derives the same seeds). Default: no reseeding.
     domain : str, default "restaurant"
         ConvLab domain of the state's slots.
     nlg : callable, optional
         ``nlg(acts) -> str`` turning the predicted act list into the prompt (for a ConvLab
         NLG object pass its ``generate`` method). Without it responses are action-only.
     slot_names, min_probability
-        As in :func:`to_convlab_state`.
+        As in :func:`~policies.convlab.to_convlab_state`.
     reset : bool, default True
         Call ``policy.init_session()`` before every prediction so a stateful policy answers
         each context as the first turn of a fresh session (responses must not depend on
@@ -779,32 +677,42 @@ class ConvLabPolicy:
         Default: the policy's class name.
     provenance : mapping, optional
         JSON-serialisable facts added to the adapter's own (``adapter``, ``policy_class``,
-        ``domain``, ``nlg``, ``min_probability``, ``slot_names``); given keys win.
+        ``state_format``, ``reseed`` (the ``seed`` argument), ``domain``, ``nlg``,
+        ``min_probability``, ``slot_names``); given keys win.
 
     Raises
     ------
     InvalidResponseError
         From :meth:`respond`, naming the context id: ``predict`` returned something that is
-        not a list of ``[intent, domain, slot, value]`` strings, or ``nlg`` returned a non-str.
+        not a list of ``[intent, domain, slot, value]`` strings (or acts in the wrong order),
+        ``nlg`` returned a non-str, or ``predict`` failed with ``KeyError: 'semi'`` /
+        ``'book'`` on a ConvLab-3 state (the message says to use ``state_format="convlab2"``).
+    InvalidContextError
+        With ``seed``, for a context without a string id.
 
     Examples
     --------
+    >>> import random
     >>> from types import SimpleNamespace
-    >>> class AskFood:
+    >>> class Shuffler:
     ...     def predict(self, state):
-    ...         if state["belief_state"]["restaurant"]["food"] == "":
-    ...             return [["request", "restaurant", "food", ""]]
-    ...         return [["inform", "restaurant", "food", state["belief_state"]["restaurant"]["food"]]]
-    >>> policy = ConvLabPolicy(AskFood(), nlg=lambda acts: f"{len(acts)} act(s)")
+    ...         food = state["belief_state"]["restaurant"]["semi"]["food"]
+    ...         if not food:
+    ...             return [["Request", "Restaurant", random.choice(["Food", "Area"]), "?"]]
+    ...         return [["Inform", "Restaurant", "Food", food]]
+    >>> policy = ConvLabPolicy(Shuffler(), state_format="convlab2", seed=0, nlg=lambda acts: f"{len(acts)} act(s)")
     >>> context = SimpleNamespace(id="c1", belief=BeliefState(slots={"food": {"none": 1.0}}), metadata={})
-    >>> policy.respond(context)
-    Response(action=Act.parse('request(restaurant-food)'), text='1 act(s)')
+    >>> answers = {policy.respond(context) for _ in range(5)}
+    >>> answers
+    {Response(action=Act.parse('request(restaurant-food)'), text='1 act(s)')}
     """
 
     def __init__(
         self,
         policy: Any,
         *,
+        state_format: StateFormat = "convlab3",
+        seed: int | None = None,
         domain: str = "restaurant",
         nlg: Callable[[list[list[str]]], str] | None = None,
         slot_names: Mapping[str, str] | None = None,
@@ -815,23 +723,33 @@ class ConvLabPolicy:
     ) -> None:
         if not callable(getattr(policy, "predict", None)):
             raise TypeError(f"policy must have a predict(state) method, got {type(policy).__name__}")
+        check_state_format(state_format)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise TypeError(f"seed must be an int or None, got {seed!r}")
         if not isinstance(domain, str) or not domain:
             raise TypeError(f"domain must be a non-empty string, got {domain!r}")
         if nlg is not None and not callable(nlg):
             hint = " (for a ConvLab NLG object pass its generate method)" if hasattr(nlg, "generate") else ""
             raise TypeError(f"nlg must be callable (acts -> str) or None, got {type(nlg).__name__}{hint}")
         _check_name(name)
+        # validated by building one state now, not at the first context
+        to_convlab_state(BeliefState(), state_format=state_format, domain=domain, slot_names=slot_names,
+                         min_probability=min_probability)
         self.policy = policy
+        self.state_format: StateFormat = state_format
+        self.seed = seed
         self.domain = domain
         self.nlg = nlg
-        self.slot_names = _check_slot_names(slot_names)
-        self.min_probability = _check_probability(min_probability)
+        self.slot_names = None if slot_names is None else dict(slot_names)
+        self.min_probability = float(min_probability)
         self.reset = bool(reset)
         self.name: str = name if name is not None else type(policy).__name__
         self.provenance: dict[str, Any] = _provenance(
             {
                 "adapter": "convlab",
                 "policy_class": _qualified_name(type(policy)),
+                "state_format": state_format,
+                "reseed": seed,
                 "domain": domain,
                 "nlg": None if nlg is None else _qualified_name(nlg),
                 "min_probability": self.min_probability,
@@ -841,28 +759,32 @@ class ConvLabPolicy:
         )
 
     def __repr__(self) -> str:
-        return f"ConvLabPolicy(name={self.name!r}, domain={self.domain!r})"
+        return f"ConvLabPolicy(name={self.name!r}, state_format={self.state_format!r}, domain={self.domain!r})"
 
     def state(self, context: Any) -> dict[str, Any]:
-        """The ConvLab state handed to ``predict`` for ``context`` (see :func:`to_convlab_state`)."""
+        """The ConvLab state handed to ``predict`` for ``context`` (see :func:`~policies.convlab.to_convlab_state`)."""
         return to_convlab_state(
-            context, domain=self.domain, slot_names=self.slot_names, min_probability=self.min_probability
+            context,
+            state_format=self.state_format,
+            domain=self.domain,
+            slot_names=self.slot_names,
+            min_probability=self.min_probability,
         )
 
     def respond(self, context: Any) -> Response:
         """Predict the ConvLab acts for ``context`` and convert them (and the NLG text)."""
         state = self.state(context)
-        if self.reset:
-            init_session = getattr(self.policy, "init_session", None)
-            if callable(init_session):
-                init_session()
-        acts = self.policy.predict(state)
         label = _context_label(context)
-        if not isinstance(acts, (list, tuple)):
-            raise InvalidResponseError(
-                f"ConvLab policy {self.name!r}, context {label}: predict returned {type(acts).__name__}, "
-                "expected a list of [intent, domain, slot, value]"
-            )
+        if self.seed is None:
+            acts, text = self._predict(state, label)
+        else:
+            context_id = getattr(context, "id", None)
+            if not isinstance(context_id, str):
+                raise InvalidContextError(
+                    f"ConvLab policy {self.name!r}: reseeding per context needs a string context 'id', got {context!r}"
+                )
+            with reseeded(context_seed(self.seed, context_id)):
+                acts, text = self._predict(state, label)
         if len(acts) == 0:
             action = EMPTY_ACT
         else:
@@ -874,6 +796,28 @@ class ConvLabPolicy:
                     f"ConvLab policy {self.name!r}, context {label}: predict returned an invalid act list "
                     f"{acts!r}: {exc.reason}{where}"
                 ) from None
+        return Response(action, text)
+
+    def _predict(self, state: dict[str, Any], label: str) -> tuple[list[Any] | tuple[Any, ...], str | None]:
+        if self.reset:
+            init_session = getattr(self.policy, "init_session", None)
+            if callable(init_session):
+                init_session()
+        try:
+            acts = self.policy.predict(state)
+        except KeyError as exc:
+            if self.state_format == "convlab3" and exc.args and exc.args[0] in ("semi", "book"):
+                raise InvalidResponseError(
+                    f"ConvLab policy {self.name!r}, context {label}: predict failed with KeyError({exc.args[0]!r}): "
+                    "the policy reads ConvLab-2's state layout (belief_state[domain]['semi'] / ['book']), as "
+                    "ConvLab's rule-based MultiWOZ policy does; pass state_format='convlab2'"
+                ) from exc
+            raise
+        if not isinstance(acts, (list, tuple)):
+            raise InvalidResponseError(
+                f"ConvLab policy {self.name!r}, context {label}: predict returned {type(acts).__name__}, "
+                "expected a list of [intent, domain, slot, value]"
+            )
         text = None
         if self.nlg is not None:
             text = self.nlg(list(acts))
@@ -881,4 +825,4 @@ class ConvLabPolicy:
                 raise InvalidResponseError(
                     f"ConvLab policy {self.name!r}, context {label}: nlg returned {type(text).__name__}, expected str"
                 )
-        return Response(action, text)
+        return acts, text

@@ -2,9 +2,12 @@
 
 An :class:`Act` is a dialogue-act identity (one intent, or the sorted distinct intents of a
 multi-intent ConvLab turn) plus items ``(slot, op, value)`` kept in canonical order, so two
-actions that differ only in item order are equal. :meth:`Act.parse` reads PyDial strings,
-``str(act)`` writes them back, and :meth:`Act.from_convlab` reads ConvLab-style lists of
-``[intent, domain, slot, value]``. Definitions follow the metrics reference of the project.
+actions that differ only in item order are equal. :meth:`Act.parse` reads PyDial strings
+(everything PyDial's own act parser reads meaningfully, see there; ``strict=True`` keeps the
+strict grammar ``str(act)`` writes), ``str(act)`` writes them back, and
+:meth:`Act.from_convlab` reads ConvLab-style lists of ``[intent, domain, slot, value]`` and
+refuses acts in ConvLab-2's internal ``(domain, intent, slot, value)`` order. Definitions
+follow the metrics reference of the project.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 from simscore.errors import ActParseError
 
-__all__ = ["Act", "Item", "NONE_VALUE"]
+__all__ = ["Act", "Item", "NONE_VALUE", "CONVLAB_DOMAINS", "KNOWN_INTENTS", "convlab_order_problem"]
 
 #: Characters an intent may contain (PyDial and ConvLab intents are identifiers).
 _INTENT_RE = re.compile(r"[A-Za-z0-9_\-]+\Z")
@@ -24,6 +27,22 @@ _INTENT_RE = re.compile(r"[A-Za-z0-9_\-]+\Z")
 _SLOT_FORBIDDEN = set('=!,()"\'\\+')
 #: A value written without quotes must match this; anything else is quoted.
 _BARE_VALUE_RE = re.compile(r"[A-Za-z0-9_\-.:/&]+\Z")
+
+#: Domain names of ConvLab's MultiWOZ data (ConvLab-2 and the unified format), lower-cased:
+#: one of them in the intent position of a ConvLab act means the act is in the wrong order.
+CONVLAB_DOMAINS = frozenset(
+    ("attraction", "booking", "general", "hospital", "hotel", "police", "restaurant", "taxi", "train")
+)
+#: Intents of ConvLab's MultiWOZ acts (system and user) and of PyDial, lower-cased: one of
+#: them in the domain position of a ConvLab act means the act is in the wrong order.
+KNOWN_INTENTS = frozenset(
+    (
+        "inform", "request", "recommend", "nooffer", "select", "book", "nobook", "offerbook",
+        "offerbooked", "reqmore", "bye", "greet", "thank", "welcome",
+        "hello", "confirm", "confreq", "affirm", "negate", "deny", "reqalts", "repeat", "ack",
+        "thankyou", "null", "canthelp", "silence", "restart",
+    )
+)
 
 
 class _NoneToken:
@@ -207,22 +226,83 @@ class Act:
         return f"Act.parse({str(self)!r})"
 
     @classmethod
-    def parse(cls, text: object) -> Act:
-        """Parse a PyDial action string.
+    def parse(cls, text: object, *, strict: bool = False) -> Act:
+        r"""Parse a PyDial action string ``intent(item,item,...)``.
 
-        Accepts ``intent(item,item,...)`` with items ``slot``, ``slot=value`` and
-        ``slot!=value``; values bare or in double or single quotes (backslash escapes the
-        quote character and the backslash); intents of multi-intent turns joined by ``+``.
-        Spaces around tokens are ignored.
+        Items are ``slot``, ``slot=value`` and ``slot!=value``; intents of multi-intent turns
+        are joined by ``+``; spaces around tokens are ignored. Values are normalised by
+        stripping their quotes and surrounding spaces, nothing else.
+
+        By default the parser accepts every form PyDial's own act parser
+        (``utils/dact.py``) reads meaningfully:
+
+        * bare values with spaces, apostrophes and other punctuation, as PyDial's regex SemI
+          writes them: ``inform(name=christ's college)``;
+        * double- or single-quoted values; a single quote closes a value only where a
+          ``,`` or ``)`` follows it, so ``'christ's'`` is ``christ's``;
+        * parentheses and ``=`` inside values, quoted or bare: ``inform(name=a (b))``,
+          ``inform(food=a=b)``;
+        * an empty value: ``inform(food=)`` and ``inform(food="")`` are the value ``""``;
+        * ``!=`` with a bare value (``inform(food!=thai)``), which PyDial itself misreads as
+          the slot ``food!``.
+
+        Differences from PyDial, on purpose:
+
+        * values keep their case (PyDial lower-cases a value unless it starts with
+          punctuation); values compare as strings after the normalisation above;
+        * a quoted value keeps its inner spaces, and a bare value its apostrophes (PyDial
+          strips ``'`` and spaces at both ends of every value);
+        * inside quotes a backslash escapes the next character (PyDial has no escapes;
+          ``str(act)`` escapes ``"`` and ``\`` so that every act round-trips);
+        * a comma ends a bare value only outside parentheses;
+        * strings PyDial silently turns into junk are errors: no parentheses (PyDial: the act
+          ``null``), text after the closing parenthesis (including PyDial's ``|`` between
+          alternative acts: parse each act on its own), unbalanced quotes or parentheses,
+          empty items, and PyDial's unnamed slot (``inform(=dontcare)``).
+
+        ``strict=True`` keeps the strict grammar that ``str(act)`` writes (for round-trip
+        checks): a bare value is one run of characters other than ``"'\=!,()`` (spaces
+        inside allowed), every other value quoted with ``"`` or ``'``, no empty bare value.
+        Every string the strict grammar accepts parses to the same act in both modes.
 
         Raises
         ------
         ActParseError
             For anything else, naming the text and the 0-based position of the problem.
+
+        Examples
+        --------
+        >>> Act.parse("inform(name=christ's college)")
+        Act.parse('inform(name="christ\'s college")')
+        >>> Act.parse("inform(name='christ's',area=centre)").items[1].value
+        "christ's"
+        >>> Act.parse('inform(name=none,name!="bangkok city",food=thai)')
+        Act.parse('inform(food=thai,name!="bangkok city",name=none)')
+        >>> Act.parse("inform(food!=thai)")
+        Act.parse('inform(food!=thai)')
+        >>> Act.parse("inform(name=a (b),food=a=b)")
+        Act.parse('inform(food="a=b",name="a (b)")')
+        >>> Act.parse(' inform ( food = thai ) ') == Act.parse("inform(food=thai)")
+        True
+        >>> Act.parse('request(name="la mimosa",phone)')
+        Act.parse('request(name="la mimosa",phone)')
+        >>> Act.parse("inform(name=The Place)").items[0].value  # no lower-casing
+        'The Place'
+        >>> Act.parse("inform(food=)").items[0].value
+        ''
+        >>> Act.parse("inform(name=christ's college)", strict=True)
+        Traceback (most recent call last):
+        ...
+        simscore.errors.ActParseError: cannot parse act ...: unexpected "'" in an unquoted value ... at position 18
+        >>> Act.parse("inform(food=thai)|inform(food=thai,area=north)")
+        Traceback (most recent call last):
+        ...
+        simscore.errors.ActParseError: cannot parse act ...: unexpected text after ')': ...
+        (PyDial joins alternative acts with '|': parse each act on its own) at position 17
         """
         if not isinstance(text, str):
             raise ActParseError(text, None, f"expected a string, got {type(text).__name__}")
-        return _Parser(text).parse()
+        return _Parser(text, strict=bool(strict)).parse()
 
     @classmethod
     def from_convlab(cls, acts: object) -> Act:
@@ -233,9 +313,29 @@ class Act:
         ``none``/empty adds no item; a value of ``""``, ``"?"`` marks a bare (requested) slot.
         The act's intents are the distinct intents; its items the union of all items.
 
+        An act whose order is ambiguous is an error, not a silent misreading: a domain name
+        (:data:`CONVLAB_DOMAINS`) in the intent position, an intent name
+        (:data:`KNOWN_INTENTS`) in the domain position (ConvLab-2 uses the order
+        ``(domain, intent, slot, value)`` internally and in its vectorisers), or a
+        ``Domain-Intent`` key such as ``Restaurant-Inform`` as the intent.
+
+        Raises
+        ------
+        ActParseError
+            Naming the turn, the act's position in it and, for an ambiguous act, the order
+            expected.
+
+        Examples
+        --------
         >>> str(Act.from_convlab([["Inform", "Restaurant", "Food", "thai"],
         ...                        ["Request", "Restaurant", "Area", "?"]]))
         'inform+request(restaurant-area,restaurant-food=thai)'
+        >>> Act.from_convlab([["Restaurant", "Inform", "Food", "thai"]])
+        Traceback (most recent call last):
+        ...
+        simscore.errors.ActParseError: cannot parse act ...: act ['Restaurant', 'Inform', 'Food', 'thai'] is in
+        (domain, intent, slot, value) order; expected [intent, domain, slot, value],
+        e.g. ['Inform', 'Restaurant', 'Food', 'thai'] at position 0
         """
         if not isinstance(acts, (list, tuple)) or not acts:
             raise ActParseError(acts, None, "a ConvLab turn is a non-empty list of [intent, domain, slot, value]")
@@ -249,6 +349,9 @@ class Act:
             ):
                 raise ActParseError(acts, position, "each act must be a list of 4 strings [intent, domain, slot, value]")
             intent, domain, slot, value = (part.strip() for part in quad)
+            problem = convlab_order_problem(quad)
+            if problem is not None:
+                raise ActParseError(acts, position, problem)
             intents.append(intent.lower())
             slot = slot.lower()
             if slot in ("", "none"):
@@ -262,12 +365,44 @@ class Act:
             raise ActParseError(acts, None, exc.reason) from None
 
 
+def convlab_order_problem(act: Sequence[str]) -> str | None:
+    """What is ambiguous about the order of one ConvLab act ``[intent, domain, slot, value]``.
+
+    None if the order looks right (see :meth:`Act.from_convlab`).
+
+    >>> convlab_order_problem(["inform", "restaurant", "food", "thai"]) is None
+    True
+    >>> convlab_order_problem(["restaurant", "x", "food", "thai"])
+    "act ['restaurant', 'x', 'food', 'thai']: the intent 'restaurant' is a domain name; expected [intent, domain, slot, value]"
+    """
+    intent, domain = act[0].strip().lower(), act[1].strip().lower()
+    shown = list(act)
+    if intent in CONVLAB_DOMAINS and domain in KNOWN_INTENTS:
+        example = [act[1], act[0], *act[2:]]
+        return (
+            f"act {shown!r} is in (domain, intent, slot, value) order; "
+            f"expected [intent, domain, slot, value], e.g. {example!r}"
+        )
+    if intent in CONVLAB_DOMAINS:
+        return f"act {shown!r}: the intent {act[0]!r} is a domain name; expected [intent, domain, slot, value]"
+    if domain in KNOWN_INTENTS:
+        return f"act {shown!r}: the domain {act[1]!r} is an intent name; expected [intent, domain, slot, value]"
+    head, dash, tail = intent.partition("-")
+    if dash and head in CONVLAB_DOMAINS:
+        return (
+            f"act {shown!r}: the intent {act[0]!r} looks like a ConvLab-2 'Domain-Intent' key; "
+            "expected [intent, domain, slot, value] with the intent alone"
+        )
+    return None
+
+
 class _Parser:
     """Hand-written recursive-descent parser: precise positions, no regex backtracking."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, strict: bool = True) -> None:
         self.text = text
         self.pos = 0
+        self.strict = strict
 
     def fail(self, reason: str, position: int | None = None) -> ActParseError:
         return ActParseError(self.text, self.pos if position is None else position, reason)
@@ -301,7 +436,7 @@ class _Parser:
             self.pos += 1
         else:
             while True:
-                items.append(self.parse_item())
+                items.append(self.parse_item() if self.strict else self.parse_item_tolerant())
                 self.skip_spaces()
                 if self.pos >= len(text):
                     raise self.fail("unbalanced parentheses: missing ')'")
@@ -313,7 +448,9 @@ class _Parser:
                     raise self.fail(f"expected ',' or ')', found {char!r}", self.pos - 1)
         self.skip_spaces()
         if self.pos != len(text):
-            raise self.fail(f"unexpected text after ')': {text[self.pos:]!r}")
+            rest = text[self.pos :]
+            hint = " (PyDial joins alternative acts with '|': parse each act on its own)" if rest[0] == "|" else ""
+            raise self.fail(f"unexpected text after ')': {rest!r}{hint}")
         return Act(intents, items)
 
     def parse_item(self) -> Item:
@@ -382,3 +519,82 @@ class _Parser:
         if not value:
             raise self.fail("missing value after the operator", start)
         return value
+
+    # -- the tolerant grammar (PyDial's forms) --------------------------------------------
+
+    def parse_item_tolerant(self) -> Item:
+        text = self.text
+        self.skip_spaces()
+        start = self.pos
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char in "=,)" or text.startswith("!=", self.pos):
+                break
+            if char in "(\"'\\!":
+                raise self.fail(f"unexpected {char!r} in a slot name")
+            self.pos += 1
+        slot = text[start : self.pos].strip()
+        if self.pos >= len(text):
+            raise self.fail("unbalanced parentheses: missing ')'")
+        char = text[self.pos]
+        if not slot:
+            if char in "=!":
+                raise self.fail("empty slot name: PyDial's unnamed slot (as in inform(=dontcare)) is not supported", start)
+            raise self.fail("empty item: expected a slot name", start)
+        if "+" in slot:
+            raise self.fail("'+' is not allowed in a slot name", start + text[start:].index("+"))
+        if char in ",)":
+            return Item(slot)
+        op = "!=" if char == "!" else "="
+        self.pos += len(op)
+        return Item(slot, op, self.parse_value_tolerant())
+
+    def parse_value_tolerant(self) -> str:
+        text = self.text
+        self.skip_spaces()
+        if self.pos >= len(text):
+            raise self.fail("missing value and ')'")
+        quote = text[self.pos]
+        if quote == '"':
+            return self.parse_value()  # the strict quoted value: up to the unescaped closing quote
+        if quote == "'":
+            return self.single_quoted()
+        start = self.pos
+        depth = 0
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif char == "," and depth == 0:
+                break
+            self.pos += 1
+        if self.pos >= len(text):
+            raise self.fail("unbalanced parentheses: missing ')'")
+        return text[start : self.pos].strip()
+
+    def single_quoted(self) -> str:
+        """A value in single quotes; a quote closes it only before ``,`` or ``)`` (or the end)."""
+        text = self.text
+        opened = self.pos
+        self.pos += 1
+        chars: list[str] = []
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char == "\\" and self.pos + 1 < len(text):
+                chars.append(text[self.pos + 1])
+                self.pos += 2
+                continue
+            self.pos += 1
+            if char == "'":
+                after = self.pos
+                while after < len(text) and text[after].isspace():
+                    after += 1
+                if after >= len(text) or text[after] in ",)":
+                    return "".join(chars)
+            chars.append(char)
+        raise self.fail("unterminated quoted value", opened)
+

@@ -23,8 +23,10 @@ __all__ = [
     "ExperimentError",
     "ConfigError",
     "OutputExistsError",
+    "NoContextsError",
     "MissingValueWarning",
     "SkippedContextsWarning",
+    "SkippedDialoguesWarning",
 ]
 
 
@@ -132,9 +134,45 @@ class OutputExistsError(SimscoreError, FileExistsError):
     """An output would replace an existing file (or one of the inputs) without being asked to."""
 
 
+class NoContextsError(SimscoreError, ValueError):
+    """An input yields no context at all, e.g. a dataset without a dialogue of the requested domain."""
+
+
 class MissingValueWarning(UserWarning):
     """A score is undefined (NaN), e.g. an action measure on a text-only response."""
 
 
 class SkippedContextsWarning(UserWarning):
     """Contexts were left out on request (``skip_invalid=True``) because they do not fit the domain."""
+
+
+class SkippedDialoguesWarning(UserWarning):
+    """Dialogues of an input were left out (e.g. dialogues without the requested domain).
+
+    The message says how many dialogues and turns were skipped and why; the counts are also
+    attributes.
+
+    Attributes
+    ----------
+    source : str
+        The input (usually a file path).
+    skipped_dialogues, skipped_turns : int
+        How many dialogues, and how many turns in them, were left out.
+    kept_dialogues : int
+        How many dialogues were used.
+    reason : str
+        Why they were left out.
+    """
+
+    def __init__(
+        self, source: object, *, skipped_dialogues: int, skipped_turns: int, kept_dialogues: int, reason: str
+    ) -> None:
+        self.source = str(source)
+        self.skipped_dialogues = skipped_dialogues
+        self.skipped_turns = skipped_turns
+        self.kept_dialogues = kept_dialogues
+        self.reason = reason
+        super().__init__(
+            f"{self.source}: skipped {skipped_dialogues} of {skipped_dialogues + kept_dialogues} dialogues "
+            f"({skipped_turns} turns): {reason}"
+        )

@@ -1,22 +1,47 @@
 """The ``simscore`` command line (application layer: the one place that wires packages together).
 
-``simscore compare A.jsonl B.jsonl [--measures ...] [--out scores.csv|scores.json]`` scores two
-responses files; further commands are registered by the modules that own them.
+``simscore compare A B [--measures ...] [--out PATH|-] [--format text|json|csv] [--score-only]``
+scores two response logs against each other; further commands are registered by the modules
+that own them. Errors print ``simscore <command>: error: ...`` on stderr and exit with code 2.
+
+``compare`` reads simscore's JSON Lines responses files and the CSV response logs of
+:func:`policies.adapters.read_responses_csv` (by suffix: ``.csv``; ``.jsonl``, ``.json``,
+``.ndjson``; otherwise by content: JSON Lines if the file starts with ``{``). What it writes:
+
+* ``--format text`` — the summary table (mean, confidence interval, counts per measure),
+  headed by the two policies' names; ``--signatures`` adds every measure's signature;
+* ``--format json`` — everything: the policies, provenance, bootstrap settings, the
+  signatures, the summary and the per-context scores (:meth:`Comparison.to_json_dict
+  <simscore.compare.Comparison.to_json_dict>`; NaN is ``null``);
+* ``--format csv`` — the per-context scores, one row per context.
+
+Where: without ``--out`` to stdout (default format ``text``); with ``--out -`` to stdout
+(default format ``json``), nothing else on stdout; with ``--out PATH`` to the file (format
+from ``--format``, else from the suffix ``.json`` / ``.csv``), and the text summary and
+``wrote PATH`` on stdout as before. ``--score-only`` prints only the mean of each measure,
+one bare number per line in the order of ``--measures`` (``nan`` when undefined), for
+scripts: ``read tmr dmr < <(simscore compare a.csv b.csv --measures tmr,dmr --score-only)``;
+it combines with ``--out PATH`` but not with ``--out -`` or a ``--format`` for stdout.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import os
 import shlex
 import sys
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from simscore._version import __version__
 from simscore.errors import SimscoreError
 from simscore.measures import ALL_MEASURES
+
+if TYPE_CHECKING:
+    from simscore.compare import Comparison
 
 __all__ = ["main", "build_parser"]
 
@@ -28,27 +53,68 @@ def _measure_list(text: str) -> list[str]:
     return names
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
-    from simscore.compare import compare
-    from simscore.measures import resolve_measures
-    from simscore.responses import Responses
+_SUFFIX_FORMATS = {".json": "json", ".csv": "csv"}
 
-    measures = resolve_measures(args.measures)  # fail on a bad name before reading files
-    a = Responses.read_jsonl(args.a)
-    b = Responses.read_jsonl(args.b)
+
+def _compare_output(args: argparse.Namespace) -> tuple[str | None, str]:
+    """(file path or None for stdout, format) of ``compare``, with the flags checked."""
+    to_stdout = args.out is None or args.out == "-"
+    if args.score_only and to_stdout and (args.out == "-" or args.format is not None):
+        raise ValueError(
+            "--score-only prints only the scores on stdout; it cannot be combined with --out - or --format "
+            "(give --out PATH to also write a file)"
+        )
+    if to_stdout:
+        return None, args.format or ("json" if args.out == "-" else "text")
+    if args.format is not None:
+        return args.out, args.format
+    suffix = os.path.splitext(args.out)[1].lower()
+    if suffix not in _SUFFIX_FORMATS:
+        raise ValueError(f"output path must end in .csv or .json (or give --format), got {args.out!r}")
+    return args.out, _SUFFIX_FORMATS[suffix]
+
+
+def _render(comparison: Comparison, fmt: str, heading: str, signatures: bool) -> str:
+    if fmt == "json":
+        return json.dumps(comparison.to_json_dict(), indent=1, allow_nan=False) + "\n"
+    if fmt == "csv":
+        return str(comparison.scores.to_csv(float_format="%.10g", lineterminator="\n"))
+    lines = [heading, comparison.format_summary()]
+    if signatures:
+        lines.append("")
+        lines += [f"{name:<9} {signature}" for name, signature in comparison.signatures.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from policies.adapters import read_responses
+    from simscore.compare import compare
+    from simscore.io import atomic_write_text
+    from simscore.measures import resolve_measures
+
+    path, fmt = _compare_output(args)  # fail on bad flags and bad names before reading files
+    measures = resolve_measures(args.measures)
+    a = read_responses(args.a)
+    b = read_responses(args.b)
     comparison = compare(a, b, measures, n_resamples=args.resamples, seed=args.seed)
-    name_a = a.policy or args.a
-    name_b = b.policy or args.b
-    print(f"{name_a}  vs  {name_b}  ({len(comparison.scores)} contexts)")
-    print(comparison.format_summary())
-    if args.signatures:
-        print()
-        for name, signature in comparison.signatures.items():
-            print(f"{name:<9} {signature}")
-    if args.out:
-        comparison.save(args.out)
-        print(f"wrote {args.out}")
+    heading = f"{a.policy or args.a}  vs  {b.policy or args.b}  ({len(comparison.scores)} contexts)"
+    if path is not None:
+        atomic_write_text(path, _render(comparison, fmt, heading, args.signatures))
+    if args.score_only:
+        sys.stdout.write("".join(f"{comparison.mean(name)!r}\n" for name in comparison.measures))
+    elif path is None:
+        sys.stdout.write(_render(comparison, fmt, heading, args.signatures))
+    else:
+        sys.stdout.write(_render(comparison, "text", heading, args.signatures))
+        print(f"wrote {path}")
     return 0
+
+
+def _stdout_is_data(args: argparse.Namespace) -> bool:
+    """Whether the command writes data (JSON, CSV, bare scores) on stdout: log messages go to stderr then."""
+    if getattr(args, "command", None) != "compare":
+        return False
+    return bool(args.score_only or args.out == "-" or (args.out is None and args.format in ("json", "csv")))
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:
@@ -83,19 +149,32 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("compare", help="score two responses files against each other")
-    p.add_argument("a", help="responses of policy A (JSON Lines)")
-    p.add_argument("b", help="responses of policy B (JSON Lines)")
+    p = sub.add_parser("compare", help="score two response logs against each other")
+    p.add_argument("a", help="responses of policy A (simscore's JSON Lines responses file, or CSV)")
+    p.add_argument("b", help="responses of policy B (JSON Lines or CSV)")
     p.add_argument(
         "--measures",
         type=_measure_list,
         default=list(ALL_MEASURES),
         help="comma-separated measure names or groups ('all', 'action', 'text'); default: all eight",
     )
-    p.add_argument("--out", help="write per-context scores (.csv) or everything (.json)")
+    p.add_argument(
+        "--out",
+        help="write the result to this file (format from --format, else .json: everything, .csv: per-context "
+        "scores), or '-' for stdout (default format json)",
+    )
+    p.add_argument(
+        "--format", choices=("text", "json", "csv"),
+        help="text: the summary table; json: signatures, summary and per-context scores; csv: per-context scores "
+        "(default: text on stdout, json for --out -, else by the --out suffix)",
+    )
+    p.add_argument(
+        "--score-only", action="store_true",
+        help="print only each measure's mean, one bare number per line in the order of --measures (nan if undefined)",
+    )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--signatures", action="store_true", help="also print every measure's signature")
+    p.add_argument("--signatures", action="store_true", help="also print every measure's signature (text format)")
     p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("demo", help="the paper's experiment, small: train, collect, respond, score, report")
@@ -117,8 +196,8 @@ def _extensions() -> list:
 
 
 @contextlib.contextmanager
-def _console_log(quiet: bool) -> Iterator[None]:
-    """Show the ``simscore`` loggers' INFO messages on stdout while a command runs.
+def _console_log(quiet: bool, stream: object = None) -> Iterator[None]:
+    """Show the ``simscore`` loggers' INFO messages on ``stream`` (default stdout) while a command runs.
 
     Left alone when the caller has configured the ``simscore`` logger (or the root logger)
     itself, so an embedding program keeps control of where messages go.
@@ -127,7 +206,7 @@ def _console_log(quiet: bool) -> Iterator[None]:
     if quiet or package.handlers or logging.getLogger().handlers:
         yield
         return
-    handler = logging.StreamHandler(sys.stdout)
+    handler = logging.StreamHandler(sys.stdout if stream is None else stream)  # type: ignore[arg-type]
     handler.setFormatter(logging.Formatter("[%(asctime)s] %(message)s", "%H:%M:%S"))
     previous_level = package.level
     package.addHandler(handler)
@@ -144,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with _console_log(quiet=False):
+        with _console_log(quiet=False, stream=sys.stderr if _stdout_is_data(args) else None):
             return int(args.func(args))
     except BrokenPipeError:
         # output piped into a program that stopped reading (e.g. `| head`): not an error

@@ -3,9 +3,14 @@
 * ``simscore contexts gen --out C_gen.jsonl`` — the C_gen grid (default: the paper's 1,296
   contexts; ``--levels``, ``--slots``, ``--value``, ``--methods`` change it);
 * ``simscore contexts collect LOGS... --out C_col.jsonl`` — C_col from dialogue logs (or
-  ConvLab-3 ``dialogues.json`` files with ``--convlab``);
+  ConvLab-3 ``dialogues.json`` files with ``--convlab [--convlab-domain D]``, or PyDial
+  belief logs with ``--pydial``); dialogues skipped for another domain are reported as a
+  warning on stderr;
 * ``simscore contexts info FILE`` — name, domain, size, hash and counts by source, turn and
-  method (``--json`` for machine-readable output).
+  method (``--json`` for machine-readable output);
+* ``simscore contexts export --format convlab3|convlab2 FILE --out states.jsonl`` — one
+  ConvLab dialogue state per context, for a ConvLab policy run in its own environment
+  (``examples/convlab_answer_states.py``; see :mod:`policies.convlab`).
 
 ``--ontology`` with ``--venues`` selects a user-supplied domain instead of the shipped one.
 The ``contexts`` package is imported only when one of these commands runs.
@@ -15,17 +20,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import warnings
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from simscore.errors import InvalidContextError
+from simscore.errors import InvalidContextError, SkippedDialoguesWarning
 from simscore.io import prepare_output
 
 if TYPE_CHECKING:
     from contexts.context import ContextSet
     from contexts.domain import Domain
 
-__all__ = ["add_subcommands", "cmd_gen", "cmd_collect", "cmd_info", "context_set_summary"]
+__all__ = ["add_subcommands", "cmd_gen", "cmd_collect", "cmd_info", "cmd_export", "context_set_summary"]
 
 
 def _float_list(text: str) -> tuple[float, ...]:
@@ -99,36 +106,53 @@ def cmd_gen(args: argparse.Namespace) -> int:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
-    """``simscore contexts collect``: write C_col from dialogue logs or ConvLab-3 files."""
+    """``simscore contexts collect``: write C_col from dialogue logs, ConvLab-3 files or PyDial belief logs."""
     from contexts.collect import collect_contexts, import_convlab
+    from contexts.pydial import import_pydial
 
+    if args.convlab and args.pydial:
+        raise InvalidContextError("--convlab and --pydial exclude each other (one kind of input per run)")
+    if args.skip_unknown_values and not (args.convlab or args.pydial):
+        raise InvalidContextError("--skip-unknown-values applies to --convlab and --pydial input only")
+    if args.convlab_domain is not None and not args.convlab:
+        raise InvalidContextError("--convlab-domain applies to --convlab input only")
     prepare_output(args.out, inputs=args.logs, overwrite=args.force)  # never over an input; before the work
     domain = _domain(args)
-    if args.convlab:
-        parts = [
-            import_convlab(
-                path,
-                domain=domain,
-                name=args.name,
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SkippedDialoguesWarning)
+        if args.convlab or args.pydial:
+            options: dict[str, Any] = {}
+            if args.convlab and args.convlab_domain is not None:
+                options["convlab_domain"] = args.convlab_domain
+            importer = import_convlab if args.convlab else import_pydial
+            parts = [
+                importer(
+                    path,
+                    domain=domain,
+                    name=args.name,
+                    dialogues_per_source=args.dialogues_per_source,
+                    deduplicate=args.deduplicate,
+                    skip_unknown_values=args.skip_unknown_values,
+                    **options,
+                )
+                for path in args.logs
+            ]
+            context_set = parts[0]
+            for part in parts[1:]:
+                context_set = context_set.union(part, name=args.name)
+        else:
+            context_set = collect_contexts(
+                args.logs,
                 dialogues_per_source=args.dialogues_per_source,
                 deduplicate=args.deduplicate,
-                skip_unknown_values=args.skip_unknown_values,
+                name=args.name,
+                domain=domain,
             )
-            for path in args.logs
-        ]
-        context_set = parts[0]
-        for part in parts[1:]:
-            context_set = context_set.union(part, name=args.name)
-    else:
-        if args.skip_unknown_values:
-            raise InvalidContextError("--skip-unknown-values applies to --convlab input only")
-        context_set = collect_contexts(
-            args.logs,
-            dialogues_per_source=args.dialogues_per_source,
-            deduplicate=args.deduplicate,
-            name=args.name,
-            domain=domain,
-        )
+    for warning in caught:
+        if issubclass(warning.category, SkippedDialoguesWarning):
+            print(f"simscore contexts collect: warning: {warning.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     context_set.to_jsonl(args.out, overwrite=args.force)
     dialogues = len({(c.metadata.get("source_name"), c.metadata["dialogue_id"]) for c in context_set})
     print(
@@ -136,6 +160,34 @@ def cmd_collect(args: argparse.Namespace) -> int:
         f"(content hash {context_set.content_hash[:12]})"
     )
     return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """``simscore contexts export``: write one ConvLab state per context (the two-environment workflow)."""
+    from contexts.context import ContextSet
+    from policies.convlab import write_convlab_states
+
+    context_set = ContextSet.read_jsonl(args.file)
+    count = write_convlab_states(
+        context_set,
+        args.out,
+        state_format=args.format,
+        domain=args.convlab_domain,
+        min_probability=args.min_probability,
+    )
+    layout = {"convlab3": "ConvLab-3", "convlab2": "ConvLab-2"}[args.format]
+    print(f"wrote {count} {layout} states ({args.convlab_domain!r} domain) of {args.file} to {args.out}")
+    return 0
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
+    return value
 
 
 def context_set_summary(context_set: ContextSet) -> dict[str, Any]:
@@ -183,7 +235,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def add_subcommands(subparsers: Any) -> None:
-    """Add the ``contexts`` command (gen / collect / info) to an argparse sub-parser set.
+    """Add the ``contexts`` command (gen / collect / info / export) to an argparse sub-parser set.
 
     Examples
     --------
@@ -212,8 +264,12 @@ def add_subcommands(subparsers: Any) -> None:
     _add_domain_options(gen)
     gen.set_defaults(func=cmd_gen)
 
-    collect = sub.add_parser("collect", help="collect C_col from dialogue logs")
-    collect.add_argument("logs", nargs="+", metavar="LOG", help="dialogue-log files (JSON Lines)")
+    collect = sub.add_parser("collect", help="collect C_col from dialogue logs, ConvLab-3 data or PyDial beliefs")
+    collect.add_argument(
+        "logs", nargs="+", metavar="LOG",
+        help="dialogue-log files (JSON Lines), or ConvLab-3 dialogues.json files (--convlab), or PyDial belief logs "
+        "(--pydial)",
+    )
     collect.add_argument("--out", "-o", required=True, help="output file (JSON Lines)")
     collect.add_argument("--name", default="C_col", help="name of the context set (default C_col)")
     collect.add_argument(
@@ -222,7 +278,16 @@ def add_subcommands(subparsers: Any) -> None:
     collect.add_argument("--deduplicate", action="store_true", help="drop repeated belief states")
     collect.add_argument("--convlab", action="store_true", help="the inputs are ConvLab-3 dialogues.json files")
     collect.add_argument(
-        "--skip-unknown-values", action="store_true", help="with --convlab: treat values unknown to the ontology as none"
+        "--convlab-domain", metavar="DOMAIN",
+        help="with --convlab: the ConvLab domain whose dialogues and states are read (default restaurant)",
+    )
+    collect.add_argument(
+        "--pydial", action="store_true",
+        help="the inputs are PyDial belief logs (JSON Lines, format 'simscore-pydial-beliefs'; see contexts.pydial)",
+    )
+    collect.add_argument(
+        "--skip-unknown-values", action="store_true",
+        help="with --convlab or --pydial: treat values unknown to the ontology as none",
     )
     collect.add_argument("--force", action="store_true", help="replace the output file if it exists (never an input)")
     _add_domain_options(collect)
@@ -232,3 +297,22 @@ def add_subcommands(subparsers: Any) -> None:
     info.add_argument("file", help="context-set file (JSON Lines)")
     info.add_argument("--json", action="store_true", help="print the summary as JSON")
     info.set_defaults(func=cmd_info)
+
+    export = sub.add_parser(
+        "export", help="write one ConvLab dialogue state per context (for a ConvLab policy in its own environment)"
+    )
+    export.add_argument("file", help="context-set file (JSON Lines)")
+    export.add_argument(
+        "--format", required=True, choices=("convlab3", "convlab2"),
+        help="state layout: convlab3 (flat belief_state) or convlab2 (belief_state[domain]['semi'/'book'], "
+        "which ConvLab-3's own rule-based MultiWOZ policy reads)",
+    )
+    export.add_argument("--out", "-o", required=True, help="states file (JSON Lines)")
+    export.add_argument(
+        "--convlab-domain", default="restaurant", metavar="DOMAIN", help="ConvLab domain of the slots (default restaurant)"
+    )
+    export.add_argument(
+        "--min-probability", type=_probability, default=0.0, metavar="P",
+        help="write a slot's top value only if its probability exceeds P (default 0)",
+    )
+    export.set_defaults(func=cmd_export)

@@ -195,3 +195,121 @@ def test_reusing_parts_of_other_beliefs() -> None:
         BeliefState(discourse_act=b.method)
     with pytest.raises(InvalidContextError, match="slot 'food': unknown value 'north'"):
         moved.validate(ONTOLOGY)
+
+
+# -- PyDial belief dicts ----------------------------------------------------------------------
+
+DOMAIN = default_domain()
+VENUE = DOMAIN.query({"food": "thai"})[0].name
+
+
+def _pydial(**features) -> dict:
+    """A PyDial focus-tracker belief over the shipped ontology: every value listed, most at 0."""
+    foods = {food: 0.0 for food in ONTOLOGY.informable["food"]}
+    foods.update({"thai": 0.8, "dontcare": 0.0, "**NONE**": 0.2})
+    return {
+        "beliefs": {
+            "area": {**{a: 0.0 for a in AREAS}, "centre": 0.9, "dontcare": 0.0, "**NONE**": 0.1},
+            "food": foods,
+            "pricerange": {"cheap": 0.0, "moderate": 0.0, "expensive": 0.0, "dontcare": 1.0, "**NONE**": 0.0},
+            "name": {**{name: 0.0 for name in ONTOLOGY.informable["name"]}, "**NONE**": 1.0},
+            "method": {"none": 0.0, "byconstraints": 0.7, "byname": 0.0, "finished": 0.0,
+                       "byalternatives": 0.3, "restart": 0.0},
+            "discourseAct": {"ack": 0.0, "hello": 0.0, "none": 0.0, "repeat": 0.0, "silence": 0.0,
+                             "thankyou": 0.0, "bye": 1.0},
+            "requested": {"addr": 0.0, "area": 0.0, "food": 0.0, "name": 0.0, "phone": 1, "pricerange": 0.0,
+                          "postcode": 0.5, "signature": 0.0, "description": 0.0},
+        },
+        "features": {"lastInformedVenue": "", "informedVenueSinceNone": [], "lastActionInformNone": False,
+                     "offerHappened": False, "inform_info": [False, True, False, False, False] * 5, **features},
+        "userActs": [["inform(food=thai,area=centre)", 0.9], ["inform(food=thai)", 0.1]],
+    }
+
+
+def test_from_pydial_maps_every_part() -> None:
+    b = BeliefState.from_pydial(_pydial(), ONTOLOGY)
+    assert dict(b.slots["area"]) == {"centre": 0.9, "none": 0.1}
+    assert dict(b.slots["food"]) == {"thai": 0.8, "none": 0.2}
+    assert dict(b.slots["pricerange"]) == {"dontcare": 1.0, "none": 0.0}
+    assert dict(b.slots["name"]) == {"none": 1.0}
+    assert b.top_method() == "byconstraints" and b.method["byalternatives"] == 0.3
+    assert b.top_discourse_act() == "bye"
+    assert dict(b.requested) == {"phone": 1.0, "postcode": 0.5}
+    assert (b.last_offered, b.offer_happened, b.last_informed_no_venue) == (None, False, False)
+    # the bare 'beliefs' dict gives the same belief (without features: the defaults)
+    assert BeliefState.from_pydial(_pydial()["beliefs"]) == b
+    # the same belief written by hand
+    assert b == BeliefState(
+        slots={"area": {"centre": 0.9, "none": 0.1}, "food": {"thai": 0.8, "none": 0.2},
+               "pricerange": {"dontcare": 1.0}, "name": {}},
+        method={"byconstraints": 0.7, "byalternatives": 0.3},
+        discourse_act={"bye": 1.0},
+        requested={"phone": 1.0, "postcode": 0.5},
+    )
+
+
+def test_from_pydial_history_features() -> None:
+    offered = BeliefState.from_pydial(_pydial(lastInformedVenue=VENUE, offerHappened=True), ONTOLOGY)
+    assert (offered.last_offered, offered.offer_happened) == (VENUE, True)
+    # PyDial's offerHappened is about the last act only; an earlier offer is in lastInformedVenue
+    later = BeliefState.from_pydial(_pydial(lastInformedVenue=VENUE, offerHappened=False), ONTOLOGY)
+    assert (later.last_offered, later.offer_happened) == (VENUE, True)
+    none = BeliefState.from_pydial(_pydial(lastActionInformNone=True), ONTOLOGY)
+    assert none.last_informed_no_venue is True and none.offer_happened is False
+
+
+def test_from_pydial_plain_none_key() -> None:
+    pydial = _pydial()["beliefs"]
+    pydial["area"] = {"centre": 0.25, "none": 0.75}
+    assert dict(BeliefState.from_pydial(pydial).slots["area"]) == {"centre": 0.25, "none": 0.75}
+    pydial["area"] = {"centre": 0.25, "none": 0.5, "**NONE**": 0.25}
+    with pytest.raises(InvalidContextError, match="slot 'area': has both"):
+        BeliefState.from_pydial(pydial)
+
+
+def test_from_pydial_unknown_names() -> None:
+    pydial = _pydial(lastInformedVenue="pizza hut city centre")
+    pydial["beliefs"]["food"]["martian"] = 0.1
+    pydial["beliefs"]["food"]["**NONE**"] = 0.1
+    with pytest.raises(InvalidContextError, match="slot 'food': unknown value 'martian' \\(pass skip_unknown_values"):
+        BeliefState.from_pydial(pydial, ONTOLOGY)
+    del pydial["beliefs"]["food"]["martian"]
+    pydial["beliefs"]["food"]["**NONE**"] = 0.2
+    with pytest.raises(InvalidContextError, match="lastInformedVenue 'pizza hut city centre' is not a venue name"):
+        BeliefState.from_pydial(pydial, ONTOLOGY)
+    # without an ontology nothing is checked
+    assert BeliefState.from_pydial(pydial).last_offered == "pizza hut city centre"
+    pydial["beliefs"]["food"].update({"martian": 0.1, "**NONE**": 0.1})
+    pydial["beliefs"]["kind"] = {"restaurant": 1.0}
+    pydial["beliefs"]["requested"]["ticket"] = 1
+    skipped = BeliefState.from_pydial(pydial, ONTOLOGY, skip_unknown_values=True)
+    assert dict(skipped.slots["food"]) == {"thai": 0.8, "none": pytest.approx(0.2)}
+    assert "kind" not in skipped.slots and "ticket" not in skipped.requested
+    assert (skipped.last_offered, skipped.offer_happened) == (None, True)
+    for slot, match in (("kind", "unknown informable slot 'kind'"), ("ticket", "unknown requestable slot 'ticket'")):
+        with pytest.raises(InvalidContextError, match=match):
+            broken = _pydial()
+            if slot == "kind":
+                broken["beliefs"]["kind"] = {"restaurant": 1.0}
+            else:
+                broken["beliefs"]["requested"]["ticket"] = 1
+            BeliefState.from_pydial(broken, ONTOLOGY)
+
+
+@pytest.mark.parametrize(
+    ("belief", "match"),
+    [
+        ([], "a PyDial belief must be a mapping, got list"),
+        ({"beliefs": []}, "PyDial 'beliefs' must be a mapping"),
+        ({"beliefs": {}, "features": None}, "PyDial 'features' must be a mapping"),
+        ({"area": ["centre"]}, "slot 'area': expected a mapping"),
+        ({"area": {"centre": 0.7, "**NONE**": 0.7}}, "slot 'area': probabilities \\(with 'none'\\) sum to 1.4"),
+        ({"method": {"sideways": 1.0}}, "method: unknown value 'sideways'"),
+        ({"requested": [1]}, "PyDial 'requested' must be a mapping"),
+        ({"beliefs": {}, "features": {"offerHappened": 1}}, "PyDial feature 'offerHappened' must be a bool"),
+        ({"beliefs": {}, "features": {"lastInformedVenue": 3}}, "'lastInformedVenue' must be a string"),
+    ],
+)
+def test_from_pydial_errors(belief, match) -> None:
+    with pytest.raises(InvalidContextError, match=match):
+        BeliefState.from_pydial(belief)

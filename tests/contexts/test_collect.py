@@ -17,7 +17,7 @@ from contexts.dialogue_log import (
     write_dialogue_log,
 )
 from contexts.domain import default_domain
-from simscore.errors import FileFormatError, InvalidContextError
+from simscore.errors import FileFormatError, InvalidContextError, NoContextsError, SkippedDialoguesWarning
 
 DOMAIN = default_domain()
 ONTOLOGY = DOMAIN.ontology
@@ -129,6 +129,25 @@ def test_collect_from_hand_written_log(log_file: Path, log_lines: list[dict[str,
     assert cs.built["sources"][0]["provenance"]["policy"] == "handcrafted"
 
 
+def test_turn_metadata_reaches_the_contexts(tmp_path: Path, log_lines: list[dict[str, Any]]) -> None:
+    log_lines[1]["turns"][1]["metadata"] = {"user_acts": [["inform(food=thai)", 0.9]], "asr": {"n": 1}}
+    path = _write(tmp_path / "log.jsonl", log_lines)
+    header, dialogues = read_dialogue_log(path)
+    turn = dialogues[0].turns[1]
+    assert turn.metadata == {"user_acts": (("inform(food=thai)", 0.9),), "asr": {"n": 1}}
+    assert DialogueTurn.from_json(json.loads(json.dumps(turn.to_json()))) == turn
+    assert "metadata" not in dialogues[0].turns[0].to_json()  # only written when there is some
+    cs = collect_contexts([path])
+    assert cs["col/sim-a/d1/1"].metadata["user_acts"] == (("inform(food=thai)", 0.9),)
+    assert "user_acts" not in cs["col/sim-a/d1/2"].metadata
+    with pytest.raises(InvalidContextError, match="metadata key\\(s\\) 'history', 'source' are set by collection"):
+        DialogueTurn(turn_index=0, belief=BeliefState(), metadata={"source": "x", "history": []})
+    with pytest.raises(InvalidContextError, match="metadata must be an object, got list"):
+        DialogueTurn(turn_index=0, belief=BeliefState(), metadata=[])  # type: ignore[arg-type]
+    with pytest.raises(InvalidContextError, match="metadata.x: nan is not a finite number"):
+        DialogueTurn(turn_index=0, belief=BeliefState(), metadata={"x": float("nan")})
+
+
 def test_collect_keeps_repeats_or_deduplicates(log_file: Path) -> None:
     kept = collect_contexts([log_file])
     assert len(kept) == 6 and len({c.belief.key() for c in kept}) == 4
@@ -176,7 +195,8 @@ def convlab_file(tmp_path: Path, convlab_dialogues: list[dict[str, Any]]) -> Pat
 
 
 def test_import_convlab(convlab_file: Path) -> None:
-    cs = import_convlab(convlab_file)
+    with pytest.warns(SkippedDialoguesWarning, match="skipped 1 of 3 dialogues"):
+        cs = import_convlab(convlab_file)
     assert cs.ids == (
         "col/camrest/camrest-test-0/1", "col/camrest/camrest-test-0/2", "col/camrest/camrest-test-0/3",
         "col/camrest/camrest-test-2/1", "col/camrest/camrest-test-2/2",
@@ -204,8 +224,58 @@ def test_import_convlab(convlab_file: Path) -> None:
     assert cs.built["importer"] == "contexts.import_convlab"
 
 
+def test_import_convlab_keeps_the_acts_a_convlab_policy_reads(convlab_file: Path) -> None:
+    with pytest.warns(SkippedDialoguesWarning):
+        cs = import_convlab(convlab_file)
+    c1, c2, c3, k1, k2 = cs.contexts
+    # the unified format, as ConvLab-3's flatten_acts gives it ("" for the value of a binary act)
+    assert c1.metadata["user_action"] == (
+        ("inform", "restaurant", "food", "thai"), ("inform", "restaurant", "price range", "cheap"),
+    )
+    assert c1.metadata["system_action"] == ()
+    assert c2.metadata["user_action"] == (("inform", "restaurant", "area", "dontcare"),)
+    assert c2.metadata["system_action"] == (("request", "restaurant", "area", ""),)
+    # in flatten_acts' order: categorical, non-categorical, binary
+    assert c3.metadata["user_action"] == (("thank", "general", "none", ""), ("request", "restaurant", "address", ""))
+    assert c3.metadata["system_action"] == (("inform", "restaurant", "name", VENUE),)
+    # after a system opening, its acts are the system's previous action
+    assert k1.metadata["system_action"] == (("greet", "general", "none", ""),)
+    assert k2.metadata["user_action"] == ()  # the user said "Ok." with no act
+    # they survive the context-set file
+    assert all(type(c.metadata["user_action"]) is tuple for c in cs)
+
+
+def test_convlab_dataset_without_the_domain(tmp_path: Path, convlab_dialogues: list[dict[str, Any]]) -> None:
+    hotel_turn = {"speaker": "user", "utterance": "A hotel.", "utt_idx": 0, "dialogue_acts": {}, "state": {}}
+    data = [
+        {"dataset": "mw", "dialogue_id": f"mw-{i}", "domains": domains, "turns": [hotel_turn] * 2}
+        for i, domains in enumerate((["hotel"], ["hotel", "taxi"], ["train"]))
+    ]
+    path = tmp_path / "dialogues.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(NoContextsError) as info:
+        import_convlab(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert "no dialogue of domain 'restaurant': all 3 dialogues (6 turns) were skipped" in message
+    assert "domains they have: hotel (2), taxi (1), train (1)" in message
+    assert "--convlab-domain" in message
+    path.write_text("[]", encoding="utf-8")
+    with pytest.raises(NoContextsError, match="no dialogues"):
+        import_convlab(path)
+    # some left: a warning with the counts (as attributes too)
+    path.write_text(json.dumps(convlab_dialogues + data), encoding="utf-8")
+    with pytest.warns(SkippedDialoguesWarning) as record:
+        cs = import_convlab(path)
+    assert len(cs) == 5
+    warning = record[0].message
+    assert (warning.skipped_dialogues, warning.skipped_turns, warning.kept_dialogues) == (4, 6, 2)
+    assert "skipped 4 of 6 dialogues (6 turns): their 'domains' list lacks 'restaurant'" in str(warning)
+
+
 def test_convlab_dialogue_structure(convlab_file: Path) -> None:
-    dialogues = read_convlab(convlab_file)
+    with pytest.warns(SkippedDialoguesWarning):
+        dialogues = read_convlab(convlab_file)
     assert [d.dialogue_id for d in dialogues] == ["camrest-test-0", "camrest-test-2"]  # hotel-only skipped
     first = dialogues[0]
     assert [t.turn_index for t in first.turns] == [1, 2, 3]  # the final user "Bye." has no system turn
@@ -214,12 +284,14 @@ def test_convlab_dialogue_structure(convlab_file: Path) -> None:
     assert dialogues[1].turns[0].turn_index == 0 and dialogues[1].turns[0].user_text is None
 
 
+@pytest.mark.filterwarnings("ignore::simscore.errors.SkippedDialoguesWarning")
 def test_convlab_options(convlab_file: Path) -> None:
     assert len(import_convlab(convlab_file, dialogues_per_source=1)) == 3
     assert import_convlab(convlab_file, source_name="cr").ids[0] == "col/cr/camrest-test-0/1"
     assert len(import_convlab(convlab_file, deduplicate=True)) == 5
 
 
+@pytest.mark.filterwarnings("ignore::simscore.errors.SkippedDialoguesWarning")
 def test_convlab_unknown_value(tmp_path: Path, convlab_dialogues: list[dict[str, Any]]) -> None:
     data = convlab_dialogues
     data[0]["turns"][2]["state"]["restaurant"]["food"] = "martian"

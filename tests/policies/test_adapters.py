@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
+import random
 from types import SimpleNamespace
 
 import pytest
@@ -28,6 +28,7 @@ from simscore.errors import (
     InvalidResponseError,
 )
 from simscore.policy import Policy, run_policy
+from tests.policies.fake_convlab import FlatRuleBot, RuleBot, TemplateNLG
 
 ONTOLOGY = default_domain().ontology
 INITIAL = BeliefState.initial(ONTOLOGY)
@@ -375,69 +376,22 @@ def test_write_csv_rejects_an_empty_text(tmp_path):
 # -- ConvLab --------------------------------------------------------------------------------
 
 
-def test_convlab_state_of_known_beliefs():
-    assert to_convlab_state(CONTEXTS[0]) == {
-        "user_action": [],
-        "system_action": [],
-        "belief_state": {"restaurant": {"area": "", "pricerange": "", "food": "", "name": ""}},
-        "booked": {},
-        "request_state": {},
-        "terminated": False,
-        "history": [],
-    }
-    assert to_convlab_state(CONTEXTS[1]) == {
-        "user_action": [],
-        "system_action": [],
-        "belief_state": {"restaurant": {"area": "north", "pricerange": "", "food": "thai", "name": ""}},
-        "booked": {},
-        "request_state": {},
-        "terminated": False,
-        "history": [["sys", "Hello, how may I help you?"], ["user", "I want thai food in the north."]],
-    }
-    assert to_convlab_state(CONTEXTS[2]) == {
-        "user_action": [["request", "restaurant", "phone", ""], ["inform", "restaurant", "price range", "dontcare"]],
-        "system_action": [],
-        "belief_state": {"restaurant": {"area": "", "pricerange": "dontcare", "food": "thai", "name": ""}},
-        "booked": {},
-        "request_state": {"restaurant": {"phone": ""}},
-        "terminated": False,
-        "history": [
-            ["sys", "Hello, how may I help you?"],
-            ["user", "I want thai food in the north."],
-            ["sys", "Bangkok House serves thai food."],
-            ["user", "Any price is fine. What is the phone number?"],
-        ],
-    }
+def test_convlab_state_is_built_by_policies_convlab():
+    # the adapters module re-exports the state builder (layouts: tests/policies/test_convlab.py)
+    from policies import convlab
 
-
-def test_convlab_state_options():
-    belief = CONTEXTS[1].belief
-    # a bare belief: no history, no user action; key order as ConvLab-3's default_state()
-    state = to_convlab_state(belief, domain="food-ordering")
-    assert list(state) == ["user_action", "system_action", "belief_state", "booked", "request_state", "terminated", "history"]
-    assert state["belief_state"] == {"food-ordering": {"area": "north", "pricerange": "", "food": "thai", "name": ""}}
-    # north has 0.6, thai 0.8: a threshold keeps only values above it
-    assert to_convlab_state(belief, min_probability=0.6)["belief_state"]["restaurant"] == {
-        "area": "", "pricerange": "", "food": "thai", "name": ""
+    assert to_convlab_state is convlab.to_convlab_state
+    state = to_convlab_state(CONTEXTS[2])
+    assert state["user_action"] == [["request", "restaurant", "phone", ""], ["inform", "restaurant", "price range", "dontcare"]]
+    assert state["belief_state"]["restaurant"] | {} == {
+        "food": "thai", "price range": "dontcare", "name": "", "area": "",
+        "book time": "", "book day": "", "book people": "",
     }
-    assert to_convlab_state(belief, min_probability=0.5)["belief_state"]["restaurant"]["area"] == "north"
-    renamed = to_convlab_state(CONTEXTS[2], slot_names={"pricerange": "price range", "phone": "phone number"})
-    assert renamed["belief_state"]["restaurant"] == {"area": "", "price range": "dontcare", "food": "thai", "name": ""}
-    assert renamed["request_state"] == {"restaurant": {"phone number": ""}}
-    # exactly 0.5 is not "more likely than not"
-    half = _belief(requested={"phone": 0.5, "postcode": 0.51})
-    assert to_convlab_state(half)["request_state"] == {"restaurant": {"postcode": ""}}
-    # one history text: the user's
-    single = SimpleNamespace(id="s", belief=INITIAL, metadata={"history": ["Hi, I need a restaurant."]})
-    assert to_convlab_state(single)["history"] == [["user", "Hi, I need a restaurant."]]
-    # a fresh state every call
-    first = to_convlab_state(CONTEXTS[2])
-    first["belief_state"]["restaurant"]["food"] = "changed"
-    first["user_action"][0][3] = "changed"
-    first["history"].clear()
-    assert to_convlab_state(CONTEXTS[2]) == to_convlab_state(copy.deepcopy(CONTEXTS[2]))
-    assert to_convlab_state(CONTEXTS[2])["belief_state"]["restaurant"]["food"] == "thai"
-    assert CONTEXTS[2].metadata["user_action"][0][3] == ""
+    assert state["request_state"] == {"restaurant": {"phone": 0}}
+    assert state["history"][-1] == ["user", "Any price is fine. What is the phone number?"]
+    assert to_convlab_state(CONTEXTS[2], state_format="convlab2")["user_action"] == [
+        ["Request", "Restaurant", "Phone", "?"], ["Inform", "Restaurant", "Price", "dontcare"],
+    ]
 
 
 def test_convlab_state_errors():
@@ -510,6 +464,8 @@ def test_convlab_rule_policy_over_contexts():
     assert policy.provenance == {
         "adapter": "convlab",
         "policy_class": f"{__name__}.RulePolicy",
+        "state_format": "convlab3",
+        "reseed": None,
         "domain": "restaurant",
         "nlg": None,
         "min_probability": 0.0,
@@ -551,7 +507,7 @@ def test_convlab_nlg_threshold_and_names():
         "inform name=bangkok house; inform food=thai; inform phone=01223 000000"
     )
     assert policy.state(CONTEXTS[1])["belief_state"]["restaurant"]["food"] == ""
-    assert repr(policy) == "ConvLabPolicy(name='rules', domain='restaurant')"
+    assert repr(policy) == "ConvLabPolicy(name='rules', state_format='convlab3', domain='restaurant')"
 
 
 class Fixed:
@@ -605,6 +561,108 @@ def test_convlab_bad_nlg_and_constructor():
         ConvLabPolicy(Fixed([]), min_probability=-0.1)
     with pytest.raises(TypeError, match="slot_names must map"):
         ConvLabPolicy(Fixed([]), slot_names=["pricerange"])
+
+
+@pytest.fixture()
+def convlab_contexts(tmp_path, convlab_dialogues):
+    """Contexts imported from ConvLab-3 unified data: they carry the user's acts."""
+    import json
+    import warnings
+
+    from contexts import import_convlab
+
+    path = tmp_path / "dialogues.json"
+    path.write_text(json.dumps(convlab_dialogues), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return import_convlab(path)
+
+
+def test_a_convlab2_rule_bot_needs_the_convlab2_layout(convlab_contexts):
+    context = convlab_contexts.contexts[0]
+    with pytest.raises(InvalidResponseError) as info:
+        ConvLabPolicy(RuleBot(), name="rule").respond(context)
+    message = str(info.value)
+    assert message.startswith(f"ConvLab policy 'rule', context {context.id!r}: predict failed with KeyError('semi')")
+    assert "pass state_format='convlab2'" in message
+    # without user acts the bot diffs the states and fails on 'book' instead
+    bare = Context("bare", context.belief, {"source": "col"})
+    with pytest.raises(InvalidResponseError, match="KeyError\\('book'\\)"):
+        ConvLabPolicy(RuleBot()).respond(bare)
+    response = ConvLabPolicy(RuleBot(), state_format="convlab2", seed=0).respond(context)
+    assert "recommend" in response.action.intents
+
+
+def test_reseeding_makes_a_stochastic_bot_deterministic(convlab_contexts):
+    from simscore import compare
+
+    contexts = list(convlab_contexts) * 8  # repeat the five contexts under new ids
+    contexts = [Context(f"{c.id}#{i}", c.belief, c.metadata) for i, c in enumerate(contexts)]
+    random.seed(1234)
+    unseeded = ConvLabPolicy(RuleBot(), state_format="convlab2")
+    a, b = run_policy(unseeded, contexts), run_policy(unseeded, contexts)
+    assert compare(a, b, ["tmr"]).mean("tmr") < 1.0  # the bot against itself
+    seeded = ConvLabPolicy(RuleBot(), state_format="convlab2", seed=7, name="rule")
+    first = run_policy(seeded, contexts)
+    assert compare(first, run_policy(seeded, contexts[::-1]), ["tmr", "dmr"]).mean("tmr") == 1.0
+    assert dict(run_policy(ConvLabPolicy(RuleBot(), state_format="convlab2", seed=7), contexts)) == dict(first)
+    # another seed, other answers; the seed is recorded
+    other = run_policy(ConvLabPolicy(RuleBot(), state_format="convlab2", seed=8), contexts)
+    assert dict(other) != dict(first)
+    assert first.provenance["reseed"] == 7 and first.provenance["state_format"] == "convlab2"
+
+
+def test_reseeding_leaves_the_callers_random_streams_alone(convlab_contexts):
+    import numpy as np
+
+    class NumpyBot(RuleBot):
+        def predict(self, state):
+            np.random.random(3)
+            return super().predict(state)
+
+    policy = ConvLabPolicy(NumpyBot(), state_format="convlab2", seed=3)
+    random.seed(5)
+    np.random.seed(5)
+    expected = [random.random() for _ in range(4)], list(np.random.random(4))
+    random.seed(5)
+    np.random.seed(5)
+    got_random, got_numpy = [], []
+    for context in convlab_contexts.contexts[:4]:
+        got_random.append(random.random())
+        got_numpy.append(np.random.random())
+        policy.respond(context)
+    assert (got_random, got_numpy) == expected
+
+
+def test_a_flat_rule_bot_reads_the_convlab3_layout(convlab_contexts):
+    seeded = ConvLabPolicy(FlatRuleBot(), seed=1, nlg=TemplateNLG().generate, name="flat")
+    responses = run_policy(seeded, convlab_contexts)
+    assert responses["col/camrest/camrest-test-0/1"].action.intents == ("inform", "recommend")
+    assert responses["col/camrest/camrest-test-0/3"].action == Act.parse("inform(restaurant-address=unknown)")
+    assert dict(run_policy(seeded, list(convlab_contexts)[::-1])) == dict(responses)  # text included
+    with pytest.raises(KeyError, match="price range"):  # ConvLab-2's layout has no flat slots: no hint for that
+        ConvLabPolicy(FlatRuleBot(), state_format="convlab2").respond(convlab_contexts.contexts[0])
+
+
+def test_seed_needs_a_context_id_and_an_int():
+    with pytest.raises(TypeError, match="seed must be an int or None, got '1'"):
+        ConvLabPolicy(Fixed([]), seed="1")
+    with pytest.raises(ValueError, match="state_format must be one of"):
+        ConvLabPolicy(Fixed([]), state_format="ConvLab-3")
+    anonymous = SimpleNamespace(belief=INITIAL, metadata={})
+    with pytest.raises(InvalidContextError, match="reseeding per context needs a string context 'id'"):
+        ConvLabPolicy(Fixed([]), seed=0).respond(anonymous)
+    assert ConvLabPolicy(Fixed([])).respond(anonymous) == Response(EMPTY_ACT)
+
+
+def test_tuple_ordered_predictions_are_refused():
+    policy = ConvLabPolicy(Fixed([["Restaurant", "Inform", "Food", "thai"]]), name="tuples")
+    with pytest.raises(InvalidResponseError) as info:
+        policy.respond(CONTEXTS[1])
+    message = str(info.value)
+    assert "ConvLab policy 'tuples', context 'c1': predict returned an invalid act list" in message
+    assert "is in (domain, intent, slot, value) order; expected [intent, domain, slot, value]" in message
+    assert "e.g. ['Inform', 'Restaurant', 'Food', 'thai']" in message and "(act 0)" in message
 
 
 def test_every_adapter_is_a_policy_with_name_and_provenance(tmp_path):

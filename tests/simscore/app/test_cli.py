@@ -83,3 +83,96 @@ def test_experiment_commands_record_the_command_line(monkeypatch, tmp_path):
     assert seen["config"] == experiment.DEMO_CONFIG and seen["n_jobs"] == 2
     assert main(["run", str(EXAMPLES / "paper.toml")]) == 0
     assert seen["command"] == f"simscore run {EXAMPLES / 'paper.toml'} --out simscore-paper"
+
+
+# -- response formats and outputs ---------------------------------------------------------------
+
+
+def _as_csv(tmp_path, source, name):
+    from policies.adapters import write_responses_csv
+    from simscore import Responses
+
+    path = tmp_path / name
+    write_responses_csv(path, Responses.read_jsonl(source))
+    return str(path)
+
+
+def test_compare_reads_csv_logs(capsys, tmp_path):
+    a_csv, b_csv = _as_csv(tmp_path, A, "a.csv"), _as_csv(tmp_path, B, "b.csv")
+    assert main(["compare", a_csv, b_csv, "--measures", "tmr,dmr", "--score-only"]) == 0
+    from_csv = capsys.readouterr().out
+    assert from_csv == f"{17 / 24!r}\n{22 / 24!r}\n"
+    # CSV against JSON Lines, and a CSV log without a telling suffix (detected by content)
+    plain = tmp_path / "b_log"
+    plain.write_text((tmp_path / "b.csv").read_text())
+    assert main(["compare", A, str(plain), "--measures", "tmr,dmr", "--score-only"]) == 0
+    assert capsys.readouterr().out == from_csv
+    assert main(["compare", a_csv, b_csv, "--measures", "tmr"]) == 0
+    assert capsys.readouterr().out.startswith("a  vs  b  (24 contexts)\nmeasure ")  # CSV: the file stem names the policy
+
+
+def test_compare_json_on_stdout(capsys):
+    assert main(["compare", A, B, "--measures", "tmr,cer", "--out", "-"]) == 0
+    data = json.loads(capsys.readouterr().out)  # nothing but JSON on stdout
+    assert data["a"] == "gpsarsa-ts-seed1" and data["b"] == "gpsarsa-iq-seed1"
+    assert set(data["signatures"]) == {"tmr", "cer"} and data["signatures"]["cer"].startswith("cer|levenshtein")
+    assert data["summary"]["tmr"]["mean"] == pytest.approx(17 / 24)
+    assert len(data["scores"]) == 24 and set(data["scores"][0]) == {"context_id", "tmr", "cer"}
+    assert main(["compare", A, B, "--measures", "tmr", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["signatures"] == {"tmr": data["signatures"]["tmr"]}
+
+
+def test_compare_csv_and_text_formats(capsys, tmp_path):
+    assert main(["compare", A, B, "--measures", "tmr,dmr", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "context_id,tmr,dmr" and len(lines) == 25
+    assert main(["compare", A, B, "--measures", "tmr,dmr", "--out", "-", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == lines
+    assert main(["compare", A, B, "--measures", "tmr", "--format", "text", "--signatures"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("gpsarsa-ts-seed1  vs  gpsarsa-iq-seed1  (24 contexts)\nmeasure ")
+    assert "\ntmr       tmr|" in text
+    # a file in any format, whatever its suffix, with the summary still shown
+    out = tmp_path / "summary.txt"
+    assert main(["compare", A, B, "--measures", "tmr", "--out", str(out), "--format", "text"]) == 0
+    assert out.read_text().startswith("gpsarsa-ts-seed1  vs  gpsarsa-iq-seed1")
+    assert capsys.readouterr().out.endswith(f"wrote {out}\n")
+    scores = tmp_path / "scores.dat"
+    assert main(["compare", A, B, "--measures", "tmr", "--out", str(scores), "--format", "csv", "--score-only"]) == 0
+    assert capsys.readouterr().out == f"{17 / 24!r}\n"  # only the number, though a file was written too
+    assert scores.read_text().splitlines()[0] == "context_id,tmr"
+
+
+def test_compare_output_flag_conflicts(capsys):
+    for argv, fragment in (
+        (["--score-only", "--out", "-"], "--score-only prints only the scores on stdout"),
+        (["--score-only", "--format", "json"], "cannot be combined with --out - or --format"),
+        (["--out", "scores.txt"], "output path must end in .csv or .json (or give --format), got 'scores.txt'"),
+    ):
+        assert main(["compare", A, B, "--measures", "tmr", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("simscore compare: error: ") and fragment in err
+    with pytest.raises(SystemExit) as info:
+        main(["compare", A, B, "--format", "yaml"])
+    assert info.value.code == 2
+
+
+def test_score_only_prints_nan_for_undefined_scores(capsys, tmp_path):
+    from simscore import Response, Responses
+
+    text_only = tmp_path / "text.jsonl"
+    Responses({"c1": Response(text="Hello.")}, policy="t").to_jsonl(text_only)
+    with pytest.warns(Warning):
+        assert main(["compare", str(text_only), str(text_only), "--measures", "tmr", "--score-only"]) == 0
+    assert capsys.readouterr().out == "nan\n"
+
+
+def test_log_messages_leave_data_on_stdout_alone():
+    from simscore.app.cli import _stdout_is_data, build_parser
+
+    def data(*argv):
+        return _stdout_is_data(build_parser().parse_args(["compare", A, B, *argv]))
+
+    assert data("--out", "-") and data("--score-only") and data("--format", "json") and data("--format", "csv")
+    assert not data() and not data("--format", "text") and not data("--out", "x.json")
+    assert not _stdout_is_data(build_parser().parse_args(["report", "x"]))

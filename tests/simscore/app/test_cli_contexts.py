@@ -110,14 +110,93 @@ def test_gen_checks_the_output_before_the_work(tmp_path: Path) -> None:
         read_only.chmod(0o700)
 
 
-def test_collect_convlab(tmp_path: Path, convlab_dialogues: Lines) -> None:
+def test_collect_convlab(tmp_path: Path, convlab_dialogues: Lines, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "dialogues.json"
     data.write_text(json.dumps(convlab_dialogues), encoding="utf-8")
     out = tmp_path / "c_col.jsonl"
     assert run(["contexts", "collect", "--convlab", str(data), "-o", str(out)]) == 0
-    assert len(ContextSet.read_jsonl(out)) == 5
-    with pytest.raises(InvalidContextError, match="--convlab input only"):
-        run(["contexts", "collect", str(data), "-o", str(out), "--skip-unknown-values", "--force"])
+    captured = capsys.readouterr()
+    assert "wrote 5 contexts from 2 dialogues" in captured.out
+    # the hotel-only dialogue is reported, on stderr, with counts and the reason
+    assert captured.err.startswith(f"simscore contexts collect: warning: {data}: skipped 1 of 3 dialogues (0 turns): ")
+    assert "lacks 'restaurant' (domains they have: hotel (1))" in captured.err
+    contexts = ContextSet.read_jsonl(out)
+    assert len(contexts) == 5
+    assert contexts.contexts[0].metadata["user_action"][0] == ("inform", "restaurant", "food", "thai")
+    with pytest.raises(InvalidContextError, match="--convlab and --pydial input only"):
+        run(["contexts", "collect", str(data), "-o", str(out), "--skip-unknown-values"])
+    with pytest.raises(InvalidContextError, match="--convlab-domain applies to --convlab input only"):
+        run(["contexts", "collect", str(data), "-o", str(out), "--convlab-domain", "hotel"])
+    with pytest.raises(InvalidContextError, match="--convlab and --pydial exclude each other"):
+        run(["contexts", "collect", str(data), "-o", str(out), "--convlab", "--pydial"])
+
+
+def test_collect_convlab_without_the_domain(tmp_path: Path, convlab_dialogues: Lines) -> None:
+    from simscore.errors import NoContextsError
+
+    data = tmp_path / "dialogues.json"
+    data.write_text(json.dumps(convlab_dialogues), encoding="utf-8")
+    out = tmp_path / "hotel.jsonl"
+    with pytest.raises(NoContextsError, match="no dialogue of domain 'train': all 3 dialogues \\(12 turns\\) were skipped"):
+        run(["contexts", "collect", "--convlab", "--convlab-domain", "train", str(data), "-o", str(out)])
+    assert not out.exists()
+
+
+def test_collect_convlab_through_main_exits_2(tmp_path: Path, convlab_dialogues: Lines,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from simscore.app.cli import main
+
+    data = tmp_path / "dialogues.json"
+    data.write_text(json.dumps(convlab_dialogues[1:2]), encoding="utf-8")
+    assert main(["contexts", "collect", "--convlab", str(data), "-o", str(tmp_path / "x.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("simscore contexts: error: ") and "no dialogue of domain 'restaurant'" in err
+
+
+def test_collect_pydial(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    header = {"format": "simscore-pydial-beliefs", "version": 1, "source": {"name": "pd"}}
+    belief = {"beliefs": {"food": {"thai": 1.0, "**NONE**": 0.0}, "method": {"byconstraints": 1.0}},
+              "features": {"lastInformedVenue": "pizza hut", "offerHappened": True, "lastActionInformNone": False},
+              "userActs": [["inform(food=thai)", 1.0]]}
+    lines = [header, {"dialogue_id": "d", "turn_index": 0, "belief": {"beliefs": {}}, "system_text": "Hi."},
+             {"dialogue_id": "d", "turn_index": 1, "belief": belief, "user_text": "Thai."}]
+    log = _write_log(tmp_path / "beliefs.jsonl", lines)
+    out = tmp_path / "c.jsonl"
+    with pytest.raises(FileFormatError, match="line 3: lastInformedVenue 'pizza hut' is not a venue name"):
+        run(["contexts", "collect", "--pydial", str(log), "-o", str(out)])
+    assert run(["contexts", "collect", "--pydial", "--skip-unknown-values", str(log), "-o", str(out)]) == 0
+    assert "wrote 2 contexts from 1 dialogues" in capsys.readouterr().out
+    cs = ContextSet.read_jsonl(out)
+    assert cs.ids == ("col/pd/d/0", "col/pd/d/1")
+    assert cs["col/pd/d/1"].metadata["user_acts"] == (("inform(food=thai)", 1.0),)
+    assert cs["col/pd/d/1"].belief.offer_happened is True
+
+
+def test_export_convlab_states(tmp_path: Path, convlab_dialogues: Lines, capsys: pytest.CaptureFixture[str]) -> None:
+    from policies.convlab import read_convlab_states, to_convlab_state
+
+    data = tmp_path / "dialogues.json"
+    data.write_text(json.dumps(convlab_dialogues), encoding="utf-8")
+    contexts = tmp_path / "c_col.jsonl"
+    run(["contexts", "collect", "--convlab", str(data), "-o", str(contexts)])
+    states = tmp_path / "states.jsonl"
+    assert run(["contexts", "export", "--format", "convlab2", str(contexts), "--out", str(states)]) == 0
+    assert f"wrote 5 ConvLab-2 states ('restaurant' domain) of {contexts} to {states}" in capsys.readouterr().out
+    header, pairs = read_convlab_states(states)
+    cs = ContextSet.read_jsonl(contexts)
+    assert header["state_format"] == "convlab2" and header["contexts"]["content_hash"] == cs.content_hash
+    assert [cid for cid, _ in pairs] == list(cs.ids)
+    assert pairs[0][1] == to_convlab_state(cs.contexts[0], state_format="convlab2")
+    assert pairs[0][1]["user_action"] == [["Inform", "Restaurant", "Food", "thai"], ["Inform", "Restaurant", "Price", "cheap"]]
+    assert run(["contexts", "export", "--format", "convlab3", str(contexts), "-o", str(states),
+                "--min-probability", "0.5", "--convlab-domain", "restaurant"]) == 0
+    assert read_convlab_states(states)[1][0][1]["belief_state"]["restaurant"]["price range"] == "cheap"
+    with pytest.raises(SystemExit):
+        run(["contexts", "export", str(contexts), "-o", str(states)])  # --format is required
+    with pytest.raises(SystemExit):
+        run(["contexts", "export", "--format", "convlab1", str(contexts), "-o", str(states)])
+    with pytest.raises(SystemExit):
+        run(["contexts", "export", "--format", "convlab3", str(contexts), "-o", str(states), "--min-probability", "1"])
 
 
 def test_collect_bad_log_writes_nothing(tmp_path: Path, log_lines: Lines) -> None:
