@@ -6,7 +6,8 @@ responses, hence ``--a`` / ``--b``), optionally the context set (belief summarie
 histories), and writes a page with inline CSS and JavaScript only (nothing is fetched when it
 is opened). The page lists every context whose two responses differ (action or text), with both
 responses and their per-context scores, and filters them by measure and threshold (e.g.
-``tmr < 1``), turn and dialogue act.
+``tmr < 1``), turn and dialogue act; initial filters can be given in the address
+(``page.html#measure=tmr&op=lt&threshold=1&turn=2&act=request&q=text``).
 
 The data enters the page as JSON in a ``<script type="application/json">`` element, with
 ``<``, ``>``, ``&`` and the JavaScript line separators escaped; the script inserts every piece
@@ -347,8 +348,8 @@ _PAGE = """<!DOCTYPE html>
 </head>
 <body>
 <header>
-<h1 id="title">%TITLE%</h1>
-<p id="overview"></p>
+<div class="titles"><h1 id="title">%TITLE%</h1>
+<p id="overview"></p></div>
 <table id="summary"><thead><tr><th>measure</th><th>level</th><th>mean</th><th>CI</th></tr></thead>
 <tbody></tbody></table>
 </header>
@@ -359,7 +360,7 @@ _PAGE = """<!DOCTYPE html>
 <option value="eq">=</option></select>
 <input id="threshold" type="number" step="any" value="1" aria-label="threshold">
 <label>turn <select id="turn"></select></label>
-<label>dialogue act <select id="act"></select></label>
+<label>dialogue act (A or B) <select id="act"></select></label>
 <label>search <input id="search" type="search" placeholder="id, act or text"></label>
 <span id="count" aria-live="polite"></span>
 </form>
@@ -376,11 +377,14 @@ _CSS = """
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
        color: var(--ink); background: var(--bg); }
-header { background: #fff; border-bottom: 1px solid var(--line); padding: 16px 24px; }
+header { background: #fff; border-bottom: 1px solid var(--line); padding: 16px 24px;
+         display: flex; flex-wrap: wrap; gap: 8px 48px; align-items: flex-start; }
+header .titles { flex: 1 1 420px; }
 h1 { font-size: 20px; margin: 0 0 4px; }
 #overview { margin: 0 0 10px; color: var(--muted); }
 table { border-collapse: collapse; }
-#summary th, #summary td { padding: 3px 12px 3px 0; text-align: left; font-variant-numeric: tabular-nums; }
+#summary { font-size: 13px; }
+#summary th, #summary td { padding: 1px 14px 1px 0; text-align: left; font-variant-numeric: tabular-nums; }
 #summary th { color: var(--muted); font-weight: 600; border-bottom: 1px solid var(--line); }
 #filters { position: sticky; top: 0; z-index: 1; display: flex; flex-wrap: wrap; gap: 10px 16px;
            align-items: center; padding: 10px 24px; background: #eef1f6; border-bottom: 1px solid var(--line); }
@@ -473,7 +477,13 @@ _JS = r"""
   acts.forEach(function (a) { option(actSel, a, a); });
   var opSel = document.getElementById("op"), threshold = document.getElementById("threshold");
   var search = document.getElementById("search");
-  if (byName.tmr) { measureSel.value = "tmr"; opSel.value = "lt"; }
+  if (byName.tmr) measureSel.value = "tmr";
+  // initial filters from the address, e.g. page.html#measure=tmr&op=lt&threshold=1&turn=2&act=request
+  var controls = {measure: measureSel, op: opSel, threshold: threshold, turn: turnSel, act: actSel, q: search};
+  location.hash.replace(/^#/, "").split("&").forEach(function (pair) {
+    var k = pair.indexOf("="), key = decodeURIComponent(pair.slice(0, k)), value = decodeURIComponent(pair.slice(k + 1));
+    if (k > 0 && Object.prototype.hasOwnProperty.call(controls, key)) controls[key].value = value;
+  });
 
   function keep(row) {
     var op = opSel.value;

@@ -188,6 +188,13 @@ def test_bad_inputs_are_clear_errors(files: dict[str, Path], tmp_path: Path) -> 
         write_view(comparison, a, b, tmp_path / "x.html")
 
 
+def _rendered(dom: str) -> str:
+    """The cards the script rendered (the DOM without the embedded data)."""
+    match = re.search(r'<main id="rows">(.*?)</main>', dom, re.S)
+    assert match is not None
+    return match.group(1)
+
+
 def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
@@ -203,12 +210,20 @@ def test_page_renders_in_headless_chromium(tmp_path: Path) -> None:
     subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri()],
                    check=True, capture_output=True, timeout=120)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5000
-    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], check=True, capture_output=True, text=True,
-                         timeout=120).stdout
-    # the default filter is tmr < 1: the two contexts whose actions differ, not the text-only one
-    assert re.search(r'id="count"[^>]*data-count="2"', dom), dom[:2000]
-    assert "2 of 3 differing contexts" in dom
-    assert dom.count('class="card"') == 2
-    assert "request(food)" in dom and "in the centre act" in dom
-    assert "&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in dom  # shown as text, not markup
-    assert "<img" not in dom
+    def dom(address: str) -> str:
+        return subprocess.run([*flags, "--dump-dom", address], check=True, capture_output=True, text=True,
+                              timeout=120).stdout
+
+    everything = dom(page.as_uri())
+    assert re.search(r'id="count"[^>]*data-count="3"', everything), everything[:2000]
+    assert "3 of 3 differing contexts" in everything and everything.count('class="card"') == 3
+    assert "request(food)" in _rendered(everything) and "in the centre act" in _rendered(everything)
+    assert "&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in _rendered(everything)  # text, not markup
+    assert "<img" not in everything
+    # filters from the address: tmr < 1 keeps the two contexts whose actions differ, not the text-only one
+    filtered = dom(page.as_uri() + "#measure=tmr&op=lt&threshold=1")
+    assert "2 of 3 differing contexts" in filtered and filtered.count('class="card"') == 2
+    assert "Hi there." not in _rendered(filtered)
+    by_act = dom(page.as_uri() + "#act=bye&turn=3")
+    assert "1 of 3 differing contexts" in by_act
+    assert "Goodbye." in _rendered(by_act) and "request(food)" not in _rendered(by_act)
