@@ -1,0 +1,591 @@
+"""``simscore view``: one self-contained HTML page of the contexts where two policies differ.
+
+``simscore view CMP.json --a A.jsonl --b B.jsonl [--contexts C.jsonl] [--out page.html] [--force]``
+reads a comparison saved by ``simscore compare A B --out CMP.json`` (which keeps scores, not
+responses, hence ``--a`` / ``--b``), optionally the context set (belief summaries and dialogue
+histories), and writes a page with inline CSS and JavaScript only (nothing is fetched when it
+is opened). The page lists every context whose two responses differ (action or text), with both
+responses and their per-context scores, and filters them by measure and threshold (e.g.
+``tmr < 1``), turn and dialogue act; initial filters can be given in the address
+(``page.html#measure=tmr&op=lt&threshold=1&turn=2&act=request&q=text``).
+
+The data enters the page as JSON in a ``<script type="application/json">`` element, with
+``<``, ``>``, ``&`` and the JavaScript line separators escaped; the script inserts every piece
+of user data with ``textContent``. Same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from simscore.compare import Comparison
+from simscore.errors import ContextMismatchError, FileFormatError
+from simscore.io import atomic_open, prepare_output
+from simscore.measures import MEASURES
+from simscore.responses import Response, Responses
+
+if TYPE_CHECKING:
+    from contexts.context import Context, ContextSet
+
+__all__ = ["add_subcommands", "cmd_view", "read_comparison", "view_data", "render_page", "write_view"]
+
+#: Values shown per slot in a belief summary (the most probable ones).
+TOP_VALUES = 3
+
+_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def read_comparison(path: str | os.PathLike[str]) -> Comparison:
+    """Read a comparison saved as ``.json`` by :meth:`~simscore.compare.Comparison.save`.
+
+    Parameters
+    ----------
+    path : path-like
+        The ``.json`` file (``simscore compare A B --out CMP.json``).
+
+    Returns
+    -------
+    Comparison
+        Scores (index ``context_id``), summary, signatures, policy names and info.
+
+    Raises
+    ------
+    FileFormatError
+        The file is missing, not JSON, or lacks the fields of a saved comparison.
+    """
+    p = Path(path)
+    if p.suffix.lower() != ".json":
+        raise FileFormatError(p, "expected a comparison saved as .json (simscore compare A B --out CMP.json)")
+    try:
+        document = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileFormatError(p, "file not found") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise FileFormatError(p, f"cannot read a comparison: {exc}") from None
+    if not isinstance(document, dict):
+        raise FileFormatError(p, f"expected a JSON object, got {type(document).__name__}")
+    missing = [key for key in ("simscore", "signatures", "summary", "scores") if key not in document]
+    if missing:
+        raise FileFormatError(p, f"not a saved comparison: missing {', '.join(missing)}")
+    signatures, summary, records = document["signatures"], document["summary"], document["scores"]
+    if not isinstance(signatures, dict) or not isinstance(summary, dict) or not isinstance(records, list):
+        raise FileFormatError(p, "not a saved comparison: signatures/summary must be objects, scores a list")
+    if not all(isinstance(r, dict) and isinstance(r.get("context_id"), str) for r in records):
+        raise FileFormatError(p, "every score record needs a string 'context_id'")
+    scores = pd.DataFrame.from_records(records, columns=["context_id", *_record_columns(records)])
+    scores = scores.set_index("context_id")
+    for name in signatures:
+        if name not in scores.columns:
+            raise FileFormatError(p, f"scores lack the column of measure {name!r}")
+        scores[name] = pd.to_numeric(scores[name], errors="coerce").astype("float64")
+    summary_frame = pd.DataFrame.from_dict(summary, orient="index")
+    summary_frame.index.name = "measure"
+    return Comparison(
+        scores=scores,
+        summary=summary_frame,
+        signatures={str(k): str(v) for k, v in signatures.items()},
+        a=str(document.get("a") or ""),
+        b=str(document.get("b") or ""),
+        info=dict(document.get("info") or {}),
+    )
+
+
+def _record_columns(records: list[dict[str, Any]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for record in records:
+        seen.update((key, None) for key in record if key != "context_id")
+    return list(seen)
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) or math.isinf(number) else number
+
+
+def _response_json(response: Response) -> dict[str, Any]:
+    action = response.action
+    return {
+        "act": None if action is None else str(action),
+        "intent": None if action is None else action.intent,
+        "text": response.text,
+    }
+
+
+def _differs(x: Response, y: Response) -> bool:
+    return x.action != y.action or x.text != y.text
+
+
+def _belief_json(context: Context) -> dict[str, Any]:
+    belief = context.belief
+    slots = []
+    for slot, dist in belief.slots.items():
+        ranked = sorted(dist.items(), key=lambda kv: -kv[1])[:TOP_VALUES]
+        slots.append({"slot": slot, "values": [[value, round(p, 4)] for value, p in ranked]})
+    method = belief.top_method()
+    act = belief.top_discourse_act()
+    return {
+        "slots": slots,
+        "requested": [[slot, round(p, 4)] for slot, p in belief.requested.items()],
+        "method": [method, round(belief.method[method], 4)],
+        "discourse_act": [act, round(belief.discourse_act[act], 4)],
+        "last_offered": belief.last_offered,
+    }
+
+
+def _turn(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):
+        return None
+    return int(value) if float(value) == int(value) else None
+
+
+def view_data(
+    comparison: Comparison,
+    a: Responses,
+    b: Responses,
+    contexts: ContextSet | None = None,
+) -> dict[str, Any]:
+    """The page's data: the differing contexts with responses, scores, beliefs and histories.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        The scores (from :func:`~simscore.compare.compare` or :func:`read_comparison`).
+    a, b : Responses
+        The two policies' responses; they must cover every compared context id.
+    contexts : ContextSet, optional
+        Adds belief summaries, dialogue histories and turn indices.
+
+    Returns
+    -------
+    dict
+        Plain JSON types only: titles, measures (name, level, mean, CI), counts and one row per
+        context whose responses differ (in the comparison's order).
+
+    Raises
+    ------
+    ContextMismatchError
+        A responses file or the context set lacks compared context ids.
+    """
+    ids = [str(i) for i in comparison.scores.index]
+    sources: list[tuple[str, Any]] = [("responses of A", a), ("responses of B", b)]
+    if contexts is not None:
+        sources.append(("the context set", contexts))
+    for label, source in sources:
+        missing = [i for i in ids if i not in source]
+        if missing:
+            shown = ", ".join(repr(i) for i in missing[:5])
+            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+            raise ContextMismatchError(f"{label} lack {len(missing)} compared context id(s): {shown}{more}")
+    measures = list(comparison.measures)
+    scores = comparison.scores
+    has_turn = "turn_index" in scores.columns
+    rows = []
+    for position, context_id in enumerate(ids):
+        x, y = a[context_id], b[context_id]
+        if not _differs(x, y):
+            continue
+        values = scores.iloc[position]
+        row: dict[str, Any] = {
+            "id": context_id,
+            "a": _response_json(x),
+            "b": _response_json(y),
+            "scores": {m: _number(values[m]) for m in measures},
+            "turn": _turn(values["turn_index"]) if has_turn else None,
+            "dialogue": None,
+            "history": [],
+            "belief": None,
+        }
+        if contexts is not None:
+            context = contexts[context_id]
+            row["turn"] = context.metadata.get("turn_index")
+            row["dialogue"] = context.metadata.get("dialogue_id")
+            row["history"] = list(context.metadata.get("history", ()))
+            row["belief"] = _belief_json(context)
+        rows.append(row)
+    summary = comparison.summary
+    measure_rows = []
+    for name in measures:
+        known = MEASURES.get(name)
+        stats = summary.loc[name] if name in summary.index else {}
+        measure_rows.append({
+            "name": name,
+            "level": getattr(known, "level", None),
+            "higher_is_better": getattr(known, "higher_is_better", True),
+            "mean": _number(stats.get("mean")),
+            "ci_low": _number(stats.get("ci_low")),
+            "ci_high": _number(stats.get("ci_high")),
+        })
+    return {
+        "a": comparison.a or a.policy or "A",
+        "b": comparison.b or b.policy or "B",
+        "total": len(ids),
+        "measures": measure_rows,
+        "has_contexts": contexts is not None,
+        "rows": rows,
+    }
+
+
+def _script_json(data: Any) -> str:
+    """JSON safe inside a ``<script>`` element (no ``</``, ``<!--`` or line separators)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    for raw, escaped in _ESCAPES.items():
+        text = text.replace(raw, escaped)
+    return text
+
+
+def _html_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def render_page(data: Mapping[str, Any]) -> str:
+    """The HTML page for :func:`view_data`'s result (inline CSS and JavaScript, no network)."""
+    title = _html_text(f"simscore view: {data['a']} vs {data['b']}")
+    parts = {"TITLE": title, "CSS": _CSS, "JS": _JS, "DATA": _script_json(dict(data))}
+    return re.sub(r"%(TITLE|CSS|JS|DATA)%", lambda match: parts[match.group(1)], _PAGE)
+
+
+def write_view(
+    comparison: Comparison,
+    a: Responses,
+    b: Responses,
+    path: str | os.PathLike[str],
+    *,
+    contexts: ContextSet | None = None,
+    overwrite: bool = False,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+) -> Path:
+    """Write the view page of a comparison, atomically.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        From :func:`~simscore.compare.compare` or :func:`read_comparison`.
+    a, b : Responses
+        The two policies' responses.
+    path : path-like
+        The ``.html`` file to write.
+    contexts : ContextSet, optional
+        Adds belief summaries and dialogue histories.
+    overwrite : bool
+        Replace an existing file (the command line's ``--force``).
+    inputs : paths
+        Files read to build the page; the output is never one of them.
+
+    Returns
+    -------
+    pathlib.Path
+        The written page.
+
+    Raises
+    ------
+    OutputExistsError
+        ``path`` exists (and not ``overwrite``) or is one of ``inputs``.
+    ContextMismatchError
+        The responses or contexts lack compared context ids.
+    """
+    target = prepare_output(path, inputs=inputs, overwrite=overwrite)
+    page = render_page(view_data(comparison, a, b, contexts))
+    with atomic_open(target, "w") as handle:
+        handle.write(page)
+    return target
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    """``simscore view``: write the page for a saved comparison."""
+    out = args.out or str(Path(args.comparison).with_suffix(".html"))
+    inputs = [args.comparison, args.a, args.b, *([args.contexts] if args.contexts else [])]
+    prepare_output(out, inputs=inputs, overwrite=args.force)  # before reading anything
+    comparison = read_comparison(args.comparison)
+    a = Responses.read_jsonl(args.a)
+    b = Responses.read_jsonl(args.b)
+    contexts = None
+    if args.contexts:
+        from contexts.context import ContextSet
+
+        contexts = ContextSet.read_jsonl(args.contexts)
+    path = write_view(comparison, a, b, out, contexts=contexts, overwrite=args.force, inputs=inputs)
+    differing = sum(1 for i in comparison.scores.index if _differs(a[i], b[i]))
+    print(f"wrote {path} ({differing} of {len(comparison.scores)} contexts differ)")
+    return 0
+
+
+def add_subcommands(subparsers: Any) -> None:
+    """Register ``simscore view``."""
+    p = subparsers.add_parser("view", help="write an HTML page of the contexts where two policies differ")
+    p.add_argument("comparison", help="comparison saved by `simscore compare A B --out CMP.json`")
+    p.add_argument("--a", required=True, help="responses of policy A (JSON Lines), as given to compare")
+    p.add_argument("--b", required=True, help="responses of policy B (JSON Lines), as given to compare")
+    p.add_argument("--contexts", help="the context set (JSON Lines): adds beliefs and dialogue histories")
+    p.add_argument("--out", help="the page to write (default: COMPARISON with .html)")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.set_defaults(func=cmd_view)
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>%TITLE%</title>
+<style>%CSS%</style>
+</head>
+<body>
+<header>
+<div class="titles"><h1 id="title">%TITLE%</h1>
+<p id="overview"></p></div>
+<table id="summary"><thead><tr><th>measure</th><th>level</th><th>mean</th><th>CI</th></tr></thead>
+<tbody></tbody></table>
+</header>
+<form id="filters" onsubmit="return false">
+<label>measure <select id="measure"></select></label>
+<select id="op" aria-label="comparison"><option value="any">any</option><option value="lt">&lt;</option>
+<option value="le">&le;</option><option value="gt">&gt;</option><option value="ge">&ge;</option>
+<option value="eq">=</option></select>
+<input id="threshold" type="number" step="any" value="1" aria-label="threshold">
+<label>turn <select id="turn"></select></label>
+<label>dialogue act (A or B) <select id="act"></select></label>
+<label>search <input id="search" type="search" placeholder="id, act or text"></label>
+<span id="count" aria-live="polite"></span>
+</form>
+<main id="rows"></main>
+<p id="more-wrap"><button id="more" type="button">show more</button></p>
+<script type="application/json" id="data">%DATA%</script>
+<script>%JS%</script>
+</body>
+</html>
+"""
+
+_CSS = """
+:root { --ink: #1f2430; --muted: #5d6677; --line: #dde1e8; --bg: #f5f6f8; --a: #2563a8; --b: #b4531c; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+       color: var(--ink); background: var(--bg); }
+header { background: #fff; border-bottom: 1px solid var(--line); padding: 16px 24px;
+         display: flex; flex-wrap: wrap; gap: 8px 48px; align-items: flex-start; }
+header .titles { flex: 1 1 420px; }
+h1 { font-size: 20px; margin: 0 0 4px; }
+#overview { margin: 0 0 10px; color: var(--muted); }
+table { border-collapse: collapse; }
+#summary { font-size: 13px; }
+#summary th, #summary td { padding: 1px 14px 1px 0; text-align: left; font-variant-numeric: tabular-nums; }
+#summary th { color: var(--muted); font-weight: 600; border-bottom: 1px solid var(--line); }
+#filters { position: sticky; top: 0; z-index: 1; display: flex; flex-wrap: wrap; gap: 10px 16px;
+           align-items: center; padding: 10px 24px; background: #eef1f6; border-bottom: 1px solid var(--line); }
+#filters select, #filters input { font: inherit; padding: 2px 4px; }
+#threshold { width: 6em; }
+#count { margin-left: auto; font-weight: 600; }
+main { padding: 12px 24px; }
+.card { background: #fff; border: 1px solid var(--line); border-radius: 6px; margin: 0 0 12px;
+        display: grid; grid-template-columns: minmax(260px, 1fr) 2fr; }
+.card > h2 { grid-column: 1 / -1; margin: 0; padding: 6px 12px; font-size: 13px; font-weight: 600;
+             background: #fafbfc; border-bottom: 1px solid var(--line); border-radius: 6px 6px 0 0; }
+.card > h2 .meta { color: var(--muted); font-weight: 400; margin-left: 10px; }
+.context { padding: 8px 12px; border-right: 1px solid var(--line); }
+.context h3, .responses h3 { font-size: 11px; text-transform: uppercase; letter-spacing: .05em;
+                             color: var(--muted); margin: 6px 0 3px; }
+.belief { width: 100%; font-size: 12.5px; }
+.belief td { padding: 1px 6px 1px 0; vertical-align: top; }
+.belief td:first-child { color: var(--muted); white-space: nowrap; }
+.p { color: var(--muted); font-variant-numeric: tabular-nums; }
+ol.history { margin: 0; padding-left: 20px; font-size: 12.5px; }
+.responses { padding: 8px 12px; display: grid; grid-template-columns: 1fr 1fr; gap: 10px; align-content: start; }
+.resp { border-left: 4px solid var(--a); padding: 2px 10px; }
+.resp.b { border-color: var(--b); }
+.resp .who { font-size: 11px; font-weight: 600; color: var(--a); }
+.resp.b .who { color: var(--b); }
+.act { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 12.5px;
+       word-break: break-word; background: #f3f4f7; padding: 2px 4px; border-radius: 3px; }
+.text { margin-top: 4px; }
+.none { color: var(--muted); font-style: italic; }
+.scores { grid-column: 1 / -1; display: flex; flex-wrap: wrap; gap: 6px; }
+.chip { font-size: 12px; padding: 1px 8px; border-radius: 10px; background: #eef1f6;
+        font-variant-numeric: tabular-nums; }
+.chip.low { background: #fde8e1; }
+.chip.high { background: #e3f3e6; }
+#empty { color: var(--muted); padding: 24px 0; }
+#more-wrap { text-align: center; }
+@media (max-width: 800px) { .card, .responses { grid-template-columns: 1fr; }
+                            .context { border-right: 0; } }
+"""
+
+_JS = r"""
+"use strict";
+(function () {
+  var data = JSON.parse(document.getElementById("data").textContent);
+  var PAGE = 200;
+  var shown = PAGE;
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function fmt(x) { return x === null || x === undefined ? "n/a" : Number(x).toFixed(3); }
+  function option(select, value, label) {
+    var o = el("option", null, label); o.value = value; select.appendChild(o);
+  }
+  function intentsOf(row) {
+    var out = [];
+    [row.a.intent, row.b.intent].forEach(function (i) { if (i && out.indexOf(i) < 0) out.push(i); });
+    return out;
+  }
+  var measures = data.measures;
+  var byName = {};
+  measures.forEach(function (m) { byName[m.name] = m; });
+  document.getElementById("overview").textContent =
+    data.rows.length + " of " + data.total + " contexts have different responses (action or text)" +
+    (data.has_contexts ? "." : "; no context set given, so no beliefs or histories.");
+  var tbody = document.querySelector("#summary tbody");
+  measures.forEach(function (m) {
+    var tr = el("tr");
+    tr.appendChild(el("td", null, m.name));
+    tr.appendChild(el("td", null, m.level || ""));
+    tr.appendChild(el("td", null, fmt(m.mean)));
+    tr.appendChild(el("td", null, "[" + fmt(m.ci_low) + ", " + fmt(m.ci_high) + "]"));
+    tbody.appendChild(tr);
+  });
+  var measureSel = document.getElementById("measure");
+  measures.forEach(function (m) { option(measureSel, m.name, m.name); });
+  var turns = [], acts = [];
+  data.rows.forEach(function (row) {
+    if (row.turn !== null && turns.indexOf(row.turn) < 0) turns.push(row.turn);
+    intentsOf(row).forEach(function (i) { if (acts.indexOf(i) < 0) acts.push(i); });
+  });
+  turns.sort(function (x, y) { return x - y; });
+  acts.sort();
+  var turnSel = document.getElementById("turn"), actSel = document.getElementById("act");
+  option(turnSel, "", "all");
+  turns.forEach(function (t) { option(turnSel, String(t), String(t)); });
+  option(actSel, "", "all");
+  acts.forEach(function (a) { option(actSel, a, a); });
+  var opSel = document.getElementById("op"), threshold = document.getElementById("threshold");
+  var search = document.getElementById("search");
+  if (byName.tmr) measureSel.value = "tmr";
+  // initial filters from the address, e.g. page.html#measure=tmr&op=lt&threshold=1&turn=2&act=request
+  var controls = {measure: measureSel, op: opSel, threshold: threshold, turn: turnSel, act: actSel, q: search};
+  location.hash.replace(/^#/, "").split("&").forEach(function (pair) {
+    var k = pair.indexOf("="), key = decodeURIComponent(pair.slice(0, k)), value = decodeURIComponent(pair.slice(k + 1));
+    if (k > 0 && Object.prototype.hasOwnProperty.call(controls, key)) controls[key].value = value;
+  });
+
+  function keep(row) {
+    var op = opSel.value;
+    if (op !== "any") {
+      var v = row.scores[measureSel.value], t = parseFloat(threshold.value);
+      if (v === null || v === undefined || isNaN(t)) return false;
+      if (op === "lt" && !(v < t)) return false;
+      if (op === "le" && !(v <= t)) return false;
+      if (op === "gt" && !(v > t)) return false;
+      if (op === "ge" && !(v >= t)) return false;
+      if (op === "eq" && Math.abs(v - t) > 1e-9) return false;
+    }
+    if (turnSel.value !== "" && String(row.turn) !== turnSel.value) return false;
+    if (actSel.value !== "" && intentsOf(row).indexOf(actSel.value) < 0) return false;
+    var q = search.value.trim().toLowerCase();
+    if (q) {
+      var hay = [row.id, row.a.act, row.a.text, row.b.act, row.b.text].join("\n").toLowerCase();
+      if (hay.indexOf(q) < 0) return false;
+    }
+    return true;
+  }
+  function response(side, name, r) {
+    var box = el("div", "resp " + side);
+    box.appendChild(el("div", "who", side.toUpperCase() + ": " + name));
+    box.appendChild(r.act === null ? el("div", "none", "no action") : el("div", "act", r.act));
+    box.appendChild(r.text === null ? el("div", "text none", "no text") : el("div", "text", r.text));
+    return box;
+  }
+  function beliefBlock(parent, belief) {
+    parent.appendChild(el("h3", null, "belief"));
+    var table = el("table", "belief");
+    function line(label, parts) {
+      var tr = el("tr"); tr.appendChild(el("td", null, label));
+      var td = el("td");
+      parts.forEach(function (p, k) {
+        if (k) td.appendChild(document.createTextNode(", "));
+        td.appendChild(document.createTextNode(p[0] + " "));
+        td.appendChild(el("span", "p", Number(p[1]).toFixed(2)));
+      });
+      if (!parts.length) td.appendChild(el("span", "none", "none"));
+      tr.appendChild(td); table.appendChild(tr);
+    }
+    belief.slots.forEach(function (s) { line(s.slot, s.values); });
+    line("requested", belief.requested);
+    line("method", [belief.method]);
+    line("discourse act", [belief.discourse_act]);
+    if (belief.last_offered !== null) line("last offered", [[belief.last_offered, 1]]);
+    parent.appendChild(table);
+  }
+  function card(row) {
+    var c = el("section", "card");
+    var h = el("h2", null, row.id);
+    var meta = [];
+    if (row.dialogue !== null) meta.push("dialogue " + row.dialogue);
+    if (row.turn !== null) meta.push("turn " + row.turn);
+    if (meta.length) h.appendChild(el("span", "meta", meta.join(" \u00b7 ")));
+    c.appendChild(h);
+    var left = el("div", "context");
+    if (row.belief) beliefBlock(left, row.belief);
+    left.appendChild(el("h3", null, "history (user turns)"));
+    if (row.history.length) {
+      var ol = el("ol", "history");
+      row.history.forEach(function (t) { ol.appendChild(el("li", null, t)); });
+      left.appendChild(ol);
+    } else {
+      left.appendChild(el("div", "none", data.has_contexts ? "no history" : "no context set given"));
+    }
+    c.appendChild(left);
+    var right = el("div", "responses");
+    right.appendChild(response("a", data.a, row.a));
+    right.appendChild(response("b", data.b, row.b));
+    var chips = el("div", "scores");
+    measures.forEach(function (m) {
+      var v = row.scores[m.name], cls = "chip";
+      if (v !== null && v !== undefined) {
+        var good = m.higher_is_better ? v >= 0.999 : v <= 0.001;
+        var bad = m.higher_is_better ? v < 0.5 : v > 0.5;
+        cls += good ? " high" : bad ? " low" : "";
+      }
+      chips.appendChild(el("span", cls, m.name + " " + fmt(v)));
+    });
+    right.appendChild(chips);
+    c.appendChild(right);
+    return c;
+  }
+  var rowsEl = document.getElementById("rows"), countEl = document.getElementById("count");
+  var more = document.getElementById("more");
+  function render() {
+    var kept = data.rows.filter(keep);
+    while (rowsEl.firstChild) rowsEl.removeChild(rowsEl.firstChild);
+    kept.slice(0, shown).forEach(function (row) { rowsEl.appendChild(card(row)); });
+    if (!kept.length) rowsEl.appendChild(el("p", null, "No context matches these filters.")).id = "empty";
+    countEl.textContent = kept.length + " of " + data.rows.length + " differing contexts" +
+      (kept.length > shown ? " (first " + shown + " shown)" : "");
+    countEl.setAttribute("data-count", String(kept.length));
+    more.parentNode.style.display = kept.length > shown ? "" : "none";
+  }
+  function reset() { shown = PAGE; render(); }
+  [measureSel, opSel, threshold, turnSel, actSel, search].forEach(function (input) {
+    input.addEventListener("input", reset); input.addEventListener("change", reset);
+  });
+  more.addEventListener("click", function () { shown += PAGE; render(); });
+  render();
+})();
+"""

@@ -1,0 +1,229 @@
+"""Tests of simscore.app.view: ``simscore view`` and :func:`write_view`."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contexts.belief import BeliefState
+from contexts.context import Context, ContextSet
+from simscore import Act, Response, Responses, compare
+from simscore.app.cli import main
+from simscore.app.view import read_comparison, render_page, view_data, write_view
+from simscore.errors import ContextMismatchError, FileFormatError, OutputExistsError
+
+EVIL = "</script><img src=x onerror=alert(1)><!-- \u2028 & done"
+
+
+def _responses() -> tuple[Responses, Responses]:
+    a = Responses(
+        {
+            "same": Response(Act.parse("request(area)"), "What part of town?"),
+            "act": Response(Act.parse("request(food)"), "What kind of food?"),
+            "text": Response(Act.parse("hello()"), "Hello."),
+            "evil": Response(Act.parse("inform(name=x)"), EVIL),
+        },
+        policy="alpha",
+        provenance={"seed": 1},
+    )
+    b = Responses(
+        {
+            "same": Response(Act.parse("request(area)"), "What part of town?"),
+            "act": Response(Act.parse("request(area)"), "What part of town?"),
+            "text": Response(Act.parse("hello()"), "Hi there."),
+            "evil": Response(Act.parse("bye()"), "Goodbye."),
+        },
+        policy="beta",
+    )
+    return a, b
+
+
+def _contexts() -> ContextSet:
+    belief = BeliefState(
+        slots={"area": {"centre": 0.8, "north": 0.15}, "food": {"thai": 0.6}},
+        method={"byconstraints": 1.0},
+        requested={"phone": 0.7},
+    )
+    return ContextSet(
+        [
+            Context(cid, belief, {"source": "col", "dialogue_id": "d1", "turn_index": turn,
+                                  "history": ["thai food", f"in the centre {cid}"]})
+            for turn, cid in enumerate(["same", "act", "text", "evil"])
+        ],
+        name="tiny",
+    )
+
+
+def _data(html: str) -> dict[str, Any]:
+    match = re.search(r'<script type="application/json" id="data">(.*?)</script>', html, re.S)
+    assert match is not None
+    return json.loads(match.group(1))
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> dict[str, Path]:
+    a, b = _responses()
+    paths = {"a": tmp_path / "a.jsonl", "b": tmp_path / "b.jsonl", "cmp": tmp_path / "cmp.json",
+             "ctx": tmp_path / "ctx.jsonl"}
+    a.to_jsonl(paths["a"])
+    b.to_jsonl(paths["b"])
+    _contexts().to_jsonl(paths["ctx"])
+    assert main(["compare", str(paths["a"]), str(paths["b"]), "--measures", "action", "--resamples", "50",
+                 "--out", str(paths["cmp"])]) == 0
+    return paths
+
+
+def test_page_lists_differing_contexts_only(tmp_path: Path) -> None:
+    a, b = _responses()
+    path = write_view(compare(a, b), a, b, tmp_path / "page.html", contexts=_contexts())
+    html = path.read_text(encoding="utf-8")
+    data = _data(html)
+    assert [row["id"] for row in data["rows"]] == ["act", "text", "evil"]
+    assert data["total"] == 4 and (data["a"], data["b"]) == ("alpha", "beta")
+    assert "What part of town?" not in {row["a"]["text"] for row in data["rows"]}
+    assert "in the centre same" not in html  # the equal context's history is not in the page
+    row = data["rows"][0]
+    assert row["a"]["act"] == "request(food)" and row["b"]["act"] == "request(area)"
+    assert row["scores"]["tmr"] == 0.0 and row["scores"]["dmr"] == 1.0
+    assert row["turn"] == 1 and row["dialogue"] == "d1"
+    assert row["history"] == ["thai food", "in the centre act"]
+    belief = row["belief"]
+    assert belief["slots"][0] == {"slot": "area", "values": [["centre", 0.8], ["north", 0.15], ["none", 0.05]]}
+    assert belief["requested"] == [["phone", 0.7]] and belief["method"] == ["byconstraints", 1.0]
+    assert [m["name"] for m in data["measures"]] == ["tmr", "dmr", "cer", "cmr"]
+
+
+def test_malicious_text_is_escaped(tmp_path: Path) -> None:
+    a, b = _responses()
+    html = write_view(compare(a, b), a, b, tmp_path / "page.html").read_text(encoding="utf-8")
+    assert "<img" not in html and "</script><" not in html.replace("</script>\n<script>", "")
+    assert html.count("</script>") == 2  # the data element's and the code's, nothing injected
+    assert "\u2028" not in html
+    assert "\\u003c/script\\u003e\\u003cimg" in html
+    assert [row["b"]["text"] for row in _data(html)["rows"] if row["id"] == "evil"] == ["Goodbye."]
+    assert [row["a"]["text"] for row in _data(html)["rows"] if row["id"] == "evil"] == [EVIL]
+    assert "innerHTML" not in html and "textContent" in html
+
+
+def test_policy_names_are_escaped_in_title() -> None:
+    a, b = _responses()
+    comparison = compare(a, b)
+    data = view_data(comparison, a, b)
+    data["a"] = "<b>%DATA%</b>"
+    html = render_page(data)
+    assert "<title>simscore view: &lt;b&gt;%DATA%&lt;/b&gt; vs beta</title>" in html
+
+
+def test_page_is_self_contained_and_deterministic(tmp_path: Path) -> None:
+    a, b = _responses()
+    first = write_view(compare(a, b), a, b, tmp_path / "1.html", contexts=_contexts()).read_bytes()
+    second = write_view(compare(a, b), a, b, tmp_path / "2.html", contexts=_contexts()).read_bytes()
+    assert first == second
+    text = first.decode("utf-8")
+    assert "http://" not in text and "https://" not in text and "//cdn" not in text
+    assert not re.search(r"<(link|img|iframe)\b|\bsrc=|@import|url\(", text.replace("\\u003cimg src=x", ""))
+
+
+def test_cli_writes_page_and_refuses_overwrite(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    out = files["cmp"].with_name("page.html")
+    argv = ["view", str(files["cmp"]), "--a", str(files["a"]), "--b", str(files["b"]),
+            "--contexts", str(files["ctx"]), "--out", str(out)]
+    assert main(argv) == 0
+    assert "3 of 4 contexts differ" in capsys.readouterr().out
+    data = _data(out.read_text(encoding="utf-8"))
+    assert [row["id"] for row in data["rows"]] == ["act", "text", "evil"]
+    assert data["has_contexts"] and data["rows"][0]["belief"] is not None
+    out.write_text("keep me", encoding="utf-8")
+    assert main(argv) == 2
+    assert "exists; use --force" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == "keep me"
+    assert main([*argv, "--force"]) == 0
+    assert "keep me" not in out.read_text(encoding="utf-8")
+
+
+def test_cli_default_out_and_never_over_an_input(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["view", str(files["cmp"]), "--a", str(files["a"]), "--b", str(files["b"])]
+    assert main(base) == 0
+    page = files["cmp"].with_suffix(".html")
+    assert page.exists() and _data(page.read_text(encoding="utf-8"))["rows"][0]["belief"] is None
+    before = files["a"].read_bytes()
+    assert main([*base, "--out", str(files["a"]), "--force"]) == 2
+    assert "is also an input" in capsys.readouterr().err
+    assert files["a"].read_bytes() == before
+
+
+def test_read_comparison_round_trip(files: dict[str, Path]) -> None:
+    a, b = _responses()
+    saved = read_comparison(files["cmp"])
+    fresh = compare(a, b, "action", n_resamples=50)
+    assert saved.measures == fresh.measures and (saved.a, saved.b) == ("alpha", "beta")
+    assert list(saved.scores.index) == list(fresh.scores.index)
+    assert saved.scores["cmr"].tolist() == pytest.approx(fresh.scores["cmr"].tolist())
+    assert saved.mean("tmr") == pytest.approx(fresh.mean("tmr"))
+
+
+def test_bad_inputs_are_clear_errors(files: dict[str, Path], tmp_path: Path) -> None:
+    with pytest.raises(FileFormatError, match="saved as .json"):
+        read_comparison(tmp_path / "scores.csv")
+    with pytest.raises(FileFormatError, match="file not found"):
+        read_comparison(tmp_path / "nope.json")
+    (tmp_path / "other.json").write_text('{"a": 1}', encoding="utf-8")
+    with pytest.raises(FileFormatError, match="not a saved comparison: missing"):
+        read_comparison(tmp_path / "other.json")
+    a, b = _responses()
+    comparison = read_comparison(files["cmp"])
+    with pytest.raises(ContextMismatchError, match="responses of B lack 1 compared context id"):
+        write_view(comparison, a, b.subset(["same", "act", "text"]), tmp_path / "x.html")
+    with pytest.raises(ContextMismatchError, match="the context set lack"):
+        write_view(comparison, a, b, tmp_path / "x.html", contexts=_contexts().select(["same"]))
+    assert not (tmp_path / "x.html").exists()
+    (tmp_path / "x.html").write_text("old", encoding="utf-8")
+    with pytest.raises(OutputExistsError):
+        write_view(comparison, a, b, tmp_path / "x.html")
+
+
+def _rendered(dom: str) -> str:
+    """The cards the script rendered (the DOM without the embedded data)."""
+    match = re.search(r'<main id="rows">(.*?)</main>', dom, re.S)
+    assert match is not None
+    return match.group(1)
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def test_page_renders_in_headless_chromium(tmp_path: Path) -> None:
+    binary = _chromium()
+    if binary is None:
+        pytest.skip("no chromium binary on PATH (chromium / chromium-browser / google-chrome): install one to run")
+    a, b = _responses()
+    page = write_view(compare(a, b), a, b, tmp_path / "page.html", contexts=_contexts())
+    flags = [binary, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}"]
+    shot = tmp_path / "shot.png"
+    subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri()],
+                   check=True, capture_output=True, timeout=120)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5000
+    def dom(address: str) -> str:
+        return subprocess.run([*flags, "--dump-dom", address], check=True, capture_output=True, text=True,
+                              timeout=120).stdout
+
+    everything = dom(page.as_uri())
+    assert re.search(r'id="count"[^>]*data-count="3"', everything), everything[:2000]
+    assert "3 of 3 differing contexts" in everything and everything.count('class="card"') == 3
+    assert "request(food)" in _rendered(everything) and "in the centre act" in _rendered(everything)
+    assert "&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in _rendered(everything)  # text, not markup
+    assert "<img" not in everything
+    # filters from the address: tmr < 1 keeps the two contexts whose actions differ, not the text-only one
+    filtered = dom(page.as_uri() + "#measure=tmr&op=lt&threshold=1")
+    assert "2 of 3 differing contexts" in filtered and filtered.count('class="card"') == 2
+    assert "Hi there." not in _rendered(filtered)
+    by_act = dom(page.as_uri() + "#act=bye&turn=3")
+    assert "1 of 3 differing contexts" in by_act
+    assert "Goodbye." in _rendered(by_act) and "request(food)" not in _rendered(by_act)
