@@ -111,9 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extensions() -> list:
     """Sub-command registrars of the other modules (imported lazily by their commands)."""
-    from simscore.app import cli_contexts, cli_train, report
+    from simscore.app import cli_contexts, cli_train, diagnose, report
 
-    return [cli_contexts.add_subcommands, cli_train.add_subcommands, report.add_subcommands]
+    return [cli_contexts.add_subcommands, cli_train.add_subcommands, report.add_subcommands, diagnose.add_subcommands]
 
 
 @contextlib.contextmanager
