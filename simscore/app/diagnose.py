@@ -195,6 +195,8 @@ def diagnose(
     names = [m.name for m in resolved]
     responses = {**real, **degenerate}
     pairs = _pairs(list(real), list(degenerate))
+    if not pairs:
+        raise ValueError("nothing to compare: give a degenerate policy or a second real policy")
     from tqdm.auto import tqdm
 
     records = []

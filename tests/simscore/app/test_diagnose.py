@@ -66,6 +66,8 @@ def test_bad_inputs() -> None:
         diagnose({}, degenerate, "action")
     with pytest.raises(ValueError, match="both"):
         diagnose(real, {"handcrafted": degenerate["echo"]}, "action")
+    with pytest.raises(ValueError, match="nothing to compare"):
+        diagnose({"handcrafted": real["handcrafted"]}, {}, "action")
     with pytest.raises(ValueError, match="tolerance"):
         diagnose(real, degenerate, "action", tolerance=-1)
     other = run_policy(UniformActPolicy(), generate_grid(GridSpec(levels=(0.0, 1.0))), name="u")
@@ -103,7 +105,8 @@ def test_cli_with_a_responses_file(tmp_path: Path) -> None:
     with pytest.raises(OutputExistsError):
         from simscore.app.diagnose import write_diagnose  # the library refuses too
 
-        write_diagnose(diagnose({"hc03": run_policy(ConstantPolicy(), GRID)}, {}, "tmr"), out)
+        write_diagnose(diagnose({"hc03": run_policy(ConstantPolicy(), GRID)}, {"u": run_policy(UniformActPolicy(), GRID)},
+                                "tmr"), out)
 
 
 def test_parser_rejects_bad_arguments() -> None:
