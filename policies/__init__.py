@@ -37,6 +37,7 @@ from policies.adapters import (
     write_responses_csv,
 )
 from policies.convlab import context_seed, convlab_acts, read_convlab_states, reseeded, write_convlab_states
+from policies.degenerate import ConstantPolicy, CyclicPolicy, EchoPolicy, UniformActPolicy, degenerate_policies
 from policies.domain_cache import DomainCache, domain_cache
 from policies.features import belief_features, feature_names, feature_size
 from policies.gpsarsa import GPSarsa, GPSarsaConfig, GPSarsaDiagnostics, QEstimate
@@ -80,6 +81,11 @@ if TYPE_CHECKING:
     from policies.env import RestaurantSearchEnv
 
 __all__ = [
+    "ConstantPolicy",
+    "EchoPolicy",
+    "CyclicPolicy",
+    "UniformActPolicy",
+    "degenerate_policies",
     "SUMMARY_ACTIONS",
     "MAX_TURNS",
     "SummaryPolicy",
