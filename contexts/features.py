@@ -157,6 +157,11 @@ def _turn_bucket(turn: int | None) -> str:
     raise AssertionError(turn)  # pragma: no cover - buckets cover every int >= 0
 
 
+def _above_key(label: str) -> tuple[int, int, str]:
+    """Order of ``slots_above_half`` labels: none first, then by number of slots, then by name."""
+    return (label != _NO_SLOT, label.count("+"), label)
+
+
 def context_groups(contexts: ContextSet) -> pandas.DataFrame:
     """Categorical columns to group per-context scores by.
 
@@ -171,7 +176,8 @@ def context_groups(contexts: ContextSet) -> pandas.DataFrame:
         as in :data:`TURN_BUCKETS`, ``"n/a"`` without one), ``method`` (the most probable
         user method), ``discourse_act`` (the most probable user discourse act),
         ``slots_above_half`` (the informable slots whose top value has probability > 0.5,
-        joined with ``+`` in canonical slot order, ``"none"`` if there is none),
+        joined with ``+`` in canonical slot order, ``"none"`` if there is none; categories:
+        ``"none"``, then fewer slots first, then alphabetically),
         ``grid_cell`` (see :func:`grid_cell`; ``"n/a"`` for contexts not from the grid) and
         ``source``.
 
@@ -207,7 +213,7 @@ def context_groups(contexts: ContextSet) -> pandas.DataFrame:
             "turn": categorical(turn, turn_order),
             "method": categorical(method, list(METHODS)),
             "discourse_act": categorical(act, list(DISCOURSE_ACTS)),
-            "slots_above_half": categorical(above, sorted(first_seen(above), key=lambda v: (v.count("+"), v))),
+            "slots_above_half": categorical(above, sorted(first_seen(above), key=_above_key)),
             "grid_cell": categorical(cell, first_seen(cell)),
             "source": categorical(source, first_seen(source)),
         },
