@@ -152,7 +152,8 @@ def disagreement_by(scores: ScoresArg, groups: pd.DataFrame, measure: str = "tmr
         keys = groups[column].reindex(values.index)
         if not isinstance(keys.dtype, pd.CategoricalDtype):
             keys = keys.astype("category")
-        table = pd.DataFrame({"group": keys.to_numpy(), "d": values.to_numpy(), "id": values.index.to_numpy()})
+        # keys.array keeps the categorical order (to_numpy would sort the groups alphabetically)
+        table = pd.DataFrame({"group": keys.array, "d": values.to_numpy(), "id": values.index.to_numpy()})
         for value, part in table.groupby("group", observed=True, sort=True):
             rows.append({
                 "grouping": str(column),

@@ -33,7 +33,7 @@ def test_disagreement_by_golden_numbers():
     # two comparisons stacked: ids repeat
     scores = _scores({"tmr": [1.0, 0.0, 0.0, 1.0, 1.0, np.nan]}, ["a", "b", "c", "a", "b", "c"])
     groups = pd.DataFrame(
-        {"turn": pd.Categorical(["1", "0", "1"], categories=["0", "1"], ordered=True), "method": ["x", "y", "y"]},
+        {"turn": pd.Categorical(["1", "0", "1"], categories=["1", "0", "9"], ordered=True), "method": ["y", "x", "y"]},
         index=["a", "b", "c"],
     )
     table = disagreement_by(scores, groups)
@@ -43,9 +43,12 @@ def test_disagreement_by_golden_numbers():
     assert rows[("turn", "0")] == (0.5, 2, 0.4, 1)
     # turn 1 = a, c: scores 1, 0, 1 -> disagreement 1/3
     assert rows[("turn", "1")] == (pytest.approx(1 / 3), 3, 0.6, 2)
-    assert rows[("method", "x")] == (0.0, 2, 0.4, 1)
-    assert rows[("method", "y")] == (pytest.approx(2 / 3), 3, 0.6, 2)
+    # method x = b: scores 0, 1; method y = a, c: scores 1, 0, 1
+    assert rows[("method", "x")] == (0.5, 2, 0.4, 1)
+    assert rows[("method", "y")] == (pytest.approx(1 / 3), 3, 0.6, 2)
     assert table["grouping"].tolist() == ["turn", "turn", "method", "method"]
+    # categorical order kept (not alphabetical), empty category 9 left out; else sorted
+    assert table["group"].tolist() == ["1", "0", "x", "y"]
     for _, part in table.groupby("grouping"):
         assert part["share"].sum() == pytest.approx(1.0)
 
