@@ -474,6 +474,7 @@ def two_sample_test(
     *,
     n_splits: int = 5,
     max_depth: int | None = 6,
+    n_jobs: int | None = None,
 ) -> TwoSampleResult:
     """Classifier two-sample test: given the context, can a model tell A's responses from B's?
 
@@ -502,6 +503,9 @@ def two_sample_test(
         Folds (at least 2, at most the number of contexts).
     max_depth : int or None
         Depth of the tree (None: unlimited).
+    n_jobs : int, optional
+        Processes for the permutations (joblib). The permuted labels are drawn up front in
+        this process, so the numbers do not depend on ``n_jobs``.
 
     Returns
     -------
@@ -543,7 +547,8 @@ def two_sample_test(
     model = DecisionTreeClassifier(max_depth=max_depth, random_state=seed)
     cv = GroupKFold(n_splits=n_splits)
     accuracy, permuted, p_value = permutation_test_score(
-        model, x, y, groups=groups, cv=cv, n_permutations=n_permutations, random_state=seed, scoring="accuracy"
+        model, x, y, groups=groups, cv=cv, n_permutations=n_permutations, random_state=seed, scoring="accuracy",
+        n_jobs=n_jobs,
     )
     proba = cross_val_predict(model, x, y, groups=groups, cv=cv, method="predict_proba")
     true_p = proba[np.arange(len(y)), y]

@@ -229,3 +229,12 @@ def test_response_features():
         "n_negated": 1.0,
     }
     assert f.loc["y", "intent=(none)"] == 1.0 and f.loc["y", "n_items"] == 0.0
+
+
+def test_two_sample_numbers_do_not_depend_on_n_jobs():
+    features = _contexts(12)
+    a = {i: "request(area)" for i in features.index}
+    b = {i: ("hello()" if features.loc[i, "turn_index"] == 0 else "request(area)") for i in features.index}
+    one = two_sample_test(features, a, b, seed=5, n_permutations=8, n_splits=3)
+    two = two_sample_test(features, a, b, seed=5, n_permutations=8, n_splits=3, n_jobs=2)
+    assert one.p_value == two.p_value and np.array_equal(one.permuted, two.permuted)
