@@ -254,7 +254,11 @@ def _sklearn() -> Any:
 
 
 def _design(features: pd.DataFrame) -> pd.DataFrame:
-    """Features as a float matrix: bools to 0/1, text/categorical columns one-hot (``col=value``), NaN -> -1."""
+    """Features as a float matrix: bools to 0/1, text/categorical columns one-hot (``col=value``), NaN -> -1.
+
+    A text column with a different value in every row (an identifier such as the grid cell of
+    C_gen contexts) is left out: it cannot generalise to held-out contexts.
+    """
     if not isinstance(features, pd.DataFrame):
         raise TypeError(f"features must be a DataFrame indexed by context id, got {type(features).__name__}")
     if features.index.has_duplicates:
@@ -267,6 +271,8 @@ def _design(features: pd.DataFrame) -> pd.DataFrame:
             parts.append(values.astype(float).rename(str(column)))
         else:
             text = values.astype(object).where(values.notna(), None).map(lambda v: "n/a" if v is None else str(v))
+            if len(text) > 1 and text.nunique() == len(text):
+                continue
             for level in sorted(set(text)):
                 parts.append((text == level).astype(float).rename(f"{column}={level}"))
     if not parts:
@@ -328,7 +334,8 @@ def disagreement_probe(
     ----------
     features : DataFrame
         Index ``context_id``; e.g. :func:`contexts.features.context_features`. Bool columns
-        become 0/1, text and categorical columns one-hot ``column=value``, NaN -1.
+        become 0/1, text and categorical columns one-hot ``column=value`` (a text column
+        with a different value in every row, like ``grid_cell`` on C_gen, is left out), NaN -1.
     disagreement : Series
         Index ``context_id``; truthy where the policies disagree, e.g.
         ``disagrees(comparison.scores["tmr"])`` (TMR < 1). Every id must be in ``features``.

@@ -127,6 +127,16 @@ def test_probe_finds_the_threshold():
     assert result.importances.loc["area_top_p", "importance"] > 0.2
     assert result.importances.loc["noise", "importance"] == 0.0
     assert "area_top_p" in result.rules and result.model.get_depth() <= 3
+    # text columns are one-hot; an identifier-like column (a value per row) is left out
+    assert "source=col" in result.importances.index
+
+
+def test_probe_leaves_out_identifier_like_text_columns():
+    features, label = _probe_data()
+    features["grid_cell"] = [f"cell{i}" for i in range(len(features))]
+    result = disagreement_probe(features, label, seed=0)
+    assert not any(name.startswith("grid_cell") for name in result.importances.index)
+    assert result.accuracy == 1.0
 
 
 def test_probe_is_deterministic_and_leaves_global_rng_alone():
