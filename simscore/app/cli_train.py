@@ -14,39 +14,35 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from simscore.errors import ConfigError
+
 __all__ = ["add_subcommands", "cmd_train"]
 
 
-def _int_at_least(minimum: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
-        return value
+#: Command-line option -> TrainingConfig field; an option not given keeps the field's default.
+_FIELDS = {
+    "reward": "reward", "seed": "seed", "dialogues": "dialogues", "every": "every", "eval": "eval_dialogues",
+    "eval_seed": "eval_seed", "gamma": "gamma", "sigma": "sigma", "nu": "nu", "scale": "scale",
+    "eval_scale": "eval_scale", "reward_assignment": "reward_assignment", "max_turns": "max_turns",
+}
 
-    return parse
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     """``simscore train``: train (or resume) one run and print its evaluation table."""
-    from policies.training import EVAL_SEED, TrainingConfig, train
+    from policies.training import TrainingConfig, train
 
-    config = TrainingConfig(
-        reward=args.reward,
-        seed=args.seed,
-        dialogues=args.dialogues,
-        every=args.every,
-        eval_dialogues=args.eval,
-        eval_seed=EVAL_SEED if args.eval_seed is None else args.eval_seed,
-        gamma=args.gamma,
-        sigma=args.sigma,
-        nu=args.nu,
-        scale=args.scale,
-        max_turns=args.max_turns,
-    )
+    given = {field: getattr(args, option) for option, field in _FIELDS.items() if getattr(args, option) is not None}
+    try:
+        config = TrainingConfig(**given)  # the defaults are TrainingConfig's own; it checks every value
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"simscore train: {exc}") from None
     result = train(config, args.out, progress=not args.quiet)
     if result.resumed_from:
         print(f"resumed {args.out} from {result.resumed_from} dialogues")
@@ -74,8 +70,8 @@ def add_subcommands(subparsers: Any) -> None:
     >>> parser = argparse.ArgumentParser()
     >>> add_subcommands(parser.add_subparsers())
     >>> args = parser.parse_args(["train", "--reward", "iq", "--seed", "2", "--out", "run"])
-    >>> args.func is cmd_train, args.reward, args.seed, args.dialogues, args.every, args.eval
-    (True, 'iq', 2, 40000, 1000, 100)
+    >>> args.func is cmd_train, args.reward, args.seed, args.dialogues  # None: TrainingConfig's default
+    (True, 'iq', 2, None)
     """
     parser = subparsers.add_parser(
         "train",
@@ -83,21 +79,21 @@ def add_subcommands(subparsers: Any) -> None:
         description=__doc__.split("\n\n")[1].replace("\n", " ") if __doc__ else None,
     )
     parser.add_argument("--reward", required=True, choices=("ts", "iq"),
-                        help="reward model: task success (ts) or interaction quality (iq)")
-    parser.add_argument("--seed", required=True, type=_int_at_least(0), help="training seed")
-    parser.add_argument("--dialogues", type=_int_at_least(1), default=40000,
-                        help="training dialogues in total (default 40000)")
-    parser.add_argument("--every", type=_int_at_least(1), default=1000,
-                        help="checkpoint and evaluate every N dialogues (default 1000)")
-    parser.add_argument("--eval", type=_int_at_least(1), default=100, metavar="N",
-                        help="evaluation dialogues per checkpoint (default 100)")
+                        help="reward model: ts = task success, iq = interaction quality")
+    parser.add_argument("--seed", required=True, type=_integer, help="training seed")
     parser.add_argument("--out", "-o", required=True, help="run directory (resumed if it holds the same run)")
-    parser.add_argument("--eval-seed", type=_int_at_least(0), default=None,
-                        help="seed of the evaluation dialogues (default: policies.training.EVAL_SEED)")
-    parser.add_argument("--sigma", type=float, default=5.0, help="GP noise standard deviation (default 5)")
-    parser.add_argument("--nu", type=float, default=0.001, help="ALD dictionary threshold (default 0.001)")
-    parser.add_argument("--gamma", type=float, default=1.0, help="discount factor (default 1)")
-    parser.add_argument("--scale", type=float, default=3.0, help="exploration scale while training (default 3)")
-    parser.add_argument("--max-turns", type=_int_at_least(2), default=25, help="turn limit (default 25)")
+    # defaults (None here) are TrainingConfig's, so the CLI, the TOML and the API share one set
+    parser.add_argument("--dialogues", type=_integer, help="training dialogues in total (default 40000)")
+    parser.add_argument("--every", type=_integer, help="checkpoint every N dialogues (default 1000)")
+    parser.add_argument("--eval", type=_integer, metavar="N", help="evaluation dialogues per checkpoint (default 100)")
+    parser.add_argument("--eval-seed", type=_integer, help="seed of the fixed evaluation users")
+    parser.add_argument("--sigma", type=float, help="GP noise standard deviation (default 5)")
+    parser.add_argument("--nu", type=float, help="ALD dictionary threshold (default 0.001)")
+    parser.add_argument("--gamma", type=float, help="discount factor (default 1)")
+    parser.add_argument("--scale", type=float, help="exploration scale while training (default 3)")
+    parser.add_argument("--eval-scale", type=float, help="exploration scale while evaluating (default 1, as PyDial)")
+    parser.add_argument("--reward-assignment", choices=("terminal", "per_turn"),
+                        help="terminal: the whole reward at the end, as PyDial (default); per_turn: -1 a turn")
+    parser.add_argument("--max-turns", type=_integer, help="system decisions per dialogue at most (default 25)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=cmd_train)

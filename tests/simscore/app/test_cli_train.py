@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from policies.gpsarsa_policy import GPSarsaPolicy
 from policies.training import (
+    TrainingConfig,
     TrainingConfigMismatchError,
     list_checkpoints,
     load_checkpoint,
 )
-from simscore.app.cli_train import add_subcommands
+from simscore.app.cli_train import _FIELDS, add_subcommands
+from simscore.errors import ConfigError
 
 
 def _run(argv: list[str]) -> int:
@@ -45,12 +48,40 @@ def test_cli_train_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     "argv",
     [
         ["train", "--reward", "bleu", "--seed", "1", "--out", "x"],
-        ["train", "--reward", "ts", "--seed", "-1", "--out", "x"],
-        ["train", "--reward", "ts", "--seed", "1", "--every", "0", "--out", "x"],
         ["train", "--reward", "ts", "--seed", "1"],
+        ["train", "--reward", "ts", "--seed", "1e9", "--out", "x"],
     ],
 )
 def test_cli_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         _run(argv)
     assert "error" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--seed", "-1"], "seed must be"),
+        (["--seed", "1", "--every", "0"], "every must be"),
+        (["--seed", "1", "--dialogues", "99999999999999999999", "--every", "1"], "dialogues must be <= 100,000,000"),
+        (["--seed", "1", "--dialogues", "100000000", "--every", "1"], "checkpoint less often"),
+        (["--seed", "1", "--eval-scale", "-1"], "eval_scale must be"),
+    ],
+)
+def test_cli_config_errors_are_named_before_any_work(tmp_path: Path, extra: list[str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        _run(["train", "--reward", "ts", *extra, "--out", str(tmp_path / "run")])
+    assert not (tmp_path / "run").exists()
+
+
+def test_cli_defaults_are_the_training_config_defaults() -> None:
+    parser = argparse.ArgumentParser()
+    add_subcommands(parser.add_subparsers())
+    args = parser.parse_args(["train", "--reward", "ts", "--seed", "0", "--out", "x"])
+    assert [getattr(args, option) for option in _FIELDS if option not in ("reward", "seed")] == [None] * 11
+    defaults = TrainingConfig()
+    train_parser = parser._subparsers._group_actions[0].choices["train"]  # the help text names the defaults
+    for action in train_parser._actions:
+        found = re.search(r"\(default (\S+?)[,)]", action.help or "")
+        if found:
+            assert float(found.group(1)) == float(getattr(defaults, _FIELDS[action.dest])), action.dest
