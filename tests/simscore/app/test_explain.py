@@ -136,3 +136,11 @@ def test_cli_and_empty_folder(folder: Path, explained: Path, tmp_path: Path, cap
     assert "explain.md" in capsys.readouterr().out
     with pytest.raises(SimscoreError, match="no context set"):
         explain(tmp_path)
+
+
+def test_report_links_explain(folder: Path, explained: Path, tmp_path: Path) -> None:
+    from simscore.app.report import build_report
+
+    text = build_report({}, {}, base=folder)
+    assert "[explain/explain.md](explain/explain.md)" in text and "difference +0.875" in text
+    assert "explain/explain.md" not in build_report({}, {}, base=tmp_path)
