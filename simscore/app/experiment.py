@@ -43,7 +43,7 @@ from simscore._version import __version__
 from simscore.app.findings import Thresholds
 from simscore.checks import check_bool, check_int, check_number, check_seed
 from simscore.config import check_keys, convert_value, from_mapping, to_mapping
-from simscore.errors import ConfigError, ExperimentError
+from simscore.errors import ConfigError, ExperimentError, SimscoreError
 from simscore.io import atomic_write_text
 from simscore.measures import ALL_MEASURES, resolve_measures
 from simscore.parallel import run_jobs
@@ -430,10 +430,24 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
     from simscore.tables_io import save_tables
 
     save_tables(out, tables, meta)
+    _explain(out, config.bootstrap_seed)
     path = report.write_report(out, tables, meta, figures=None)
     logger.info("tables, figures and report: %.1f s -> %s", time.perf_counter() - t0, path)
     logger.info("total: %.1f s", time.perf_counter() - started)
     return path
+
+
+def _explain(out: Path, seed: int) -> None:
+    """``simscore explain`` into ``out/explain`` (reads responses only; a failure is logged, not raised)."""
+    from simscore.app.explain import explain
+
+    t0 = time.perf_counter()
+    try:
+        path = explain(out, seed=seed)
+    except (SimscoreError, ValueError) as exc:
+        logger.warning("explain skipped: %s", exc)
+        return
+    logger.info("explain: %.1f s -> %s", time.perf_counter() - t0, path)
 
 
 def _build_contexts(config: ExperimentConfig, out: Path) -> dict[str, str]:

@@ -850,6 +850,13 @@ def build_report(
     results = findings(**{name: tables[name] for name in _FINDING_TABLES if name in known}, **thresholds)
     lines += _findings_section(results, thresholds, ignored)
 
+    if base_dir is not None:
+        from simscore.app.explain import summary_paragraph
+
+        explained = summary_paragraph(base_dir)
+        if explained is not None:
+            lines += ["## Explained: agreement beyond chance, where and why", "", explained, ""]
+
     setup = _section_setup(tables, config)
     if setup:
         lines += ["## Set-up beside the paper's", "", *setup]
