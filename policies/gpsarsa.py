@@ -125,6 +125,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+try:  # np.einsum without ``optimize`` is exactly this function, minus a Python-level wrapper
+    from numpy._core.multiarray import c_einsum as _einsum
+except ImportError:  # pragma: no cover - other numpy layouts
+    _einsum = np.einsum
+
 from simscore.errors import CheckpointError
 from simscore.io import atomic_open, dumps, format_problem
 
@@ -292,38 +297,55 @@ class _Point(NamedTuple):
     """ALD representation of one visited point, relative to its action's dictionary block."""
 
     action: int
-    members: NDArray[np.int64]  # global dictionary indices of the block (insertion order)
-    coef: NDArray[np.float64]  # a = K̃_a⁻¹ k̃, one entry per member
-    kvec: NDArray[np.float64]  # k̃, one entry per member
+    size: int  # n: the point is represented by the first n points of the block
+    coef: NDArray[np.float64]  # a = K̃_a⁻¹ k̃ over those n points
+    kvec: NDArray[np.float64]  # k̃ over those n points
     kappa: float  # aᵀ k̃ = k̃ᵀ K̃_a⁻¹ k̃ (= k(x, x) if the point joined the dictionary)
 
 
 class _ActionBlock:
-    """Dictionary points of one action: global indices, features, inverse Cholesky factor."""
+    """Dictionary points of one action: insertion indices, features, inverse Cholesky factor."""
 
-    __slots__ = ("size", "members", "features", "inv_chol")
+    __slots__ = ("size", "order", "features", "inv_chol")
 
     def __init__(self, feature_dim: int, capacity: int = _INITIAL_BLOCK_CAPACITY) -> None:
         self.size = 0
-        self.members = np.zeros(capacity, dtype=np.int64)
+        self.order = np.zeros(capacity, dtype=np.int64)  # insertion index of each point
         self.features = np.zeros((capacity, feature_dim))
         self.inv_chol = np.zeros((capacity, capacity))
 
     def append(self, index: int, b: NDArray[np.float64], row: NDArray[np.float64]) -> None:
         n = self.size
-        if n == self.members.shape[0]:
+        if n == self.order.shape[0]:
             capacity = 2 * n
-            members = np.zeros(capacity, dtype=np.int64)
-            members[:n] = self.members[:n]
+            order = np.zeros(capacity, dtype=np.int64)
+            order[:n] = self.order[:n]
             features = np.zeros((capacity, self.features.shape[1]))
             features[:n] = self.features[:n]
             inv_chol = np.zeros((capacity, capacity))
             inv_chol[:n, :n] = self.inv_chol[:n, :n]
-            self.members, self.features, self.inv_chol = members, features, inv_chol
-        self.members[n] = index
+            self.order, self.features, self.inv_chol = order, features, inv_chol
+        self.order[n] = index
         self.features[n] = b
         self.inv_chol[n, : n + 1] = row
         self.size = n + 1
+
+
+class _Layout(NamedTuple):
+    """Evaluation arrays that depend on the dictionary only (rebuilt when it grows)."""
+
+    features_t: NDArray[np.float64]  # (feature_dim, m + 1): dictionary features, block order, then a zero column
+    pad_index: NDArray[np.intp]  # (n_actions, width): block position of each padded slot (m = padding)
+    cov_source: NDArray[np.intp]  # flat indices into C̃ of the same-action pairs ...
+    cov_target: NDArray[np.intp]  # ... and where they go in the padded (n_actions, width, width) blocks
+    width: int  # the largest block (at least 1)
+
+
+class _Padded(NamedTuple):
+    """α̃ and the same-action blocks of C̃, zero-padded per action (rebuilt after learning)."""
+
+    alpha: NDArray[np.float64]  # (n_actions, width)
+    cov: NDArray[np.float64]  # (n_actions, width, width)
 
 
 def _capacity_for(n: int, initial: int) -> int:
@@ -331,19 +353,6 @@ def _capacity_for(n: int, initial: int) -> int:
     while capacity < n:
         capacity *= 2
     return capacity
-
-
-def _matvec(matrix: NDArray[np.float64], vector: NDArray[np.float64]) -> NDArray[np.float64]:
-    # numpy's own loop rather than BLAS: results independent of the BLAS thread count.
-    return np.einsum("ij,j->i", matrix, vector)
-
-
-def _rmatvec(matrix: NDArray[np.float64], vector: NDArray[np.float64]) -> NDArray[np.float64]:
-    return np.einsum("ji,j->i", matrix, vector)
-
-
-def _dot(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
-    return float(np.einsum("i,i->", x, y))
 
 
 class GPSarsa:
@@ -391,15 +400,16 @@ class GPSarsa:
         self._episodes = 0
         self._transitions = 0
         d = config.feature_dim
-        self._features = np.zeros((_INITIAL_CAPACITY, d))
-        self._actions = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
-        self._alpha = np.zeros(_INITIAL_CAPACITY)
-        # C̃ is kept exactly m × m and C-contiguous (re-allocated at most once per episode):
-        # rank-one updates of a contiguous array are ~1.5x faster than of a strided view.
+        self._blocks = [_ActionBlock(d) for _ in range(config.n_actions)]
+        # Block order: the dictionary points sorted by action (insertion order within an
+        # action); block a occupies positions _starts[a] .. _starts[a + 1] - 1 of α̃ and C̃.
+        self._starts = [0] * (config.n_actions + 1)
+        self._alpha = np.zeros(0)
+        # C̃ is kept exactly m × m and C-contiguous (re-allocated at most once per episode).
         self._cov = np.zeros((0, 0))
         self._scratch = np.empty(0)  # flat buffer for the outer product w wᵀ
-        self._blocks = [_ActionBlock(d) for _ in range(config.n_actions)]
-        self._block_cov: NDArray[np.float64] | None = None
+        self._layout: _Layout | None = None
+        self._padded: _Padded | None = None
 
     # ------------------------------------------------------------------ properties
 
@@ -427,6 +437,15 @@ class GPSarsa:
         """Number of dictionary points per action, shape ``(n_actions,)``."""
         return np.array([block.size for block in self._blocks], dtype=np.int64)
 
+    def _block_features(self) -> NDArray[np.float64]:
+        """Dictionary features in block order, shape ``(m, feature_dim)``."""
+        blocks = [block.features[: block.size] for block in self._blocks]
+        return np.concatenate(blocks) if self._size else np.zeros((0, self._config.feature_dim))
+
+    def _block_actions(self) -> NDArray[np.int64]:
+        """Action of each dictionary point in block order."""
+        return np.repeat(np.arange(self._config.n_actions, dtype=np.int64), self.dictionary_sizes())
+
     def arrays(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
         """Copies of the learned state (the arrays a checkpoint stores).
 
@@ -439,12 +458,16 @@ class GPSarsa:
             actions in order, each ``m_a × m_a``).
         """
         m = self._size
+        # position (in block order) of each point, by insertion index
+        where = np.empty(m, dtype=np.intp)
+        for block, start in zip(self._blocks, self._starts):
+            where[block.order[: block.size]] = np.arange(start, start + block.size)
         packed = [block.inv_chol[: block.size, : block.size].ravel() for block in self._blocks]
         return {
-            "features": self._features[:m].copy(),
-            "actions": self._actions[:m].copy(),
-            "alpha": self._alpha[:m].copy(),
-            "covariance": self._cov.copy(),
+            "features": self._block_features()[where],
+            "actions": self._block_actions()[where],
+            "alpha": self._alpha[where],
+            "covariance": self._cov[np.ix_(where, where)],
             "inverse_cholesky": np.concatenate(packed),
         }
 
@@ -479,26 +502,50 @@ class GPSarsa:
 
     # ------------------------------------------------------------------ evaluation
 
-    def _block_covariance(self) -> NDArray[np.float64]:
-        # C̃ restricted to same-action pairs (k̃(b, a) is zero off action a's block).
-        if self._block_cov is None:
-            m = self._size
-            acts = self._actions[:m]
-            same = acts[:, None] == acts[None, :]
-            self._block_cov = np.where(same, self._cov, 0.0)
-        return self._block_cov
+    def _build_layout(self) -> _Layout:
+        cfg = self._config
+        m = self._size
+        sizes = [block.size for block in self._blocks]
+        width = max(sizes + [1])
+        features_t = np.zeros((cfg.feature_dim, m + 1))
+        features_t[:, :m] = self._block_features().T
+        pad_index = np.full((cfg.n_actions, width), m, dtype=np.intp)
+        sources, targets = [np.zeros(0, dtype=np.intp)], [np.zeros(0, dtype=np.intp)]
+        for action, (n, start) in enumerate(zip(sizes, self._starts)):
+            if not n:
+                continue
+            positions = np.arange(start, start + n)
+            pad_index[action, :n] = positions
+            slots = action * width + np.arange(n)
+            sources.append((positions[:, None] * m + positions).ravel())
+            targets.append((slots[:, None] * width + np.arange(n)).ravel())
+        self._layout = _Layout(features_t, pad_index, np.concatenate(sources), np.concatenate(targets), width)
+        return self._layout
+
+    def _build_padded(self) -> _Padded:
+        layout = self._layout if self._layout is not None else self._build_layout()
+        n, width = self._config.n_actions, layout.width
+        alpha = np.append(self._alpha, 0.0)[layout.pad_index]
+        cov = np.zeros(n * width * width)
+        cov[layout.cov_target] = self._cov.ravel()[layout.cov_source]
+        self._padded = _Padded(alpha, cov.reshape(n, width, width))
+        return self._padded
 
     def _posterior(self, b: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        n = self._config.n_actions
-        bb = _dot(b, b)
-        m = self._size
-        if m == 0:
-            return np.zeros(n), np.full(n, bb)
-        acts = self._actions[:m]
-        v = _matvec(self._features[:m], b)
-        mean = np.bincount(acts, weights=v * self._alpha[:m], minlength=n).astype(np.float64, copy=False)
-        quad = np.bincount(acts, weights=v * _matvec(self._block_covariance(), v), minlength=n)
-        return mean, np.maximum(bb - quad, 0.0).astype(np.float64, copy=False)
+        """Posterior mean and (clipped) variance of every action at a validated belief ``b``."""
+        padded = self._padded if self._padded is not None else self._build_padded()
+        layout = self._layout
+        assert layout is not None
+        nonzero = b.nonzero()[0]  # beliefs are sparse: ~20 of 275 entries are non-zero
+        b_nz = b[nonzero]
+        bb = _einsum("i,i->", b_nz, b_nz)
+        # v = F b over the non-zero features only: rows of Fᵀ are contiguous
+        v = _einsum("ji,j->i", layout.features_t[nonzero], b_nz)
+        v_pad = v[layout.pad_index]  # (n_actions, width): each action's kernel vector
+        mean = _einsum("ai,ai->a", v_pad, padded.alpha)
+        quad = _einsum("ai,ai->a", v_pad, _einsum("aij,aj->ai", padded.cov, v_pad))
+        var = np.subtract(bb, quad, out=quad)
+        return mean, np.maximum(var, 0.0, out=var)
 
     def q_values(self, features: ArrayLike, mask: ArrayLike | None = None) -> QEstimate:
         """Posterior mean and standard deviation of Q(b, a) for every action.
@@ -574,66 +621,79 @@ class GPSarsa:
         b = self._check_belief(features)
         available = self._check_mask(mask)
         effective = self._config.scale if scale is None else _check_real("scale", scale)
+        if effective > 0.0 and not isinstance(rng, np.random.Generator):
+            raise TypeError(
+                "rng must be a numpy.random.Generator when scale > 0 "
+                f"(scale={effective!r}), got {type(rng).__name__}"
+            )
+        return self._select(b, available, rng, effective)
+
+    def _select(
+        self,
+        b: NDArray[np.float64],
+        available: NDArray[np.bool_] | None,
+        rng: np.random.Generator | None,
+        scale: float,
+    ) -> int:
+        """:meth:`select_action` without validation (for callers whose inputs are valid)."""
         mean, var = self._posterior(b)
-        if effective > 0.0:
-            if not isinstance(rng, np.random.Generator):
-                raise TypeError(
-                    "rng must be a numpy.random.Generator when scale > 0 "
-                    f"(scale={effective!r}), got {type(rng).__name__}"
-                )
-            values = mean + (effective * np.sqrt(var)) * rng.standard_normal(mean.shape[0])
+        if scale > 0.0:
+            assert rng is not None
+            values = np.sqrt(var, out=var)  # values = mean + (scale · std) · z, in place
+            values *= scale
+            values *= rng.standard_normal(mean.shape[0])
+            values += mean
         else:
             values = mean
         if available is not None:
-            values = np.where(available, values, -np.inf)
-        return int(np.argmax(values))
+            values[~available] = -np.inf
+        return int(values.argmax())
 
     # ------------------------------------------------------------------ learning
-
-    def _ensure_capacity(self, needed: int) -> None:
-        capacity = self._alpha.shape[0]
-        if needed <= capacity:
-            return
-        new = _capacity_for(needed, _INITIAL_CAPACITY)
-        m = self._size
-        features = np.zeros((new, self._config.feature_dim))
-        features[:m] = self._features[:m]
-        actions = np.zeros(new, dtype=np.int64)
-        actions[:m] = self._actions[:m]
-        alpha = np.zeros(new)
-        alpha[:m] = self._alpha[:m]
-        self._features, self._actions, self._alpha = features, actions, alpha
 
     def _ald(self, b: NDArray[np.float64], action: int) -> _Point:
         """ALD-test ``(b, action)``; add it to the dictionary if ``δ > ν``."""
         block = self._blocks[action]
         n = block.size
-        kxx = _dot(b, b)
+        kxx = float(_einsum("i,i->", b, b))
         if n:
-            kvec = _matvec(block.features[:n], b)
+            kvec = _einsum("ij,j->i", block.features[:n], b)
             inv_chol = block.inv_chol[:n, :n]
-            y = _matvec(inv_chol, kvec)  # L⁻¹ k̃
-            kappa = _dot(y, y)  # k̃ᵀ K̃⁻¹ k̃
-            coef = _rmatvec(inv_chol, y)  # K̃⁻¹ k̃ = L⁻ᵀ L⁻¹ k̃
+            y = _einsum("ij,j->i", inv_chol, kvec)  # L⁻¹ k̃
+            kappa = float(_einsum("i,i->", y, y))  # k̃ᵀ K̃⁻¹ k̃
+            coef = _einsum("ji,j->i", inv_chol, y)  # K̃⁻¹ k̃ = L⁻ᵀ L⁻¹ k̃
         else:
             kvec = coef = np.zeros(0)
             kappa = 0.0
         delta = kxx - kappa
         if not delta > self._config.nu:
-            return _Point(action, block.members[:n].copy(), coef, kvec, kappa)
-        index = self._size
-        self._ensure_capacity(index + 1)
-        self._features[index] = b
-        self._actions[index] = action
-        self._size = index + 1
+            return _Point(action, n, coef, kvec, kappa)
         root = math.sqrt(delta)
         row = np.empty(n + 1)
         row[:n] = coef * (-1.0 / root)
         row[n] = 1.0 / root
-        block.append(index, b, row)
+        block.append(self._size, b, row)
+        self._size += 1
         unit = np.zeros(n + 1)
         unit[n] = 1.0
-        return _Point(action, block.members[: n + 1].copy(), unit, np.append(kvec, kxx), kxx)
+        return _Point(action, n + 1, unit, np.append(kvec, kxx), kxx)
+
+    def _relayout(self, old_sizes: list[int]) -> None:
+        """Move α̃ and C̃ to the block order of the grown dictionary (new points get zeros)."""
+        sizes = [block.size for block in self._blocks]
+        starts = [0]
+        for n in sizes:
+            starts.append(starts[-1] + n)
+        kept = np.concatenate(
+            [np.arange(start, start + n) for start, n in zip(starts, old_sizes)] + [np.zeros(0, dtype=np.int64)]
+        )
+        m = self._size
+        alpha = np.zeros(m)
+        alpha[kept] = self._alpha
+        cov = np.zeros((m, m))
+        cov[np.ix_(kept, kept)] = self._cov
+        self._alpha, self._cov, self._starts = alpha, cov, starts
+        self._layout = None
 
     def learn_episode(self, features: ArrayLike, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Update the posterior with one complete episode (a dialogue that ended).
@@ -679,22 +739,26 @@ class GPSarsa:
             raise ValueError(f"rewards must have shape ({turns},) like features, got {r.shape}")
         if not np.isfinite(r).all():
             raise ValueError("rewards must be finite, got non-finite values")
+        self._learn(x, acts.tolist(), r.tolist())
 
-        self._block_cov = None
+    def _learn(self, x: NDArray[np.float64], acts: list[int], r: list[float]) -> None:
+        """:meth:`learn_episode` without validation: ``x`` (T, d) float64, Python ints and floats."""
+        cfg = self._config
+        turns = len(acts)
+        self._padded = None
+        old_sizes = [block.size for block in self._blocks]
         # The ALD tests do not depend on α̃ or C̃, so the whole episode is tested first and
         # C̃ grows once; entries of points that join later stay zero until their turn, which
         # is exactly the zero-padding of the per-transition recursion.
-        points = [self._ald(np.ascontiguousarray(x[t]), int(acts[t])) for t in range(turns)]
+        points = [self._ald(x[t], acts[t]) for t in range(turns)]
+        if self._size != sum(old_sizes):
+            self._relayout(old_sizes)
         m = self._size
-        if self._cov.shape[0] < m:
-            old = self._cov.shape[0]
-            cov = np.zeros((m, m))
-            cov[:old, :old] = self._cov
-            self._cov = cov
+        starts = self._starts
         if self._scratch.shape[0] < m * m:
             self._scratch = np.empty(_capacity_for(m * m, _INITIAL_CAPACITY))
         cov = self._cov
-        alpha = self._alpha[:m]
+        alpha = self._alpha
         outer = self._scratch[: m * m].reshape(m, m)
         gamma, sigma2 = cfg.gamma, self._sigma2
         c_prev = np.zeros(m)
@@ -704,27 +768,28 @@ class GPSarsa:
             current = points[t]
             h = np.zeros(m)
             dk = np.zeros(m)
-            h[current.members] = current.coef
-            dk[current.members] = current.kvec
+            s0 = starts[current.action]
+            h[s0 : s0 + current.size] = current.coef
+            dk[s0 : s0 + current.size] = current.kvec
             dk_tt = current.kappa
             g = gamma if t + 1 < turns else 0.0  # the terminal successor has Q = 0
             if g != 0.0:
                 following = points[t + 1]
-                h[following.members] -= g * following.coef
-                dk[following.members] -= g * following.kvec
+                s1 = starts[following.action]
+                h[s1 : s1 + following.size] -= g * following.coef
+                dk[s1 : s1 + following.size] -= g * following.kvec
                 cross = 0.0
                 if following.action == current.action:
                     # a_tᵀ k̃(x_{t+1}) against the dictionary before x_{t+1} possibly joined
-                    n = current.coef.shape[0]
-                    cross = _dot(current.coef, following.kvec[:n])
+                    cross = float(_einsum("i,i->", current.coef, following.kvec[: current.size]))
                 dk_tt += -2.0 * g * cross + g * g * following.kappa
-            cov_dk = _matvec(cov, dk)
+            cov_dk = _einsum("ij,j->i", cov, dk)
             c = h - cov_dk
-            s = sigma2 * (1.0 + g * g) + dk_tt - _dot(dk, cov_dk)
-            d = float(r[t]) - _dot(alpha, dk)
+            s = sigma2 * (1.0 + g * g) + dk_tt - float(_einsum("i,i->", dk, cov_dk))
+            d = float(r[t]) - float(_einsum("i,i->", alpha, dk))
             if rho != 0.0:
                 c += rho * c_prev
-                s += 2.0 * rho * _dot(c_prev, dk) - rho * lam
+                s += 2.0 * rho * float(_einsum("i,i->", c_prev, dk)) - rho * lam
                 d += rho * d_prev
             if not (math.isfinite(s) and s > 0.0):
                 raise FloatingPointError(
@@ -775,8 +840,8 @@ class GPSarsa:
         cov = self._cov
         asym = float(np.abs(cov - cov.T).max()) if m else 0.0
         if m:
-            feats = self._features[:m]
-            acts = self._actions[:m]
+            feats = self._block_features()
+            acts = self._block_actions()
             kern = (feats @ feats.T) * (acts[:, None] == acts[None, :])
             variances = np.diag(kern) - ((kern @ cov) * kern).sum(axis=1)  # kern is symmetric
             min_var = float(variances.min())
@@ -917,32 +982,36 @@ class GPSarsa:
         if not np.array_equal(cov, cov.T):
             raise bad("array 'covariance' is not symmetric")
 
-        capacity = _capacity_for(max(m, 1), _INITIAL_CAPACITY)
-        self._ensure_capacity(capacity)
-        self._features[:m] = arrays["features"]
-        self._actions[:m] = acts
-        self._alpha[:m] = arrays["alpha"]
-        self._cov = np.array(cov, dtype=np.float64, order="C")  # an owned, writable copy
-        self._size = m
+        features = arrays["features"]
         packed = arrays["inverse_cholesky"]
         offset = 0
+        members = [np.zeros(0, dtype=np.int64)]
         for action in range(len(self._blocks)):
             n = per_action[action]
-            members = np.flatnonzero(acts == action)
+            index = np.flatnonzero(acts == action)
             factor = packed[offset : offset + n * n].reshape(n, n)
             offset += n * n
             if n and (np.triu(factor, 1).any() or not (np.diag(factor) > 0).all()):
                 raise bad(f"inverse Cholesky factor of action {action} is not lower triangular "
                           "with a positive diagonal")
             fresh = _ActionBlock(cfg.feature_dim, _capacity_for(max(n, 1), _INITIAL_BLOCK_CAPACITY))
-            fresh.members[:n] = members
-            fresh.features[:n] = self._features[members]
+            fresh.order[:n] = index
+            fresh.features[:n] = features[index]
             fresh.inv_chol[:n, :n] = factor
             fresh.size = n
             self._blocks[action] = fresh
+            members.append(index)
+        order = np.concatenate(members)  # insertion index of each position in block order
+        self._size = m
+        self._starts = [0]
+        for n in per_action:
+            self._starts.append(self._starts[-1] + n)
+        self._alpha = np.array(arrays["alpha"][order], dtype=np.float64)
+        self._cov = np.ascontiguousarray(cov[np.ix_(order, order)], dtype=np.float64)
         self._episodes = counts["episodes"]
         self._transitions = counts["transitions"]
-        self._block_cov = None
+        self._layout = None
+        self._padded = None
 
 
 def _read_header(json_path: Path) -> dict[str, Any]:

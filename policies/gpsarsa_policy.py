@@ -325,7 +325,13 @@ class GPSarsaPolicy:
             rng = self._own_rng
         else:  # keep the features for end_dialogue
             self._seen.append((belief, x))
-        return self.learner.select_action(x, mask, rng=rng)
+        learner = self.learner
+        # The features are valid by construction; the mask is checked only if it is not
+        # already what the runner passes (a boolean array of the right shape).
+        if not (type(mask) is np.ndarray and mask.dtype == np.bool_ and mask.shape == (learner.config.n_actions,)
+                and mask.any()):
+            mask = learner._check_mask(mask)
+        return learner._select(x, mask, rng, learner.config.scale)
 
     # ------------------------------------------------------------------ runner hooks
 
@@ -353,7 +359,11 @@ class GPSarsaPolicy:
                 rows.append(seen[k][1])
             else:
                 rows.append(belief_features(belief, self.domain))
-        self.learner.learn_episode(np.stack(rows), actions, rewards)
+        x = np.stack(rows)  # valid by construction, like the runner's actions and rewards:
+        if 0 <= actions.min() and actions.max() < self.learner.config.n_actions and np.isfinite(rewards).all():
+            self.learner._learn(x, actions.tolist(), rewards.tolist())  # the unchecked fast path
+        else:  # a hand-made trace: let the learner say what is wrong
+            self.learner.learn_episode(x, actions, rewards)
 
     # ------------------------------------------------------------------ simscore policy
 
