@@ -355,6 +355,38 @@ def _capacity_for(n: int, initial: int) -> int:
     return capacity
 
 
+def _inverse_ldl(gram: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``M`` unit lower triangular and ``d`` with ``M gram Mᵀ = diag(d)`` (``gram = L D Lᵀ``, ``M = L⁻¹``).
+
+    For a small symmetric positive definite matrix; built row by row like the dictionary
+    factors: row ``t`` of ``M`` is ``[−(y/d)ᵀ M, 1]`` with ``y = M g`` (``g`` the part of column
+    ``t`` above the diagonal) and pivot ``d_t = gram_tt − y·(y/d)``. Only the upper triangle of
+    ``gram`` is read. numpy loops, not LAPACK, whose blocked factorisation changes with the
+    BLAS thread count.
+    """
+    n = gram.shape[0]
+    factor = np.zeros((n, n))
+    pivots = np.empty(n)
+    for t in range(n):
+        if t:
+            previous = factor[:t, :t]
+            y = _einsum("kj,j->k", previous, gram[:t, t])
+            u = y / pivots[:t]
+            delta = float(gram[t, t]) - float(_einsum("i,i->", u, y))
+            row = _einsum("k,kj->j", u, previous, out=factor[t, :t])
+            np.negative(row, out=row)
+        else:
+            delta = float(gram[0, 0])
+        if not (math.isfinite(delta) and delta > 0.0):
+            raise FloatingPointError(
+                f"GP-SARSA update lost positive definiteness at turn {t} of the episode "
+                f"(pivot {delta!r}); the learner's state is no longer valid"
+            )
+        factor[t, t] = 1.0
+        pivots[t] = delta
+    return factor, pivots
+
+
 class GPSarsa:
     """Online sparse GP-SARSA learner over belief feature vectors and summary actions.
 
@@ -748,61 +780,53 @@ class GPSarsa:
         self._padded = None
         old_sizes = [block.size for block in self._blocks]
         # The ALD tests do not depend on α̃ or C̃, so the whole episode is tested first and
-        # C̃ grows once; entries of points that join later stay zero until their turn, which
-        # is exactly the zero-padding of the per-transition recursion.
+        # C̃ grows once (points that join get zero rows and columns: the prior's padding).
         points = [self._ald(x[t], acts[t]) for t in range(turns)]
         if self._size != sum(old_sizes):
             self._relayout(old_sizes)
         m = self._size
         starts = self._starts
+        cov, alpha = self._cov, self._alpha
+        gamma = cfg.gamma
+        returns = [0.0] * turns  # y_t = r_t + γ y_{t+1}; the terminal successor has Q = 0
+        following = 0.0
+        for t in range(turns - 1, -1, -1):
+            following = returns[t] = r[t] + gamma * following
+        # Rows over the dictionary (block order): a_t, k̃(x_t) and C̃ k̃(x_t). Each is
+        # non-zero on one action's block only, and C̃ only on the points it had before.
+        rep = np.zeros((turns, m))
+        ker = np.zeros((turns, m))
+        cov_ker = np.zeros((turns, m))
+        sizes = np.empty(turns, dtype=np.intp)
+        for t, point in enumerate(points):
+            start, n = starts[point.action], point.size
+            rep[t, start : start + n] = point.coef
+            ker[t, start : start + n] = point.kvec
+            old = old_sizes[point.action]
+            if old:  # C̃ is symmetric: C̃ k̃ = Σ_j k̃_j (row j of C̃)
+                _einsum("j,ji->i", point.kvec[:old], cov[start : start + old], out=cov_ker[t])
+            sizes[t] = n
+        # Ψ = A K̃ Aᵀ − A K̃ C̃ K̃ Aᵀ: the posterior covariance of Q at the episode's points.
+        # (a_t K̃ a_u = a_t · k̃(x_u) when x_t is represented by a shorter (or equal) prefix of
+        # the block than x_u: k̃(x_u) is exact there; otherwise a_u · k̃(x_t).)
+        cross = _einsum("ti,ui->tu", rep, ker)
+        turn = np.arange(turns)
+        shorter = (sizes[:, None] < sizes) | ((sizes[:, None] == sizes) & (turn[:, None] <= turn))
+        gram = np.where(shorter, cross, cross.T)
+        gram -= _einsum("ti,ui->tu", cov_ker, ker)
+        gram.flat[:: turns + 1] += self._sigma2  # + σ²I: the regression noise on returns
+        residual = np.subtract(returns, _einsum("ti,i->t", ker, alpha))  # y − posterior mean
+        gain = np.subtract(rep, cov_ker, out=rep)  # rows: (a_t − C̃ k̃(x_t))ᵀ
+        factor, pivots = _inverse_ldl(gram)  # L⁻¹ and D with L D Lᵀ = Ψ + σ²I
+        w = _einsum("tk,ki->ti", factor, gain)  # W = L⁻¹ Pᵀ: α̃ += Wᵀ D⁻¹ L⁻¹ (y − μ),
+        alpha += _einsum("ti,t->i", w, _einsum("tk,k->t", factor, residual) / pivots)
+        w /= np.sqrt(pivots)[:, None]  # C̃ += Wᵀ D⁻¹ W
         if self._scratch.shape[0] < m * m:
             self._scratch = np.empty(_capacity_for(m * m, _INITIAL_CAPACITY))
-        cov = self._cov
-        alpha = self._alpha
-        outer = self._scratch[: m * m].reshape(m, m)
-        gamma, sigma2 = cfg.gamma, self._sigma2
-        c_prev = np.zeros(m)
-        d_prev = 0.0
-        rho = lam = 0.0  # λ = γσ², ρ = λ / s_{t-1}; both 0 at an episode's first transition
-        for t in range(turns):
-            current = points[t]
-            h = np.zeros(m)
-            dk = np.zeros(m)
-            s0 = starts[current.action]
-            h[s0 : s0 + current.size] = current.coef
-            dk[s0 : s0 + current.size] = current.kvec
-            dk_tt = current.kappa
-            g = gamma if t + 1 < turns else 0.0  # the terminal successor has Q = 0
-            if g != 0.0:
-                following = points[t + 1]
-                s1 = starts[following.action]
-                h[s1 : s1 + following.size] -= g * following.coef
-                dk[s1 : s1 + following.size] -= g * following.kvec
-                cross = 0.0
-                if following.action == current.action:
-                    # a_tᵀ k̃(x_{t+1}) against the dictionary before x_{t+1} possibly joined
-                    cross = float(_einsum("i,i->", current.coef, following.kvec[: current.size]))
-                dk_tt += -2.0 * g * cross + g * g * following.kappa
-            cov_dk = _einsum("ij,j->i", cov, dk)
-            c = h - cov_dk
-            s = sigma2 * (1.0 + g * g) + dk_tt - float(_einsum("i,i->", dk, cov_dk))
-            d = float(r[t]) - float(_einsum("i,i->", alpha, dk))
-            if rho != 0.0:
-                c += rho * c_prev
-                s += 2.0 * rho * float(_einsum("i,i->", c_prev, dk)) - rho * lam
-                d += rho * d_prev
-            if not (math.isfinite(s) and s > 0.0):
-                raise FloatingPointError(
-                    f"GP-SARSA update lost positive definiteness at turn {t} of the episode "
-                    f"(s = {s!r}); the learner's state is no longer valid"
-                )
-            alpha += c * (d / s)
-            w = c / math.sqrt(s)
-            np.multiply(w[:, None], w, out=outer)  # w_i w_j == w_j w_i exactly,
-            cov += outer  # so C̃ stays exactly symmetric
-            c_prev, d_prev = c, d
-            lam = g * sigma2
-            rho = lam / s
+        update = self._scratch[: m * m].reshape(m, m)
+        # (Wᵀ W)_ij and (Wᵀ W)_ji are the same sum of the same products in the same order,
+        # so C̃ stays exactly symmetric.
+        cov += _einsum("ti,tj->ij", w, w, out=update)
         self._episodes += 1
         self._transitions += turns
 
