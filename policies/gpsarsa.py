@@ -334,18 +334,12 @@ class _ActionBlock:
 class _Layout(NamedTuple):
     """Evaluation arrays that depend on the dictionary only (rebuilt when it grows)."""
 
-    features_t: NDArray[np.float64]  # (feature_dim, m + 1): dictionary features, block order, then a zero column
-    pad_index: NDArray[np.intp]  # (n_actions, width): block position of each padded slot (m = padding)
+    features_t: NDArray[np.float64]  # (feature_dim, m + 1): the features in block order, then a zero column
+    pad_index: NDArray[np.intp]  # (n_actions, width): block-order position of each padded slot (m: none)
     cov_source: NDArray[np.intp]  # flat indices into C̃ of the same-action pairs ...
-    cov_target: NDArray[np.intp]  # ... and where they go in the padded (n_actions, width, width) blocks
+    cov_target: NDArray[np.intp]  # ... and their places in the flat padded blocks (see _posterior)
+    alpha_target: NDArray[np.intp]  # the places of α̃ (block order) in the flat padded blocks
     width: int  # the largest block (at least 1)
-
-
-class _Padded(NamedTuple):
-    """α̃ and the same-action blocks of C̃, zero-padded per action (rebuilt after learning)."""
-
-    alpha: NDArray[np.float64]  # (n_actions, width)
-    cov: NDArray[np.float64]  # (n_actions, width, width)
 
 
 def _capacity_for(n: int, initial: int) -> int:
@@ -441,7 +435,7 @@ class GPSarsa:
         self._cov = np.zeros((0, 0))
         self._scratch = np.empty(0)  # flat buffer for the outer product w wᵀ
         self._layout: _Layout | None = None
-        self._padded: _Padded | None = None
+        self._padded: NDArray[np.float64] | None = None  # see _posterior
 
     # ------------------------------------------------------------------ properties
 
@@ -542,25 +536,30 @@ class GPSarsa:
         features_t = np.zeros((cfg.feature_dim, m + 1))
         features_t[:, :m] = self._block_features().T
         pad_index = np.full((cfg.n_actions, width), m, dtype=np.intp)
-        sources, targets = [np.zeros(0, dtype=np.intp)], [np.zeros(0, dtype=np.intp)]
+        sources, targets, alphas = [], [], []
         for action, (n, start) in enumerate(zip(sizes, self._starts)):
             if not n:
                 continue
             positions = np.arange(start, start + n)
             pad_index[action, :n] = positions
-            slots = action * width + np.arange(n)
+            rows = action * (width + 1) + np.arange(n)  # rows of the (n_actions * (width + 1), width) view
             sources.append((positions[:, None] * m + positions).ravel())
-            targets.append((slots[:, None] * width + np.arange(n)).ravel())
-        self._layout = _Layout(features_t, pad_index, np.concatenate(sources), np.concatenate(targets), width)
+            targets.append((rows[:, None] * width + np.arange(n)).ravel())
+            alphas.append((action * (width + 1) + width) * width + np.arange(n))
+        empty = [np.zeros(0, dtype=np.intp)]
+        self._layout = _Layout(
+            features_t, pad_index, np.concatenate(sources + empty), np.concatenate(targets + empty),
+            np.concatenate(alphas + empty), width,
+        )
         return self._layout
 
-    def _build_padded(self) -> _Padded:
+    def _build_padded(self) -> NDArray[np.float64]:
         layout = self._layout if self._layout is not None else self._build_layout()
         n, width = self._config.n_actions, layout.width
-        alpha = np.append(self._alpha, 0.0)[layout.pad_index]
-        cov = np.zeros(n * width * width)
-        cov[layout.cov_target] = self._cov.ravel()[layout.cov_source]
-        self._padded = _Padded(alpha, cov.reshape(n, width, width))
+        padded = np.zeros(n * (width + 1) * width)
+        padded[layout.cov_target] = self._cov.ravel().take(layout.cov_source)
+        padded[layout.alpha_target] = self._alpha
+        self._padded = padded.reshape(n, width + 1, width)
         return self._padded
 
     def _posterior(self, b: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -569,15 +568,18 @@ class GPSarsa:
         layout = self._layout
         assert layout is not None
         nonzero = b.nonzero()[0]  # beliefs are sparse: ~20 of 275 entries are non-zero
-        b_nz = b[nonzero]
+        b_nz = b.take(nonzero)
         bb = _einsum("i,i->", b_nz, b_nz)
         # v = F b over the non-zero features only: rows of Fᵀ are contiguous
-        v = _einsum("ji,j->i", layout.features_t[nonzero], b_nz)
-        v_pad = v[layout.pad_index]  # (n_actions, width): each action's kernel vector
-        mean = _einsum("ai,ai->a", v_pad, padded.alpha)
-        quad = _einsum("ai,ai->a", v_pad, _einsum("aij,aj->ai", padded.cov, v_pad))
+        v = _einsum("ji,j->i", layout.features_t.take(nonzero, axis=0), b_nz)
+        v_pad = v.take(layout.pad_index)  # (n_actions, width): each action's kernel vector
+        # padded[a] stacks action a's block of C̃ (width rows) and its α̃ (one row), so one
+        # product gives C̃_a v_a and the mean α̃_a · v_a
+        product = _einsum("aij,aj->ai", padded, v_pad)
+        width = layout.width
+        quad = _einsum("ai,ai->a", v_pad, product[:, :width])
         var = np.subtract(bb, quad, out=quad)
-        return mean, np.maximum(var, 0.0, out=var)
+        return product[:, width], np.maximum(var, 0.0, out=var)
 
     def q_values(self, features: ArrayLike, mask: ArrayLike | None = None) -> QEstimate:
         """Posterior mean and standard deviation of Q(b, a) for every action.
@@ -678,7 +680,7 @@ class GPSarsa:
         else:
             values = mean
         if available is not None:
-            values[~available] = -np.inf
+            values = np.where(available, values, -np.inf)
         return int(values.argmax())
 
     # ------------------------------------------------------------------ learning
@@ -806,17 +808,17 @@ class GPSarsa:
             if old:  # C̃ is symmetric: C̃ k̃ = Σ_j k̃_j (row j of C̃)
                 _einsum("j,ji->i", point.kvec[:old], cov[start : start + old], out=cov_ker[t])
             sizes[t] = n
-        # Ψ = A K̃ Aᵀ − A K̃ C̃ K̃ Aᵀ: the posterior covariance of Q at the episode's points.
-        # (a_t K̃ a_u = a_t · k̃(x_u) when x_t is represented by a shorter (or equal) prefix of
-        # the block than x_u: k̃(x_u) is exact there; otherwise a_u · k̃(x_t).)
-        cross = _einsum("ti,ui->tu", rep, ker)
+        # The regression's T × T matrix Ψ + σ²I, with Ψ = A K̃ Aᵀ − A K̃ C̃ K̃ Aᵀ the posterior
+        # covariance of Q at the episode's points: Ψ_tu = (a_t − C̃ k̃_t) · k̃_u if x_t is
+        # represented by a prefix of the block no longer than x_u's (k̃(x_u) is exactly K̃ a_u
+        # there), else Ψ_ut; the part k̃_tᵀ C̃ k̃_u is symmetric anyway.
+        gain = np.subtract(rep, cov_ker, out=rep)  # rows: (a_t − C̃ k̃(x_t))ᵀ
+        cross = _einsum("ti,ui->tu", gain, ker)
         turn = np.arange(turns)
         shorter = (sizes[:, None] < sizes) | ((sizes[:, None] == sizes) & (turn[:, None] <= turn))
         gram = np.where(shorter, cross, cross.T)
-        gram -= _einsum("ti,ui->tu", cov_ker, ker)
         gram.flat[:: turns + 1] += self._sigma2  # + σ²I: the regression noise on returns
         residual = np.subtract(returns, _einsum("ti,i->t", ker, alpha))  # y − posterior mean
-        gain = np.subtract(rep, cov_ker, out=rep)  # rows: (a_t − C̃ k̃(x_t))ᵀ
         factor, pivots = _inverse_ldl(gram)  # L⁻¹ and D with L D Lᵀ = Ψ + σ²I
         w = _einsum("tk,ki->ti", factor, gain)  # W = L⁻¹ Pᵀ: α̃ += Wᵀ D⁻¹ L⁻¹ (y − μ),
         alpha += _einsum("ti,t->i", w, _einsum("tk,k->t", factor, residual) / pivots)
