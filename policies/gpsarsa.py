@@ -293,14 +293,14 @@ class GPSarsaDiagnostics:
     min_dictionary_variance: float
 
 
-class _Point(NamedTuple):
-    """ALD representation of one visited point, relative to its action's dictionary block."""
+class _Segment(NamedTuple):
+    """ALD representation of some turns of an episode by the same prefix of one action's block."""
 
     action: int
-    size: int  # n: the point is represented by the first n points of the block
-    coef: NDArray[np.float64]  # a = K̃_a⁻¹ k̃ over those n points
-    kvec: NDArray[np.float64]  # k̃ over those n points
-    kappa: float  # aᵀ k̃ = k̃ᵀ K̃_a⁻¹ k̃ (= k(x, x) if the point joined the dictionary)
+    turns: list[int]  # the turns (in order)
+    size: int  # n: they are represented by the first n points of the block
+    coef: NDArray[np.float64]  # (len(turns), n): a = K̃⁻¹ k̃ of each turn
+    kvec: NDArray[np.float64]  # (len(turns), n): k̃ of each turn
 
 
 class _ActionBlock:
@@ -340,6 +340,14 @@ class _Layout(NamedTuple):
     cov_target: NDArray[np.intp]  # ... and their places in the flat padded blocks (see _posterior)
     alpha_target: NDArray[np.intp]  # the places of α̃ (block order) in the flat padded blocks
     width: int  # the largest block (at least 1)
+
+
+class _Kernel(NamedTuple):
+    """A belief's kernel values against the whole dictionary, as evaluation computes them."""
+
+    values: NDArray[np.float64]  # (m + 1,): b · (each dictionary point), block order, then 0
+    norm2: float  # b · b
+    layout: _Layout  # the dictionary they belong to (replaced whenever it changes)
 
 
 def _capacity_for(n: int, initial: int) -> int:
@@ -436,6 +444,7 @@ class GPSarsa:
         self._scratch = np.empty(0)  # flat buffer for the outer product w wᵀ
         self._layout: _Layout | None = None
         self._padded: NDArray[np.float64] | None = None  # see _posterior
+        self._last_kernel: _Kernel | None = None  # of the last belief evaluated
 
     # ------------------------------------------------------------------ properties
 
@@ -562,23 +571,31 @@ class GPSarsa:
         self._padded = padded.reshape(n, width + 1, width)
         return self._padded
 
+    def _kernel(self, b: NDArray[np.float64]) -> _Kernel:
+        """``b`` against every dictionary point: ``v = F b`` over the non-zero features only.
+
+        Beliefs are sparse (about 20 of 275 entries are non-zero), and in ``Fᵀ`` the rows of
+        the non-zero features are contiguous, so this costs ``nnz(b) · m`` instead of ``d · m``.
+        """
+        layout = self._layout if self._layout is not None else self._build_layout()
+        nonzero = b.nonzero()[0]
+        b_nz = b.take(nonzero)
+        values = _einsum("ji,j->i", layout.features_t.take(nonzero, axis=0), b_nz)
+        return _Kernel(values, float(_einsum("i,i->", b_nz, b_nz)), layout)
+
     def _posterior(self, b: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Posterior mean and (clipped) variance of every action at a validated belief ``b``."""
         padded = self._padded if self._padded is not None else self._build_padded()
-        layout = self._layout
-        assert layout is not None
-        nonzero = b.nonzero()[0]  # beliefs are sparse: ~20 of 275 entries are non-zero
-        b_nz = b.take(nonzero)
-        bb = _einsum("i,i->", b_nz, b_nz)
-        # v = F b over the non-zero features only: rows of Fᵀ are contiguous
-        v = _einsum("ji,j->i", layout.features_t.take(nonzero, axis=0), b_nz)
-        v_pad = v.take(layout.pad_index)  # (n_actions, width): each action's kernel vector
+        kernel = self._kernel(b)
+        self._last_kernel = kernel
+        layout = kernel.layout
+        v_pad = kernel.values.take(layout.pad_index)  # (n_actions, width): each action's k̃
         # padded[a] stacks action a's block of C̃ (width rows) and its α̃ (one row), so one
-        # product gives C̃_a v_a and the mean α̃_a · v_a
+        # product gives C̃_a k̃_a and the mean α̃_a · k̃_a
         product = _einsum("aij,aj->ai", padded, v_pad)
         width = layout.width
         quad = _einsum("ai,ai->a", v_pad, product[:, :width])
-        var = np.subtract(bb, quad, out=quad)
+        var = np.subtract(kernel.norm2, quad, out=quad)
         return product[:, width], np.maximum(var, 0.0, out=var)
 
     def q_values(self, features: ArrayLike, mask: ArrayLike | None = None) -> QEstimate:
@@ -685,32 +702,59 @@ class GPSarsa:
 
     # ------------------------------------------------------------------ learning
 
-    def _ald(self, b: NDArray[np.float64], action: int) -> _Point:
-        """ALD-test ``(b, action)``; add it to the dictionary if ``δ > ν``."""
-        block = self._blocks[action]
-        n = block.size
-        kxx = float(_einsum("i,i->", b, b))
-        if n:
-            kvec = _einsum("ij,j->i", block.features[:n], b)
-            inv_chol = block.inv_chol[:n, :n]
-            y = _einsum("ij,j->i", inv_chol, kvec)  # L⁻¹ k̃
-            kappa = float(_einsum("i,i->", y, y))  # k̃ᵀ K̃⁻¹ k̃
-            coef = _einsum("ji,j->i", inv_chol, y)  # K̃⁻¹ k̃ = L⁻ᵀ L⁻¹ k̃
-        else:
-            kvec = coef = np.zeros(0)
-            kappa = 0.0
-        delta = kxx - kappa
-        if not delta > self._config.nu:
-            return _Point(action, n, coef, kvec, kappa)
-        root = math.sqrt(delta)
-        row = np.empty(n + 1)
-        row[:n] = coef * (-1.0 / root)
-        row[n] = 1.0 / root
-        block.append(self._size, b, row)
-        self._size += 1
-        unit = np.zeros(n + 1)
-        unit[n] = 1.0
-        return _Point(action, n + 1, unit, np.append(kvec, kxx), kxx)
+    def _ald_episode(self, x: NDArray[np.float64], acts: list[int], kernels: list[_Kernel]) -> list[_Segment]:
+        """ALD-test the turns of an episode, action by action; points with ``δ > ν`` join.
+
+        The turns of one action are tested together against its block until one joins; the
+        later ones are then tested again against the grown block (its kernel column is
+        ``x_u · x_t``). The kernel values against the points the dictionary had before the
+        episode are those of evaluation (``kernels``).
+        """
+        nu = self._config.nu
+        starts = self._starts
+        by_action: dict[int, list[int]] = {}
+        for t, action in enumerate(acts):
+            by_action.setdefault(action, []).append(t)
+        stacked = np.stack([kernel.values for kernel in kernels])
+        norms = [kernel.norm2 for kernel in kernels]
+        segments = []
+        joined: list[tuple[int, _ActionBlock, int]] = []  # (turn, block, position in the block)
+        for action, turns in by_action.items():
+            block = self._blocks[action]
+            n, start = block.size, starts[action]
+            kvec = stacked[turns, start : start + n]  # (q, n): k̃ of each turn
+            while turns:
+                inv_chol = block.inv_chol[:n, :n]
+                y = _einsum("ij,tj->ti", inv_chol, kvec)  # L⁻¹ k̃
+                kappa = _einsum("ti,ti->t", y, y).tolist()  # k̃ᵀ K̃⁻¹ k̃
+                first = next((i for i, t in enumerate(turns) if norms[t] - kappa[i] > nu), len(turns))
+                if first:  # approximated: a = K̃⁻¹ k̃ = L⁻ᵀ L⁻¹ k̃
+                    coef = _einsum("ji,tj->ti", inv_chol, y[:first])
+                    segments.append(_Segment(action, turns[:first], n, coef, kvec[:first]))
+                if first == len(turns):
+                    break
+                t = turns[first]
+                root = math.sqrt(norms[t] - kappa[first])
+                row = np.empty(n + 1)
+                _einsum("ji,j->i", inv_chol, y[first], out=row[:n])
+                row[:n] *= -1.0 / root
+                row[n] = 1.0 / root
+                joined.append((t, block, n))
+                block.append(-1, x[t], row)  # its insertion index is set below
+                self._size += 1
+                unit = np.zeros((1, n + 1))
+                unit[0, n] = 1.0
+                segments.append(_Segment(action, [t], n + 1, unit, np.append(kvec[first], norms[t])[None, :]))
+                turns = turns[first + 1 :]
+                if turns:  # the later turns against the grown block
+                    column = _einsum("td,d->t", x[turns], x[t])
+                    kvec = np.concatenate((kvec[first + 1 :], column[:, None]), axis=1)
+                n += 1
+        # insertion indices (the checkpoint's order) follow the turns, not the actions
+        first_index = self._size - len(joined)
+        for index, (_, block, position) in enumerate(sorted(joined, key=lambda item: item[0])):
+            block.order[position] = first_index + index
+        return segments
 
     def _relayout(self, old_sizes: list[int]) -> None:
         """Move α̃ and C̃ to the block order of the grown dictionary (new points get zeros)."""
@@ -775,15 +819,24 @@ class GPSarsa:
             raise ValueError("rewards must be finite, got non-finite values")
         self._learn(x, acts.tolist(), r.tolist())
 
-    def _learn(self, x: NDArray[np.float64], acts: list[int], r: list[float]) -> None:
-        """:meth:`learn_episode` without validation: ``x`` (T, d) float64, Python ints and floats."""
+    def _learn(
+        self, x: NDArray[np.float64], acts: list[int], r: list[float], kernels: list[_Kernel] | None = None
+    ) -> None:
+        """:meth:`learn_episode` without validation: ``x`` (T, d) float64, Python ints and floats.
+
+        ``kernels`` are the turns' kernel values from evaluation (:meth:`_select`), used if
+        they belong to the current dictionary (they are what :meth:`_kernel` would compute).
+        """
         cfg = self._config
         turns = len(acts)
         self._padded = None
+        layout = self._layout if self._layout is not None else self._build_layout()
+        if kernels is None or len(kernels) != turns or any(k.layout is not layout for k in kernels):
+            kernels = [self._kernel(x[t]) for t in range(turns)]
         old_sizes = [block.size for block in self._blocks]
         # The ALD tests do not depend on α̃ or C̃, so the whole episode is tested first and
         # C̃ grows once (points that join get zero rows and columns: the prior's padding).
-        points = [self._ald(x[t], acts[t]) for t in range(turns)]
+        segments = self._ald_episode(x, acts, kernels)
         if self._size != sum(old_sizes):
             self._relayout(old_sizes)
         m = self._size
@@ -800,14 +853,14 @@ class GPSarsa:
         ker = np.zeros((turns, m))
         cov_ker = np.zeros((turns, m))
         sizes = np.empty(turns, dtype=np.intp)
-        for t, point in enumerate(points):
-            start, n = starts[point.action], point.size
-            rep[t, start : start + n] = point.coef
-            ker[t, start : start + n] = point.kvec
-            old = old_sizes[point.action]
+        for segment in segments:
+            start, n, rows = starts[segment.action], segment.size, segment.turns
+            rep[rows, start : start + n] = segment.coef
+            ker[rows, start : start + n] = segment.kvec
+            old = old_sizes[segment.action]
             if old:  # C̃ is symmetric: C̃ k̃ = Σ_j k̃_j (row j of C̃)
-                _einsum("j,ji->i", point.kvec[:old], cov[start : start + old], out=cov_ker[t])
-            sizes[t] = n
+                cov_ker[rows] = _einsum("tj,ji->ti", segment.kvec[:, :old], cov[start : start + old])
+            sizes[rows] = n
         # The regression's T × T matrix Ψ + σ²I, with Ψ = A K̃ Aᵀ − A K̃ C̃ K̃ Aᵀ the posterior
         # covariance of Q at the episode's points: Ψ_tu = (a_t − C̃ k̃_t) · k̃_u if x_t is
         # represented by a prefix of the block no longer than x_u's (k̃(x_u) is exactly K̃ a_u
