@@ -40,32 +40,41 @@ the sparse posterior is
     Q̂(x) = k̃(x)ᵀ α̃,          Var Q(x) = k(x, x) − k̃(x)ᵀ C̃ k̃(x)   (clipped at 0),
     α̃ = H̃ᵀ (H̃ K̃ H̃ᵀ + Σ)⁻¹ r,    C̃ = H̃ᵀ (H̃ K̃ H̃ᵀ + Σ)⁻¹ H̃.
 
-Recursion (one step per transition, derived by the partitioned inverse)
------------------------------------------------------------------------
-Processing transition ``t`` appends the row ``h̃_t = a_t − γ_t a_{t+1}`` to ``H̃`` (``a_t``
-short for ``a(x_t)``; ``a_T = 0``). With ``Δk = K̃ h̃_t = k̃(x_t) − γ_t k̃(x_{t+1})``,
-``Δk_tt = h̃_tᵀ K̃ h̃_t = a_tᵀk̃(x_t) − 2γ_t a_tᵀk̃(x_{t+1}) + γ_t² a_{t+1}ᵀk̃(x_{t+1})``, the
-previous transition's noise covariance ``λ = γ σ²`` (``λ = 0`` for the first transition of an
-episode) and ``ρ = λ / s_{t-1}``, the Schur complement of the new row gives
-
-    c_t = ρ c_{t-1} + h̃_t − C̃ Δk
-    s_t = σ²(1 + γ_t²) − ρ λ + Δk_tt − Δkᵀ C̃ Δk + 2 ρ c_{t-1}ᵀ Δk
-    d_t = ρ d_{t-1} + r_t − Δkᵀ α̃
-    α̃ ← α̃ + c_t d_t / s_t,      C̃ ← C̃ + c_t c_tᵀ / s_t,
-
-where ``c_{t-1}ᵀ Δk`` uses ``H̃_{t-1}ᵀ Q⁻¹ e_{t-1} = c_{t-1}/s_{t-1}`` and
-``e_{t-1}ᵀ Q⁻¹ r = d_{t-1}/s_{t-1}`` (``Q = H̃K̃H̃ᵀ + Σ``). When ``x_{t+1}`` joins the
-dictionary first, α̃, C̃ and ``c_{t-1}`` are padded with a zero, so ``Δk``'s entry for the
-new point never matters; ``Δk_tt`` uses ``a_tᵀ k̃(x_{t+1})`` against the old dictionary. The
-terminal transition is the same step with ``γ_t = 0``. This is Engel's sparse Monte-Carlo
-GPTD / GP-SARSA recursion; learning runs once per episode, at its end.
-
-Because each episode's ``H`` is square and invertible, the posterior above equals sparse GP
-regression on the discounted Monte-Carlo returns ``y_t = Σ_{k≥t} γ^{k−t} r_k``:
+Because each episode's ``H`` is square and invertible, this equals sparse GP regression on
+the discounted Monte-Carlo returns ``y_t = Σ_{k≥t} γ^{k−t} r_k`` with independent noise σ²:
 
     α̃ = Aᵀ (A K̃ Aᵀ + σ² I)⁻¹ y,      C̃ = Aᵀ (A K̃ Aᵀ + σ² I)⁻¹ A.
 
-The tests use this closed form as an independent oracle for the recursion.
+The tests use both closed forms as independent oracles.
+
+Learning: one update per episode
+--------------------------------
+Engel's GP-SARSA processes an episode transition by transition: each transition appends the
+row ``h̃_t = a_t − γ_t a_{t+1}`` to ``H̃`` (``a_t`` short for ``a(x_t)``) and updates α̃ and
+C̃ by the partitioned inverse, one rank-one update of C̃ per transition. This module makes
+the same update once per episode, at its end. The noise of different episodes is
+independent, so the posterior after an episode is the Gaussian update of the posterior
+before it by that episode's rewards, which is (as above) GP regression on the episode's
+returns ``y`` with independent noise σ²:
+
+    μ = A K̃ α̃                     (μ_t = k̃(x_t)ᵀ α̃, the posterior mean at the episode's points)
+    Ψ = A K̃ Aᵀ − A K̃ C̃ K̃ Aᵀ       (T × T, their posterior covariance)
+    P = Aᵀ − C̃ K̃ Aᵀ               (m × T, column t is a_t − C̃ k̃(x_t))
+    α̃ ← α̃ + P (Ψ + σ²I)⁻¹ (y − μ),      C̃ ← C̃ + P (Ψ + σ²I)⁻¹ Pᵀ
+
+with ``A`` here the episode's rows. (Engel's episode update ``α̃ += Pₑ S⁻¹ (r − ΔKᵀ α̃)``,
+``C̃ += Pₑ S⁻¹ Pₑᵀ`` with ``ΔK = K̃ H̃ᵀ``, ``Pₑ = H̃ᵀ − C̃ ΔK = P Hᵀ`` and
+``S = H̃K̃H̃ᵀ − ΔKᵀ C̃ ΔK + σ²HHᵀ = H (Ψ + σ²I) Hᵀ`` is the same thing.) ``K̃ a_t`` is needed
+only where it is exactly ``k̃(x_t)``: on the points the dictionary had before the episode
+(α̃ and C̃ are zero on the points that join during it: the prior's zero padding), and in
+``a_tᵀ K̃ a_u = a_t · k̃(x_u)`` when ``x_t`` is represented by a prefix of the block no longer
+than ``x_u``'s. ``Ψ + σ²I = L D Lᵀ`` is factored row by row into ``L⁻¹`` (unit lower
+triangular) and ``D`` (the construction of the dictionary factors; pivots ≥ σ² in exact
+arithmetic); with ``W = D^{-1/2} L⁻¹ Pᵀ`` (T × m) the update is
+``α̃ += Wᵀ D^{-1/2} L⁻¹ (y − μ)`` and one rank-T update ``C̃ += Wᵀ W``. The tests check the
+result against the batch posterior of all episodes and, episode by episode, against Engel's
+form with explicit ``H`` and ``Σ``; the per-transition recursion this replaced agreed with
+both to the same rounding.
 
 Numerical stability
 -------------------
@@ -75,8 +84,9 @@ Numerical stability
   form. Entries of ``G_a`` are written once and never updated again, so there is no
   accumulating drift, and ``K̃⁻¹`` is symmetric positive definite by construction. ALD admits a
   point only if ``δ > ν``, so every pivot of the factor is at least ``√ν``.
-* ``C̃`` is updated with ``w wᵀ`` for ``w = c/√s``; ``w_i w_j`` and ``w_j w_i`` are the same
-  floating-point number, so ``C̃`` stays exactly symmetric without re-symmetrising.
+* ``C̃ += Wᵀ W`` is one ``einsum``: entries ``(i, j)`` and ``(j, i)`` are the same sum of the
+  same products in the same order, so ``C̃`` stays exactly symmetric without re-symmetrising.
+* A pivot of ``Ψ + σ²I`` that is not positive raises ``FloatingPointError``.
 * :meth:`GPSarsa.diagnostics` reports ``max|K̃⁻¹K̃ − I|``, ``max|G K̃ Gᵀ − I|``, the
   asymmetry of ``C̃`` and the smallest unclipped posterior variance at a dictionary point.
 
@@ -85,18 +95,37 @@ Determinism
 All randomness is a ``numpy.random.Generator`` passed to :meth:`GPSarsa.select_action`,
 which draws exactly ``n_actions`` standard normals per sampled selection, whatever the mask.
 Every product in evaluation and learning is computed by numpy's own loops (``np.einsum``
-without ``optimize``, ``np.bincount``, ufuncs), never by BLAS, so results do not depend on
-the BLAS thread count (so threadpoolctl limits are not needed): the same inputs give
-bit-identical arrays on the same machine and numpy build, whatever the thread settings.
+without ``optimize``, ``take``, ufuncs), never by BLAS or LAPACK (whose blocked algorithms,
+e.g. OpenBLAS's threaded ``potrf``, change with the thread count; the small T × T
+factorisation is done here), so results do not depend on the BLAS thread count: the same
+inputs give bit-identical arrays on the same machine and numpy build. Nothing depends on
+how a run is split: a checkpoint holds the whole state, and the derived arrays below are
+rebuilt from it.
 
-Performance
------------
-Evaluating all actions for one belief is one matrix-vector product of the belief with the
-dictionary features, a ``bincount`` per action, and one product with the block-diagonal
-(same-action) part of ``C̃``, cached between learning calls. Learning costs O(m²) per
-transition for a dictionary of ``m`` points. The ALD tests of a whole episode run before
-its recursion (they do not depend on α̃ or C̃), so ``C̃`` — kept as an exactly ``m × m``
-C-contiguous array — is re-allocated at most once per episode.
+Layout and fast paths
+---------------------
+The dictionary is kept in *block order*: sorted by action, insertion order within an action,
+so action ``a``'s points are the contiguous positions ``starts[a] .. starts[a+1] − 1`` of α̃
+and C̃ (checkpoints and :meth:`GPSarsa.arrays` use insertion order).
+
+* Evaluation (per decision; O(nnz(b)·m + n_actions·w²), ``w`` the largest block). Beliefs
+  are sparse (about 20 of the 275 features are non-zero), so ``v = F b`` takes the rows of
+  ``Fᵀ`` of the non-zero features only. Action ``a`` needs only its block of ``v``, α̃ and
+  C̃ (``k̃(b, a)`` is zero elsewhere): the same-action blocks of C̃, with α̃ as an extra row,
+  are kept zero-padded in one ``(n_actions, w + 1, w)`` array (rebuilt after learning), so
+  every action's mean and variance is one product. (Restricting that product to the
+  available actions, about 6 of 16, would cost a gather per decision that is dearer than the
+  ~16k multiply-adds it saves.)
+* Learning (per episode). The ALD tests of one action's turns run together against its
+  block (until a point joins; the later turns are then tested against the grown block), on
+  the kernel values evaluation already computed (a policy hands them to :meth:`_learn`;
+  otherwise they are recomputed, identically). ``C̃ k̃(x_t)`` reads only the rows of the
+  points ``x_t``'s block had before the episode. The T × T algebra is small; the one
+  O(m²·T) step is ``C̃ += Wᵀ W`` (T passes over C̃ — the per-transition recursion made T
+  rank-one updates, each twice as expensive). ``C̃`` is kept exactly ``m × m`` and
+  C-contiguous and re-allocated only when the dictionary grows (at most once per episode).
+* Callers whose inputs are valid by construction (the policy wrapper) use ``_select`` and
+  ``_learn``, which skip the public methods' validation.
 
 Checkpoints
 -----------
