@@ -411,7 +411,7 @@ def _inverse_ldl(gram: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArra
         if not (math.isfinite(delta) and delta > 0.0):
             raise FloatingPointError(
                 f"GP-SARSA update lost positive definiteness at turn {t} of the episode "
-                f"(pivot {delta!r}); the learner's state is no longer valid"
+                f"(pivot {delta!r}); the episode was not learned"
             )
         factor[t, t] = 1.0
         pivots[t] = delta
