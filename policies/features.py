@@ -38,19 +38,20 @@ from policies.domain_cache import domain_cache
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
     from contexts.domain import Domain, Ontology
-    from policies.summary import SummaryActions
+    from policies.summary import SummaryActions, _Summary
 
 __all__ = ["belief_features", "feature_names", "feature_size", "FeatureLayout", "N_DATABASE_FLAGS"]
 
 #: Number of database flags at the end of the vector (5 blocks of 5).
 N_DATABASE_FLAGS = 25
 _MAX_ACCEPTED = 5
+_MAX_MEMO = 1 << 16
 
 
 class FeatureLayout:
     """Slot widths and zero paddings of one ontology's feature vector (see :mod:`policies.domain_cache`)."""
 
-    __slots__ = ("requestable", "slots", "size", "zeros")
+    __slots__ = ("requestable", "slots", "size", "zeros", "database_flags")
 
     def __init__(self, ontology: Ontology) -> None:
         self.requestable = tuple(ontology.requestable)
@@ -65,6 +66,9 @@ class FeatureLayout:
             + N_DATABASE_FLAGS
         )
         self.zeros = [0.0] * max([width for _, width in self.slots] + [N_DATABASE_FLAGS])
+        # The database flags depend only on the accepted (slot, value) pairs in order, which
+        # change rarely within a dialogue: memoised (up to _MAX_MEMO keys).
+        self.database_flags: dict[tuple[tuple[str, str], ...], list[float]] = {}
 
 
 def feature_size(domain: Domain) -> int:
@@ -160,12 +164,25 @@ def belief_features(belief: BeliefState, domain: Domain) -> np.ndarray:
             out.extend(zeros[: width - len(values)])
     out.append(1.0 if belief.offer_happened else 0.0)
     out.append(1.0 if belief.last_informed_no_venue else 0.0)
-    out.extend(_database_flags(cache.space, belief))
+    out.extend(_database_flags(cache.space, belief, layout.database_flags))
     return np.array(out, dtype=np.float64)
 
 
-def _database_flags(space: SummaryActions, belief: BeliefState) -> list[float]:
+def _database_flags(
+    space: SummaryActions, belief: BeliefState, memo: dict[tuple[tuple[str, str], ...], list[float]]
+) -> list[float]:
     summary = space.summarise(belief)
+    accepted = summary.accepted
+    key = tuple([(slot, value) for slot, value, _ in accepted])
+    flags = memo.get(key)
+    if flags is None:
+        flags = _compute_database_flags(space, summary)
+        if len(memo) < _MAX_MEMO:
+            memo[key] = flags
+    return flags
+
+
+def _compute_database_flags(space: SummaryActions, summary: _Summary) -> list[float]:
     accepted = summary.accepted
     index = space.index
     flags: list[float] = []

@@ -40,32 +40,41 @@ the sparse posterior is
     Q̂(x) = k̃(x)ᵀ α̃,          Var Q(x) = k(x, x) − k̃(x)ᵀ C̃ k̃(x)   (clipped at 0),
     α̃ = H̃ᵀ (H̃ K̃ H̃ᵀ + Σ)⁻¹ r,    C̃ = H̃ᵀ (H̃ K̃ H̃ᵀ + Σ)⁻¹ H̃.
 
-Recursion (one step per transition, derived by the partitioned inverse)
------------------------------------------------------------------------
-Processing transition ``t`` appends the row ``h̃_t = a_t − γ_t a_{t+1}`` to ``H̃`` (``a_t``
-short for ``a(x_t)``; ``a_T = 0``). With ``Δk = K̃ h̃_t = k̃(x_t) − γ_t k̃(x_{t+1})``,
-``Δk_tt = h̃_tᵀ K̃ h̃_t = a_tᵀk̃(x_t) − 2γ_t a_tᵀk̃(x_{t+1}) + γ_t² a_{t+1}ᵀk̃(x_{t+1})``, the
-previous transition's noise covariance ``λ = γ σ²`` (``λ = 0`` for the first transition of an
-episode) and ``ρ = λ / s_{t-1}``, the Schur complement of the new row gives
-
-    c_t = ρ c_{t-1} + h̃_t − C̃ Δk
-    s_t = σ²(1 + γ_t²) − ρ λ + Δk_tt − Δkᵀ C̃ Δk + 2 ρ c_{t-1}ᵀ Δk
-    d_t = ρ d_{t-1} + r_t − Δkᵀ α̃
-    α̃ ← α̃ + c_t d_t / s_t,      C̃ ← C̃ + c_t c_tᵀ / s_t,
-
-where ``c_{t-1}ᵀ Δk`` uses ``H̃_{t-1}ᵀ Q⁻¹ e_{t-1} = c_{t-1}/s_{t-1}`` and
-``e_{t-1}ᵀ Q⁻¹ r = d_{t-1}/s_{t-1}`` (``Q = H̃K̃H̃ᵀ + Σ``). When ``x_{t+1}`` joins the
-dictionary first, α̃, C̃ and ``c_{t-1}`` are padded with a zero, so ``Δk``'s entry for the
-new point never matters; ``Δk_tt`` uses ``a_tᵀ k̃(x_{t+1})`` against the old dictionary. The
-terminal transition is the same step with ``γ_t = 0``. This is Engel's sparse Monte-Carlo
-GPTD / GP-SARSA recursion; learning runs once per episode, at its end.
-
-Because each episode's ``H`` is square and invertible, the posterior above equals sparse GP
-regression on the discounted Monte-Carlo returns ``y_t = Σ_{k≥t} γ^{k−t} r_k``:
+Because each episode's ``H`` is square and invertible, this equals sparse GP regression on
+the discounted Monte-Carlo returns ``y_t = Σ_{k≥t} γ^{k−t} r_k`` with independent noise σ²:
 
     α̃ = Aᵀ (A K̃ Aᵀ + σ² I)⁻¹ y,      C̃ = Aᵀ (A K̃ Aᵀ + σ² I)⁻¹ A.
 
-The tests use this closed form as an independent oracle for the recursion.
+The tests use both closed forms as independent oracles.
+
+Learning: one update per episode
+--------------------------------
+Engel's GP-SARSA processes an episode transition by transition: each transition appends the
+row ``h̃_t = a_t − γ_t a_{t+1}`` to ``H̃`` (``a_t`` short for ``a(x_t)``) and updates α̃ and
+C̃ by the partitioned inverse, one rank-one update of C̃ per transition. This module makes
+the same update once per episode, at its end. The noise of different episodes is
+independent, so the posterior after an episode is the Gaussian update of the posterior
+before it by that episode's rewards, which is (as above) GP regression on the episode's
+returns ``y`` with independent noise σ²:
+
+    μ = A K̃ α̃                     (μ_t = k̃(x_t)ᵀ α̃, the posterior mean at the episode's points)
+    Ψ = A K̃ Aᵀ − A K̃ C̃ K̃ Aᵀ       (T × T, their posterior covariance)
+    P = Aᵀ − C̃ K̃ Aᵀ               (m × T, column t is a_t − C̃ k̃(x_t))
+    α̃ ← α̃ + P (Ψ + σ²I)⁻¹ (y − μ),      C̃ ← C̃ + P (Ψ + σ²I)⁻¹ Pᵀ
+
+with ``A`` here the episode's rows. (Engel's episode update ``α̃ += Pₑ S⁻¹ (r − ΔKᵀ α̃)``,
+``C̃ += Pₑ S⁻¹ Pₑᵀ`` with ``ΔK = K̃ H̃ᵀ``, ``Pₑ = H̃ᵀ − C̃ ΔK = P Hᵀ`` and
+``S = H̃K̃H̃ᵀ − ΔKᵀ C̃ ΔK + σ²HHᵀ = H (Ψ + σ²I) Hᵀ`` is the same thing.) ``K̃ a_t`` is needed
+only where it is exactly ``k̃(x_t)``: on the points the dictionary had before the episode
+(α̃ and C̃ are zero on the points that join during it: the prior's zero padding), and in
+``a_tᵀ K̃ a_u = a_t · k̃(x_u)`` when ``x_t`` is represented by a prefix of the block no longer
+than ``x_u``'s. ``Ψ + σ²I = L D Lᵀ`` is factored row by row into ``L⁻¹`` (unit lower
+triangular) and ``D`` (the construction of the dictionary factors; pivots ≥ σ² in exact
+arithmetic); with ``W = D^{-1/2} L⁻¹ Pᵀ`` (T × m) the update is
+``α̃ += Wᵀ D^{-1/2} L⁻¹ (y − μ)`` and one rank-T update ``C̃ += Wᵀ W``. The tests check the
+result against the batch posterior of all episodes and, episode by episode, against Engel's
+form with explicit ``H`` and ``Σ``; the per-transition recursion this replaced agreed with
+both to the same rounding.
 
 Numerical stability
 -------------------
@@ -75,8 +84,9 @@ Numerical stability
   form. Entries of ``G_a`` are written once and never updated again, so there is no
   accumulating drift, and ``K̃⁻¹`` is symmetric positive definite by construction. ALD admits a
   point only if ``δ > ν``, so every pivot of the factor is at least ``√ν``.
-* ``C̃`` is updated with ``w wᵀ`` for ``w = c/√s``; ``w_i w_j`` and ``w_j w_i`` are the same
-  floating-point number, so ``C̃`` stays exactly symmetric without re-symmetrising.
+* ``C̃ += Wᵀ W`` is one ``einsum``: entries ``(i, j)`` and ``(j, i)`` are the same sum of the
+  same products in the same order, so ``C̃`` stays exactly symmetric without re-symmetrising.
+* A pivot of ``Ψ + σ²I`` that is not positive raises ``FloatingPointError``.
 * :meth:`GPSarsa.diagnostics` reports ``max|K̃⁻¹K̃ − I|``, ``max|G K̃ Gᵀ − I|``, the
   asymmetry of ``C̃`` and the smallest unclipped posterior variance at a dictionary point.
 
@@ -85,18 +95,37 @@ Determinism
 All randomness is a ``numpy.random.Generator`` passed to :meth:`GPSarsa.select_action`,
 which draws exactly ``n_actions`` standard normals per sampled selection, whatever the mask.
 Every product in evaluation and learning is computed by numpy's own loops (``np.einsum``
-without ``optimize``, ``np.bincount``, ufuncs), never by BLAS, so results do not depend on
-the BLAS thread count (so threadpoolctl limits are not needed): the same inputs give
-bit-identical arrays on the same machine and numpy build, whatever the thread settings.
+without ``optimize``, ``take``, ufuncs), never by BLAS or LAPACK (whose blocked algorithms,
+e.g. OpenBLAS's threaded ``potrf``, change with the thread count; the small T × T
+factorisation is done here), so results do not depend on the BLAS thread count: the same
+inputs give bit-identical arrays on the same machine and numpy build. Nothing depends on
+how a run is split: a checkpoint holds the whole state, and the derived arrays below are
+rebuilt from it.
 
-Performance
------------
-Evaluating all actions for one belief is one matrix-vector product of the belief with the
-dictionary features, a ``bincount`` per action, and one product with the block-diagonal
-(same-action) part of ``C̃``, cached between learning calls. Learning costs O(m²) per
-transition for a dictionary of ``m`` points. The ALD tests of a whole episode run before
-its recursion (they do not depend on α̃ or C̃), so ``C̃`` — kept as an exactly ``m × m``
-C-contiguous array — is re-allocated at most once per episode.
+Layout and fast paths
+---------------------
+The dictionary is kept in *block order*: sorted by action, insertion order within an action,
+so action ``a``'s points are the contiguous positions ``starts[a] .. starts[a+1] − 1`` of α̃
+and C̃ (checkpoints and :meth:`GPSarsa.arrays` use insertion order).
+
+* Evaluation (per decision; O(nnz(b)·m + n_actions·w²), ``w`` the largest block). Beliefs
+  are sparse (about 20 of the 275 features are non-zero), so ``v = F b`` takes the rows of
+  ``Fᵀ`` of the non-zero features only. Action ``a`` needs only its block of ``v``, α̃ and
+  C̃ (``k̃(b, a)`` is zero elsewhere): the same-action blocks of C̃, with α̃ as an extra row,
+  are kept zero-padded in one ``(n_actions, w + 1, w)`` array (rebuilt after learning), so
+  every action's mean and variance is one product. (Restricting that product to the
+  available actions, about 6 of 16, would cost a gather per decision that is dearer than the
+  ~16k multiply-adds it saves.)
+* Learning (per episode). The ALD tests of one action's turns run together against its
+  block (until a point joins; the later turns are then tested against the grown block), on
+  the kernel values evaluation already computed (a policy hands them to :meth:`_learn`;
+  otherwise they are recomputed, identically). ``C̃ k̃(x_t)`` reads only the rows of the
+  points ``x_t``'s block had before the episode. The T × T algebra is small; the one
+  O(m²·T) step is ``C̃ += Wᵀ W`` (T passes over C̃ — the per-transition recursion made T
+  rank-one updates, each twice as expensive). ``C̃`` is kept exactly ``m × m`` and
+  C-contiguous and re-allocated only when the dictionary grows (at most once per episode).
+* Callers whose inputs are valid by construction (the policy wrapper) use ``_select`` and
+  ``_learn``, which skip the public methods' validation.
 
 Checkpoints
 -----------
@@ -124,6 +153,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+try:  # np.einsum without ``optimize`` is exactly this function, minus a Python-level wrapper
+    from numpy._core.multiarray import c_einsum as _einsum
+except ImportError:  # pragma: no cover - other numpy layouts
+    _einsum = np.einsum
 
 from simscore.errors import CheckpointError
 from simscore.io import atomic_open, dumps, format_problem
@@ -288,42 +322,61 @@ class GPSarsaDiagnostics:
     min_dictionary_variance: float
 
 
-class _Point(NamedTuple):
-    """ALD representation of one visited point, relative to its action's dictionary block."""
+class _Segment(NamedTuple):
+    """ALD representation of some turns of an episode by the same prefix of one action's block."""
 
     action: int
-    members: NDArray[np.int64]  # global dictionary indices of the block (insertion order)
-    coef: NDArray[np.float64]  # a = K̃_a⁻¹ k̃, one entry per member
-    kvec: NDArray[np.float64]  # k̃, one entry per member
-    kappa: float  # aᵀ k̃ = k̃ᵀ K̃_a⁻¹ k̃ (= k(x, x) if the point joined the dictionary)
+    turns: list[int]  # the turns (in order)
+    size: int  # n: they are represented by the first n points of the block
+    coef: NDArray[np.float64]  # (len(turns), n): a = K̃⁻¹ k̃ of each turn
+    kvec: NDArray[np.float64]  # (len(turns), n): k̃ of each turn
 
 
 class _ActionBlock:
-    """Dictionary points of one action: global indices, features, inverse Cholesky factor."""
+    """Dictionary points of one action: insertion indices, features, inverse Cholesky factor."""
 
-    __slots__ = ("size", "members", "features", "inv_chol")
+    __slots__ = ("size", "order", "features", "inv_chol")
 
     def __init__(self, feature_dim: int, capacity: int = _INITIAL_BLOCK_CAPACITY) -> None:
         self.size = 0
-        self.members = np.zeros(capacity, dtype=np.int64)
+        self.order = np.zeros(capacity, dtype=np.int64)  # insertion index of each point
         self.features = np.zeros((capacity, feature_dim))
         self.inv_chol = np.zeros((capacity, capacity))
 
     def append(self, index: int, b: NDArray[np.float64], row: NDArray[np.float64]) -> None:
         n = self.size
-        if n == self.members.shape[0]:
+        if n == self.order.shape[0]:
             capacity = 2 * n
-            members = np.zeros(capacity, dtype=np.int64)
-            members[:n] = self.members[:n]
+            order = np.zeros(capacity, dtype=np.int64)
+            order[:n] = self.order[:n]
             features = np.zeros((capacity, self.features.shape[1]))
             features[:n] = self.features[:n]
             inv_chol = np.zeros((capacity, capacity))
             inv_chol[:n, :n] = self.inv_chol[:n, :n]
-            self.members, self.features, self.inv_chol = members, features, inv_chol
-        self.members[n] = index
+            self.order, self.features, self.inv_chol = order, features, inv_chol
+        self.order[n] = index
         self.features[n] = b
         self.inv_chol[n, : n + 1] = row
         self.size = n + 1
+
+
+class _Layout(NamedTuple):
+    """Evaluation arrays that depend on the dictionary only (rebuilt when it grows)."""
+
+    features_t: NDArray[np.float64]  # (feature_dim, m + 1): the features in block order, then a zero column
+    pad_index: NDArray[np.intp]  # (n_actions, width): block-order position of each padded slot (m: none)
+    cov_source: NDArray[np.intp]  # flat indices into C̃ of the same-action pairs ...
+    cov_target: NDArray[np.intp]  # ... and their places in the flat padded blocks (see _posterior)
+    alpha_target: NDArray[np.intp]  # the places of α̃ (block order) in the flat padded blocks
+    width: int  # the largest block (at least 1)
+
+
+class _Kernel(NamedTuple):
+    """A belief's kernel values against the whole dictionary, as evaluation computes them."""
+
+    values: NDArray[np.float64]  # (m + 1,): b · (each dictionary point), block order, then 0
+    norm2: float  # b · b
+    layout: _Layout  # the dictionary they belong to (replaced whenever it changes)
 
 
 def _capacity_for(n: int, initial: int) -> int:
@@ -333,17 +386,36 @@ def _capacity_for(n: int, initial: int) -> int:
     return capacity
 
 
-def _matvec(matrix: NDArray[np.float64], vector: NDArray[np.float64]) -> NDArray[np.float64]:
-    # numpy's own loop rather than BLAS: results independent of the BLAS thread count.
-    return np.einsum("ij,j->i", matrix, vector)
+def _inverse_ldl(gram: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``M`` unit lower triangular and ``d`` with ``M gram Mᵀ = diag(d)`` (``gram = L D Lᵀ``, ``M = L⁻¹``).
 
-
-def _rmatvec(matrix: NDArray[np.float64], vector: NDArray[np.float64]) -> NDArray[np.float64]:
-    return np.einsum("ji,j->i", matrix, vector)
-
-
-def _dot(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
-    return float(np.einsum("i,i->", x, y))
+    For a small symmetric positive definite matrix; built row by row like the dictionary
+    factors: row ``t`` of ``M`` is ``[−(y/d)ᵀ M, 1]`` with ``y = M g`` (``g`` the part of column
+    ``t`` above the diagonal) and pivot ``d_t = gram_tt − y·(y/d)``. Only the upper triangle of
+    ``gram`` is read. numpy loops, not LAPACK, whose blocked factorisation changes with the
+    BLAS thread count.
+    """
+    n = gram.shape[0]
+    factor = np.zeros((n, n))
+    pivots = np.empty(n)
+    for t in range(n):
+        if t:
+            previous = factor[:t, :t]
+            y = _einsum("kj,j->k", previous, gram[:t, t])
+            u = y / pivots[:t]
+            delta = float(gram[t, t]) - float(_einsum("i,i->", u, y))
+            row = _einsum("k,kj->j", u, previous, out=factor[t, :t])
+            np.negative(row, out=row)
+        else:
+            delta = float(gram[0, 0])
+        if not (math.isfinite(delta) and delta > 0.0):
+            raise FloatingPointError(
+                f"GP-SARSA update lost positive definiteness at turn {t} of the episode "
+                f"(pivot {delta!r}); the episode was not learned"
+            )
+        factor[t, t] = 1.0
+        pivots[t] = delta
+    return factor, pivots
 
 
 class GPSarsa:
@@ -391,15 +463,17 @@ class GPSarsa:
         self._episodes = 0
         self._transitions = 0
         d = config.feature_dim
-        self._features = np.zeros((_INITIAL_CAPACITY, d))
-        self._actions = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
-        self._alpha = np.zeros(_INITIAL_CAPACITY)
-        # C̃ is kept exactly m × m and C-contiguous (re-allocated at most once per episode):
-        # rank-one updates of a contiguous array are ~1.5x faster than of a strided view.
+        self._blocks = [_ActionBlock(d) for _ in range(config.n_actions)]
+        # Block order: the dictionary points sorted by action (insertion order within an
+        # action); block a occupies positions _starts[a] .. _starts[a + 1] - 1 of α̃ and C̃.
+        self._starts = [0] * (config.n_actions + 1)
+        self._alpha = np.zeros(0)
+        # C̃ is kept exactly m × m and C-contiguous (re-allocated at most once per episode).
         self._cov = np.zeros((0, 0))
         self._scratch = np.empty(0)  # flat buffer for the outer product w wᵀ
-        self._blocks = [_ActionBlock(d) for _ in range(config.n_actions)]
-        self._block_cov: NDArray[np.float64] | None = None
+        self._layout: _Layout | None = None
+        self._padded: NDArray[np.float64] | None = None  # see _posterior
+        self._last_kernel: _Kernel | None = None  # of the last belief evaluated
 
     # ------------------------------------------------------------------ properties
 
@@ -427,6 +501,15 @@ class GPSarsa:
         """Number of dictionary points per action, shape ``(n_actions,)``."""
         return np.array([block.size for block in self._blocks], dtype=np.int64)
 
+    def _block_features(self) -> NDArray[np.float64]:
+        """Dictionary features in block order, shape ``(m, feature_dim)``."""
+        blocks = [block.features[: block.size] for block in self._blocks]
+        return np.concatenate(blocks) if self._size else np.zeros((0, self._config.feature_dim))
+
+    def _block_actions(self) -> NDArray[np.int64]:
+        """Action of each dictionary point in block order."""
+        return np.repeat(np.arange(self._config.n_actions, dtype=np.int64), self.dictionary_sizes())
+
     def arrays(self) -> dict[str, NDArray[np.float64] | NDArray[np.int64]]:
         """Copies of the learned state (the arrays a checkpoint stores).
 
@@ -439,12 +522,16 @@ class GPSarsa:
             actions in order, each ``m_a × m_a``).
         """
         m = self._size
+        # position (in block order) of each point, by insertion index
+        where = np.empty(m, dtype=np.intp)
+        for block, start in zip(self._blocks, self._starts):
+            where[block.order[: block.size]] = np.arange(start, start + block.size)
         packed = [block.inv_chol[: block.size, : block.size].ravel() for block in self._blocks]
         return {
-            "features": self._features[:m].copy(),
-            "actions": self._actions[:m].copy(),
-            "alpha": self._alpha[:m].copy(),
-            "covariance": self._cov.copy(),
+            "features": self._block_features()[where],
+            "actions": self._block_actions()[where],
+            "alpha": self._alpha[where],
+            "covariance": self._cov[np.ix_(where, where)],
             "inverse_cholesky": np.concatenate(packed),
         }
 
@@ -479,26 +566,66 @@ class GPSarsa:
 
     # ------------------------------------------------------------------ evaluation
 
-    def _block_covariance(self) -> NDArray[np.float64]:
-        # C̃ restricted to same-action pairs (k̃(b, a) is zero off action a's block).
-        if self._block_cov is None:
-            m = self._size
-            acts = self._actions[:m]
-            same = acts[:, None] == acts[None, :]
-            self._block_cov = np.where(same, self._cov, 0.0)
-        return self._block_cov
+    def _build_layout(self) -> _Layout:
+        cfg = self._config
+        m = self._size
+        sizes = [block.size for block in self._blocks]
+        width = max(sizes + [1])
+        features_t = np.zeros((cfg.feature_dim, m + 1))
+        features_t[:, :m] = self._block_features().T
+        pad_index = np.full((cfg.n_actions, width), m, dtype=np.intp)
+        sources, targets, alphas = [], [], []
+        for action, (n, start) in enumerate(zip(sizes, self._starts)):
+            if not n:
+                continue
+            positions = np.arange(start, start + n)
+            pad_index[action, :n] = positions
+            rows = action * (width + 1) + np.arange(n)  # rows of the (n_actions * (width + 1), width) view
+            sources.append((positions[:, None] * m + positions).ravel())
+            targets.append((rows[:, None] * width + np.arange(n)).ravel())
+            alphas.append((action * (width + 1) + width) * width + np.arange(n))
+        empty = [np.zeros(0, dtype=np.intp)]
+        self._layout = _Layout(
+            features_t, pad_index, np.concatenate(sources + empty), np.concatenate(targets + empty),
+            np.concatenate(alphas + empty), width,
+        )
+        return self._layout
+
+    def _build_padded(self) -> NDArray[np.float64]:
+        layout = self._layout if self._layout is not None else self._build_layout()
+        n, width = self._config.n_actions, layout.width
+        padded = np.zeros(n * (width + 1) * width)
+        padded[layout.cov_target] = self._cov.ravel().take(layout.cov_source)
+        padded[layout.alpha_target] = self._alpha
+        self._padded = padded.reshape(n, width + 1, width)
+        return self._padded
+
+    def _kernel(self, b: NDArray[np.float64]) -> _Kernel:
+        """``b`` against every dictionary point: ``v = F b`` over the non-zero features only.
+
+        Beliefs are sparse (about 20 of 275 entries are non-zero), and in ``Fᵀ`` the rows of
+        the non-zero features are contiguous, so this costs ``nnz(b) · m`` instead of ``d · m``.
+        """
+        layout = self._layout if self._layout is not None else self._build_layout()
+        nonzero = b.nonzero()[0]
+        b_nz = b.take(nonzero)
+        values = _einsum("ji,j->i", layout.features_t.take(nonzero, axis=0), b_nz)
+        return _Kernel(values, float(_einsum("i,i->", b_nz, b_nz)), layout)
 
     def _posterior(self, b: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        n = self._config.n_actions
-        bb = _dot(b, b)
-        m = self._size
-        if m == 0:
-            return np.zeros(n), np.full(n, bb)
-        acts = self._actions[:m]
-        v = _matvec(self._features[:m], b)
-        mean = np.bincount(acts, weights=v * self._alpha[:m], minlength=n).astype(np.float64, copy=False)
-        quad = np.bincount(acts, weights=v * _matvec(self._block_covariance(), v), minlength=n)
-        return mean, np.maximum(bb - quad, 0.0).astype(np.float64, copy=False)
+        """Posterior mean and (clipped) variance of every action at a validated belief ``b``."""
+        padded = self._padded if self._padded is not None else self._build_padded()
+        kernel = self._kernel(b)
+        self._last_kernel = kernel
+        layout = kernel.layout
+        v_pad = kernel.values.take(layout.pad_index)  # (n_actions, width): each action's k̃
+        # padded[a] stacks action a's block of C̃ (width rows) and its α̃ (one row), so one
+        # product gives C̃_a k̃_a and the mean α̃_a · k̃_a
+        product = _einsum("aij,aj->ai", padded, v_pad)
+        width = layout.width
+        quad = _einsum("ai,ai->a", v_pad, product[:, :width])
+        var = np.subtract(kernel.norm2, quad, out=quad)
+        return product[:, width], np.maximum(var, 0.0, out=var)
 
     def q_values(self, features: ArrayLike, mask: ArrayLike | None = None) -> QEstimate:
         """Posterior mean and standard deviation of Q(b, a) for every action.
@@ -574,66 +701,106 @@ class GPSarsa:
         b = self._check_belief(features)
         available = self._check_mask(mask)
         effective = self._config.scale if scale is None else _check_real("scale", scale)
+        if effective > 0.0 and not isinstance(rng, np.random.Generator):
+            raise TypeError(
+                "rng must be a numpy.random.Generator when scale > 0 "
+                f"(scale={effective!r}), got {type(rng).__name__}"
+            )
+        return self._select(b, available, rng, effective)
+
+    def _select(
+        self,
+        b: NDArray[np.float64],
+        available: NDArray[np.bool_] | None,
+        rng: np.random.Generator | None,
+        scale: float,
+    ) -> int:
+        """:meth:`select_action` without validation (for callers whose inputs are valid)."""
         mean, var = self._posterior(b)
-        if effective > 0.0:
-            if not isinstance(rng, np.random.Generator):
-                raise TypeError(
-                    "rng must be a numpy.random.Generator when scale > 0 "
-                    f"(scale={effective!r}), got {type(rng).__name__}"
-                )
-            values = mean + (effective * np.sqrt(var)) * rng.standard_normal(mean.shape[0])
+        if scale > 0.0:
+            assert rng is not None
+            values = np.sqrt(var, out=var)  # values = mean + (scale · std) · z, in place
+            values *= scale
+            values *= rng.standard_normal(mean.shape[0])
+            values += mean
         else:
             values = mean
         if available is not None:
             values = np.where(available, values, -np.inf)
-        return int(np.argmax(values))
+        return int(values.argmax())
 
     # ------------------------------------------------------------------ learning
 
-    def _ensure_capacity(self, needed: int) -> None:
-        capacity = self._alpha.shape[0]
-        if needed <= capacity:
-            return
-        new = _capacity_for(needed, _INITIAL_CAPACITY)
-        m = self._size
-        features = np.zeros((new, self._config.feature_dim))
-        features[:m] = self._features[:m]
-        actions = np.zeros(new, dtype=np.int64)
-        actions[:m] = self._actions[:m]
-        alpha = np.zeros(new)
-        alpha[:m] = self._alpha[:m]
-        self._features, self._actions, self._alpha = features, actions, alpha
+    def _ald_episode(self, x: NDArray[np.float64], acts: list[int], kernels: list[_Kernel]) -> list[_Segment]:
+        """ALD-test the turns of an episode, action by action; points with ``δ > ν`` join.
 
-    def _ald(self, b: NDArray[np.float64], action: int) -> _Point:
-        """ALD-test ``(b, action)``; add it to the dictionary if ``δ > ν``."""
-        block = self._blocks[action]
-        n = block.size
-        kxx = _dot(b, b)
-        if n:
-            kvec = _matvec(block.features[:n], b)
-            inv_chol = block.inv_chol[:n, :n]
-            y = _matvec(inv_chol, kvec)  # L⁻¹ k̃
-            kappa = _dot(y, y)  # k̃ᵀ K̃⁻¹ k̃
-            coef = _rmatvec(inv_chol, y)  # K̃⁻¹ k̃ = L⁻ᵀ L⁻¹ k̃
-        else:
-            kvec = coef = np.zeros(0)
-            kappa = 0.0
-        delta = kxx - kappa
-        if not delta > self._config.nu:
-            return _Point(action, block.members[:n].copy(), coef, kvec, kappa)
-        index = self._size
-        self._ensure_capacity(index + 1)
-        self._features[index] = b
-        self._actions[index] = action
-        self._size = index + 1
-        root = math.sqrt(delta)
-        row = np.empty(n + 1)
-        row[:n] = coef * (-1.0 / root)
-        row[n] = 1.0 / root
-        block.append(index, b, row)
-        unit = np.zeros(n + 1)
-        unit[n] = 1.0
-        return _Point(action, block.members[: n + 1].copy(), unit, np.append(kvec, kxx), kxx)
+        The turns of one action are tested together against its block until one joins; the
+        later ones are then tested again against the grown block (its kernel column is
+        ``x_u · x_t``). The kernel values against the points the dictionary had before the
+        episode are those of evaluation (``kernels``).
+        """
+        nu = self._config.nu
+        starts = self._starts
+        by_action: dict[int, list[int]] = {}
+        for t, action in enumerate(acts):
+            by_action.setdefault(action, []).append(t)
+        stacked = np.stack([kernel.values for kernel in kernels])
+        norms = [kernel.norm2 for kernel in kernels]
+        segments = []
+        joined: list[tuple[int, _ActionBlock, int]] = []  # (turn, block, position in the block)
+        for action, turns in by_action.items():
+            block = self._blocks[action]
+            n, start = block.size, starts[action]
+            kvec = stacked[turns, start : start + n]  # (q, n): k̃ of each turn
+            while turns:
+                inv_chol = block.inv_chol[:n, :n]
+                y = _einsum("ij,tj->ti", inv_chol, kvec)  # L⁻¹ k̃
+                kappa = _einsum("ti,ti->t", y, y).tolist()  # k̃ᵀ K̃⁻¹ k̃
+                first = next((i for i, t in enumerate(turns) if norms[t] - kappa[i] > nu), len(turns))
+                if first:  # approximated: a = K̃⁻¹ k̃ = L⁻ᵀ L⁻¹ k̃
+                    coef = _einsum("ji,tj->ti", inv_chol, y[:first])
+                    segments.append(_Segment(action, turns[:first], n, coef, kvec[:first]))
+                if first == len(turns):
+                    break
+                t = turns[first]
+                root = math.sqrt(norms[t] - kappa[first])
+                row = np.empty(n + 1)
+                _einsum("ji,j->i", inv_chol, y[first], out=row[:n])
+                row[:n] *= -1.0 / root
+                row[n] = 1.0 / root
+                joined.append((t, block, n))
+                block.append(-1, x[t], row)  # its insertion index is set below
+                self._size += 1
+                unit = np.zeros((1, n + 1))
+                unit[0, n] = 1.0
+                segments.append(_Segment(action, [t], n + 1, unit, np.append(kvec[first], norms[t])[None, :]))
+                turns = turns[first + 1 :]
+                if turns:  # the later turns against the grown block
+                    column = _einsum("td,d->t", x[turns], x[t])
+                    kvec = np.concatenate((kvec[first + 1 :], column[:, None]), axis=1)
+                n += 1
+        # insertion indices (the checkpoint's order) follow the turns, not the actions
+        first_index = self._size - len(joined)
+        for index, (_, block, position) in enumerate(sorted(joined, key=lambda item: item[0])):
+            block.order[position] = first_index + index
+        return segments
+
+    def _relayout(self, old_sizes: list[int]) -> None:
+        """Move α̃ and C̃ to the block order of the grown dictionary (new points get zeros)."""
+        sizes = [block.size for block in self._blocks]
+        starts = [0]
+        for n in sizes:
+            starts.append(starts[-1] + n)
+        kept = np.concatenate(
+            [np.arange(start, start + n) for start, n in zip(starts, old_sizes)] + [np.zeros(0, dtype=np.int64)]
+        )
+        m = self._size
+        alpha = np.zeros(m)
+        alpha[kept] = self._alpha
+        cov = np.zeros((m, m))
+        cov[np.ix_(kept, kept)] = self._cov
+        self._alpha, self._cov, self._starts = alpha, cov, starts
+        self._layout = None
 
     def learn_episode(self, features: ArrayLike, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Update the posterior with one complete episode (a dialogue that ended).
@@ -679,65 +846,71 @@ class GPSarsa:
             raise ValueError(f"rewards must have shape ({turns},) like features, got {r.shape}")
         if not np.isfinite(r).all():
             raise ValueError("rewards must be finite, got non-finite values")
+        self._learn(x, acts.tolist(), r.tolist())
 
-        self._block_cov = None
+    def _learn(
+        self, x: NDArray[np.float64], acts: list[int], r: list[float], kernels: list[_Kernel] | None = None
+    ) -> None:
+        """:meth:`learn_episode` without validation: ``x`` (T, d) float64, Python ints and floats.
+
+        ``kernels`` are the turns' kernel values from evaluation (:meth:`_select`), used if
+        they belong to the current dictionary (they are what :meth:`_kernel` would compute).
+        """
+        cfg = self._config
+        turns = len(acts)
+        self._padded = None
+        layout = self._layout if self._layout is not None else self._build_layout()
+        if kernels is None or len(kernels) != turns or any(k.layout is not layout for k in kernels):
+            kernels = [self._kernel(x[t]) for t in range(turns)]
+        old_sizes = [block.size for block in self._blocks]
         # The ALD tests do not depend on α̃ or C̃, so the whole episode is tested first and
-        # C̃ grows once; entries of points that join later stay zero until their turn, which
-        # is exactly the zero-padding of the per-transition recursion.
-        points = [self._ald(np.ascontiguousarray(x[t]), int(acts[t])) for t in range(turns)]
+        # C̃ grows once (points that join get zero rows and columns: the prior's padding).
+        segments = self._ald_episode(x, acts, kernels)
+        if self._size != sum(old_sizes):
+            self._relayout(old_sizes)
         m = self._size
-        if self._cov.shape[0] < m:
-            old = self._cov.shape[0]
-            cov = np.zeros((m, m))
-            cov[:old, :old] = self._cov
-            self._cov = cov
+        starts = self._starts
+        cov, alpha = self._cov, self._alpha
+        gamma = cfg.gamma
+        returns = [0.0] * turns  # y_t = r_t + γ y_{t+1}; the terminal successor has Q = 0
+        following = 0.0
+        for t in range(turns - 1, -1, -1):
+            following = returns[t] = r[t] + gamma * following
+        # Rows over the dictionary (block order): a_t, k̃(x_t) and C̃ k̃(x_t). Each is
+        # non-zero on one action's block only, and C̃ only on the points it had before.
+        rep = np.zeros((turns, m))
+        ker = np.zeros((turns, m))
+        cov_ker = np.zeros((turns, m))
+        sizes = np.empty(turns, dtype=np.intp)
+        for segment in segments:
+            start, n, rows = starts[segment.action], segment.size, segment.turns
+            rep[rows, start : start + n] = segment.coef
+            ker[rows, start : start + n] = segment.kvec
+            old = old_sizes[segment.action]
+            if old:  # C̃ is symmetric: C̃ k̃ = Σ_j k̃_j (row j of C̃)
+                cov_ker[rows] = _einsum("tj,ji->ti", segment.kvec[:, :old], cov[start : start + old])
+            sizes[rows] = n
+        # The regression's T × T matrix Ψ + σ²I, with Ψ = A K̃ Aᵀ − A K̃ C̃ K̃ Aᵀ the posterior
+        # covariance of Q at the episode's points: Ψ_tu = (a_t − C̃ k̃_t) · k̃_u if x_t is
+        # represented by a prefix of the block no longer than x_u's (k̃(x_u) is exactly K̃ a_u
+        # there), else Ψ_ut; the part k̃_tᵀ C̃ k̃_u is symmetric anyway.
+        gain = np.subtract(rep, cov_ker, out=rep)  # rows: (a_t − C̃ k̃(x_t))ᵀ
+        cross = _einsum("ti,ui->tu", gain, ker)
+        turn = np.arange(turns)
+        shorter = (sizes[:, None] < sizes) | ((sizes[:, None] == sizes) & (turn[:, None] <= turn))
+        gram = np.where(shorter, cross, cross.T)
+        gram.flat[:: turns + 1] += self._sigma2  # + σ²I: the regression noise on returns
+        residual = np.subtract(returns, _einsum("ti,i->t", ker, alpha))  # y − posterior mean
+        factor, pivots = _inverse_ldl(gram)  # L⁻¹ and D with L D Lᵀ = Ψ + σ²I
+        w = _einsum("tk,ki->ti", factor, gain)  # W = L⁻¹ Pᵀ: α̃ += Wᵀ D⁻¹ L⁻¹ (y − μ),
+        alpha += _einsum("ti,t->i", w, _einsum("tk,k->t", factor, residual) / pivots)
+        w /= np.sqrt(pivots)[:, None]  # C̃ += Wᵀ D⁻¹ W
         if self._scratch.shape[0] < m * m:
             self._scratch = np.empty(_capacity_for(m * m, _INITIAL_CAPACITY))
-        cov = self._cov
-        alpha = self._alpha[:m]
-        outer = self._scratch[: m * m].reshape(m, m)
-        gamma, sigma2 = cfg.gamma, self._sigma2
-        c_prev = np.zeros(m)
-        d_prev = 0.0
-        rho = lam = 0.0  # λ = γσ², ρ = λ / s_{t-1}; both 0 at an episode's first transition
-        for t in range(turns):
-            current = points[t]
-            h = np.zeros(m)
-            dk = np.zeros(m)
-            h[current.members] = current.coef
-            dk[current.members] = current.kvec
-            dk_tt = current.kappa
-            g = gamma if t + 1 < turns else 0.0  # the terminal successor has Q = 0
-            if g != 0.0:
-                following = points[t + 1]
-                h[following.members] -= g * following.coef
-                dk[following.members] -= g * following.kvec
-                cross = 0.0
-                if following.action == current.action:
-                    # a_tᵀ k̃(x_{t+1}) against the dictionary before x_{t+1} possibly joined
-                    n = current.coef.shape[0]
-                    cross = _dot(current.coef, following.kvec[:n])
-                dk_tt += -2.0 * g * cross + g * g * following.kappa
-            cov_dk = _matvec(cov, dk)
-            c = h - cov_dk
-            s = sigma2 * (1.0 + g * g) + dk_tt - _dot(dk, cov_dk)
-            d = float(r[t]) - _dot(alpha, dk)
-            if rho != 0.0:
-                c += rho * c_prev
-                s += 2.0 * rho * _dot(c_prev, dk) - rho * lam
-                d += rho * d_prev
-            if not (math.isfinite(s) and s > 0.0):
-                raise FloatingPointError(
-                    f"GP-SARSA update lost positive definiteness at turn {t} of the episode "
-                    f"(s = {s!r}); the learner's state is no longer valid"
-                )
-            alpha += c * (d / s)
-            w = c / math.sqrt(s)
-            np.multiply(w[:, None], w, out=outer)  # w_i w_j == w_j w_i exactly,
-            cov += outer  # so C̃ stays exactly symmetric
-            c_prev, d_prev = c, d
-            lam = g * sigma2
-            rho = lam / s
+        update = self._scratch[: m * m].reshape(m, m)
+        # (Wᵀ W)_ij and (Wᵀ W)_ji are the same sum of the same products in the same order,
+        # so C̃ stays exactly symmetric.
+        cov += _einsum("ti,tj->ij", w, w, out=update)
         self._episodes += 1
         self._transitions += turns
 
@@ -775,8 +948,8 @@ class GPSarsa:
         cov = self._cov
         asym = float(np.abs(cov - cov.T).max()) if m else 0.0
         if m:
-            feats = self._features[:m]
-            acts = self._actions[:m]
+            feats = self._block_features()
+            acts = self._block_actions()
             kern = (feats @ feats.T) * (acts[:, None] == acts[None, :])
             variances = np.diag(kern) - ((kern @ cov) * kern).sum(axis=1)  # kern is symmetric
             min_var = float(variances.min())
@@ -917,32 +1090,36 @@ class GPSarsa:
         if not np.array_equal(cov, cov.T):
             raise bad("array 'covariance' is not symmetric")
 
-        capacity = _capacity_for(max(m, 1), _INITIAL_CAPACITY)
-        self._ensure_capacity(capacity)
-        self._features[:m] = arrays["features"]
-        self._actions[:m] = acts
-        self._alpha[:m] = arrays["alpha"]
-        self._cov = np.array(cov, dtype=np.float64, order="C")  # an owned, writable copy
-        self._size = m
+        features = arrays["features"]
         packed = arrays["inverse_cholesky"]
         offset = 0
+        members = [np.zeros(0, dtype=np.int64)]
         for action in range(len(self._blocks)):
             n = per_action[action]
-            members = np.flatnonzero(acts == action)
+            index = np.flatnonzero(acts == action)
             factor = packed[offset : offset + n * n].reshape(n, n)
             offset += n * n
             if n and (np.triu(factor, 1).any() or not (np.diag(factor) > 0).all()):
                 raise bad(f"inverse Cholesky factor of action {action} is not lower triangular "
                           "with a positive diagonal")
             fresh = _ActionBlock(cfg.feature_dim, _capacity_for(max(n, 1), _INITIAL_BLOCK_CAPACITY))
-            fresh.members[:n] = members
-            fresh.features[:n] = self._features[members]
+            fresh.order[:n] = index
+            fresh.features[:n] = features[index]
             fresh.inv_chol[:n, :n] = factor
             fresh.size = n
             self._blocks[action] = fresh
+            members.append(index)
+        order = np.concatenate(members)  # insertion index of each position in block order
+        self._size = m
+        self._starts = [0]
+        for n in per_action:
+            self._starts.append(self._starts[-1] + n)
+        self._alpha = np.array(arrays["alpha"][order], dtype=np.float64)
+        self._cov = np.ascontiguousarray(cov[np.ix_(order, order)], dtype=np.float64)
         self._episodes = counts["episodes"]
         self._transitions = counts["transitions"]
-        self._block_cov = None
+        self._layout = None
+        self._padded = None
 
 
 def _read_header(json_path: Path) -> dict[str, Any]:

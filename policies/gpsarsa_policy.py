@@ -228,7 +228,7 @@ class GPSarsaPolicy:
         self.sampling_scale = 0.0
         self._rng: np.random.Generator | None = None  # the current dialogue's generator
         self._own_rng: np.random.Generator | None = None
-        self._seen: list[tuple[BeliefState, np.ndarray]] = []  # features computed this dialogue
+        self._seen: list[tuple[BeliefState, np.ndarray, Any]] = []  # this dialogue's features and kernels
         self._adapter: SummaryPolicyAdapter | None = None
 
     # ------------------------------------------------------------------ description
@@ -300,14 +300,21 @@ class GPSarsaPolicy:
                 return self.learner.select_action(x, mask, rng=self._rng, scale=self.sampling_scale)
             return self.greedy_action(belief, mask)
         x = belief_features(belief, self.domain)
+        learner = self.learner
+        # The features are valid by construction; the mask is checked only if it is not
+        # already what the runner passes (a boolean array of the right shape).
+        if not (type(mask) is np.ndarray and mask.dtype == np.bool_ and mask.shape == (learner.config.n_actions,)
+                and mask.any()):
+            mask = learner._check_mask(mask)
         rng = self._rng
         if rng is None:  # outside a simulated dialogue
             if self._own_rng is None:
                 self._own_rng = np.random.default_rng(self.seed)
-            rng = self._own_rng
-        else:  # keep the features for end_dialogue
-            self._seen.append((belief, x))
-        return self.learner.select_action(x, mask, rng=rng)
+            return learner._select(x, mask, self._own_rng, learner.config.scale)
+        action = learner._select(x, mask, rng, learner.config.scale)
+        # keep the features and their kernel values against the dictionary for end_dialogue
+        self._seen.append((belief, x, learner._last_kernel))
+        return action
 
     # ------------------------------------------------------------------ runner hooks
 
@@ -330,12 +337,19 @@ class GPSarsaPolicy:
         if not len(actions):
             return
         rows = []
+        kernels = []
         for k, belief in enumerate(beliefs):
             if k < len(seen) and seen[k][0] is belief:
                 rows.append(seen[k][1])
+                kernels.append(seen[k][2])
             else:
                 rows.append(belief_features(belief, self.domain))
-        self.learner.learn_episode(np.stack(rows), actions, rewards)
+        x = np.stack(rows)  # valid by construction, like the runner's actions and rewards:
+        if 0 <= actions.min() and actions.max() < self.learner.config.n_actions and np.isfinite(rewards).all():
+            # the unchecked fast path (the kernels are recomputed unless all are current)
+            self.learner._learn(x, actions.tolist(), rewards.tolist(), kernels if len(kernels) == len(rows) else None)
+        else:  # a hand-made trace: let the learner say what is wrong
+            self.learner.learn_episode(x, actions, rewards)
 
     # ------------------------------------------------------------------ simscore policy
 

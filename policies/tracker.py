@@ -58,7 +58,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from contexts.belief import BeliefState
@@ -111,6 +111,9 @@ class FocusTracker:
     def reset(self) -> BeliefState:
         """Start a new dialogue; returns the turn-0 belief (all mass on none)."""
         self._slots: dict[str, dict[str, float]] = {slot: {} for slot in self._informable}
+        # The canonical (validated, sorted) distribution of each slot that has not changed
+        # since the last belief: BeliefState takes those as they are (see _build).
+        self._canonical: dict[str, Mapping[str, float]] = {}
         self._method: dict[str, float] = {}
         self._requested: dict[str, float] = {}
         self._last_offered: str | None = None
@@ -260,6 +263,7 @@ class FocusTracker:
             if total > 1.0:
                 new = {value: p / total for value, p in new.items()}
             slots[slot] = {value: p for value, p in new.items() if p > 0.0}
+            self._canonical.pop(slot, None)
 
         # -- method ----------------------------------------------------------------------------
         turn_none = 1.0 - sum(turn_method.values())
@@ -292,8 +296,13 @@ class FocusTracker:
         turn = dict(discourse)
         rest = 1.0 - sum(turn.values())
         turn["none"] = rest if rest > 0.0 else 0.0
-        return BeliefState(
-            slots=self._slots,
+        canonical = self._canonical
+        if len(canonical) == len(self._slots):  # no slot changed: reuse the last belief's slots
+            slots: Mapping[str, Mapping[str, float]] = self.belief.slots
+        else:  # validate and sort only the distributions that changed
+            slots = {slot: canonical.get(slot, dist) for slot, dist in self._slots.items()}
+        belief = BeliefState(
+            slots=slots,
             method=method,
             discourse_act=turn,
             requested=self._requested,
@@ -301,6 +310,8 @@ class FocusTracker:
             offer_happened=self._last_offered is not None,
             last_informed_no_venue=self._last_no_venue,
         )
+        self._canonical = dict(belief.slots)
+        return belief
 
 
 _SILENCE = Act("null")

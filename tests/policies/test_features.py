@@ -83,3 +83,26 @@ def test_fast_enough():
         belief_features(b, DOMAIN)
     per_call = (time.perf_counter() - start) / 500
     assert per_call < 500e-6  # measured ~15 us; generous bound for a shared machine
+
+
+def test_memoised_database_flags_equal_fresh_ones():
+    # The flags are memoised by the accepted (slot, value) pairs in order; compare with a
+    # fresh computation on the beliefs of simulated dialogues (many share accepted values).
+    from policies.domain_cache import domain_cache
+    from policies.features import _compute_database_flags
+    from policies.handcrafted import RandomPolicy
+    from policies.simulation import run_dialogues
+
+    space = domain_cache(DOMAIN).space
+    beliefs: list[BeliefState] = []
+
+    class Recorder(RandomPolicy):
+        def choose(self, belief, mask):
+            beliefs.append(belief)
+            return super().choose(belief, mask)
+
+    run_dialogues(Recorder(seed=3), 30, seed=3)
+    accepted = {tuple((s, v) for s, v, _ in space.summarise(b).accepted) for b in beliefs}
+    assert len(beliefs) > 3 * len(accepted) and max(map(len, accepted)) >= 2
+    for b in beliefs:
+        assert belief_features(b, DOMAIN)[-25:].tolist() == _compute_database_flags(space, space.summarise(b))

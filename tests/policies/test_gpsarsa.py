@@ -23,6 +23,7 @@ from policies.gpsarsa import (
     GPSarsa,
     GPSarsaConfig,
     QEstimate,
+    _inverse_ldl,
 )
 from simscore.errors import CheckpointError
 
@@ -464,6 +465,129 @@ def test_bad_input_is_rejected_with_a_clear_message(call, message):
     with pytest.raises(ValueError, match=message):
         call(learner)
     assert learner.dictionary_size == 0 and learner.n_episodes == 0
+
+
+# ----------------------------------------------------------------------------- fast paths
+
+
+def dense_posterior(learner: GPSarsa, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The posterior of every action from the checkpoint arrays, by dense products."""
+    arrays = learner.arrays()
+    feats, acts = arrays["features"], arrays["actions"]
+    kvecs = (feats @ b) * (acts[None, :] == np.arange(learner.config.n_actions)[:, None])
+    mean = kvecs @ arrays["alpha"]
+    var = b @ b - np.einsum("am,mn,an->a", kvecs, arrays["covariance"], kvecs)
+    return mean, np.maximum(var, 0.0)
+
+
+def sparse_beliefs(rng, n, dim, n_nonzero):
+    """Beliefs like the restaurant domain's: most entries exactly zero."""
+    x = np.zeros((n, dim))
+    for row in x:
+        row[rng.choice(dim, n_nonzero, replace=False)] = rng.random(n_nonzero)
+    return x
+
+
+def test_sparse_padded_posterior_equals_the_dense_computation():
+    # q_values forms F b over the non-zero features only and each action's variance from its
+    # own zero-padded block of C̃; the dense products over the whole dictionary must agree.
+    # Action 5 never acts (an empty block), action 0 acts most (the widest block).
+    rng = np.random.default_rng(21)
+    dim, n_actions = 150, 6
+    learner = GPSarsa(GPSarsaConfig(feature_dim=dim, n_actions=n_actions, sigma=2.0))
+    beliefs = sparse_beliefs(rng, 300, dim, 6)
+    for _ in range(50):
+        length = int(rng.integers(1, 9))
+        acts = rng.choice(5, size=length, p=[0.4, 0.2, 0.2, 0.1, 0.1])
+        learner.learn_episode(beliefs[rng.integers(0, 300, length)], acts, rng.normal(5.0, 3.0, length))
+    sizes = learner.dictionary_sizes()
+    assert sizes[5] == 0 and sizes[0] == sizes.max() > 2 * sizes[1:5].min() > 0
+    probes = np.vstack([sparse_beliefs(rng, 30, dim, 6), beliefs[:10], np.zeros((1, dim)), np.eye(dim)[:3],
+                        rng.random((3, dim))])
+    for b in probes:
+        mean, std = learner.q_values(b)
+        want_mean, want_var = dense_posterior(learner, b)
+        scale = max(1.0, float(np.abs(want_mean).max()))
+        np.testing.assert_allclose(mean, want_mean, rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(std**2, want_var, rtol=0, atol=1e-12 * max(1.0, b @ b))
+        assert mean[5] == 0.0 and std[5] ** 2 == pytest.approx(b @ b, rel=1e-15)
+
+
+def test_select_fast_path_equals_the_public_method():
+    learner = trained(n_actions=6)
+    rng = np.random.default_rng(4)
+    for _ in range(100):
+        b = rng.random(5) * (rng.random(5) < 0.6)
+        mask = rng.random(6) < 0.5
+        mask[rng.integers(0, 6)] = True
+        for scale in (3.0, 1.0, 0.0):
+            seed = int(rng.integers(1 << 30))
+            public = learner.select_action(b, mask, rng=np.random.default_rng(seed), scale=scale)
+            fast = learner._select(b, mask, np.random.default_rng(seed), scale)
+            assert fast == public and mask[fast]
+        assert learner._select(b, None, None, 0.0) == learner.select_action(b, scale=0)
+
+
+def engel_episode_update(alpha, cov, gram, a_rows, rewards, gamma, sigma):
+    """Engel's posterior update by one episode with explicit ``H`` and ``Σ = σ²HHᵀ``.
+
+    ``ΔK = K̃H̃ᵀ``, ``S = H̃K̃H̃ᵀ − ΔKᵀC̃ΔK + Σ``, ``α̃ += (H̃ᵀ − C̃ΔK)S⁻¹(r − ΔKᵀα̃)`` and
+    ``C̃ += (H̃ᵀ − C̃ΔK)S⁻¹(H̃ − ΔKᵀC̃)`` (α̃ and C̃ zero-padded to the grown dictionary).
+    """
+    turns = len(rewards)
+    h = np.eye(turns) - gamma * np.eye(turns, k=1)
+    h_tilde = h @ a_rows
+    delta_k = gram @ h_tilde.T
+    s = h_tilde @ delta_k - delta_k.T @ cov @ delta_k + sigma**2 * h @ h.T
+    p = h_tilde.T - cov @ delta_k
+    return alpha + p @ np.linalg.solve(s, rewards - delta_k.T @ alpha), cov + p @ np.linalg.solve(s, p.T)
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.9, 0.0])
+def test_episode_update_equals_engels_form_with_explicit_h(gamma):
+    # learn_episode updates by GP regression on the episode's Monte-Carlo returns with the
+    # noise σ²I (module docstring); Engel's form uses the rewards, H and Σ = σ²HHᵀ. Episode
+    # by episode, from the learner's own state, they must agree to rounding. Well-conditioned
+    # features (ALD on general points in 6 dimensions): the oracle's A equals the learner's.
+    rng = np.random.default_rng(8)
+    sigma = 0.7
+    learner = GPSarsa(GPSarsaConfig(feature_dim=6, n_actions=3, gamma=gamma, sigma=sigma))
+    points = []
+    worst = 0.0
+    for _ in range(40):
+        length = int(rng.integers(1, 7))
+        x, acts, r = rng.random((length, 6)), rng.integers(0, 3, length), rng.normal(size=length)
+        before = learner.arrays()
+        learner.learn_episode(x, acts, r)
+        after = learner.arrays()
+        points += list(zip(x, acts))
+        feats, o_acts, a_mat, gram, _ = ald_oracle(points, 3, learner.config.nu)
+        np.testing.assert_array_equal(after["features"], feats)
+        m, m0 = len(feats), len(before["alpha"])
+        alpha0, cov0 = np.zeros(m), np.zeros((m, m))
+        alpha0[:m0], cov0[:m0, :m0] = before["alpha"], before["covariance"]
+        alpha, cov = engel_episode_update(alpha0, cov0, gram, a_mat[-length:], r, gamma, sigma)
+        for got, want in ((after["alpha"], alpha), (after["covariance"], cov)):
+            error = float(np.abs(got - want).max()) / max(1.0, float(np.abs(want).max()))
+            worst = max(worst, error)
+    assert learner.dictionary_sizes().tolist() == [6, 6, 6]  # later points are approximated
+    # The oracle's own np.linalg.solve on Gram matrices with cond ~1e4 limits the agreement:
+    # the per-transition recursion this update replaced reached the same ~5e-12.
+    assert worst < 2e-11
+
+
+def test_inverse_ldl_factor():
+    rng = np.random.default_rng(2)
+    for n in (1, 2, 7, 26):
+        a = rng.standard_normal((n, 40))
+        gram = a @ a.T + 0.5 * np.eye(n)
+        factor, pivots = _inverse_ldl(gram)
+        assert np.array_equal(np.triu(factor, 1), np.zeros((n, n))) and (np.diag(factor) == 1.0).all()
+        np.testing.assert_allclose(factor @ gram @ factor.T, np.diag(pivots), rtol=0, atol=1e-12 * n)
+        lower = np.linalg.cholesky(gram)
+        np.testing.assert_allclose(pivots, np.diag(lower) ** 2, rtol=1e-12)
+    with pytest.raises(FloatingPointError, match="lost positive definiteness at turn 1"):
+        _inverse_ldl(np.array([[1.0, 2.0], [2.0, 1.0]]))
 
 
 # ----------------------------------------------------------------------------- determinism

@@ -156,6 +156,25 @@ def test_training_mode_samples_from_the_given_generator(trained: GPSarsaPolicy) 
         trained.training = False
 
 
+def test_choose_fast_path_equals_the_learners_public_method(trained: GPSarsaPolicy) -> None:
+    # choose() skips the learner's validation of features and mask; same decisions, same draws
+    contexts = list(C_GEN)[::50]
+    trained.training = True
+    try:
+        for seed, c in enumerate(contexts):
+            mask = SPACE.mask(c.belief)
+            trained.begin_dialogue(np.random.default_rng(seed))
+            rng = np.random.default_rng(seed)
+            x = belief_features(c.belief, DOMAIN)
+            for _ in range(3):
+                assert trained.choose(c.belief, mask) == trained.learner.select_action(x, mask, rng=rng)
+            with pytest.raises(ValueError, match="mask excludes every action"):
+                trained.choose(c.belief, np.zeros(len(SUMMARY_ACTIONS), dtype=bool))
+            assert trained.choose(c.belief, mask.astype(int)) in np.flatnonzero(mask)
+    finally:
+        trained.training = False
+
+
 # ----------------------------------------------------------------------------- learning hooks
 
 
@@ -201,6 +220,30 @@ def test_reward_assignment_is_validated_and_saved(tmp_path: Path) -> None:
     policy = GPSarsaPolicy(seed=1, reward_assignment="per_turn")
     policy.save(tmp_path / "p")
     assert GPSarsaPolicy.load(tmp_path / "p").reward_assignment == "per_turn"
+
+
+def test_end_dialogue_learns_like_the_learners_public_method() -> None:
+    # end_dialogue feeds the learner through its unchecked fast path: same arrays, bit for bit
+    traces: list[DialogueTrace] = []
+
+    class Recorder(GPSarsaPolicy):
+        def end_dialogue(self, trace: DialogueTrace) -> None:
+            traces.append(trace)
+            super().end_dialogue(trace)
+
+    policy = Recorder(reward="ts", seed=4, training=True)
+    run_dialogues(policy, 40, seed=4)
+    twin = GPSarsa(policy.learner.config)
+    for trace in traces:
+        rewards = trace.rewards("task_success", assignment=policy.reward_assignment)
+        twin.learn_episode(trace.features(DOMAIN), np.array(trace.actions), rewards)
+    assert twin.n_episodes == 40 and twin.dictionary_size > 20
+    for key, value in policy.learner.arrays().items():
+        assert np.array_equal(value, twin.arrays()[key]), key
+    bad = DialogueTrace(traces[0].dialogue_index, traces[0].beliefs, traces[0].masks, (99,) * len(traces[0].actions),
+                        traces[0].outcome)
+    with pytest.raises(ValueError, match=r"actions must be in \[0, 15\], got 99"):
+        policy.end_dialogue(bad)
 
 
 def test_sampling_scale_samples_inside_dialogues_only() -> None:

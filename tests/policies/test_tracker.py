@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from contexts.belief import BeliefState
@@ -185,3 +186,32 @@ def test_bad_hypotheses(tracker, hypotheses, message):
 def test_silence(tracker):
     b = tracker.update(A("request(area)"), None)
     assert b.discourse_act["silence"] == 1.0 and method(b) == {"none": 1.0}
+
+
+def test_unchanged_slots_reuse_the_last_beliefs_distributions():
+    # The tracker hands BeliefState the canonical distributions of the slots a turn did not
+    # change; the beliefs must equal those built from the raw distributions every turn.
+    from policies.handcrafted import HandcraftedPolicy
+    from policies.simulation import DialogueSimulator
+
+    class Uncached(FocusTracker):
+        def _build(self, discourse):
+            self._canonical = {}
+            return super()._build(discourse)
+
+    def beliefs(tracker_type):
+        sim = DialogueSimulator()
+        sim.tracker = tracker_type(DOMAIN.ontology)
+        policy, seen = HandcraftedPolicy(), []
+        for i in range(30):
+            sim.reset(np.random.default_rng(i))
+            seen.append(sim.belief)
+            while not sim.done:
+                sim.step(policy.choose(sim.belief, sim.mask))
+                seen.append(sim.belief)
+        return seen
+
+    cached, uncached = beliefs(FocusTracker), beliefs(Uncached)
+    assert len(cached) == len(uncached) > 150
+    assert all(a == b for a, b in zip(cached, uncached))
+    assert sum(a.slots is b.slots for a, b in zip(cached, cached[1:])) > 20  # unchanged slots shared
