@@ -167,7 +167,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from contexts.context import ContextSet
     from policies.convlab import write_convlab_states
 
-    context_set = ContextSet.read_jsonl(args.file)
+    context_set = ContextSet.read_jsonl(args.file, ontology=_domain(args).ontology)
     count = write_convlab_states(
         context_set,
         args.out,
@@ -219,7 +219,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     """``simscore contexts info``: describe a context-set file."""
     from contexts.context import ContextSet
 
-    summary = context_set_summary(ContextSet.read_jsonl(args.file))
+    summary = context_set_summary(ContextSet.read_jsonl(args.file, ontology=_domain(args).ontology))
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
@@ -296,6 +296,7 @@ def add_subcommands(subparsers: Any) -> None:
     info = sub.add_parser("info", help="describe a context-set file")
     info.add_argument("file", help="context-set file (JSON Lines)")
     info.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _add_domain_options(info)
     info.set_defaults(func=cmd_info)
 
     export = sub.add_parser(
@@ -315,4 +316,5 @@ def add_subcommands(subparsers: Any) -> None:
         "--min-probability", type=_probability, default=0.0, metavar="P",
         help="write a slot's top value only if its probability exceeds P (default 0)",
     )
+    _add_domain_options(export)
     export.set_defaults(func=cmd_export)

@@ -234,3 +234,15 @@ def test_info_bad_file(tmp_path: Path) -> None:
     path.write_text('{"format": "simscore-contexts", "version": 9, "name": "x"}\n', encoding="utf-8")
     with pytest.raises(FileFormatError, match="line 1: unsupported format version 9"):
         run(["contexts", "info", str(path)])
+
+
+def test_info_and_export_check_the_beliefs_against_the_domain(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    header = {"format": "simscore-contexts", "version": 1, "name": "x"}
+    record = {"id": "c1", "belief": {"slots": {"area": {"atlantis": 1.0}}}, "metadata": {"source": "gen"}}
+    path.write_text(json.dumps(header) + "\n" + json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(FileFormatError, match="line 2: context 'c1': slot 'area': unknown value 'atlantis'"):
+        run(["contexts", "info", str(path)])
+    with pytest.raises(FileFormatError, match="unknown value 'atlantis'"):
+        run(["contexts", "export", "--format", "convlab3", str(path), "--out", str(tmp_path / "states.jsonl")])
+    assert not (tmp_path / "states.jsonl").exists()
