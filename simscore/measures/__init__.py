@@ -44,7 +44,6 @@ from simscore.measures.text import (
     Bleu4,
     UseAngular,
     UseCosine,
-    default_text_measures,
     default_use_encoder,
 )
 
@@ -85,16 +84,24 @@ MEASURE_GROUPS: dict[str, tuple[str, ...]] = {"all": ALL_MEASURES, "action": ACT
 
 
 class _Registry(Mapping[str, Measure]):
-    """Name → measure, with "did you mean" for unknown names."""
+    """Name → measure, with "did you mean" for unknown names.
 
-    def __init__(self, measures: Mapping[str, Measure]) -> None:
+    A value may be a measure class, built on first use: the text measures need the ``text``
+    extra, so without it ``import simscore`` still works and only using one raises
+    :class:`~simscore.errors.MissingDependencyError` naming the extra.
+    """
+
+    def __init__(self, measures: Mapping[str, Measure | type]) -> None:
         self._measures = dict(measures)
 
     def __getitem__(self, name: str) -> Measure:
         try:
-            return self._measures[name]
+            measure = self._measures[name]
         except (KeyError, TypeError):
             raise _unknown(name, self._measures) from None
+        if isinstance(measure, type):  # (Measure is a protocol a class would satisfy too)
+            measure = self._measures[name] = measure()
+        return measure
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._measures)
@@ -119,7 +126,10 @@ MEASURES: Mapping[str, Measure] = _Registry(
         "dmr": DialogueActMatchRate(),
         "cer": ConceptErrorRate(),
         "cmr": ConceptMatchRate(),
-        **default_text_measures(),
+        "use_cos": UseCosine,
+        "use_ang": UseAngular,
+        "bleu4": Bleu4,
+        "bertscore": BertScore,
     }
 )
 assert tuple(MEASURES) == ALL_MEASURES

