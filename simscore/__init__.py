@@ -17,7 +17,7 @@ from simscore.acts import NONE_VALUE, Act, Item
 from simscore.compare import Comparison, compare
 from simscore.measures import ALL_MEASURES, DEFAULT_MEASURES, MEASURES, Measure, get_measure, resolve_measures
 from simscore.monitor import BehaviourMonitor, similarity
-from simscore.policy import Policy, run_policy
+from simscore.policy import BatchPolicy, Policy, run_policy
 from simscore.responses import Response, Responses
 from simscore.stats import bootstrap_ci
 
@@ -38,6 +38,7 @@ __all__ = [
     "Measure",
     "get_measure",
     "Policy",
+    "BatchPolicy",
     "run_policy",
     "similarity",
     "BehaviourMonitor",
