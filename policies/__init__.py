@@ -8,8 +8,11 @@ NLG (:mod:`policies.nlg`), task-success and interaction-quality rewards
 (:mod:`policies.rewards`), a handcrafted and a random policy (:mod:`policies.handcrafted`),
 the dialogue runner and the simscore policy adapter (:mod:`policies.simulation`), the
 GP-SARSA policy (:mod:`policies.gpsarsa_policy`) and its training runs with checkpoints and
-evaluations (:mod:`policies.training`), and a Gymnasium environment (:mod:`policies.env`,
-imported lazily: ``import policies`` does not import gymnasium).
+evaluations (:mod:`policies.training`), adapters for other kinds of policies
+(:mod:`policies.adapters`, among them :class:`ObservationPolicy` for agents trained on the
+environment's observation), and a Gymnasium environment (:mod:`policies.env`, imported
+lazily: ``import policies`` does not import gymnasium; registered as
+``simscore/RestaurantSearch-v0`` by :mod:`simscore.integrations.gym`).
 
 Examples
 --------
@@ -28,6 +31,9 @@ from policies.adapters import (
     CallablePolicy,
     ConvLabPolicy,
     LoggedPolicy,
+    ObservationPolicy,
+    action_mask_for,
+    observation_for,
     read_responses_csv,
     to_convlab_state,
     write_responses_csv,
@@ -57,6 +63,7 @@ from policies.simulation import (
     SimulationSettings,
     SummaryPolicyAdapter,
     run_dialogues,
+    simulated_contexts,
 )
 from policies.summary import SUMMARY_ACTIONS, SummaryActions, SummaryPolicy, action_mask, master_action
 from policies.tracker import FocusTracker
@@ -108,6 +115,7 @@ __all__ = [
     "DialogueTrace",
     "SimulationResult",
     "run_dialogues",
+    "simulated_contexts",
     "SummaryPolicyAdapter",
     "RestaurantSearchEnv",
     "GPSarsa",
@@ -125,6 +133,9 @@ __all__ = [
     "CallablePolicy",
     "LoggedPolicy",
     "ConvLabPolicy",
+    "ObservationPolicy",
+    "observation_for",
+    "action_mask_for",
     "to_convlab_state",
     "read_responses_csv",
     "write_responses_csv",
