@@ -124,12 +124,7 @@ def _int(name: str, value: object, minimum: int) -> int:
 
 
 def _user_config_from_json(data: Mapping[str, Any]) -> UserSimulatorConfig:
-    fields = {f.name for f in dataclasses.fields(UserSimulatorConfig)}
-    unknown = sorted(set(data) - fields)
-    if unknown:
-        raise ValueError(f"unknown user config field(s) {unknown}")
-    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
-    return UserSimulatorConfig(**values)
+    return UserSimulatorConfig.from_mapping(data)
 
 
 def _iq_from_json(data: Mapping[str, Any]) -> RuleBasedIQ:
