@@ -8,11 +8,12 @@ NLG (:mod:`policies.nlg`), task-success and interaction-quality rewards
 (:mod:`policies.rewards`), a handcrafted and a random policy (:mod:`policies.handcrafted`),
 the dialogue runner and the simscore policy adapter (:mod:`policies.simulation`), the
 GP-SARSA policy (:mod:`policies.gpsarsa_policy`) and its training runs with checkpoints and
-evaluations (:mod:`policies.training`), a Gymnasium environment (:mod:`policies.env`,
-imported lazily: ``import policies`` does not import gymnasium), adapters for other kinds
-of policies (:mod:`policies.adapters`) and the ConvLab bridge (:mod:`policies.convlab`:
-both state layouts, act conversion, reseeding, the states file for a separate ConvLab
-environment).
+evaluations (:mod:`policies.training`), adapters for other kinds of policies
+(:mod:`policies.adapters`, among them :class:`ObservationPolicy` for agents trained on the
+environment's observation), the ConvLab bridge (:mod:`policies.convlab`: both state layouts,
+act conversion, reseeding, the states file for a separate ConvLab environment) and a Gymnasium
+environment (:mod:`policies.env`, imported lazily: ``import policies`` does not import
+gymnasium; registered as ``simscore/RestaurantSearch-v0`` by :mod:`simscore.integrations.gym`).
 
 Examples
 --------
@@ -31,6 +32,9 @@ from policies.adapters import (
     CallablePolicy,
     ConvLabPolicy,
     LoggedPolicy,
+    ObservationPolicy,
+    action_mask_for,
+    observation_for,
     read_responses,
     read_responses_csv,
     to_convlab_state,
@@ -63,6 +67,7 @@ from policies.simulation import (
     SimulationSettings,
     SummaryPolicyAdapter,
     run_dialogues,
+    simulated_contexts,
 )
 from policies.summary import SUMMARY_ACTIONS, SummaryActions, SummaryPolicy, action_mask, master_action
 from policies.tracker import FocusTracker
@@ -119,6 +124,7 @@ __all__ = [
     "DialogueTrace",
     "SimulationResult",
     "run_dialogues",
+    "simulated_contexts",
     "SummaryPolicyAdapter",
     "RestaurantSearchEnv",
     "GPSarsa",
@@ -136,6 +142,9 @@ __all__ = [
     "CallablePolicy",
     "LoggedPolicy",
     "ConvLabPolicy",
+    "ObservationPolicy",
+    "observation_for",
+    "action_mask_for",
     "to_convlab_state",
     "convlab_acts",
     "context_seed",

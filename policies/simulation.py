@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from contexts.belief import BeliefState
+from contexts.collect import collect_contexts
 from contexts.dialogue_log import Dialogue, DialogueTurn, write_dialogue_log
 from contexts.domain import default_domain
 from policies.domain_cache import domain_cache
@@ -63,6 +64,7 @@ from simscore.responses import Response
 if TYPE_CHECKING:
     import pandas
 
+    from contexts.context import ContextSet
     from contexts.domain import Domain
 
 __all__ = [
@@ -74,6 +76,7 @@ __all__ = [
     "SimulationResult",
     "run_dialogues",
     "dialogue_seed",
+    "simulated_contexts",
     "SummaryPolicyAdapter",
 ]
 
@@ -725,6 +728,52 @@ def run_dialogues(
         ended_by=tuple(ended),
         dialogues=tuple(dialogues) if keep_dialogues else (),
     )
+
+
+def simulated_contexts(
+    policies: Mapping[str, SummaryPolicy],
+    n: int,
+    *,
+    seed: int,
+    settings: SimulationSettings | None = None,
+    name: str = "C_col",
+) -> ContextSet:
+    """C_col from simulated dialogues: every decision point of ``n`` dialogues per policy.
+
+    The dialogues run as in :func:`run_dialogues` (dialogue ``i`` of every policy meets the
+    same simulated user); the contexts are collected as from a dialogue log
+    (:func:`contexts.collect_contexts`), one per system decision (the fixed greeting at turn 0
+    is left out), with ids ``col/<policy name>/<dialogue id>/<turn>``. Unlike the C_gen grid,
+    these beliefs carry dialogue history (offers, requested slots, the user's bye), so a
+    policy's behaviour after an offer is compared too.
+
+    Parameters
+    ----------
+    policies : mapping of str to SummaryPolicy
+        Source name → policy (e.g. ``{"handcrafted": HandcraftedPolicy(), "random": RandomPolicy(seed=1)}``).
+    n : int
+        Dialogues per policy.
+    seed : int
+    settings : SimulationSettings, optional
+    name : str
+        Name of the context set.
+
+    Examples
+    --------
+    >>> from policies.handcrafted import HandcraftedPolicy
+    >>> contexts = simulated_contexts({"handcrafted": HandcraftedPolicy()}, 3, seed=0)
+    >>> contexts.name, len(contexts) > 6, contexts.ids[0]
+    ('C_col', True, 'col/handcrafted/s0-000000/1')
+    """
+    if not isinstance(policies, Mapping) or not policies:
+        raise ValueError("policies must be a non-empty mapping of source name -> summary policy")
+    domain = (settings or SimulationSettings()).domain
+    logs = []
+    for source, policy in policies.items():
+        result = run_dialogues(policy, n, seed=seed, settings=settings, keep_dialogues=True)
+        logs.append(({"source": {"name": source}, "domain": domain.name}, result.dialogues))
+    collected = collect_contexts(logs, name=name, domain=domain)
+    return collected.filter(lambda context: (context.metadata.get("turn_index") or 0) > 0, name=name)
 
 
 class SummaryPolicyAdapter:

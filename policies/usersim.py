@@ -67,6 +67,7 @@ All randomness comes from the :class:`numpy.random.Generator` passed to :meth:`A
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -337,6 +338,30 @@ thank, ack, no_after_reqmore, yes_after_reqmore : (float, float)
     def to_json(self) -> dict[str, object]:
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
                 for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> UserSimulatorConfig:
+        """A configuration from field values (e.g. :meth:`to_json` output or ``make`` kwargs).
+
+        Unnamed fields keep their defaults; lists become tuples; an unknown name is an error.
+
+        >>> UserSimulatorConfig.from_mapping({"patience": [2, 3]}).patience
+        (2, 3)
+        >>> UserSimulatorConfig.from_mapping({"patiense": (2, 3)})
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown user config field(s) ['patiense'] (did you mean 'patience'?)
+        """
+        if not isinstance(data, Mapping):
+            raise TypeError(f"user config must be a mapping of field -> value, got {type(data).__name__}")
+        fields = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], fields, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown user config field(s) {unknown}{hint}")
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        return cls(**values)
 
 
 @dataclass

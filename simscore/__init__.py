@@ -10,6 +10,15 @@ angular similarity, BLEU-4 and BERTScore on the texts.
 >>> b = Responses({"c1": Response(Act.parse("request(area)"), "Which area?")})
 >>> compare(a, b, measures=["tmr", "dmr"]).summary["mean"].tolist()
 [0.0, 1.0]
+
+Plain lists of act strings or texts: :func:`score` (``score(predictions, references)``).
+
+>>> from simscore import score
+>>> score(["request(food)", "hello()"], ["request(area)", "hello()"]).means
+{'tmr': 0.5, 'dmr': 1.0, 'cer': 0.75, 'cmr': 0.6}
+
+Integrations with RL libraries (stable-baselines3, Gymnasium) live in
+:mod:`simscore.integrations` and are not imported here.
 """
 
 from simscore._version import __version__
@@ -17,8 +26,9 @@ from simscore.acts import NONE_VALUE, Act, Item
 from simscore.compare import Comparison, compare
 from simscore.measures import ALL_MEASURES, DEFAULT_MEASURES, MEASURES, Measure, get_measure, resolve_measures
 from simscore.monitor import BehaviourMonitor, similarity
-from simscore.policy import Policy, run_policy
+from simscore.policy import BatchPolicy, Policy, run_policy
 from simscore.responses import Response, Responses
+from simscore.scoring import MeasureScore, ScoreResult, score
 from simscore.stats import bootstrap_ci
 
 __all__ = [
@@ -30,6 +40,9 @@ __all__ = [
     "Responses",
     "compare",
     "Comparison",
+    "score",
+    "ScoreResult",
+    "MeasureScore",
     "DEFAULT_MEASURES",
     "ALL_MEASURES",
     "resolve_measures",
@@ -38,6 +51,7 @@ __all__ = [
     "Measure",
     "get_measure",
     "Policy",
+    "BatchPolicy",
     "run_policy",
     "similarity",
     "BehaviourMonitor",

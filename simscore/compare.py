@@ -196,7 +196,7 @@ def compare(
         Context metadata (e.g. turn index) joined onto the per-context scores.
     n_resamples, confidence, seed
         Bootstrap settings for the confidence interval of each mean (seeded: same inputs,
-        same interval).
+        same interval); ``n_resamples=0`` skips the intervals (NaN).
 
     Returns
     -------
@@ -223,6 +223,8 @@ def compare(
     >>> c.mean("dmr")
     1.0
     """
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
+        raise ValueError(f"n_resamples must be a non-negative int (0: no intervals), got {n_resamples!r}")
     resolved = resolve_measures(measures)
     ids = _align(a, b)
     meta = _metadata_frame(metadata, ids)
@@ -256,7 +258,10 @@ def compare(
     for part in parts:
         # rows with equal codes have equal scores; re-compact so the codes never overflow
         groups = np.unique(groups * (int(part.max(initial=0)) + 1) + part, return_inverse=True)[1].reshape(-1)
-    intervals = bootstrap_ci_shared(columns, groups, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    if n_resamples == 0:  # means only (e.g. a chance level logged every training check)
+        intervals = {name: (float("nan"), float("nan")) for name in columns}
+    else:
+        intervals = bootstrap_ci_shared(columns, groups, n_resamples=n_resamples, confidence=confidence, seed=seed)
     rows = {}
     for name, column in columns.items():
         valid = column[~np.isnan(column)]

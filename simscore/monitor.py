@@ -4,7 +4,9 @@
 summary of their comparison. :class:`BehaviourMonitor` watches one policy during training:
 every ``update`` compares its current behaviour with the previous snapshot, and ``converged``
 says whether every monitored measure has stayed at or above a threshold for ``patience``
-consecutive updates — a behavioural stopping criterion for RL loops.
+consecutive updates — a behavioural stopping criterion for RL loops. Each update records the
+means with their bootstrap confidence intervals and, given a ``baseline`` policy (a seeded
+random policy: the chance level), how similar the current snapshot is to that baseline.
 """
 
 from __future__ import annotations
@@ -74,6 +76,16 @@ class BehaviourMonitor:
         Every measure's mean must be at least this for an update to count as stable.
     patience : int
         Number of consecutive stable updates after which ``converged`` is True.
+    baseline : Policy or Responses, optional
+        The chance level: a policy (e.g. a seeded random policy) run once on ``contexts``, or
+        its responses. Every update also compares the current snapshot with it, recorded as
+        ``<measure>_chance`` in :meth:`history`.
+    require_change : bool
+        Count stable updates only once the behaviour has changed at least once (some update
+        below the threshold). An untrained network often gives the same answer everywhere and
+        keeps it until learning takes hold; without this, that start reads as converged.
+    n_resamples, confidence, seed
+        Bootstrap settings of the confidence intervals (see :func:`~simscore.compare.compare`).
 
     Examples
     --------
@@ -89,6 +101,8 @@ class BehaviourMonitor:
     (True, 2)
     >>> monitor.history()[["step", "tmr", "dmr", "stable"]].values.tolist()
     [[2, 1.0, 1.0, True], [3, 1.0, 1.0, True]]
+    >>> list(monitor.history().columns)[:5]
+    ['step', 'previous_step', 'tmr', 'tmr_ci_low', 'tmr_ci_high']
     """
 
     def __init__(
@@ -98,6 +112,11 @@ class BehaviourMonitor:
         *,
         threshold: float = 0.99,
         patience: int = 3,
+        baseline: Policy | Responses | None = None,
+        require_change: bool = False,
+        n_resamples: int = 1000,
+        confidence: float = 0.95,
+        seed: int = 0,
     ) -> None:
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
@@ -109,14 +128,26 @@ class BehaviourMonitor:
         self.measures: Sequence[Measure] = resolve_measures(measures)
         self.threshold = float(threshold)
         self.patience = int(patience)
+        self.require_change = bool(require_change)
+        self.changed = False
+        self.n_resamples = int(n_resamples)
+        self.confidence = float(confidence)
+        self.seed = int(seed)
         self.stable_updates = 0
+        self.baseline: Responses | None = None
+        if baseline is not None:
+            self.baseline = baseline if isinstance(baseline, Responses) else run_policy(baseline, self.contexts)
+            missing = [c.id for c in self.contexts if c.id not in self.baseline]
+            if missing:
+                raise ValueError(f"baseline: no response for {len(missing)} context(s), e.g. {missing[0]!r}")
         self._previous: Responses | None = None
         self._previous_step: Any = None
         self._rows: list[dict[str, Any]] = []
 
     @property
     def converged(self) -> bool:
-        """True once ``patience`` consecutive updates were all at or above the threshold."""
+        """True once ``patience`` consecutive updates were all at or above the threshold
+        (after the first change, with ``require_change``)."""
         return self.stable_updates >= self.patience
 
     @property
@@ -137,14 +168,45 @@ class BehaviourMonitor:
         self._previous, self._previous_step = current, step
         if previous is None:
             return None
-        comparison = compare(previous, current, self.measures)
-        means = {name: comparison.mean(name) for name in comparison.measures}
-        stable = all(value >= self.threshold for value in means.values())
-        self.stable_updates = self.stable_updates + 1 if stable else 0
-        self._rows.append({"step": step, "previous_step": previous_step, **means, "stable": stable})
+        comparison = self._compare(previous, current)
+        row: dict[str, Any] = {"step": step, "previous_step": previous_step}
+        for name in comparison.measures:
+            stats = comparison.summary.loc[name]
+            row[name] = float(stats["mean"])
+            row[f"{name}_ci_low"] = float(stats["ci_low"])
+            row[f"{name}_ci_high"] = float(stats["ci_high"])
+        if self.baseline is not None:
+            # only the chance level's means are recorded: no bootstrap
+            chance = compare(self.baseline.subset(current.ids), current, self.measures, n_resamples=0)
+            for name in chance.measures:
+                row[f"{name}_chance"] = chance.mean(name)
+        stable = all(row[name] >= self.threshold for name in comparison.measures)
+        self.changed = self.changed or not stable
+        counts = stable and (self.changed or not self.require_change)
+        self.stable_updates = self.stable_updates + 1 if counts else 0
+        row["stable"] = stable
+        self._rows.append(row)
         return comparison
 
+    @property
+    def latest(self) -> dict[str, Any] | None:
+        """The last row of :meth:`history` as a dict (None before the first comparison)."""
+        return dict(self._rows[-1]) if self._rows else None
+
+    def _compare(self, a: Responses, b: Responses) -> Comparison:
+        return compare(a, b, self.measures, n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed)
+
     def history(self) -> pd.DataFrame:
-        """One row per comparison: step, previous step, each measure's mean, stable flag."""
-        columns = ["step", "previous_step", *(m.name for m in self.measures), "stable"]
+        """One row per comparison with the previous snapshot.
+
+        Columns: ``step``, ``previous_step``; per measure its mean, ``<measure>_ci_low`` and
+        ``<measure>_ci_high`` (bootstrap interval of the mean) and, with a ``baseline``,
+        ``<measure>_chance`` (the baseline vs the current snapshot); then ``stable``.
+        """
+        columns = ["step", "previous_step"]
+        for m in self.measures:
+            columns += [m.name, f"{m.name}_ci_low", f"{m.name}_ci_high"]
+            if self.baseline is not None:
+                columns.append(f"{m.name}_chance")
+        columns.append("stable")
         return pd.DataFrame(self._rows, columns=columns)

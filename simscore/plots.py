@@ -3,7 +3,9 @@
 One figure per idea, as PNG: convergence curves (paper's Table 2 as a figure), seed-pair
 similarity over checkpoints (Figure 3), per-turn rates (Figure 4), reward-model comparison
 (Figure 5), correlation heatmaps (Figure 6), learning curves of absolute performance
-(Table 1 as a figure) and chance level against trained comparisons.
+(Table 1 as a figure) and chance level against trained comparisons; and the behaviour curve of
+one training run watched by :class:`~simscore.monitor.BehaviourMonitor` (or the
+stable-baselines3 callback built on it).
 
 Every figure has two entry points: ``draw_<name>(table, ...) -> matplotlib.figure.Figure``
 builds the figure (for inspection or further editing) and ``plot_<name>(table, path, ...)``
@@ -19,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +55,8 @@ __all__ = [
     "plot_performance",
     "draw_chance",
     "plot_chance",
+    "draw_behaviour",
+    "plot_behaviour",
     "save_figure",
     "make_figures",
 ]
@@ -529,6 +534,76 @@ def draw_performance(table: pd.DataFrame) -> Figure:
 def plot_performance(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """:func:`draw_performance` written to ``path`` (PNG); returns the path."""
     return save_figure(draw_performance(table), path)
+
+
+# ----------------------------------------------------------------------------- behaviour monitor
+
+
+def draw_behaviour(
+    history: pd.DataFrame,
+    *,
+    measures: Sequence[str] | None = None,
+    threshold: float | None = None,
+    stopped_at: float | None = None,
+    xlabel: str = "training step",
+    title: str | None = None,
+) -> Figure:
+    """The behaviour curve of one training run: snapshot k vs k − 1 per measure.
+
+    Parameters
+    ----------
+    history : pandas.DataFrame
+        :meth:`simscore.BehaviourMonitor.history` (or the SB3 callback's ``history()``):
+        ``step``, a column per measure with ``<measure>_ci_low`` / ``_ci_high`` (drawn as a
+        band) and, if present, ``<measure>_chance`` (dashed: the chance level).
+    measures : sequence of str, optional
+        Default: every measure column of ``history``.
+    threshold : float, optional
+        Drawn as a dotted horizontal line (the stopping threshold).
+    stopped_at : float, optional
+        Drawn as a vertical line (where training stopped).
+    xlabel, title : str
+    """
+    if not isinstance(history, pd.DataFrame) or "step" not in history.columns:
+        raise ValueError("history must be a DataFrame with a 'step' column (BehaviourMonitor.history())")
+    if history.empty:
+        raise ValueError("history is empty: nothing to plot (fewer than two snapshots)")
+    present = [c[: -len("_ci_low")] for c in history.columns if c.endswith("_ci_low")]
+    names = present if measures is None else ([measures] if isinstance(measures, str) else list(measures))
+    missing = [m for m in names if m not in present]
+    if missing:
+        raise ValueError(f"measures: {', '.join(map(repr, missing))} not in the history (present: {', '.join(present)})")
+    x = history["step"].to_numpy(dtype=np.float64)
+    with _style():
+        figure = _new_figure(max(6.0, 3.2 * min(4, len(names)) + 0.6), 2.8 * math.ceil(len(names) / 4) + 1.1)
+        axes = _grid(figure, len(names), sharex=True)
+        for ax, measure in zip(axes, names, strict=True):
+            values = [history[measure], history[f"{measure}_ci_low"]]
+            _band_line(ax, x, history[measure], history[f"{measure}_ci_low"], history[f"{measure}_ci_high"],
+                       PALETTE[0], marker="o", label="vs previous snapshot (95% CI)")
+            chance = f"{measure}_chance"
+            if chance in history.columns:
+                ax.plot(x, history[chance], color=PALETTE[1], linestyle="--", label="chance level (random policy)")
+                values.append(history[chance])
+            if threshold is not None:
+                ax.axhline(threshold, color=PALETTE[7], linestyle=":", linewidth=1, label=f"threshold {threshold:g}")
+            if stopped_at is not None:
+                ax.axvline(stopped_at, color=PALETTE[5], linewidth=1, label="stopped")
+            ax.set_title(_label(measure))
+            ax.set_ylabel(f"{_label(measure)} (mean over contexts)")
+            _rate_limits(ax, np.concatenate([np.asarray(v, dtype=np.float64) for v in values]))
+        _finish_panels(axes, xlabel)
+        handles, labels = axes[0].get_legend_handles_labels()
+        columns = min(len(handles), 4 if figure.get_figwidth() >= 7.5 else 2)
+        figure.legend(handles, labels, loc="outside lower center", ncols=columns, frameon=False)
+        heading = title or "Behaviour convergence: each snapshot vs the previous one on a fixed context set"
+        _set_title(figure, textwrap.fill(heading, width=int(8.5 * figure.get_figwidth())))
+    return figure
+
+
+def plot_behaviour(history: pd.DataFrame, path: str | os.PathLike[str], **kwargs: Any) -> Path:
+    """:func:`draw_behaviour` written to ``path`` (PNG); returns the path."""
+    return save_figure(draw_behaviour(history, **kwargs), path)
 
 
 # ----------------------------------------------------------------------------- all figures

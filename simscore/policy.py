@@ -4,17 +4,22 @@ Any object with ``respond(context) -> Response`` is a policy; it must be determi
 (same context, same response). :func:`run_policy` runs one over a context set and returns
 :class:`~simscore.responses.Responses` with provenance. Context objects only need an ``id``
 attribute here, so simscore stays independent of the ``contexts`` package.
+
+A policy that answers many contexts faster at once (a neural network predicting on a batch
+of observations) may also have ``respond_batch(contexts) -> sequence of Response``
+(:class:`BatchPolicy`); :func:`run_policy` then calls it once instead of ``respond`` per
+context. Both must give the same responses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from simscore.errors import InvalidResponseError
 from simscore.responses import Response, Responses
 
-__all__ = ["Policy", "run_policy"]
+__all__ = ["Policy", "BatchPolicy", "run_policy"]
 
 
 @runtime_checkable
@@ -23,6 +28,19 @@ class Policy(Protocol):
 
     def respond(self, context: Any) -> Response:
         """The response to one context."""
+        ...
+
+
+@runtime_checkable
+class BatchPolicy(Policy, Protocol):
+    """A policy that can also answer a whole list of contexts in one call.
+
+    ``respond_batch(contexts)`` returns one :class:`Response` per context, in order, equal to
+    what ``respond`` returns for each (:func:`run_policy` prefers it).
+    """
+
+    def respond_batch(self, contexts: Sequence[Any]) -> Sequence[Response]:
+        """The responses to ``contexts``, in order."""
         ...
 
 
@@ -39,7 +57,8 @@ def run_policy(
     Parameters
     ----------
     policy : Policy
-        Any object with ``respond(context) -> Response``.
+        Any object with ``respond(context) -> Response``; if it also has
+        ``respond_batch(contexts)`` (:class:`BatchPolicy`), that is called once instead.
     contexts : iterable
         Objects with an ``id`` attribute (e.g. a ``contexts.ContextSet``).
     name : str, optional
@@ -63,16 +82,28 @@ def run_policy(
         raise TypeError(
             f"policy must have a respond(context) method, got {type(policy).__name__}"
         )
-    items = contexts if hasattr(contexts, "__len__") else list(contexts)
-    total = len(items)  # type: ignore[arg-type]
-    # tqdm's disable=None means "only on a terminal".
-    disable = (None if total > 5000 else True) if progress is None else not progress
-    from tqdm.auto import tqdm
-
     label = name or getattr(policy, "name", None) or type(policy).__name__
+    batch = getattr(policy, "respond_batch", None)
+    pairs: Iterable[tuple[Any, Any]]
+    if callable(batch):
+        listed = list(contexts)
+        responses = list(batch(listed))
+        if len(responses) != len(listed):
+            raise InvalidResponseError(
+                f"policy {label!r}: respond_batch returned {len(responses)} responses for {len(listed)} contexts"
+            )
+        pairs = zip(listed, responses)
+    else:
+        items = contexts if hasattr(contexts, "__len__") else list(contexts)
+        total = len(items)  # type: ignore[arg-type]
+        # tqdm's disable=None means "only on a terminal".
+        disable = (None if total > 5000 else True) if progress is None else not progress
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(items, total=total, desc=f"responding ({label})", disable=disable, leave=False)
+        pairs = ((context, policy.respond(context)) for context in iterator)
     out: dict[str, Response] = {}
-    for context in tqdm(items, total=total, desc=f"responding ({label})", disable=disable, leave=False):
-        response = policy.respond(context)
+    for context, response in pairs:
         if not isinstance(response, Response):
             raise InvalidResponseError(
                 f"policy {label!r} returned {type(response).__name__} for context "

@@ -1,8 +1,10 @@
 """The architecture's rules, checked on the import graph of the source (every import, also local ones).
 
 * ``simscore`` ← ``contexts`` ← ``policies``: contexts never imports policies, and the core of
-  simscore imports neither; only the application layer ``simscore.app`` wires all three together.
-* Nothing outside ``simscore.app`` imports the application layer.
+  simscore imports neither; only the outer layers wire all three together: the application
+  ``simscore.app`` and the RL integrations ``simscore.integrations``.
+* Nothing outside ``simscore.app`` imports the application layer; nothing in the core,
+  contexts or policies imports the integrations (they import optional packages).
 * No package imports another package's private module (a name starting with ``_``).
 * Every exception and warning class lives in ``simscore.errors``.
 """
@@ -10,6 +12,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,12 +59,20 @@ def _violations(rule) -> list[str]:
 
 
 def test_the_modules_were_found():
-    assert {"simscore.compare", "simscore.app.cli", "contexts.belief", "policies.simulation"} <= set(MODULES)
+    assert {"simscore.compare", "simscore.app.cli", "simscore.integrations.sb3", "contexts.belief",
+            "policies.simulation"} <= set(MODULES)
+
+
+OUTER = ("simscore.app", "simscore.integrations")
+
+
+def _outer(module: str) -> bool:
+    return any(_in(module, layer) for layer in OUTER)
 
 
 def test_core_and_contexts_never_reach_up():
     def upward(module: str, target: str) -> bool:
-        if _in(module, "simscore.app"):
+        if _outer(module):
             return False
         if _in(module, "simscore"):
             return _in(target, "contexts") or _in(target, "policies")
@@ -73,6 +85,20 @@ def test_core_and_contexts_never_reach_up():
 
 def test_only_the_application_layer_imports_it():
     assert _violations(lambda m, t: _in(t, "simscore.app") and not _in(m, "simscore.app")) == []
+
+
+def test_only_outer_layers_import_the_integrations():
+    assert _violations(lambda m, t: _in(t, "simscore.integrations") and not _outer(m)) == []
+
+
+def test_importing_simscore_imports_no_rl_library():
+    code = (
+        "import sys, simscore, simscore.integrations\n"
+        "heavy = ('torch', 'gymnasium', 'stable_baselines3', 'sb3_contrib', 'contexts', 'policies')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
 
 
 def test_no_private_module_of_another_package():

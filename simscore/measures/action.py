@@ -3,19 +3,27 @@
 Every measure scores each distinct pair of actions once (the shared factorisation in
 :class:`~simscore.measures.base.PairwiseMeasure`), so a million pairs drawn from a few hundred
 distinct actions cost a few hundred Python-level comparisons plus numpy indexing.
+
+Inputs are :class:`~simscore.acts.Act` objects, or plain data converted at the boundary:
+PyDial act strings (:meth:`Act.parse <simscore.acts.Act.parse>`) and ConvLab turns, lists of
+``[intent, domain, slot, value]`` (:meth:`Act.from_convlab <simscore.acts.Act.from_convlab>`);
+each distinct input is converted once, and inputs that convert to equal acts score as equal.
+
+>>> TotalMatchRate().score_pairs(["inform(food=thai,area=north)"], ["inform(area=north,food=thai)"])
+array([1.])
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 import Levenshtein
 import numpy as np
 
 from simscore.acts import Act
 from simscore.errors import InvalidResponseError
-from simscore.measures.base import PairwiseMeasure, dist_version
+from simscore.measures.base import PairwiseMeasure, dist_version, unique_pairs
 
 __all__ = [
     "TotalMatchRate",
@@ -69,11 +77,61 @@ class _ActionMeasure(PairwiseMeasure):
     def _check_value(self, value: object) -> None:
         if not isinstance(value, Act):
             raise InvalidResponseError(
-                f"{self.name}: expected simscore.Act or None, got {type(value).__name__} {value!r}"
+                f"{self.name}: expected simscore.Act, an act string, a ConvLab act list or None, "
+                f"got {type(value).__name__} {value!r}"
             )
+
+    def _factorise(self, a: Sequence[Any], b: Sequence[Any]) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]:
+        try:
+            return unique_pairs(a, b)
+        except TypeError:
+            # ConvLab turns given as lists cannot be factorised (unhashable): convert them first
+            if not any(isinstance(v, list) for side in (a, b) for v in side):
+                raise
+            return unique_pairs(_convlab_lists_to_acts(a), _convlab_lists_to_acts(b))
+
+    def score_distinct(self, values: list[Any], pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray:
+        if any(v is not None and type(v) is not Act for v in values):
+            values, codes = _canonical_acts(values)
+            pair_a, pair_b = codes[pair_a], codes[pair_b]
+        return super().score_distinct(values, pair_a, pair_b)
 
     def _score_distinct(self, left: list[Act], right: list[Act]) -> np.ndarray:
         return np.fromiter(map(self._pair_score, left, right), dtype=np.float64, count=len(left))
+
+
+def _to_act(value: Any) -> Act | None:
+    if value is None or isinstance(value, Act):
+        return value
+    if isinstance(value, str):
+        return Act.parse(value)
+    if isinstance(value, (list, tuple)):
+        return Act.from_convlab(value)
+    return value  # left for _check_value to reject with the measure's name
+
+
+def _convlab_lists_to_acts(values: Sequence[Any]) -> list[Any]:
+    return [Act.from_convlab(v) if isinstance(v, list) else v for v in values]
+
+
+def _canonical_acts(values: list[Any]) -> tuple[list[Any], np.ndarray]:
+    """Convert distinct inputs to acts and merge those that became equal.
+
+    Returns the distinct acts (None kept) and, per input value, its index among them, so the
+    index-level shortcuts (equal index = equal act) stay valid.
+    """
+    lookup: dict[Any, int] = {}
+    distinct: list[Any] = []
+    codes = np.empty(len(values), dtype=np.int64)
+    for i, value in enumerate(values):
+        act = _to_act(value)
+        key = (type(act), act) if isinstance(act, Act) or act is None else (type(act), id(act))
+        code = lookup.get(key)
+        if code is None:
+            code = lookup[key] = len(distinct)
+            distinct.append(act)
+        codes[i] = code
+    return distinct, codes
 
 
 class TotalMatchRate(_ActionMeasure):

@@ -173,12 +173,16 @@ class PairwiseMeasure(abc.ABC):
         """
         return self._score_distinct([values[i] for i in pair_a], [values[j] for j in pair_b])
 
+    def _factorise(self, a: Sequence[Any], b: Sequence[Any]) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`unique_pairs` of the inputs (a measure may convert unhashable inputs first)."""
+        return unique_pairs(a, b)
+
     def score_pairs(self, a: Sequence[Any], b: Sequence[Any]) -> np.ndarray:
         """Score pair ``(a[i], b[i])`` for every ``i``: float64 array of ``len(a)``."""
         check_pair_lengths(self.name, a, b)
         if len(a) == 0:
             return np.zeros(0)
-        values, pair_a, pair_b, inverse = unique_pairs(a, b)
+        values, pair_a, pair_b, inverse = self._factorise(a, b)
         scores = self.score_distinct(values, pair_a, pair_b)[inverse]
         warn_missing(self.name, int(np.isnan(scores).sum()), self._missing_what)
         return scores

@@ -114,3 +114,65 @@ def play_with_goal(env: RestaurantSearchEnv, goal) -> tuple[float, dict, int]:
         _, reward, terminated, truncated, info = env.step(policy.choose(env.sim.belief, info["action_mask"]))
         total, steps, done = total + reward, steps + 1, terminated or truncated
     return total, info, steps
+
+
+def test_action_masks_match_info_and_the_belief():
+    env = RestaurantSearchEnv()
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.action_masks()
+    obs, info = env.reset(seed=5)
+    for action in (1, 0, 2):
+        mask = env.action_masks()
+        assert mask.dtype == bool and np.array_equal(mask, info["action_mask"])
+        assert np.array_equal(mask, env.sim.space.mask(env.belief))
+        mask[:] = False  # a copy: the environment's own mask is untouched
+        assert env.action_masks().any()
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+
+
+def test_observation_is_a_function_of_the_belief():
+    from contexts.context import Context
+    from policies.adapters import observation_for
+
+    env = RestaurantSearchEnv()
+    obs, _ = env.reset(seed=2)
+    for action in (0, 1, 2, 9):
+        assert np.array_equal(obs, env.observation_for(env.belief))
+        assert np.array_equal(obs, observation_for(Context("c", env.belief)))
+        obs, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            break
+
+
+def test_info_carries_master_act_success_and_iq():
+    env = RestaurantSearchEnv()
+    total, info, steps = play(env, seed=4)
+    assert info["success"] is info["is_success"] is info["outcome"]["success"]
+    assert info["iq"] == info["outcome"]["iq"] and 1.0 <= info["iq"] <= 5.0
+    assert info["summary_action"] in SUMMARY_ACTIONS and info["masked"] is False
+    env.reset(seed=4)
+    _, _, _, _, info = env.step(SUMMARY_ACTIONS.index("reqmore"))  # masked before any offer
+    assert info["masked"] is True and info["system_act"] == "reqmore()" and "success" not in info
+
+
+def test_enforced_masks_reject_masked_actions():
+    env = RestaurantSearchEnv(enforce_masks=True)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action 14 \\(reqmore\\) is masked.*allowed: request_area"):
+        env.step(14)
+    env.step(0)  # an allowed action still works
+    with pytest.raises(TypeError, match="enforce_masks must be a bool"):
+        RestaurantSearchEnv(enforce_masks="yes")
+
+
+def test_user_config_as_fields_or_instance():
+    from policies.usersim import UserSimulatorConfig
+
+    env = RestaurantSearchEnv(user_config={"patience": [2, 3], "greeting": (0.0, 0.0)})
+    assert env.sim.settings.user.patience == (2, 3) and env.sim.settings.user.greeting == (0.0, 0.0)
+    easy = UserSimulatorConfig.easy()
+    assert RestaurantSearchEnv(user_config=easy).sim.settings.user is easy
+    with pytest.raises(ValueError, match="did you mean 'patience'"):
+        RestaurantSearchEnv(user_config={"patiense": (2, 3)})

@@ -66,3 +66,38 @@ def test_monitor_needs_contexts_and_a_policy():
     monitor = BehaviourMonitor(CONTEXTS)
     with pytest.raises(TypeError, match="respond"):
         monitor.update(object(), 0)
+
+
+def test_monitor_records_intervals_and_the_chance_level():
+    baseline = Table(["bye()"] * 5 + ["request(food)"] * 5)
+    monitor = BehaviourMonitor(CONTEXTS, measures=("tmr", "dmr"), baseline=baseline, n_resamples=200, seed=1)
+    assert monitor.latest is None
+    monitor.update(Table(["request(food)"] * 10), 0)
+    monitor.update(Table(["request(food)"] * 8 + ["request(area)"] * 2), 1)
+    row = monitor.latest
+    assert row["tmr"] == pytest.approx(0.8) and row["dmr"] == pytest.approx(1.0)
+    assert row["tmr_ci_low"] <= 0.8 <= row["tmr_ci_high"] and row["tmr_ci_high"] <= 1.0
+    assert row["tmr_chance"] == pytest.approx(0.3) and row["dmr_chance"] == pytest.approx(0.5)
+    assert list(monitor.history().columns) == [
+        "step", "previous_step", "tmr", "tmr_ci_low", "tmr_ci_high", "tmr_chance",
+        "dmr", "dmr_ci_low", "dmr_ci_high", "dmr_chance", "stable"]
+
+
+def test_monitor_baseline_must_cover_the_contexts():
+    from simscore import Responses
+
+    with pytest.raises(ValueError, match="baseline: no response for 10 context"):
+        BehaviourMonitor(CONTEXTS, baseline=Responses({"other": Table(["bye()"]).respond(SimpleNamespace(id="c0"))}))
+
+
+def test_require_change_ignores_an_unchanging_start():
+    constant = Table(["bye()"] * 10)
+    monitor = BehaviourMonitor(CONTEXTS, measures=("tmr",), threshold=0.9, patience=2, require_change=True)
+    for step in range(5):
+        monitor.update(constant, step)
+    assert monitor.stable_updates == 0 and not monitor.converged and not monitor.changed
+    monitor.update(Table(["request(food)"] * 10), 5)  # learning takes hold
+    monitor.update(Table(["request(food)"] * 10), 6)
+    monitor.update(Table(["request(food)"] * 10), 7)
+    assert monitor.changed and monitor.converged
+    assert monitor.history()["stable"].tolist() == [True, True, True, True, False, True, True]

@@ -194,3 +194,41 @@ def _same_responses():
     from simscore import Act, Response, Responses
 
     return Responses({"c1": Response(Act.parse("hello()"))})
+
+
+def _behaviour_history():
+    from types import SimpleNamespace
+
+    from simscore import Act, BehaviourMonitor, Response
+
+    class Table:
+        def __init__(self, acts):
+            self.acts = [Act.parse(a) for a in acts]
+
+        def respond(self, context):
+            return Response(self.acts[int(context.id[1:])])
+
+    contexts = [SimpleNamespace(id=f"c{i}") for i in range(10)]
+    monitor = BehaviourMonitor(contexts, measures=("tmr", "dmr"), baseline=Table(["bye()"] * 10), n_resamples=100)
+    for step, k in enumerate((0, 4, 7, 9, 10, 10)):
+        monitor.update(Table(["request(area)"] * k + ["request(food)"] * (10 - k)), step * 1000)
+    return monitor.history()
+
+
+def test_behaviour_curve_has_bands_chance_threshold_and_stop(tmp_path):
+    history = _behaviour_history()
+    figure = plots.draw_behaviour(history, threshold=0.9, stopped_at=5000)
+    assert [ax.get_title() for ax in _visible_axes(figure)] == ["TMR", "DMR"]
+    texts = _legend_texts(figure)
+    assert "chance level (random policy)" in texts and "threshold 0.9" in texts and "stopped" in texts
+    path = plots.plot_behaviour(history, tmp_path / "behaviour.png", measures=["tmr"])
+    assert path.read_bytes()[:8] == PNG_SIGNATURE and imread(path).shape[0] > 100
+
+
+def test_behaviour_curve_errors():
+    with pytest.raises(ValueError, match="'step' column"):
+        plots.draw_behaviour(pd.DataFrame({"x": [1]}))
+    with pytest.raises(ValueError, match="empty"):
+        plots.draw_behaviour(_behaviour_history().iloc[:0])
+    with pytest.raises(ValueError, match="'cer' not in the history"):
+        plots.draw_behaviour(_behaviour_history(), measures=["cer"])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from simscore import Act
-from simscore.errors import InvalidResponseError, MissingValueWarning
+from simscore.errors import ActParseError, InvalidResponseError, MissingValueWarning
 from simscore.measures import (
     ConceptErrorRate,
     ConceptMatchRate,
@@ -94,7 +94,9 @@ def test_no_warning_without_missing_actions():
 
 def test_wrong_types_and_lengths_are_errors():
     with pytest.raises(InvalidResponseError, match="expected simscore.Act"):
-        TotalMatchRate().score_pairs(["hello()"], [P("hello()")])
+        TotalMatchRate().score_pairs([3], [P("hello()")])
+    with pytest.raises(ActParseError, match="cannot parse act 'Hello there'"):
+        TotalMatchRate().score_pairs(["Hello there"], [P("hello()")])
     with pytest.raises(InvalidResponseError, match="same length, got 1 and 2"):
         TotalMatchRate().score_pairs([P("hello()")], [P("hello()"), P("bye()")])
 
@@ -110,3 +112,20 @@ def test_many_pairs_broadcast_from_distinct_pairs():
         fast = measure.score_pairs(a, b)
         slow = np.array([measure._pair_score(x, y) for x, y in zip(a, b)])
         np.testing.assert_array_equal(fast, slow)
+
+
+@pytest.mark.parametrize("measure", ["tmr", "dmr", "cer", "cmr"])
+def test_plain_data_is_converted_at_the_boundary(measure):
+    m = MEASURES[measure]
+    acts_a = [P("request(food)"), P("inform(area=north,food=thai)"), P("inform+request(restaurant-food=thai)")]
+    acts_b = [P("request(area)"), P("inform(food=thai)"), P("inform(restaurant-food=thai)")]
+    strings_a = ["request(food)", "inform(food=thai,area=north)", "inform+request(restaurant-food=thai)"]
+    convlab_b = [[["Request", "general", "area", "?"]], "inform(food=thai)", [["Inform", "Restaurant", "Food", "thai"]]]
+    expected = m.score_pairs(acts_a, acts_b)
+    assert np.array_equal(m.score_pairs(strings_a, convlab_b), expected)
+
+
+def test_strings_that_parse_to_equal_acts_match():
+    # canonical item order: two spellings of one act are one act (TMR works on indices)
+    assert TotalMatchRate().score_pairs(["inform(a=1,b=2)", "hello()"], ["inform(b=2,a=1)", "hello( )"]).tolist() == [1.0, 1.0]
+    assert MEASURES["tmr"].score_pairs(["request(food)"], ["request(area)"]).tolist() == [0.0]

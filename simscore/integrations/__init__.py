@@ -1,0 +1,19 @@
+"""Integrations with RL libraries: an outer layer over simscore, contexts and policies.
+
+* :mod:`simscore.integrations.gym` — the Gymnasium environment registered as
+  ``simscore/RestaurantSearch-v0`` (importing the module registers it; or
+  ``gymnasium.make("simscore.integrations.gym:simscore/RestaurantSearch-v0")`` with no import),
+  and :class:`~simscore.integrations.gym.SimilarityReward`, similarity to a reference policy as
+  a reward term.
+* :mod:`simscore.integrations.sb3` — stable-baselines3: the
+  :class:`~simscore.integrations.sb3.BehaviourConvergenceCallback` (a behaviour-based stopping
+  criterion) and :class:`~simscore.integrations.sb3.SB3Policy` (a trained model as a simscore
+  policy). Needs the extra ``pip install "simscore-dialogue[sb3]"`` (stable-baselines3, sb3-contrib);
+  both are imported only when used.
+
+Like :mod:`simscore.app`, this package may import ``contexts`` and ``policies``; nothing in
+the core imports it (``tests/test_layering.py`` checks both), and ``import simscore`` imports
+neither gymnasium nor torch. This ``__init__`` imports nothing.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,437 @@
+"""stable-baselines3: a behaviour-convergence callback and trained models as simscore policies.
+
+* :class:`SB3Policy` — a trained SB3 model (PPO, A2C, DQN, sb3-contrib's MaskablePPO, ...)
+  on the restaurant-search environment (:mod:`simscore.integrations.gym`) as a simscore policy:
+  greedy (``model.predict(observations, deterministic=True[, action_masks=...])``) on a whole
+  context set at once, responses with the master act and its text as the GP-SARSA policy's.
+* :class:`BehaviourConvergenceCallback` — every ``check_freq`` steps it answers a fixed context
+  set (default C_gen, 1,296 contexts) with the current model, compares the answers with the
+  previous check's (:class:`simscore.BehaviourMonitor`), logs the similarity, its bootstrap
+  interval and the chance level to SB3's logger (TensorBoard, CSV, stdout: whatever the run
+  configured), and stops training once the behaviour has stayed above a threshold for
+  ``patience`` checks — a stopping criterion on *what the policy does* rather than on the reward
+  (SB3 issue #1222).
+
+Both need the ``sb3`` extra (``pip install "simscore-dialogue[sb3]"``: stable-baselines3 and
+sb3-contrib). The module imports neither; the callback class, a subclass of SB3's
+``BaseCallback``, is built on first use, and a missing package raises
+:class:`~simscore.errors.MissingDependencyError` naming the extra.
+
+Example
+-------
+::
+
+    import gymnasium
+    from stable_baselines3 import PPO
+    import simscore.integrations.gym  # registers simscore/RestaurantSearch-v0
+    from simscore.integrations.sb3 import BehaviourConvergenceCallback
+
+    model = PPO("MlpPolicy", gymnasium.make("simscore/RestaurantSearch-v0"), n_steps=1024)
+    stop = BehaviourConvergenceCallback(measures=("tmr", "dmr"), check_freq=1024, threshold=0.95, patience=3)
+    model.learn(200_000, callback=stop)          # returns early once behaviour has converged
+    stop.history()                               # one row per check: means, intervals, chance level
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from policies.adapters import ObservationPolicy
+from policies.domain_cache import domain_cache
+from policies.features import feature_size
+from simscore.errors import MissingDependencyError
+from simscore.measures.base import Measure
+from simscore.monitor import BehaviourMonitor
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from contexts.domain import Domain
+
+__all__ = ["SB3Policy", "BehaviourConvergenceCallback", "require_sb3"]
+
+#: What to install for this module.
+INSTALL_HINT = 'pip install "simscore-dialogue[sb3]"'
+
+
+def require_sb3(module: str = "stable_baselines3") -> Any:
+    """Import ``module`` (stable-baselines3 or sb3-contrib), or raise a helpful error.
+
+    Raises
+    ------
+    MissingDependencyError
+        Naming the extra to install.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        package = module.split(".")[0].replace("_", "-")
+        raise MissingDependencyError(
+            f"simscore.integrations.sb3 needs {package} ({exc}); install the extra: {INSTALL_HINT}"
+        ) from None
+
+
+def _accepts_action_masks(model: Any) -> bool:
+    """Whether the model's class ``predict`` takes ``action_masks`` (sb3-contrib's maskable algorithms)."""
+    predict = getattr(type(model), "predict", None) or getattr(model, "predict", None)
+    if not callable(predict):
+        return False
+    try:
+        return "action_masks" in inspect.signature(predict).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+class SB3Policy(ObservationPolicy):
+    """A stable-baselines3 model as a simscore policy (greedy, batched).
+
+    The model must have been trained on the restaurant-search environment's observation
+    (``simscore/RestaurantSearch-v0``; shape ``(275,)`` for the default domain) and its 16
+    summary actions. A context set is answered with one call
+    ``model.predict(observations, deterministic=True)`` — plus ``action_masks=`` (the masks of
+    the contexts' beliefs) for a model whose ``predict`` takes them (sb3-contrib's
+    ``MaskablePPO``) — and observations are normalised first when the model trains on a
+    ``VecNormalize`` environment. Each chosen summary action becomes a master act and a text
+    (:class:`policies.adapters.ObservationPolicy`, which this class extends). Answering the
+    1,296 C_gen contexts again with an updated model costs one ``predict`` call plus look-ups.
+
+    Parameters
+    ----------
+    model : stable_baselines3 BaseAlgorithm
+        PPO, A2C, DQN, MaskablePPO, ... (anything with ``predict`` and the spaces above).
+    use_masks : bool, optional
+        Pass the contexts' action masks to ``predict``; default: whenever ``predict`` accepts
+        ``action_masks``.
+    domain : contexts.domain.Domain, optional
+    name : str, optional
+        Default: the algorithm's class name in lower case (``"ppo"``).
+    nlg_instance : str, optional
+        Who words the acts; default ``name``. Snapshots of one model (the callback) share it,
+        so the same act is worded the same way and text measures follow the acts.
+    text : bool
+        Realise texts (default True).
+    provenance : mapping, optional
+        Added to ``{"adapter": "sb3", "algorithm", "num_timesteps", "stable_baselines3",
+        "use_masks", "nlg_instance"}`` (read when the policy is run).
+
+    Also a :class:`~policies.summary.SummaryPolicy`: ``policies.run_dialogues(SB3Policy(model),
+    200, seed=1)`` evaluates the greedy model in simulated dialogues (task success, IQ, turns).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        use_masks: bool | None = None,
+        domain: Domain | None = None,
+        name: str | None = None,
+        nlg_instance: str | None = None,
+        text: bool = True,
+        provenance: Mapping[str, Any] | None = None,
+    ) -> None:
+        sb3 = require_sb3()
+        if not callable(getattr(model, "predict", None)):
+            raise TypeError(f"model must be a stable-baselines3 model with predict(), got {type(model).__name__}")
+        if use_masks is None:
+            use_masks = _accepts_action_masks(model)
+        elif use_masks and not _accepts_action_masks(model):
+            raise ValueError(
+                f"use_masks=True, but {type(model).__name__}.predict takes no action_masks (use MaskablePPO)"
+            )
+        self.model = model
+        self._sb3_version = str(getattr(sb3, "__version__", "unknown"))
+        label = name if name is not None else type(model).__name__.lower()
+        super().__init__(
+            self._predict,
+            batched=True,
+            use_masks=use_masks,
+            domain=domain,
+            name=label,
+            nlg_instance=nlg_instance,
+            text=text,
+            provenance=provenance,
+        )
+        space = getattr(model, "observation_space", None)
+        expected = (feature_size(self.domain),)
+        if getattr(space, "shape", None) != expected:
+            raise ValueError(
+                f"model observation space has shape {getattr(space, 'shape', None)}, expected {expected}: "
+                "the model must be trained on the restaurant-search environment's observation "
+                "(simscore/RestaurantSearch-v0, policies.features.belief_features)"
+            )
+        n_actions = getattr(getattr(model, "action_space", None), "n", None)
+        if n_actions != len(domain_cache(self.domain).space):
+            raise ValueError(
+                f"model action space has {n_actions} actions, expected {len(self.space)} summary actions"
+            )
+
+    def _predict(self, observations: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        model = self.model
+        normaliser = model.get_vec_normalize_env() if hasattr(model, "get_vec_normalize_env") else None
+        if normaliser is not None:
+            observations = normaliser.normalize_obs(observations)
+        kwargs = {"action_masks": masks} if self.use_masks else {}
+        actions, _ = model.predict(observations, deterministic=True, **kwargs)
+        return actions
+
+    def _facts(self) -> dict[str, Any]:
+        return {
+            "adapter": "sb3",
+            "algorithm": type(self.model).__name__,
+            "num_timesteps": int(getattr(self.model, "num_timesteps", 0)),
+            "stable_baselines3": self._sb3_version,
+            "use_masks": self.use_masks,
+            "nlg_instance": self.nlg.instance,
+        }
+
+
+class _BehaviourConvergence:
+    """Stop stable-baselines3 training once the policy's behaviour has converged.
+
+    Every ``check_freq`` environment steps (counted as ``num_timesteps``, so independent of
+    the number of parallel environments), and only if the model was updated since the last
+    check (SB3's update counter grew: no check before DQN's ``learning_starts``, none twice
+    within one PPO rollout), the callback
+
+    1. answers the context set with the current model, greedily (:class:`SB3Policy`, batched,
+       with the contexts' masks for ``MaskablePPO``);
+    2. compares the answers with those of the previous check on every measure
+       (:class:`simscore.BehaviourMonitor`, :func:`simscore.compare`), with a seeded bootstrap
+       interval of each mean;
+    3. compares them with the chance level: a seeded random policy over each context's
+       unmasked actions (computed once);
+    4. logs to ``self.logger`` (``<log_prefix>/<measure>``, ``..._ci_low``, ``..._ci_high``,
+       ``..._chance``, ``<log_prefix>/stable_checks``, ``<log_prefix>/check_seconds``) and,
+       with ``dump_logs``, writes them out at this step as SB3's ``EvalCallback`` does;
+    5. returns False — SB3 stops ``learn()`` — once every measure has been at or above
+       ``threshold`` for ``patience`` consecutive checks (and ``stop`` is True).
+
+    Parameters
+    ----------
+    contexts : iterable of contexts, optional
+        The fixed context set; default C_gen (:func:`contexts.generate_grid`, 1,296 belief
+        states).
+    measures : names or Measure objects
+        Default ``("tmr", "dmr")``; any of the eight (``"all"``), instances included (a text
+        measure keeps its model and caches across checks).
+    check_freq : int
+        Environment steps between checks (at least; a check waits for a model update).
+    threshold : float
+        Every measure's mean must be at least this for a check to count as stable.
+    patience : int
+        Consecutive stable checks after which training stops.
+    require_change : bool
+        Count stable checks only after the behaviour changed once (default): a freshly
+        initialised network tends to answer every context the same way until learning takes
+        hold, which would otherwise read as converged.
+    chance_seed : int or None
+        Seed of the random policy giving the chance level; None: no chance level.
+    stop : bool
+        Stop training when converged (default); False only logs.
+    log_prefix : str
+        Namespace of the logged keys.
+    dump_logs : bool
+        Write the logged values out at every check (``logger.dump(num_timesteps)``).
+    n_resamples, confidence, seed
+        Bootstrap settings of the intervals.
+    domain : contexts.domain.Domain, optional
+        The environment's domain (default domain).
+    name, nlg_instance : str, optional
+        Passed to :class:`SB3Policy`.
+    verbose : int
+        1 prints one line per check and the stop.
+
+    Attributes
+    ----------
+    monitor : simscore.BehaviourMonitor
+        Built when training starts.
+    converged : bool
+    stopped_at : int or None
+        ``num_timesteps`` when the callback stopped training.
+
+    Examples
+    --------
+    >>> from stable_baselines3 import PPO  # doctest: +SKIP
+    >>> stop = BehaviourConvergenceCallback(check_freq=1024, threshold=0.95, patience=3)  # doctest: +SKIP
+    >>> PPO("MlpPolicy", "simscore.integrations.gym:simscore/RestaurantSearch-v0").learn(100_000, callback=stop)  # doctest: +SKIP
+    >>> stop.stopped_at, stop.history()[["step", "tmr", "tmr_chance"]]  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        contexts: Iterable[Any] | None = None,
+        measures: str | Measure | Iterable[str | Measure] = ("tmr", "dmr"),
+        *,
+        check_freq: int = 2048,
+        threshold: float = 0.99,
+        patience: int = 3,
+        require_change: bool = True,
+        chance_seed: int | None = 0,
+        stop: bool = True,
+        log_prefix: str = "behaviour",
+        dump_logs: bool = True,
+        n_resamples: int = 1000,
+        confidence: float = 0.95,
+        seed: int = 0,
+        domain: Domain | None = None,
+        name: str | None = None,
+        nlg_instance: str | None = None,
+        verbose: int = 0,
+    ) -> None:
+        super().__init__(verbose=verbose)  # type: ignore[call-arg]  # BaseCallback, by the MRO
+        if isinstance(check_freq, bool) or not isinstance(check_freq, int) or check_freq < 1:
+            raise ValueError(f"check_freq must be a positive int (environment steps), got {check_freq!r}")
+        if chance_seed is not None and (isinstance(chance_seed, bool) or not isinstance(chance_seed, int)):
+            raise ValueError(f"chance_seed must be an int or None, got {chance_seed!r}")
+        self.contexts = None if contexts is None else list(contexts)
+        self.check_freq = check_freq
+        self.chance_seed = chance_seed
+        self.stop = bool(stop)
+        self.log_prefix = str(log_prefix).rstrip("/")
+        self.dump_logs = bool(dump_logs)
+        self.domain = domain
+        self.policy_name = name
+        self.nlg_instance = nlg_instance
+        self._monitor_args: dict[str, Any] = dict(
+            measures=measures, threshold=threshold, patience=patience, require_change=require_change,
+            n_resamples=n_resamples, confidence=confidence, seed=seed,
+        )
+        # fail fast on bad monitor arguments (before a long training run starts)
+        BehaviourMonitor([_Probe()], **self._monitor_args)
+        self.monitor: BehaviourMonitor | None = None
+        self.policy: Any = None
+        self.stopped_at: int | None = None
+        self._last_check = -(10**18)
+        self._last_updates: int | None = None
+        self._seconds: dict[int, float] = {}
+
+    # -- SB3 hooks -------------------------------------------------------------------------
+
+    def _init_callback(self) -> None:
+        if self.policy is None or self.policy.model is not self.model:  # type: ignore[attr-defined]
+            measures = BehaviourMonitor([_Probe()], **self._monitor_args).measures
+            self.policy = SB3Policy(
+                self.model,  # type: ignore[attr-defined]
+                domain=self.domain,
+                name=self.policy_name,
+                nlg_instance=self.nlg_instance,
+                text=any(m.level == "text" for m in measures),  # texts cost half a check; only when scored
+            )
+        if self.monitor is None:
+            if self.contexts is None:
+                from contexts.generate import generate_grid
+
+                self.contexts = list(generate_grid(domain=self.domain) if self.domain is not None else generate_grid())
+            baseline = None
+            if self.chance_seed is not None:
+                from policies.handcrafted import RandomPolicy
+                from policies.simulation import SummaryPolicyAdapter
+
+                random_policy = RandomPolicy(seed=self.chance_seed, n_actions=len(self.policy.space))
+                baseline = SummaryPolicyAdapter(random_policy, domain=self.policy.domain, name="chance",
+                                                nlg_instance=f"random-{self.chance_seed}")
+            self.monitor = BehaviourMonitor(self.contexts, baseline=baseline, **self._monitor_args)
+
+    def _on_step(self) -> bool:
+        timesteps = int(self.num_timesteps)  # type: ignore[attr-defined]
+        if timesteps - self._last_check < self.check_freq:
+            return True
+        updates = getattr(self.model, "_n_updates", None)  # type: ignore[attr-defined]
+        if updates is not None and self._last_updates is not None and updates == self._last_updates:
+            return True  # the model has not changed since the last snapshot: wait for an update
+        self._last_check, self._last_updates = timesteps, updates
+        return self.check()
+
+    # -- the check -------------------------------------------------------------------------
+
+    def check(self) -> bool:
+        """Snapshot the model now, compare, log; False once converged (and ``stop``)."""
+        monitor = self.monitor
+        assert monitor is not None, "the callback is initialised by SB3's learn()"
+        timesteps = int(self.num_timesteps)  # type: ignore[attr-defined]
+        start = time.perf_counter()
+        comparison = monitor.update(self.policy, timesteps)
+        seconds = time.perf_counter() - start
+        self._seconds[timesteps] = seconds
+        row = monitor.latest if comparison is not None else None
+        record = self.logger.record  # type: ignore[attr-defined]
+        prefix = self.log_prefix
+        record(f"{prefix}/check_seconds", seconds)
+        if row is not None:
+            for measure in monitor.measures:
+                name = measure.name
+                for suffix in ("", "_ci_low", "_ci_high", "_chance"):
+                    if f"{name}{suffix}" in row:
+                        record(f"{prefix}/{name}{suffix}", row[f"{name}{suffix}"])
+            record(f"{prefix}/stable_checks", monitor.stable_updates)
+        if self.dump_logs:
+            self.logger.dump(timesteps)  # type: ignore[attr-defined]
+        if self.verbose >= 1:  # type: ignore[attr-defined]
+            if row is None:
+                print(f"[simscore] step {timesteps}: first behaviour snapshot ({len(monitor.contexts)} contexts)")
+            else:
+                scores = ", ".join(f"{m.name}={row[m.name]:.3f}" for m in monitor.measures)
+                print(f"[simscore] step {timesteps}: {scores} vs previous; stable {monitor.stable_updates}/{monitor.patience}")
+        if monitor.converged and self.stop:
+            self.stopped_at = timesteps
+            if self.verbose >= 1:  # type: ignore[attr-defined]
+                print(f"[simscore] behaviour converged: stopping at step {timesteps}")
+            return False
+        return True
+
+    @property
+    def converged(self) -> bool:
+        """True once every measure stayed at or above the threshold for ``patience`` checks."""
+        return self.monitor is not None and self.monitor.converged
+
+    def history(self) -> pd.DataFrame:
+        """One row per check after the first (:meth:`simscore.BehaviourMonitor.history`), plus
+        ``check_seconds`` (wall time of the check: answering, comparing, chance level)."""
+        if self.monitor is None:
+            return pd.DataFrame()
+        frame = self.monitor.history()
+        frame["check_seconds"] = [self._seconds.get(int(step), float("nan")) for step in frame["step"]]
+        return frame
+
+
+class _Probe:
+    id = "probe"
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def _build_callback() -> type:
+    callbacks = require_sb3("stable_baselines3.common.callbacks")
+    cls = type(
+        "BehaviourConvergenceCallback",
+        (_BehaviourConvergence, callbacks.BaseCallback),
+        {"__module__": __name__, "__doc__": _BehaviourConvergence.__doc__,
+         "__qualname__": "BehaviourConvergenceCallback"},
+    )
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    # The callback subclasses SB3's BaseCallback: built on first access.
+    if name != "BehaviourConvergenceCallback":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _CLASSES:
+        _CLASSES[name] = _build_callback()
+    return _CLASSES[name]
+
+
+def __dir__() -> Sequence[str]:
+    return sorted([*globals(), "BehaviourConvergenceCallback"])
+
+
+if TYPE_CHECKING:
+
+    class BehaviourConvergenceCallback(_BehaviourConvergence):
+        """:class:`_BehaviourConvergence` on SB3's ``BaseCallback`` (built at run time)."""

@@ -1,0 +1,299 @@
+"""Score two plain lists against each other: :func:`score` → :class:`ScoreResult`.
+
+The ``score(predictions, references)`` form users of sacrebleu or Hugging Face ``evaluate``
+expect, on top of :func:`~simscore.compare.compare` (no second implementation): item ``i`` of
+``a`` is paired with item ``i`` of ``b``, each item becomes a
+:class:`~simscore.responses.Response`, and the result carries per measure the mean, its
+bootstrap confidence interval and the per-item scores.
+
+What the items are (``kind``)
+-----------------------------
+``"act"`` (alias ``"action"``)
+    Semantic actions: :class:`~simscore.acts.Act` objects, PyDial act strings
+    (``'inform(food=thai,area=north)'``, read by :meth:`Act.parse <simscore.acts.Act.parse>`)
+    or ConvLab turns, lists of ``[intent, domain, slot, value]``
+    (:meth:`Act.from_convlab <simscore.acts.Act.from_convlab>`), mixed freely. A string that
+    does not parse is an error.
+``"text"``
+    Prompts (strings).
+``"auto"`` (default)
+    Acts if any item is an ``Act`` or a ConvLab list, or if **every** string item of both
+    lists parses as an act; texts otherwise. A text that happens to be shaped like an act
+    (``"hello()"``) is read as an act unless every item is known to be text — pass
+    ``kind="text"`` to be sure.
+
+``None`` items are missing values: every measure scores that pair NaN (with a
+:class:`~simscore.errors.MissingValueWarning`) and leaves it out of the mean, count and
+interval, exactly as :func:`~simscore.compare.compare` does. Measures of the other level
+than the items are an error (an action measure cannot score texts).
+
+Measures
+--------
+Names, groups (``"action"``, ``"text"``, ``"all"``) or configured measure objects. Default:
+the four action measures for acts, the four text measures for texts. Pass measure
+*instances* to reuse them across calls: a text measure keeps its loaded model and its
+embedding caches, so scoring the next batch costs only the new sentences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from simscore.acts import Act
+from simscore.compare import compare
+from simscore.errors import ActParseError, InvalidResponseError
+from simscore.measures import ACTION_MEASURES, TEXT_MEASURES, resolve_measures
+from simscore.measures.base import Measure
+from simscore.responses import Response, Responses
+
+__all__ = ["score", "ScoreResult", "MeasureScore"]
+
+_KIND_ALIASES = {"auto": "auto", "act": "act", "action": "act", "text": "text"}
+
+
+@dataclass(frozen=True)
+class MeasureScore:
+    """One measure's result in a :class:`ScoreResult`.
+
+    Attributes
+    ----------
+    name : str
+    mean : float
+        Mean over the scored (non-NaN) pairs; NaN if none was scored.
+    ci_low, ci_high : float
+        Seeded percentile-bootstrap interval of the mean.
+    count : int
+        Pairs scored.
+    missing : int
+        Pairs scored NaN (a side was None).
+    scores : numpy.ndarray
+        Per-item scores, shape ``(n,)``, float64, read-only.
+    signature : str
+        Everything that determines the numbers (versions, model, options).
+    """
+
+    name: str
+    mean: float
+    ci_low: float
+    ci_high: float
+    count: int
+    missing: int
+    scores: np.ndarray
+    signature: str
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """The result of :func:`score`: per measure mean, interval and per-item scores.
+
+    Attributes
+    ----------
+    kind : {"act", "text"}
+        What the items were read as.
+    measures : mapping of str to MeasureScore
+        In the order the measures were given (read-only).
+    confidence : float
+    n_resamples : int
+    seed : int
+        Bootstrap settings of the intervals.
+
+    Examples
+    --------
+    >>> r = score(["request(food)", "hello()"], ["request(area)", "hello()"], measures=["tmr", "dmr"])
+    >>> r.kind, r["tmr"].mean, r.means
+    ('act', 0.5, {'tmr': 0.5, 'dmr': 1.0})
+    >>> r["tmr"].scores
+    array([0., 1.])
+    """
+
+    kind: Literal["act", "text"]
+    measures: Mapping[str, MeasureScore]
+    confidence: float
+    n_resamples: int
+    seed: int
+
+    def __getitem__(self, name: str) -> MeasureScore:
+        try:
+            return self.measures[name]
+        except KeyError:
+            raise KeyError(f"no measure {name!r} in this result (have: {', '.join(self.measures)})") from None
+
+    def __len__(self) -> int:
+        """Number of scored items (pairs)."""
+        first = next(iter(self.measures.values()))
+        return len(first.scores)
+
+    @property
+    def means(self) -> dict[str, float]:
+        """Measure name → mean."""
+        return {name: m.mean for name, m in self.measures.items()}
+
+    def summary(self) -> pd.DataFrame:
+        """One row per measure (index ``measure``): mean, count, missing, ci_low, ci_high."""
+        rows = {
+            name: {"mean": m.mean, "count": m.count, "missing": m.missing, "ci_low": m.ci_low, "ci_high": m.ci_high}
+            for name, m in self.measures.items()
+        }
+        frame = pd.DataFrame.from_dict(rows, orient="index", columns=["mean", "count", "missing", "ci_low", "ci_high"])
+        frame.index.name = "measure"
+        return frame
+
+
+def _as_list(values: Any, name: str) -> list[Any]:
+    if isinstance(values, (str, bytes, Act)) or isinstance(values, Mapping):
+        raise TypeError(f"{name} must be a sequence of items (e.g. a list of strings), got {type(values).__name__}")
+    if isinstance(values, np.ndarray):
+        return values.tolist()
+    if not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of items, got {type(values).__name__}")
+    return list(values)
+
+
+def _to_act(value: Any, cache: dict[str, Act], where: str) -> Act | None:
+    if value is None or isinstance(value, Act):
+        return value
+    if isinstance(value, str):
+        act = cache.get(value)
+        if act is None:
+            try:
+                act = cache[value] = Act.parse(value)
+            except ActParseError as exc:
+                raise ActParseError(value, exc.position, f"{where}: {exc.reason} (pass kind='text' for prose)") from None
+        return act
+    if isinstance(value, (list, tuple)):
+        return Act.from_convlab(value)
+    raise InvalidResponseError(
+        f"{where}: expected an Act, an act string, a ConvLab act list or None, got {type(value).__name__} {value!r}"
+    )
+
+
+def _detect_kind(items: Sequence[Any]) -> str:
+    """``"act"`` or ``"text"`` for ``kind="auto"`` (see the module docstring)."""
+    strings = set()
+    for value in items:
+        if isinstance(value, (Act, list, tuple)):
+            return "act"
+        if isinstance(value, str):
+            strings.add(value)
+    for text in strings:
+        try:
+            Act.parse(text)
+        except ActParseError:
+            return "text"
+    return "act"  # every string is an act (or every item is None: the cheap measures then)
+
+
+def score(
+    a: Sequence[Any],
+    b: Sequence[Any],
+    measures: str | Measure | Iterable[str | Measure] | None = None,
+    *,
+    kind: str = "auto",
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> ScoreResult:
+    """Score ``a[i]`` against ``b[i]`` for every ``i`` with each measure.
+
+    Parameters
+    ----------
+    a, b : sequence
+        Two equal-length lists of texts, act strings, ConvLab act lists or
+        :class:`~simscore.acts.Act` objects (``None`` = missing). Order matters only for
+        asymmetric measures (none of the eight is).
+    measures : names or Measure objects, optional
+        Default: the action measures for acts, the text measures for texts. Pass measure
+        instances to reuse their models and caches across calls.
+    kind : {"auto", "act", "text"}
+        How to read the items (module docstring); ``"action"`` is an alias of ``"act"``.
+    n_resamples, confidence, seed
+        Bootstrap settings of each mean's interval (seeded: same inputs, same interval).
+
+    Returns
+    -------
+    ScoreResult
+
+    Raises
+    ------
+    InvalidResponseError
+        If the lengths differ, a list is empty or an item has an unsupported type.
+    ActParseError
+        If ``kind="act"`` (or a mixed list under ``"auto"``) has a string that is no act.
+    ValueError
+        If a measure's level does not match the items.
+
+    Examples
+    --------
+    >>> score(["request(food)"], [[["Request", "Restaurant", "Area", "?"]]], measures="dmr")["dmr"].mean
+    1.0
+    >>> r = score(["Which area?", "Goodbye."], ["Which part of town?", "Goodbye."], measures="bleu4")
+    >>> r.kind, float(r["bleu4"].scores[1])
+    ('text', 1.0)
+    """
+    items_a, items_b = _as_list(a, "a"), _as_list(b, "b")
+    if len(items_a) != len(items_b):
+        raise InvalidResponseError(f"a and b must have the same length, got {len(items_a)} and {len(items_b)}")
+    if not items_a:
+        raise InvalidResponseError("a and b are empty: nothing to score")
+    if kind not in _KIND_ALIASES:
+        raise ValueError(f"kind must be 'auto', 'act' or 'text', got {kind!r}")
+    resolved_kind = _KIND_ALIASES[kind]
+    if resolved_kind == "auto":
+        resolved_kind = _detect_kind(items_a + items_b)
+    level = "action" if resolved_kind == "act" else "text"
+    if measures is None:
+        measures = ACTION_MEASURES if level == "action" else TEXT_MEASURES
+    resolved = resolve_measures(measures)
+    wrong = [m.name for m in resolved if m.level != level]
+    if wrong:
+        raise ValueError(
+            f"measures {', '.join(map(repr, wrong))} score {'texts' if level == 'action' else 'actions'}, "
+            f"but the items were read as {'acts' if level == 'action' else 'texts'} (kind={kind!r})"
+        )
+
+    ids = [str(i) for i in range(len(items_a))]
+    sides = []
+    for name, items in (("a", items_a), ("b", items_b)):
+        responses: dict[str, Response] = {}
+        if level == "action":
+            cache: dict[str, Act] = {}
+            converted = [_to_act(v, cache, f"{name}[{i}]") for i, v in enumerate(items)]
+            for context_id, act in zip(ids, converted):
+                # a Response needs an action or a text; a missing act is a text-less placeholder
+                responses[context_id] = Response(act) if act is not None else Response(text="")
+        else:
+            for i, (context_id, text) in enumerate(zip(ids, items)):
+                if text is not None and not isinstance(text, str):
+                    raise InvalidResponseError(f"{name}[{i}]: a text must be a string or None, got {type(text).__name__}")
+                responses[context_id] = Response(text=text) if text is not None else Response(Act("none"))
+        sides.append(Responses(responses, policy=name))
+    comparison = compare(sides[0], sides[1], resolved, n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+    out: dict[str, MeasureScore] = {}
+    for measure in resolved:
+        row = comparison.summary.loc[measure.name]
+        values = comparison.scores[measure.name].to_numpy(dtype=np.float64, copy=True)
+        values.setflags(write=False)
+        out[measure.name] = MeasureScore(
+            name=measure.name,
+            mean=float(row["mean"]),
+            ci_low=float(row["ci_low"]),
+            ci_high=float(row["ci_high"]),
+            count=int(row["count"]),
+            missing=int(row["missing"]),
+            scores=values,
+            signature=comparison.signatures[measure.name],
+        )
+    return ScoreResult(
+        kind="act" if level == "action" else "text",
+        measures=MappingProxyType(out),
+        confidence=float(confidence),
+        n_resamples=int(n_resamples),
+        seed=int(seed),
+    )

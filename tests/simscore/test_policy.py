@@ -1,0 +1,45 @@
+"""simscore.policy.run_policy: one respond per context, or one respond_batch for all of them."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from simscore import Act, BatchPolicy, Policy, Response, run_policy
+from simscore.errors import InvalidResponseError
+
+CONTEXTS = [SimpleNamespace(id=f"c{i}") for i in range(4)]
+
+
+class Batched:
+    name = "batched"
+
+    def __init__(self, n_out=None, kind=Response):
+        self.calls = 0
+        self.n_out = n_out
+        self.kind = kind
+
+    def respond(self, context):
+        raise AssertionError("run_policy must use respond_batch")
+
+    def respond_batch(self, contexts):
+        self.calls += 1
+        n = len(contexts) if self.n_out is None else self.n_out
+        return [self.kind(Act("hello")) if self.kind is Response else "hello()" for _ in range(n)]
+
+
+def test_batch_policy_is_called_once():
+    policy = Batched()
+    assert isinstance(policy, BatchPolicy) and isinstance(policy, Policy)
+    responses = run_policy(policy, iter(CONTEXTS))
+    assert policy.calls == 1 and responses.ids == ("c0", "c1", "c2", "c3") and responses.policy == "batched"
+
+
+@pytest.mark.parametrize(("policy", "message"), [
+    (Batched(n_out=3), "returned 3 responses for 4 contexts"),
+    (Batched(kind=str), "returned str for context 'c0'"),
+])
+def test_bad_batches_are_errors(policy, message):
+    with pytest.raises(InvalidResponseError, match=message):
+        run_policy(policy, CONTEXTS)

@@ -1,0 +1,121 @@
+"""simscore.score: plain lists of texts, act strings, ConvLab acts or Acts, built on compare()."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from simscore import MEASURES, Act, Response, Responses, compare, score
+from simscore.errors import ActParseError, InvalidResponseError, MissingValueWarning
+from simscore.measures import Bleu4, TotalMatchRate
+
+ACTS_A = ["request(food)", "inform(name=x,food=thai)", "hello()", "bye()"]
+ACTS_B = ["request(area)", "inform(food=thai,name=y)", "hello()", "reqmore()"]
+
+
+def test_act_strings_match_compare_on_responses():
+    result = score(ACTS_A, ACTS_B)
+    a = Responses({str(i): Response(Act.parse(x)) for i, x in enumerate(ACTS_A)})
+    b = Responses({str(i): Response(Act.parse(x)) for i, x in enumerate(ACTS_B)})
+    expected = compare(a, b)
+    assert result.kind == "act"
+    assert list(result.measures) == ["tmr", "dmr", "cer", "cmr"]
+    for name in result.measures:
+        m = result[name]
+        assert m.mean == pytest.approx(expected.mean(name))
+        assert (m.ci_low, m.ci_high) == pytest.approx(tuple(expected.summary.loc[name, ["ci_low", "ci_high"]]))
+        assert np.allclose(m.scores, expected.scores[name].to_numpy())
+        assert m.count == 4 and m.missing == 0
+        assert m.signature == MEASURES[name].signature()
+    assert result["tmr"].scores.tolist() == [0.0, 0.0, 1.0, 0.0]
+
+
+def test_acts_convlab_lists_and_strings_mix():
+    a = [Act.parse("request(food)"), [["Inform", "Restaurant", "Food", "thai"]], "hello()"]
+    b = ["request(food)", "inform(restaurant-food=thai)", [["greet", "general", "none", "none"]]]
+    result = score(a, b, measures=["tmr", "dmr"])
+    assert result.kind == "act"
+    assert result["tmr"].scores.tolist() == [1.0, 1.0, 0.0]
+
+
+def test_auto_reads_prose_as_text_and_defaults_to_text_measures():
+    bleu = Bleu4()
+    result = score(["Which area do you prefer?", "Goodbye."], ["Which area?", "Goodbye."], measures=[bleu])
+    assert result.kind == "text"
+    assert result["bleu4"].scores[1] == pytest.approx(1.0)
+    # one item that is not an act makes the whole input text under auto
+    assert score(["hello()", "Hi there"], ["hello()", "Hi"], measures="bleu4").kind == "text"
+
+
+@pytest.mark.parametrize("kind", ["act", "action"])
+def test_explicit_act_kind_rejects_prose_with_a_hint(kind):
+    with pytest.raises(ActParseError, match=r"a\[1\].*kind='text'"):
+        score(["hello()", "Hi there"], ["hello()", "bye()"], kind=kind)
+
+
+def test_explicit_text_kind_never_parses():
+    result = score(["hello()"], ["hello()"], measures="bleu4", kind="text")
+    assert result.kind == "text" and result["bleu4"].mean == pytest.approx(1.0)
+
+
+def test_missing_items_are_nan_and_left_out_like_compare():
+    with pytest.warns(MissingValueWarning):
+        result = score(["request(food)", None, "hello()"], ["request(food)", "bye()", "bye()"], measures="tmr")
+    m = result["tmr"]
+    assert np.isnan(m.scores[1]) and m.count == 2 and m.missing == 1 and m.mean == pytest.approx(0.5)
+
+
+def test_result_is_frozen_and_scores_read_only():
+    result = score(["hello()"], ["hello()"], measures="tmr")
+    with pytest.raises(AttributeError):
+        result.kind = "text"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        result.measures["x"] = None  # type: ignore[index]
+    with pytest.raises(ValueError):
+        result["tmr"].scores[0] = 0.0
+    assert len(result) == 1 and result.summary().loc["tmr", "mean"] == 1.0
+    with pytest.raises(KeyError, match="no measure 'dmr'"):
+        result["dmr"]
+
+
+def test_measure_instances_are_reused_across_calls():
+    tmr = TotalMatchRate()
+    first = score(["hello()"], ["bye()"], measures=[tmr])
+    second = score(["bye()"], ["bye()"], measures=[tmr])
+    assert (first["tmr"].mean, second["tmr"].mean) == (0.0, 1.0)
+
+
+def test_seeded_intervals_are_reproducible():
+    a = ["request(food)"] * 30 + ["hello()"] * 20
+    b = ["request(food)"] * 25 + ["bye()"] * 25
+    r1, r2 = score(a, b, measures="tmr", seed=3), score(a, b, measures="tmr", seed=3)
+    assert (r1["tmr"].ci_low, r1["tmr"].ci_high) == (r2["tmr"].ci_low, r2["tmr"].ci_high)
+    assert r1["tmr"].ci_low < r1["tmr"].mean < r1["tmr"].ci_high
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "kwargs", "error", "message"),
+    [
+        (["hello()"], ["hello()", "bye()"], {}, InvalidResponseError, "same length, got 1 and 2"),
+        ([], [], {}, InvalidResponseError, "empty"),
+        ("hello()", "bye()", {}, TypeError, "sequence of items"),
+        (["hello()"], ["bye()"], {"kind": "acts"}, ValueError, "kind must be"),
+        (["hello()"], ["bye()"], {"measures": "bleu4"}, ValueError, "'bleu4' score texts, but the items were read as acts"),
+        (["Hi"], ["Yo"], {"measures": "tmr"}, ValueError, "'tmr' score actions, but the items were read as texts"),
+        ([3], ["bye()"], {"kind": "act"}, InvalidResponseError, r"a\[0\]: expected an Act"),
+        ([3], ["bye"], {"kind": "text", "measures": "bleu4"}, InvalidResponseError, r"a\[0\]: a text must be a string"),
+        (["hello()"], ["bye()"], {"measures": "tmrr"}, KeyError, "did you mean 'tmr'"),
+    ],
+)
+def test_clear_errors(a, b, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        score(a, b, **kwargs)
+
+
+def test_numpy_arrays_and_tuples_are_accepted():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = score(np.array(["hello()", "bye()"]), ("hello()", "bye()"), measures="tmr")
+    assert result["tmr"].mean == 1.0
