@@ -68,7 +68,8 @@ with ``A`` here the episode's rows. (Engel's episode update ``α̃ += Pₑ S⁻�
 only where it is exactly ``k̃(x_t)``: on the points the dictionary had before the episode
 (α̃ and C̃ are zero on the points that join during it: the prior's zero padding), and in
 ``a_tᵀ K̃ a_u = a_t · k̃(x_u)`` when ``x_t`` is represented by a prefix of the block no longer
-than ``x_u``'s. ``Ψ + σ²I = L D Lᵀ`` is factored row by row into ``L⁻¹`` (unit lower
+than ``x_u``'s — true for ``t <= u``, as a block only grows, so the upper triangle of Ψ is
+computed and used. ``Ψ + σ²I = L D Lᵀ`` is factored row by row into ``L⁻¹`` (unit lower
 triangular) and ``D`` (the construction of the dictionary factors; pivots ≥ σ² in exact
 arithmetic); with ``W = D^{-1/2} L⁻¹ Pᵀ`` (T × m) the update is
 ``α̃ += Wᵀ D^{-1/2} L⁻¹ (y − μ)`` and one rank-T update ``C̃ += Wᵀ W``. The tests check the
@@ -369,6 +370,7 @@ class _Layout(NamedTuple):
     cov_target: NDArray[np.intp]  # ... and their places in the flat padded blocks (see _posterior)
     alpha_target: NDArray[np.intp]  # the places of α̃ (block order) in the flat padded blocks
     width: int  # the largest block (at least 1)
+    padded: NDArray[np.float64]  # (n_actions, width + 1, width), zero but where the targets point
 
 
 class _Kernel(NamedTuple):
@@ -587,17 +589,17 @@ class GPSarsa:
         empty = [np.zeros(0, dtype=np.intp)]
         self._layout = _Layout(
             features_t, pad_index, np.concatenate(sources + empty), np.concatenate(targets + empty),
-            np.concatenate(alphas + empty), width,
+            np.concatenate(alphas + empty), width, np.zeros((cfg.n_actions, width + 1, width)),
         )
+        self._padded = None
         return self._layout
 
     def _build_padded(self) -> NDArray[np.float64]:
         layout = self._layout if self._layout is not None else self._build_layout()
-        n, width = self._config.n_actions, layout.width
-        padded = np.zeros(n * (width + 1) * width)
-        padded[layout.cov_target] = self._cov.ravel().take(layout.cov_source)
-        padded[layout.alpha_target] = self._alpha
-        self._padded = padded.reshape(n, width + 1, width)
+        flat = layout.padded.reshape(-1)  # only the targets change: the padding stays zero
+        flat[layout.cov_target] = self._cov.ravel().take(layout.cov_source)
+        flat[layout.alpha_target] = self._alpha
+        self._padded = layout.padded
         return self._padded
 
     def _kernel(self, b: NDArray[np.float64]) -> _Kernel:
@@ -878,10 +880,7 @@ class GPSarsa:
             following = returns[t] = r[t] + gamma * following
         # Rows over the dictionary (block order): a_t, k̃(x_t) and C̃ k̃(x_t). Each is
         # non-zero on one action's block only, and C̃ only on the points it had before.
-        rep = np.zeros((turns, m))
-        ker = np.zeros((turns, m))
-        cov_ker = np.zeros((turns, m))
-        sizes = np.empty(turns, dtype=np.intp)
+        rep, ker, cov_ker = np.zeros((3, turns, m))
         for segment in segments:
             start, n, rows = starts[segment.action], segment.size, segment.turns
             rep[rows, start : start + n] = segment.coef
@@ -889,16 +888,13 @@ class GPSarsa:
             old = old_sizes[segment.action]
             if old:  # C̃ is symmetric: C̃ k̃ = Σ_j k̃_j (row j of C̃)
                 cov_ker[rows] = _einsum("tj,ji->ti", segment.kvec[:, :old], cov[start : start + old])
-            sizes[rows] = n
         # The regression's T × T matrix Ψ + σ²I, with Ψ = A K̃ Aᵀ − A K̃ C̃ K̃ Aᵀ the posterior
-        # covariance of Q at the episode's points: Ψ_tu = (a_t − C̃ k̃_t) · k̃_u if x_t is
-        # represented by a prefix of the block no longer than x_u's (k̃(x_u) is exactly K̃ a_u
-        # there), else Ψ_ut; the part k̃_tᵀ C̃ k̃_u is symmetric anyway.
+        # covariance of Q at the episode's points. Only its upper triangle is used, where
+        # Ψ_tu = (a_t − C̃ k̃_t) · k̃_u for t <= u: a block only grows during an episode, so an
+        # earlier turn of an action is represented by a prefix of the block no longer than a
+        # later turn's, on which k̃(x_u) is exactly K̃ a_u; the part k̃_tᵀ C̃ k̃_u is symmetric.
         gain = np.subtract(rep, cov_ker, out=rep)  # rows: (a_t − C̃ k̃(x_t))ᵀ
-        cross = _einsum("ti,ui->tu", gain, ker)
-        turn = np.arange(turns)
-        shorter = (sizes[:, None] < sizes) | ((sizes[:, None] == sizes) & (turn[:, None] <= turn))
-        gram = np.where(shorter, cross, cross.T)
+        gram = _einsum("ti,ui->tu", gain, ker)
         gram.flat[:: turns + 1] += self._sigma2  # + σ²I: the regression noise on returns
         residual = np.subtract(returns, _einsum("ti,i->t", ker, alpha))  # y − posterior mean
         factor, pivots = _inverse_ldl(gram)  # L⁻¹ and D with L D Lᵀ = Ψ + σ²I
