@@ -534,7 +534,7 @@ def test_cached_kernels_are_the_computed_ones():
     rng = np.random.default_rng(6)
     beliefs = sparse_beliefs(rng, 12, 30, 5)  # few beliefs, met again and again
     learners = [GPSarsa(GPSarsaConfig(feature_dim=30, n_actions=4)) for _ in range(2)]
-    for episode in range(60):
+    for _ in range(60):
         length = int(rng.integers(1, 6))
         x = beliefs[rng.integers(0, 12, length)]
         seed = int(rng.integers(1 << 30))
