@@ -477,7 +477,7 @@ class GPSarsa:
         self._alpha = np.zeros(0)
         # C̃ is kept exactly m × m and C-contiguous (re-allocated at most once per episode).
         self._cov = np.zeros((0, 0))
-        self._scratch = np.empty(0)  # flat buffer for the outer product w wᵀ
+        self._scratch = np.empty(0)  # flat buffer for the rank-T update Wᵀ W
         self._layout: _Layout | None = None
         self._padded: NDArray[np.float64] | None = None  # see _posterior
         self._last_kernel: _Kernel | None = None  # of the last belief evaluated
