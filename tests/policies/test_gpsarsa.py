@@ -528,6 +528,29 @@ def test_select_fast_path_equals_the_public_method():
         assert learner._select(b, None, None, 0.0) == learner.select_action(b, scale=0)
 
 
+def test_cached_kernels_are_the_computed_ones():
+    # Kernels are cached by the belief's bytes until the dictionary changes: a learner that
+    # meets the same beliefs again must act and learn exactly like one with an empty cache.
+    rng = np.random.default_rng(6)
+    beliefs = sparse_beliefs(rng, 12, 30, 5)  # few beliefs, met again and again
+    learners = [GPSarsa(GPSarsaConfig(feature_dim=30, n_actions=4)) for _ in range(2)]
+    for _ in range(60):
+        length = int(rng.integers(1, 6))
+        x = beliefs[rng.integers(0, 12, length)]
+        seed = int(rng.integers(1 << 30))
+        chosen = []
+        for learner in learners:
+            if learner is learners[1] and learner._layout is not None:
+                learner._layout.kernels.clear()
+            generator = np.random.default_rng(seed)
+            chosen.append([learner.select_action(b, rng=generator) for b in x])
+            learner.learn_episode(x, chosen[-1], -np.ones(length))
+        assert chosen[0] == chosen[1]
+    assert len(learners[0]._layout.kernels) <= 12 and learners[0].dictionary_size > 12
+    for name, array in learners[0].arrays().items():
+        assert np.array_equal(array, learners[1].arrays()[name]), name
+
+
 def engel_episode_update(alpha, cov, gram, a_rows, rewards, gamma, sigma):
     """Engel's posterior update by one episode with explicit ``H`` and ``Σ = σ²HHᵀ``.
 
