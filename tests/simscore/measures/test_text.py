@@ -171,8 +171,8 @@ def test_use_measures_share_one_default_encoder_and_embed_each_sentence_once(mon
     assert UseCosine().encoder is encoder and UseAngular().encoder is encoder
     assert default_text_measures()["use_cos"].encoder is encoder
     calls: list[str] = []
-    embed = encoder._embed_one
-    monkeypatch.setattr(encoder, "_embed_one", lambda text: calls.append(text) or embed(text))
+    embed = encoder._embed_many
+    monkeypatch.setattr(encoder, "_embed_many", lambda texts: calls.extend(texts) or embed(texts))
     new = [f"{p} Shall I book a table for {n}?" for n, p in enumerate(PROMPTS[:4])]
     a, b = [new[0], new[1], new[2], new[0]], [new[1], new[0], new[3], new[3]]
     before = encoder.cache_size
