@@ -105,34 +105,58 @@ class _TextMeasure(PairwiseMeasure):
             )
 
     def _score_distinct(self, left: list[str], right: list[str]) -> np.ndarray:
-        scores = np.empty(len(left), dtype=np.float64)
-        todo: dict[tuple[str, str], list[int]] = {}
-        for k, (s, t) in enumerate(zip(left, right)):
-            blank_s, blank_t = not s.strip(), not t.strip()
-            if blank_s or blank_t:
-                scores[k] = 1.0 if blank_s and blank_t else 0.0
-            elif s == t:
-                scores[k] = 1.0
-            else:
-                # Ordering each pair by its texts makes score(a, b) and score(b, a) the
-                # very same computation, so symmetry holds bit for bit.
-                todo.setdefault((s, t) if s < t else (t, s), []).append(k)
-        if todo:
-            # Pairs recur across the comparisons of an experiment: remember each raw score
-            # (a pair's score depends on the pair alone, so the cache cannot change a result).
-            cache: dict[tuple[str, str], float] = self.__dict__.setdefault("_pair_cache", {})
-            known = {key: cache[key] for key in todo if key in cache}
-            keys = [key for key in todo if key not in known]
-            if keys:
-                raw = np.clip(np.asarray(self._score_texts(keys), dtype=np.float64), *self.bounds)
-                new = dict(zip(keys, raw.tolist()))
-                known.update(new)
-                if len(cache) + len(new) > _PAIR_CACHE_LIMIT:
-                    cache.clear()
-                cache.update(new)
-            for key, positions in todo.items():
-                scores[positions] = known[key]
+        values = list(dict.fromkeys([*left, *right]))
+        index = {value: i for i, value in enumerate(values)}
+        pair_a = np.fromiter(map(index.__getitem__, left), dtype=np.int64, count=len(left))
+        pair_b = np.fromiter(map(index.__getitem__, right), dtype=np.int64, count=len(right))
+        return self._score_indexed(values, pair_a, pair_b)
+
+    def _score_indexed(self, values: list[Any], pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray:
+        # The values are distinct, so the blank and identity rules work on indices.
+        n = len(values)
+        blank = np.array([isinstance(v, str) and not v.strip() for v in values], dtype=bool)
+        blank_a, blank_b = blank[pair_a], blank[pair_b]
+        scores = np.where(blank_a & blank_b, 1.0, 0.0)
+        scores[~blank_a & ~blank_b & (pair_a == pair_b)] = 1.0
+        rest = np.flatnonzero(~blank_a & ~blank_b & (pair_a != pair_b))
+        if not len(rest):
+            return scores
+        # Ordering each pair by its texts makes score(a, b) and score(b, a) the very same
+        # computation, so symmetry holds bit for bit.
+        texts = [i for i in range(n) if isinstance(values[i], str)]
+        rank = np.zeros(n, dtype=np.int64)
+        rank[sorted(texts, key=values.__getitem__)] = np.arange(len(texts))
+        a, b = pair_a[rest], pair_b[rest]
+        low = np.where(rank[a] < rank[b], a, b)
+        codes, inverse = np.unique(low * n + (a + b - low), return_inverse=True)
+        keys = [(values[code // n], values[code % n]) for code in codes.tolist()]
+        scores[rest] = self._cached_scores(keys)[inverse.reshape(-1)]
         return scores
+
+    def _cached_scores(self, keys: list[tuple[str, str]]) -> np.ndarray:
+        """Clipped scores of distinct ordered pairs, remembered across calls.
+
+        Pairs recur across the comparisons of an experiment; a pair's score depends on the
+        pair alone (up to :class:`BertScore`'s padded embedding batches), so the cache does
+        not change a result.
+        """
+        cache: dict[tuple[str, str], float] = self.__dict__.setdefault("_pair_cache", {})
+        out = np.empty(len(keys), dtype=np.float64)
+        missing = []
+        for k, key in enumerate(keys):
+            found = cache.get(key)
+            if found is None:
+                missing.append(k)
+            else:
+                out[k] = found
+        if missing:
+            new_keys = [keys[k] for k in missing]
+            raw = np.clip(np.asarray(self._score_texts(new_keys), dtype=np.float64), *self.bounds)
+            out[missing] = raw
+            if len(cache) + len(new_keys) > _PAIR_CACHE_LIMIT:
+                cache.clear()
+            cache.update(zip(new_keys, raw.tolist()))
+        return out
 
 
 class _UseMeasure(_TextMeasure):
