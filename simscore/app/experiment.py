@@ -423,7 +423,7 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
     meta["command"] = command
     logger.info(
         "scoring (all comparisons, %d measures, model loading included): %.1f s",
-        len(config.measures), time.perf_counter() - t0,
+        len(meta["signatures"]), time.perf_counter() - t0,
     )
     t0 = time.perf_counter()
     from simscore.app import report

@@ -543,7 +543,7 @@ _JS = r"""
     c.appendChild(h);
     var left = el("div", "context");
     if (row.belief) beliefBlock(left, row.belief);
-    left.appendChild(el("h3", null, "history (user turns)"));
+    left.appendChild(el("h3", null, "dialogue so far (oldest first)"));
     if (row.history.length) {
       var ol = el("ol", "history");
       row.history.forEach(function (t) { ol.appendChild(el("li", null, t)); });
