@@ -430,20 +430,20 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
     from simscore.tables_io import save_tables
 
     save_tables(out, tables, meta)
-    _explain(out, config.bootstrap_seed)
+    _explain(out, config.bootstrap_seed, n_jobs)
     path = report.write_report(out, tables, meta, figures=None)
     logger.info("tables, figures and report: %.1f s -> %s", time.perf_counter() - t0, path)
     logger.info("total: %.1f s", time.perf_counter() - started)
     return path
 
 
-def _explain(out: Path, seed: int) -> None:
+def _explain(out: Path, seed: int, n_jobs: int | None) -> None:
     """``simscore explain`` into ``out/explain`` (reads responses only; a failure is logged, not raised)."""
     from simscore.app.explain import explain
 
     t0 = time.perf_counter()
     try:
-        path = explain(out, seed=seed)
+        path = explain(out, seed=seed, n_jobs=n_jobs)
     except (SimscoreError, ValueError) as exc:
         logger.warning("explain skipped: %s", exc)
         return

@@ -250,8 +250,10 @@ def where(data: _SetData, top: int, rewards: tuple[str, str]) -> tuple[pd.DataFr
 
 
 def why(data: _SetData, rewards: tuple[str, str], *, seed: int, n_permutations: int,
-        top: int) -> tuple[dict[str, Any], pd.DataFrame | None, pd.DataFrame | None]:
-    """Disagreement probe and two-sample test between the first run of each of ``rewards``."""
+        top: int, n_jobs: int | None = 1) -> tuple[dict[str, Any], pd.DataFrame | None, pd.DataFrame | None]:
+    """Disagreement probe and two-sample test between the first run of each of ``rewards``
+    (the test's permutations on ``n_jobs`` threads, None: one per core; the numbers do not
+    depend on it)."""
     from contexts.features import context_features
     from simscore.analysis.disagreement import disagreement_probe, disagrees, two_sample_test
 
@@ -273,7 +275,8 @@ def why(data: _SetData, rewards: tuple[str, str], *, seed: int, n_permutations: 
         info["probe_note"] = str(exc)
     try:
         test = two_sample_test(features, data.finals[a].subset(data.ids), data.finals[b].subset(data.ids), seed,
-                               n_permutations, n_splits=min(5, len(data.ids)))
+                               n_permutations, n_splits=min(5, len(data.ids)),
+                               n_jobs=-1 if n_jobs is None else n_jobs)
         info.update(two_sample_accuracy=test.accuracy, two_sample_p=test.p_value)
         contexts = test.contexts.head(top).reset_index()
         contexts.insert(0, "context_set", data.name)
@@ -331,7 +334,8 @@ def _plot_floor(floor: pd.DataFrame, path: Path) -> None:
         save_figure(figure, path)
 
 
-def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, top: int = 5) -> Path:
+def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, top: int = 5,
+            n_jobs: int | None = 1) -> Path:
     """Write ``DIR/explain/`` (``explain.md``, CSV tables, a PNG) for an experiment output folder.
 
     Parameters
@@ -344,6 +348,9 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
         Permutations of the paired test and the two-sample test.
     top : int
         Rows of the separating contexts, importances and distinguishing contexts.
+    n_jobs : int or None
+        Threads for the two-sample test's permutations (None: one per core). The
+        permutations are drawn up front, so the numbers do not depend on it.
 
     Returns
     -------
@@ -377,7 +384,8 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
         by, sep = where(d, top, pair)  # type: ignore[arg-type]
         by_parts += [by] if by is not None else []
         sep_parts += [sep] if sep is not None else []
-        info, imp, ctx = why(d, pair, seed=seed, n_permutations=n_permutations, top=top)  # type: ignore[arg-type]
+        info, imp, ctx = why(d, pair, seed=seed, n_permutations=n_permutations, top=top,  # type: ignore[arg-type]
+                             n_jobs=n_jobs)
         infos.append(info)
         imp_parts += [imp] if imp is not None else []
         ctx_parts += [ctx] if ctx is not None else []
@@ -446,7 +454,8 @@ def summary_paragraph(directory: str | Path) -> str | None:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Run ``simscore explain``."""
-    path = explain(args.directory, seed=args.seed, n_permutations=args.permutations, top=args.top)
+    path = explain(args.directory, seed=args.seed, n_permutations=args.permutations, top=args.top,
+                   n_jobs=args.jobs)
     print(f"wrote {path}")
     return 0
 
@@ -467,4 +476,6 @@ def add_subcommands(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the tests and classifiers (default 0)")
     p.add_argument("--permutations", type=int, default=200, help="permutations of the tests (default 200)")
     p.add_argument("--top", type=int, default=5, help="rows of the top-N tables (default 5)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="threads for the two-sample test's permutations (default: one per core)")
     p.set_defaults(func=cmd_explain)
