@@ -46,6 +46,15 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+def _converted(name: str, value: Any, kind: type, abstract: type, what: str, error: type[Exception] | None) -> Any:
+    """``value`` as ``kind`` if it is an ``abstract`` number other than a bool, else the type error."""
+    if type(value) is kind:  # the common case, without the slower check against the abstract class
+        return value
+    if isinstance(value, bool) or not isinstance(value, abstract):
+        raise (error or TypeError)(f"{name} must be {what}, got {_describe(value)}")
+    return kind(value)
+
+
 def check_int(
     name: str,
     value: Any,
@@ -55,9 +64,7 @@ def check_int(
     error: type[Exception] | None = None,
 ) -> int:
     """``value`` as an ``int`` (numpy integers accepted), within ``[minimum, maximum]``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise (error or TypeError)(f"{name} must be an int, got {_describe(value)}")
-    number = int(value)
+    number: int = _converted(name, value, int, numbers.Integral, "an int", error)
     if minimum is not None and number < minimum:
         raise (error or ValueError)(f"{name} must be >= {minimum}, got {number!r}")
     if maximum is not None and number > maximum:
@@ -79,9 +86,7 @@ def check_number(
 
     NaN is never accepted; ``finite=False`` lets infinities through.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise (error or TypeError)(f"{name} must be a number, got {_describe(value)}")
-    number = float(value)
+    number: float = _converted(name, value, float, numbers.Real, "a number", error)
     if math.isnan(number) or (finite and math.isinf(number)):
         raise (error or ValueError)(f"{name} must be a finite number, got {value!r}")
     if minimum is not None:
