@@ -38,13 +38,13 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from numbers import Real
 from typing import Any
 
 import numpy as np
 
 from contexts._frozen import FrozenDict
 from contexts.domain import AREAS, DISCOURSE_ACTS, FOODS, METHODS, PRICERANGES, REQUESTABLE, Ontology
+from simscore.checks import check_number
 from simscore.errors import InvalidContextError
 
 __all__ = ["BeliefState", "TOLERANCE"]
@@ -132,9 +132,7 @@ def _requested_key(slot: str) -> tuple[int, str]:
 def _probability(value: Any, where: str) -> float:
     """``value`` as a float in [0, 1], or an error naming ``where``."""
     if type(value) is not float:
-        if isinstance(value, bool) or not isinstance(value, Real):
-            raise InvalidContextError(f"{where}: probability must be a number, got {value!r}")
-        value = float(value)
+        value = check_number(f"{where}: probability", value, finite=False, error=InvalidContextError)
     if 0.0 <= value <= 1.0:
         return value
     if math.isnan(value):

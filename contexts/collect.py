@@ -47,6 +47,7 @@ from contexts.context import Context, ContextSet
 from contexts.dialogue_log import Dialogue, DialogueTurn, read_dialogue_log
 from contexts.domain import Domain, Ontology, default_domain
 from simscore.acts import Act
+from simscore.checks import check_int
 from simscore.errors import (
     ActParseError,
     FileFormatError,
@@ -137,10 +138,10 @@ def _collect(
     require_user_turn: bool,
     built_extra: Mapping[str, Any],
 ) -> ContextSet:
-    if dialogues_per_source is not None and (
-        isinstance(dialogues_per_source, bool) or not isinstance(dialogues_per_source, int) or dialogues_per_source < 1
-    ):
-        raise InvalidContextError(f"dialogues_per_source must be a positive int or None, got {dialogues_per_source!r}")
+    if dialogues_per_source is not None:
+        dialogues_per_source = check_int(
+            "dialogues_per_source", dialogues_per_source, minimum=1, error=InvalidContextError
+        )
     used: dict[str, int] = {}
     contexts: list[Context] = []
     seen_beliefs: set[tuple[Any, ...]] = set()

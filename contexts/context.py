@@ -32,13 +32,13 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 from contexts._bulk import gc_paused
 from contexts._frozen import FrozenDict, freeze_json
 from contexts.belief import BeliefState
 from contexts.domain import Ontology
+from simscore.checks import check_int
 from simscore.errors import FileFormatError, InvalidContextError, SkippedContextsWarning
 from simscore.io import atomic_open, dumps, prepare_output, read_jsonl
 
@@ -73,15 +73,9 @@ def _metadata(metadata: Any, context_id: str) -> FrozenDict[str, Any]:
             f"context {context_id!r}: metadata 'dialogue_id' must be a string or None, got {dialogue_id!r}"
         )
     turn_index = metadata.get("turn_index")
-    if turn_index is not None and type(turn_index) is not int:
-        if isinstance(turn_index, bool) or not isinstance(turn_index, Integral):
-            raise InvalidContextError(
-                f"context {context_id!r}: metadata 'turn_index' must be a non-negative int or None, got {turn_index!r}"
-            )
-        turn_index = int(turn_index)
-    if turn_index is not None and turn_index < 0:
-        raise InvalidContextError(
-            f"context {context_id!r}: metadata 'turn_index' must be a non-negative int or None, got {turn_index!r}"
+    if turn_index is not None and (type(turn_index) is not int or turn_index < 0):
+        turn_index = check_int(
+            f"context {context_id!r}: metadata 'turn_index'", turn_index, minimum=0, error=InvalidContextError
         )
     history = metadata.get("history", ())
     if type(history) is not tuple:

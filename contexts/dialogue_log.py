@@ -48,6 +48,7 @@ from contexts._frozen import FrozenDict, freeze_json
 from contexts.belief import BeliefState
 from contexts.domain import Domain, Ontology
 from simscore.acts import Act
+from simscore.checks import check_int
 from simscore.errors import ActParseError, FileFormatError, InvalidContextError
 from simscore.io import prepare_output, read_jsonl, write_jsonl
 
@@ -129,8 +130,9 @@ class DialogueTurn:
     metadata: Mapping[str, Any] = field(default_factory=FrozenDict)
 
     def __post_init__(self) -> None:
-        if isinstance(self.turn_index, bool) or not isinstance(self.turn_index, int) or self.turn_index < 0:
-            raise InvalidContextError(f"turn_index must be a non-negative int, got {self.turn_index!r}")
+        if type(self.turn_index) is not int or self.turn_index < 0:
+            turn_index = check_int("turn_index", self.turn_index, minimum=0, error=InvalidContextError)
+            object.__setattr__(self, "turn_index", turn_index)  # an int, also when given a numpy integer
         if not isinstance(self.belief, BeliefState):
             raise InvalidContextError(f"belief must be a BeliefState, got {type(self.belief).__name__}")
         _optional_act(self.user_act, "user_act")

@@ -22,6 +22,7 @@ import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any
 
 from contexts._bulk import gc_paused
@@ -29,6 +30,7 @@ from contexts._frozen import FrozenDict
 from contexts.belief import BeliefState
 from contexts.context import Context, ContextSet
 from contexts.domain import METHODS, VENUE_FIELDS, Domain, default_domain
+from simscore.checks import check_probability
 from simscore.errors import InvalidContextError
 
 __all__ = ["GridSpec", "generate_grid", "grid_id", "format_level", "representative_values"]
@@ -63,12 +65,9 @@ def _check_levels(levels: Any, where: str) -> tuple[float, ...]:
         raise InvalidContextError(f"{where} must be a sequence of numbers, got {levels!r}")
     out = []
     for level in levels:
-        if isinstance(level, bool) or not isinstance(level, (int, float)) and not hasattr(level, "__float__"):
-            raise InvalidContextError(f"{where}: {level!r} is not a number")
-        value = float(level)
-        if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-            raise InvalidContextError(f"{where}: level {level!r} is not a probability in [0, 1]")
-        out.append(value)
+        if not isinstance(level, Real) and hasattr(level, "__float__"):
+            level = float(level)  # e.g. a Decimal
+        out.append(check_probability(f"{where}: level", level, error=InvalidContextError))
     if not out:
         raise InvalidContextError(f"{where} must not be empty")
     labels = [format_level(v) for v in out]

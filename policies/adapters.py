@@ -48,6 +48,7 @@ from policies.domain_cache import domain_cache
 from policies.features import belief_features
 from policies.nlg import TemplateNLG
 from simscore.acts import Act
+from simscore.checks import check_int
 from simscore.errors import (
     ActParseError,
     ContextMismatchError,
@@ -741,8 +742,8 @@ class ConvLabPolicy:
         if not callable(getattr(policy, "predict", None)):
             raise TypeError(f"policy must have a predict(state) method, got {type(policy).__name__}")
         check_state_format(state_format)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise TypeError(f"seed must be an int or None, got {seed!r}")
+        if seed is not None:
+            seed = check_int("seed", seed)
         if not isinstance(domain, str) or not domain:
             raise TypeError(f"domain must be a non-empty string, got {domain!r}")
         if nlg is not None and not callable(nlg):

@@ -58,6 +58,7 @@ import numpy as np
 
 from contexts.belief import BeliefState
 from simscore.acts import convlab_order_problem
+from simscore.checks import check_int, check_number
 from simscore.errors import FileFormatError, InvalidContextError
 from simscore.io import read_jsonl, write_jsonl
 
@@ -162,15 +163,6 @@ def _check_slot_names(slot_names: Any) -> dict[str, str] | None:
     ):
         raise TypeError(f"slot_names must map slot names to non-empty slot names (str -> str), got {slot_names!r}")
     return dict(slot_names)
-
-
-def _check_probability(min_probability: Any) -> float:
-    if isinstance(min_probability, bool) or not isinstance(min_probability, (int, float)):
-        raise TypeError(f"min_probability must be a number in [0, 1), got {min_probability!r}")
-    value = float(min_probability)
-    if not 0.0 <= value < 1.0:
-        raise ValueError(f"min_probability must be in [0, 1), got {min_probability!r}")
-    return value
 
 
 def _history(history: Any, label: str) -> list[list[str]]:
@@ -377,7 +369,9 @@ def to_convlab_state(
     if not isinstance(domain, str) or not domain:
         raise TypeError(f"domain must be a non-empty string, got {domain!r}")
     names = {**SLOT_NAMES[state_format], **(_check_slot_names(slot_names) or {})}
-    threshold = _check_probability(min_probability)
+    threshold = check_number("min_probability", min_probability, minimum=0.0)
+    if threshold >= 1.0:  # no probability exceeds 1: every slot would be empty
+        raise ValueError(f"min_probability must be in [0, 1), got {min_probability!r}")
     metadata: Any
     if isinstance(context_or_belief, BeliefState):
         belief, metadata, label = context_or_belief, {}, "<belief>"
@@ -426,8 +420,7 @@ def context_seed(seed: int, context_id: str) -> int:
     >>> context_seed(0, "c1") == context_seed(0, "c1") != context_seed(1, "c1")
     True
     """
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {seed!r}")
+    seed = check_int("seed", seed)
     if not isinstance(context_id, str):
         raise TypeError(f"context_id must be a str, got {context_id!r}")
     return int.from_bytes(hashlib.sha256(f"{seed}:{context_id}".encode()).digest()[:4], "big")
@@ -458,8 +451,7 @@ def reseeded(seed: int) -> Iterator[None]:
     >>> [first, random.random()] == expected, inside == random.Random(0).random()
     (True, True)
     """
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
-        raise ValueError(f"seed must be an int in [0, 2**32), got {seed!r}")
+    seed = check_int("seed", seed, minimum=0, maximum=2**32 - 1, error=ValueError)
     python_state = random.getstate()
     numpy_state = np.random.get_state()
     torch = sys.modules.get("torch")

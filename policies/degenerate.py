@@ -36,6 +36,7 @@ import numpy as np
 
 from policies.nlg import TemplateNLG
 from simscore.acts import Act
+from simscore.checks import check_int, check_probability
 from simscore.errors import ActParseError
 from simscore.responses import Response
 
@@ -183,9 +184,7 @@ class EchoPolicy:
     """
 
     def __init__(self, *, min_prob: float = 0.0, echo_text: bool = True, name: str = "echo") -> None:
-        if isinstance(min_prob, bool) or not isinstance(min_prob, (int, float)) or not 0.0 <= min_prob <= 1.0:
-            raise ValueError(f"min_prob must be a probability in [0, 1], got {min_prob!r}")
-        self.min_prob = float(min_prob)
+        self.min_prob = check_probability("min_prob", min_prob, error=ValueError)
         self.echo_text = bool(echo_text)
         self.name = str(name)
         self.nlg = TemplateNLG(self.name)
@@ -264,9 +263,11 @@ class CyclicPolicy:
         turn = metadata.get("turn_index")
         if self.by == "hash" or (self.by == "auto" and turn is None):
             return _digest("cyclic", context_id) % self.period
-        if isinstance(turn, bool) or not isinstance(turn, (int, np.integer)) or turn < 0:
-            raise ValueError(f"context {context_id!r} has no non-negative turn_index (got {turn!r}); use by='hash'")
-        return int(turn) % self.period
+        try:
+            turn = check_int(f"context {context_id!r}: turn_index", turn, minimum=0, error=ValueError)
+        except ValueError as exc:
+            raise ValueError(f"{exc}; use by='hash'") from None
+        return turn % self.period
 
     def respond(self, context: Any) -> Response:
         """The pattern's act at this context's position, worded by the NLG."""
@@ -313,9 +314,7 @@ class UniformActPolicy:
             raise ValueError(f"acts contains an act twice: {', '.join(map(str, self.acts))}")
         if isinstance(seed, np.random.Generator):
             seed = int(seed.integers(2**63))
-        elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative int or a numpy Generator, got {seed!r}")
-        self.seed = int(seed)
+        self.seed = check_int("seed", seed, minimum=0, error=ValueError)
         self.name = str(name)
         self.nlg = TemplateNLG(self.name)
         self.provenance = {"policy": "uniform", "seed": self.seed, "acts": [str(a) for a in self.acts]}

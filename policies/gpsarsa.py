@@ -144,7 +144,6 @@ import hashlib
 import io
 import json
 import math
-import numbers
 import os
 import zipfile
 from collections.abc import Mapping
@@ -160,6 +159,7 @@ try:  # np.einsum without ``optimize`` is exactly this function, minus a Python-
 except ImportError:  # pragma: no cover - other numpy layouts
     _einsum = np.einsum
 
+from simscore.checks import check_int, check_number
 from simscore.errors import CheckpointError
 from simscore.io import atomic_open, dumps, format_problem
 
@@ -182,23 +182,6 @@ _INITIAL_CAPACITY = 64
 _INITIAL_BLOCK_CAPACITY = 8
 _ARRAY_NAMES = ("features", "actions", "alpha", "covariance", "inverse_cholesky")
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
-
-
-def _check_int(name: str, value: object, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if int(value) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_real(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    result = float(value)
-    if not math.isfinite(result):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return result
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,7 +212,7 @@ class GPSarsaConfig:
     >>> GPSarsaConfig(feature_dim=3, sigma=0)
     Traceback (most recent call last):
     ...
-    ValueError: sigma must be > 0, got 0.0
+    ValueError: sigma must be > 0, got 0
     """
 
     feature_dim: int
@@ -241,19 +224,13 @@ class GPSarsaConfig:
 
     def __post_init__(self) -> None:
         values: dict[str, Any] = {
-            "feature_dim": _check_int("feature_dim", self.feature_dim, minimum=1),
-            "n_actions": _check_int("n_actions", self.n_actions, minimum=1),
-            "gamma": _check_real("gamma", self.gamma),
-            "sigma": _check_real("sigma", self.sigma),
-            "nu": _check_real("nu", self.nu),
-            "scale": _check_real("scale", self.scale),
+            "feature_dim": check_int("feature_dim", self.feature_dim, minimum=1),
+            "n_actions": check_int("n_actions", self.n_actions, minimum=1),
+            "gamma": check_number("gamma", self.gamma, minimum=0, maximum=1),
+            "sigma": check_number("sigma", self.sigma, minimum=0, exclusive_minimum=True),
+            "nu": check_number("nu", self.nu, minimum=0, exclusive_minimum=True),
+            "scale": check_number("scale", self.scale),
         }
-        if not 0.0 <= values["gamma"] <= 1.0:
-            raise ValueError(f"gamma must be in [0, 1], got {values['gamma']!r}")
-        if values["sigma"] <= 0.0:
-            raise ValueError(f"sigma must be > 0, got {values['sigma']!r}")
-        if values["nu"] <= 0.0:
-            raise ValueError(f"nu must be > 0, got {values['nu']!r}")
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
@@ -717,7 +694,7 @@ class GPSarsa:
         """
         b = self._check_belief(features)
         available = self._check_mask(mask)
-        effective = self._config.scale if scale is None else _check_real("scale", scale)
+        effective = self._config.scale if scale is None else check_number("scale", scale)
         if effective > 0.0 and not isinstance(rng, np.random.Generator):
             raise TypeError(
                 "rng must be a numpy.random.Generator when scale > 0 "
@@ -1152,11 +1129,7 @@ def _read_header(json_path: Path) -> dict[str, Any]:
             raise CheckpointError(f"{json_path}: field {key!r} is missing or not an object")
     counts = header["counts"]
     for key in ("dictionary_size", "episodes", "transitions"):
-        value = counts.get(key)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise CheckpointError(
-                f"{json_path}: counts.{key} must be a non-negative integer, got {value!r}"
-            )
+        check_int(f"{json_path}: counts.{key}", counts.get(key), minimum=0, error=CheckpointError)
     per_action = counts.get("per_action")
     if not (
         isinstance(per_action, list)

@@ -71,7 +71,6 @@ missing, corrupt or wrong-version file and for a checkpoint of another domain.
 from __future__ import annotations
 
 import json
-import numbers
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,6 +85,7 @@ from policies.gpsarsa import GPSarsa, GPSarsaConfig, QEstimate
 from policies.rewards import REWARD_MODELS
 from policies.simulation import SummaryPolicyAdapter
 from policies.summary import SummaryActions
+from simscore.checks import check_int
 from simscore.errors import CheckpointError
 from simscore.io import format_problem
 from simscore.responses import Response
@@ -118,13 +118,6 @@ world with other belief features and are refused."""
 
 #: How a dialogue's return is spread over its decisions (see the module docstring).
 REWARD_ASSIGNMENTS = ("terminal", "per_turn")
-
-
-
-def _check_seed(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
-        raise ValueError(f"{name} must be a non-negative int, got {value!r}")
-    return int(value)
 
 
 class _GreedyView:
@@ -199,9 +192,9 @@ class GPSarsaPolicy:
             raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
         self.domain: Domain = domain if domain is not None else default_domain()
         self.space: SummaryActions = domain_cache(self.domain).space
-        self.seed = _check_seed("seed", seed)
+        self.seed = check_int("seed", seed, minimum=0, error=ValueError)
         self.reward = reward
-        self.dialogues_trained = _check_seed("dialogues_trained", dialogues_trained)
+        self.dialogues_trained = check_int("dialogues_trained", dialogues_trained, minimum=0, error=ValueError)
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         self._name = name

@@ -14,6 +14,7 @@ import numpy as np
 
 from contexts.domain import default_domain
 from policies.domain_cache import domain_cache
+from simscore.checks import check_int, check_probability
 
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
@@ -62,13 +63,10 @@ class HandcraftedPolicy:
     name = "handcrafted"
 
     def __init__(self, domain: Domain | None = None, *, confirm_below: float = 0.8, select_above: float = 0.3) -> None:
-        for label, value in (("confirm_below", confirm_below), ("select_above", select_above)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise ValueError(f"{label} must be a probability in [0, 1], got {value!r}")
+        self.confirm_below = check_probability("confirm_below", confirm_below, error=ValueError)
+        self.select_above = check_probability("select_above", select_above, error=ValueError)
         self.domain = domain if domain is not None else default_domain()
         self.space: SummaryActions = domain_cache(self.domain).space
-        self.confirm_below = float(confirm_below)
-        self.select_above = float(select_above)
         self.provenance = {"policy": "handcrafted", "confirm_below": self.confirm_below, "select_above": self.select_above}
 
     def __repr__(self) -> str:
@@ -143,13 +141,9 @@ class RandomPolicy:
     name = "random"
 
     def __init__(self, seed: int = 0, *, respect_mask: bool = True, n_actions: int = 16) -> None:
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-        if isinstance(n_actions, bool) or not isinstance(n_actions, int) or n_actions < 1:
-            raise ValueError(f"n_actions must be a positive int, got {n_actions!r}")
-        self.seed = int(seed)
+        self.seed = check_int("seed", seed, minimum=0, error=ValueError)
         self.respect_mask = bool(respect_mask)
-        self.n_actions = n_actions
+        self.n_actions = check_int("n_actions", n_actions, minimum=1, error=ValueError)
         self._rng: np.random.Generator | None = None
         self.provenance = {"policy": "random", "seed": self.seed, "respect_mask": self.respect_mask}
 

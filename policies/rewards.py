@@ -55,6 +55,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from simscore.checks import check_number
+
 if TYPE_CHECKING:
     from contexts.domain import Venue
     from policies.usersim import UserGoal
@@ -165,9 +167,10 @@ class RuleBasedIQ:
     turn_limit: float = 1.0
 
     def __post_init__(self) -> None:
-        for name, value in self.__dict__.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ValueError(f"RuleBasedIQ.{name} must be a finite non-negative number, got {value!r}")
+        for name, value in list(self.__dict__.items()):
+            number = check_number(f"RuleBasedIQ.{name}", value, minimum=0.0, error=ValueError)
+            if type(value) is not int:
+                object.__setattr__(self, name, number)  # a float, also when given a numpy number
 
     def score(self, stats: InteractionStats) -> float:
         """The unrounded score: 5 minus the penalties (may leave [1, 5])."""

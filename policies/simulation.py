@@ -57,6 +57,7 @@ from policies.summary import SummaryActions, SummaryPolicy
 from policies.tracker import FocusTracker
 from policies.usersim import AgendaUser, UserGoal, UserSimulatorConfig
 from simscore.acts import Act
+from simscore.checks import check_int
 from simscore.errors import InvalidContextError, InvalidResponseError
 from simscore.io import prepare_output
 from simscore.responses import Response
@@ -123,8 +124,7 @@ class SimulationSettings:
             object.__setattr__(self, "user", UserSimulatorConfig())
         if self.iq_estimator is None:
             object.__setattr__(self, "iq_estimator", RuleBasedIQ())
-        if isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int) or self.max_turns < 2:
-            raise ValueError(f"max_turns must be an int >= 2, got {self.max_turns!r}")
+        object.__setattr__(self, "max_turns", check_int("max_turns", self.max_turns, minimum=2, error=ValueError))
         if not callable(self.iq_estimator):
             raise TypeError(f"iq_estimator must be callable, got {type(self.iq_estimator).__name__}")
         if not isinstance(self.user, UserSimulatorConfig):
@@ -636,12 +636,9 @@ def run_dialogues(
     >>> run_dialogues(RandomPolicy(seed=1), 20, seed=0).mean_reward_ts < r.mean_reward_ts - 10
     True
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"n must be a non-negative int, got {n!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-    if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or start < 0:
-        raise ValueError(f"start must be a non-negative int, got {start!r}")
+    n = check_int("n", n, minimum=0, error=ValueError)
+    seed = check_int("seed", seed, minimum=0, error=ValueError)
+    start = check_int("start", start, minimum=0, error=ValueError)
     choose = _check_policy(policy)
     begin = getattr(policy, "begin_dialogue", None)
     end = getattr(policy, "end_dialogue", None)
@@ -680,6 +677,7 @@ def run_dialogues(
             belief = sim.belief
             mask = sim.mask
             action = choose(belief, mask)
+            # deliberately inline, not check_int: this runs once per simulated turn
             if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < n_actions:
                 raise InvalidResponseError(
                     f"policy {name!r} chose {action!r} in dialogue {dialogue_id} turn {sim.turn_index}; "
@@ -849,11 +847,10 @@ class SummaryPolicyAdapter:
             ) from None
         mask = self.space.mask(belief)
         action = self._choose(belief, mask)
-        n = len(self.space)
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < n:
-            raise InvalidResponseError(
-                f"policy {self.name!r} chose {action!r} for context {getattr(context, 'id', '?')!r}; "
-                f"expected a summary action index in [0, {n})"
-            )
-        act = self.space.master_action(int(action), belief)
+        try:
+            action = check_int("the summary action index", action, minimum=0, maximum=len(self.space) - 1)
+        except (TypeError, ValueError) as exc:  # the message is built only on error: this runs per context
+            where = f"policy {self.name!r}, context {getattr(context, 'id', '?')!r}"
+            raise InvalidResponseError(f"{where}: {exc}") from None
+        act = self.space.master_action(action, belief)
         return Response(act, self.nlg.realise(act, belief))

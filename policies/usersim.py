@@ -79,6 +79,7 @@ from contexts import FrozenDict
 from contexts.domain import VENUE_FIELDS
 from policies.domain_cache import domain_cache
 from simscore.acts import Act, Item
+from simscore.checks import check_int, check_number, check_probability
 from simscore.errors import SimulationError
 
 if TYPE_CHECKING:
@@ -173,16 +174,16 @@ class UserGoal:
 
 
 def _check_range(name: str, value: object, *, low: float, high: float, integer: bool = False) -> tuple:
+    """``value`` as a ``(low, high)`` tuple of ints (``integer``) or floats within ``[low, high]``."""
     if not (isinstance(value, tuple) and len(value) == 2):
         raise ValueError(f"{name} must be a (low, high) tuple, got {value!r}")
-    a, b = value
-    kinds = (int,) if integer else (int, float)
-    for v in (a, b):
-        if isinstance(v, bool) or not isinstance(v, kinds):
-            raise ValueError(f"{name} must hold {'integers' if integer else 'numbers'}, got {value!r}")
+    a, b = (
+        check_int(f"{name}[{i}]", v, error=ValueError) if integer else check_number(f"{name}[{i}]", v, error=ValueError)
+        for i, v in enumerate(value)
+    )
     if not low <= a <= b <= high:
         raise ValueError(f"{name} must satisfy {low} <= low <= high <= {high}, got {value!r}")
-    return value
+    return (a, b)
 
 
 #: The per-dialogue behaviour probabilities: field name → PyDial's parameter name.
@@ -292,26 +293,29 @@ thank, ack, no_after_reqmore, yes_after_reqmore : (float, float)
     yes_after_reqmore: tuple[float, float] = (0.2, 0.3)
 
     def __post_init__(self) -> None:
-        _check_range("goal_matches", self.goal_matches, low=1, high=10**9, integer=True)
-        if isinstance(self.goal_attempts, bool) or not isinstance(self.goal_attempts, int) or self.goal_attempts < 1:
-            raise ValueError(f"goal_attempts must be a positive integer, got {self.goal_attempts!r}")
+        checked: dict[str, Any] = {
+            "goal_matches": _check_range("goal_matches", self.goal_matches, low=1, high=10**9, integer=True),
+            "goal_attempts": check_int("goal_attempts", self.goal_attempts, minimum=1, error=ValueError),
+            "goal_dontcare_prob": check_probability("goal_dontcare_prob", self.goal_dontcare_prob, error=ValueError),
+        }
         if self.goal_sampling not in ("uniform", "venue"):
             raise ValueError(f"goal_sampling must be 'uniform' or 'venue', got {self.goal_sampling!r}")
-        p = self.goal_dontcare_prob
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"goal_dontcare_prob must be in [0, 1], got {p!r}")
         if not isinstance(self.request_pool, tuple) or not self.request_pool:
             raise ValueError(f"request_pool must be a non-empty tuple of slot names, got {self.request_pool!r}")
         for slot in self.request_pool:
             if slot not in VENUE_FIELDS:
                 raise ValueError(f"request_pool: {slot!r} is not a venue field")
-        _check_range("extra_requests", self.extra_requests, low=0, high=len(self.request_pool), integer=True)
-        _check_range("patience", self.patience, low=1, high=1000, integer=True)
+        checked["extra_requests"] = _check_range(
+            "extra_requests", self.extra_requests, low=0, high=len(self.request_pool), integer=True
+        )
+        checked["patience"] = _check_range("patience", self.patience, low=1, high=1000, integer=True)
         for name in ("check_unmentioned_constraints", "new_goal_scenarios"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         for name in BEHAVIOURS:
-            _check_range(name, getattr(self, name), low=0.0, high=1.0)
+            checked[name] = _check_range(name, getattr(self, name), low=0.0, high=1.0)
+        for name, value in checked.items():  # ints and floats, also when given numpy numbers
+            object.__setattr__(self, name, value)
         for a, b in (("reqalts_after_first_offer", "change_goal_after_first_offer"),
                      ("correcting_act_negate", "correcting_act_deny"), ("thank", "ack")):
             if getattr(self, a)[1] + getattr(self, b)[1] > 1.0:

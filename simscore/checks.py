@@ -6,6 +6,12 @@ returns the value normalised (a Python ``int`` or ``float``) or raises an error 
 the parameter, what was expected and what was received. ``bool`` is never accepted as a
 number (``True`` is an ``int`` in Python, but never what a caller meant).
 
+A wrong type raises ``TypeError`` and a value out of range ``ValueError``, unless the caller
+passes ``error`` to a numeric check: a function whose contract names one exception class for
+every bad argument (``ValueError``, or a class of :mod:`simscore.errors` such as
+``InvalidContextError``) keeps it that way, with the helpers' message. ``name`` may carry a
+prefix that says where the value came from (``f"{path}: counts.episodes"``).
+
 >>> check_int("seeds[0]", 3, minimum=0)
 3
 >>> check_int("every", True, minimum=1)
@@ -16,6 +22,10 @@ TypeError: every must be an int, got bool True
 Traceback (most recent call last):
 ...
 ValueError: sigma must be > 0.0, got 0
+>>> check_int("n", "3", error=ValueError)
+Traceback (most recent call last):
+...
+ValueError: n must be an int, got str '3'
 """
 
 from __future__ import annotations
@@ -36,15 +46,29 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
+def _converted(name: str, value: Any, kind: type, abstract: type, what: str, error: type[Exception] | None) -> Any:
+    """``value`` as ``kind`` if it is an ``abstract`` number other than a bool, else the type error."""
+    if type(value) is kind:  # the common case, without the slower check against the abstract class
+        return value
+    if isinstance(value, bool) or not isinstance(value, abstract):
+        raise (error or TypeError)(f"{name} must be {what}, got {_describe(value)}")
+    return kind(value)
+
+
+def check_int(
+    name: str,
+    value: Any,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    error: type[Exception] | None = None,
+) -> int:
     """``value`` as an ``int`` (numpy integers accepted), within ``[minimum, maximum]``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {_describe(value)}")
-    number = int(value)
+    number: int = _converted(name, value, int, numbers.Integral, "an int", error)
     if minimum is not None and number < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {number!r}")
+        raise (error or ValueError)(f"{name} must be >= {minimum}, got {number!r}")
     if maximum is not None and number > maximum:
-        raise ValueError(f"{name} must be <= {maximum:,}, got {number:,}")
+        raise (error or ValueError)(f"{name} must be <= {maximum:,}, got {number:,}")
     return number
 
 
@@ -56,30 +80,32 @@ def check_number(
     maximum: float | None = None,
     exclusive_minimum: bool = False,
     finite: bool = True,
+    error: type[Exception] | None = None,
 ) -> float:
-    """``value`` as a ``float`` (ints and numpy numbers accepted), finite unless told otherwise."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {_describe(value)}")
-    number = float(value)
+    """``value`` as a ``float`` (ints and numpy numbers accepted), finite unless told otherwise.
+
+    NaN is never accepted; ``finite=False`` lets infinities through.
+    """
+    number: float = _converted(name, value, float, numbers.Real, "a number", error)
     if math.isnan(number) or (finite and math.isinf(number)):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
+        raise (error or ValueError)(f"{name} must be a finite number, got {value!r}")
     if minimum is not None:
         if exclusive_minimum and not number > minimum:
-            raise ValueError(f"{name} must be > {minimum}, got {value!r}")
+            raise (error or ValueError)(f"{name} must be > {minimum}, got {value!r}")
         if not exclusive_minimum and number < minimum:
-            raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+            raise (error or ValueError)(f"{name} must be >= {minimum}, got {value!r}")
     if maximum is not None and number > maximum:
-        raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
+        raise (error or ValueError)(f"{name} must be <= {maximum}, got {value!r}")
     return number
 
 
-def check_probability(name: str, value: Any) -> float:
+def check_probability(name: str, value: Any, *, error: type[Exception] | None = None) -> float:
     """A number in [0, 1].
 
     >>> check_probability("p", 1)
     1.0
     """
-    return check_number(name, value, minimum=0.0, maximum=1.0)
+    return check_number(name, value, minimum=0.0, maximum=1.0, error=error)
 
 
 def check_bool(name: str, value: Any) -> bool:
@@ -102,6 +128,6 @@ def check_choice(name: str, value: Any, choices: Collection[str]) -> str:
     return value
 
 
-def check_seed(name: str, value: Any) -> int:
+def check_seed(name: str, value: Any, *, error: type[Exception] | None = None) -> int:
     """A seed: an int in ``[0, MAX_SEED]``."""
-    return check_int(name, value, minimum=0, maximum=MAX_SEED)
+    return check_int(name, value, minimum=0, maximum=MAX_SEED, error=error)

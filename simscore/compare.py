@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from simscore._version import __version__
+from simscore.checks import check_int
 from simscore.errors import ContextMismatchError, InvalidResponseError
 from simscore.io import atomic_open, atomic_write_text, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
@@ -223,8 +224,7 @@ def compare(
     >>> c.mean("dmr")
     1.0
     """
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
-        raise ValueError(f"n_resamples must be a non-negative int (0: no intervals), got {n_resamples!r}")
+    n_resamples = check_int("n_resamples", n_resamples, minimum=0, error=ValueError)
     resolved = resolve_measures(measures)
     ids = _align(a, b)
     meta = _metadata_frame(metadata, ids)

@@ -29,6 +29,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from simscore.checks import check_int
+
 __all__ = [
     "MAX_RESAMPLES",
     "bootstrap_ci",
@@ -61,13 +63,7 @@ def _check_bootstrap(n_resamples: int, confidence: float) -> float:
     """Validate the bootstrap settings; returns the lower percentile (in %)."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
-        raise TypeError(f"n_resamples must be an int, got {type(n_resamples).__name__} {n_resamples!r}")
-    if not 1 <= n_resamples <= MAX_RESAMPLES:
-        raise ValueError(
-            f"n_resamples must be between 1 and {MAX_RESAMPLES:,} (one mean is kept per resample), "
-            f"got {n_resamples!r}"
-        )
+    check_int("n_resamples", n_resamples, minimum=1, maximum=MAX_RESAMPLES)
     return (1.0 - confidence) / 2.0 * 100.0
 
 
@@ -423,10 +419,7 @@ def paired_test(
     y = np.asarray(y, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"x and y must be 1-d arrays of the same length, got shapes {x.shape} and {y.shape}")
-    if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or not (
-        1 <= n_permutations <= MAX_RESAMPLES
-    ):
-        raise ValueError(f"n_permutations must be an int between 1 and {MAX_RESAMPLES:,}, got {n_permutations!r}")
+    n_permutations = check_int("n_permutations", n_permutations, minimum=1, maximum=MAX_RESAMPLES, error=ValueError)
     keep = ~(np.isnan(x) | np.isnan(y))
     diff = x[keep] - y[keep]
     n = int(diff.size)

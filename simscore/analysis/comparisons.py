@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,6 +39,7 @@ from simscore.analysis.tables import (
     schema_frame,
     summary_rows,
 )
+from simscore.checks import check_int
 from simscore.compare import Comparison, compare
 from simscore.measures import DEFAULT_MEASURES
 from simscore.responses import Responses
@@ -54,17 +54,11 @@ __all__ = [
 ]
 
 
-def _check_int_label(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    return int(value)
-
-
 def _ordered_checkpoints(
     checkpoints: Mapping[int, Responses] | Sequence[Responses], what: str
 ) -> list[tuple[int, Responses]]:
     if isinstance(checkpoints, Mapping):
-        items = [(_check_int_label(f"{what}: checkpoint label", k), v) for k, v in checkpoints.items()]
+        items = [(check_int(f"{what}: checkpoint label", k), v) for k, v in checkpoints.items()]
         items.sort(key=lambda kv: kv[0])
     elif isinstance(checkpoints, Sequence) and not isinstance(checkpoints, (str, bytes)):
         items = [(k, v) for k, v in enumerate(checkpoints, start=1)]
@@ -287,7 +281,7 @@ def reward_models(
         ``reward_models`` schema; comparisons keyed by
         :class:`~simscore.analysis.tables.RewardModelsKey`.
     """
-    checkpoint = _check_int_label("checkpoint", checkpoint)
+    checkpoint = check_int("checkpoint", checkpoint)
     if not isinstance(runs, Mapping) or len(runs) < 2:
         raise ValueError("runs must map at least two reward names to their runs")
     for reward, reward_runs in runs.items():
@@ -347,7 +341,7 @@ def chance_level(
     AnalysisResult
         ``chance`` schema; comparisons keyed by :class:`~simscore.analysis.tables.ChanceKey`.
     """
-    checkpoint = _check_int_label("checkpoint", checkpoint)
+    checkpoint = check_int("checkpoint", checkpoint)
     comparison = compare(random, trained, measures, **_compare_kwargs(metadata, n_resamples, confidence, seed))
     key = ChanceKey(context_set, reward, run, checkpoint)
     table = schema_frame([summary_rows(comparison, **key._asdict())], "chance")

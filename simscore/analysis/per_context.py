@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from simscore.analysis.tables import SCHEMAS, AnalysisResult, RewardModelsKey, SeedsKey, typed_table
+from simscore.checks import check_int
 from simscore.compare import Comparison
 from simscore.stats import bootstrap_ci
 
@@ -237,8 +238,7 @@ def first_turn(
     1  ts-ts     a     b           1     dmr   1.0      2
     """
     mapping = _comparison_mapping(comparisons, "comparisons")
-    if isinstance(turn, bool) or not isinstance(turn, (int, np.integer)):
-        raise TypeError(f"turn must be an int, got {turn!r}")
+    turn = check_int("turn", turn)
     names = None if measures is None else ([measures] if isinstance(measures, str) else list(measures))
     rows = []
     for key, comparison in mapping.items():

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simscore.checks import check_number
 from simscore.compare import compare
 from simscore.io import atomic_write_text, prepare_output
 from simscore.measures import ALL_MEASURES, resolve_measures
@@ -189,8 +190,7 @@ def diagnose(
     clash = sorted(set(real) & set(degenerate))
     if clash:
         raise ValueError(f"names used for both a real and a degenerate policy: {', '.join(clash)}")
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not tolerance >= 0:
-        raise ValueError(f"tolerance must be a non-negative number, got {tolerance!r}")
+    tolerance = check_number("tolerance", tolerance, minimum=0.0, finite=False, error=ValueError)
     resolved = resolve_measures(measures)
     names = [m.name for m in resolved]
     responses = {**real, **degenerate}
@@ -213,9 +213,9 @@ def diagnose(
     table = pd.DataFrame(records, columns=_COLUMNS)
     first = next(iter(real.values()))
     chance = chance if chance in degenerate else None
-    table = _judge(table, float(tolerance), chance)
+    table = _judge(table, tolerance, chance)
     verdicts = _verdicts(table, names, chance)
-    return DiagnoseResult(table, verdicts, len(first), signatures, float(tolerance))
+    return DiagnoseResult(table, verdicts, len(first), signatures, tolerance)
 
 
 def _wide(table: pd.DataFrame) -> pd.DataFrame:

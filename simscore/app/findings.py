@@ -35,6 +35,7 @@ import pandas as pd
 
 from simscore.analysis import SCHEMAS, check_table
 from simscore.app import paper
+from simscore.checks import check_number
 from simscore.config import from_mapping
 from simscore.stats import pearson_mse
 
@@ -116,9 +117,8 @@ class Thresholds:
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"findings threshold {f.name} must be a finite number, got {value!r}")
+            value = check_number(f"findings threshold {f.name}", getattr(self, f.name), error=ValueError)
+            object.__setattr__(self, f.name, value)  # a float, also when given an int or a numpy number
         for name in ("late_fraction", "first_turn_share"):
             if not 0.0 < getattr(self, name) <= 1.0:
                 raise ValueError(f"findings threshold {name} must be in (0, 1], got {getattr(self, name)!r}")

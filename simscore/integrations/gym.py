@@ -41,12 +41,12 @@ or the environment's reward switched off) or regularisation toward a reference b
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import gymnasium
 
 from simscore.acts import Act
+from simscore.checks import check_number
 from simscore.errors import InvalidResponseError
 from simscore.measures import get_measure
 from simscore.measures.base import Measure
@@ -138,11 +138,9 @@ class SimilarityReward(gymnasium.Wrapper):
         resolved = get_measure(measure)
         if resolved.level != "action":
             raise ValueError(f"measure must be an action measure (tmr, dmr, cer, cmr), got {resolved.name!r} ({resolved.level})")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
-            raise ValueError(f"weight must be a finite number, got {weight!r}")
         self.reference = reference
         self.measure = resolved
-        self.weight = float(weight)
+        self.weight = check_number("weight", weight, error=ValueError)
         self._scores: dict[tuple[Act, Act], float] = {}
 
     def _score(self, agent: Act, reference: Act) -> float:

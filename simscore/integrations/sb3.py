@@ -45,6 +45,7 @@ import pandas as pd
 from policies.adapters import ObservationPolicy
 from policies.domain_cache import domain_cache
 from policies.features import feature_size
+from simscore.checks import check_int
 from simscore.errors import MissingDependencyError
 from simscore.measures.base import Measure
 from simscore.monitor import BehaviourMonitor
@@ -285,10 +286,9 @@ class _BehaviourConvergence:
         verbose: int = 0,
     ) -> None:
         super().__init__(verbose=verbose)  # type: ignore[call-arg]  # BaseCallback, by the MRO
-        if isinstance(check_freq, bool) or not isinstance(check_freq, int) or check_freq < 1:
-            raise ValueError(f"check_freq must be a positive int (environment steps), got {check_freq!r}")
-        if chance_seed is not None and (isinstance(chance_seed, bool) or not isinstance(chance_seed, int)):
-            raise ValueError(f"chance_seed must be an int or None, got {chance_seed!r}")
+        check_freq = check_int("check_freq", check_freq, minimum=1, error=ValueError)
+        if chance_seed is not None:
+            chance_seed = check_int("chance_seed", chance_seed, error=ValueError)
         self.contexts = None if contexts is None else list(contexts)
         self.check_freq = check_freq
         self.chance_seed = chance_seed

@@ -47,6 +47,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from simscore.checks import check_int
 from simscore.errors import MissingDependencyError, ModelNotFoundError, TextMeasureError
 from simscore.measures.base import dist_version
 
@@ -236,8 +237,8 @@ class UsemEncoder(_CachingEncoder):
         cpus = available_cpus()
         if threads is None:
             threads = cpus
-        elif isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise TextMeasureError(f"threads must be a positive int or None, got {threads!r}")
+        else:
+            threads = check_int("threads", threads, minimum=1, error=TextMeasureError)
         self.threads: int = min(threads, cpus)
 
     def signature_part(self) -> str:

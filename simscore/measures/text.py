@@ -50,6 +50,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from simscore.checks import check_int
 from simscore.errors import FileFormatError, InvalidResponseError, MissingDependencyError
 from simscore.measures._encoders import (
     ModelNotFoundError,
@@ -636,8 +637,7 @@ class BertScore(_TextMeasure):
                 f"model: {str(model_dir)!r} is not a Hugging Face model directory "
                 "(no config.json)"
             )
-        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 0:
-            raise TextMeasureError(f"num_layers must be an int >= 0, got {num_layers!r}")
+        num_layers = check_int("num_layers", num_layers, minimum=0, error=TextMeasureError)
         available = _config_layers(model_dir)
         if available is not None and num_layers > available:
             raise TextMeasureError(
@@ -661,8 +661,7 @@ class BertScore(_TextMeasure):
                     raise TextMeasureError(
                         f"idf_sentences[{i}] must be str, got {type(sentence).__name__}"
                     )
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise TextMeasureError(f"batch_size must be a positive int, got {batch_size!r}")
+        batch_size = check_int("batch_size", batch_size, minimum=1, error=TextMeasureError)
         if not isinstance(device, str) or not device:
             raise TextMeasureError(f"device must be a torch device string, got {device!r}")
 

@@ -173,7 +173,7 @@ def test_collect_from_objects_and_errors(log_file: Path) -> None:
     assert cs.ids[0] == "col/sim-a/d1/0"
     with pytest.raises(InvalidContextError, match="context id 'col/sim-a/d1/0' appears twice"):
         collect_contexts([log_file, log_file])
-    with pytest.raises(InvalidContextError, match="dialogues_per_source must be a positive int"):
+    with pytest.raises(InvalidContextError, match="dialogues_per_source must be >= 1, got 0"):
         collect_contexts([log_file], dialogues_per_source=0)
     with pytest.raises(InvalidContextError, match="log 0: expected a path or a"):
         collect_contexts([42])  # type: ignore[list-item]

@@ -106,10 +106,11 @@ def test_parameters_reach_beliefs() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"levels": (0.0, 1.5)}, "level 1.5 is not a probability"),
+        ({"levels": (0.0, 1.5)}, "levels: level must be <= 1.0, got 1.5"),
         ({"levels": (0.2, 0.2)}, "the same level twice"),
         ({"levels": ()}, "levels must not be empty"),
-        ({"levels": (float("nan"),)}, "not a probability"),
+        ({"levels": (float("nan"),)}, "levels: level must be a finite number, got nan"),
+        ({"levels": ("0.5",)}, "levels: level must be a number, got str '0.5'"),
         ({"methods": ("byname", "sideways")}, "unknown method 'sideways'"),
         ({"slots": ()}, "slots must be a non-empty"),
         ({"slots": ("area", "area")}, "slot twice"),

@@ -111,7 +111,7 @@ def test_unknown_values_need_the_right_ontology_or_skipping(tmp_path: Path) -> N
         ({"dialogue_id": "d", "belief": {}}, "line 2: missing field 'turn_index'"),
         ({"dialogue_id": "d", "turn_index": 0, "belief": {}, "user_act": "x"}, "line 2: unknown field(s) 'user_act'"),
         ({"dialogue_id": "", "turn_index": 0, "belief": {}}, "'dialogue_id' must be a non-empty string"),
-        ({"dialogue_id": "d", "turn_index": -1, "belief": {}}, "turn_index must be a non-negative int"),
+        ({"dialogue_id": "d", "turn_index": -1, "belief": {}}, "turn_index must be >= 0, got -1"),
         ({"dialogue_id": "d", "turn_index": 0, "belief": {"area": {"north": 2}}}, "probability 2.0 is greater than 1"),
         ({"dialogue_id": "d", "turn_index": 0, "belief": {}, "system_act": "inform(food"}, "system_act: cannot parse"),
         ({"dialogue_id": "d", "turn_index": 0, "belief": {"beliefs": {}, "userActs": [["x", "y"]]}},

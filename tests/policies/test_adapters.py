@@ -411,7 +411,7 @@ def test_convlab_state_errors():
         to_convlab_state(SimpleNamespace(id="x", belief=INITIAL, metadata=[]))
     with pytest.raises(ValueError, match="min_probability must be in \\[0, 1\\), got 1.0"):
         to_convlab_state(INITIAL, min_probability=1.0)
-    with pytest.raises(TypeError, match="min_probability must be a number"):
+    with pytest.raises(TypeError, match="min_probability must be a number, got str '0.5'"):
         to_convlab_state(INITIAL, min_probability="0.5")
     with pytest.raises(TypeError, match="slot_names must map slot names"):
         to_convlab_state(INITIAL, slot_names={"pricerange": 3})
@@ -557,7 +557,7 @@ def test_convlab_bad_nlg_and_constructor():
     ) == Response(Act("bye"), "bye none=none")
     with pytest.raises(TypeError, match="domain must be a non-empty string"):
         ConvLabPolicy(Fixed([]), domain=None)
-    with pytest.raises(ValueError, match="min_probability must be in"):
+    with pytest.raises(ValueError, match="min_probability must be >= 0.0, got -0.1"):
         ConvLabPolicy(Fixed([]), min_probability=-0.1)
     with pytest.raises(TypeError, match="slot_names must map"):
         ConvLabPolicy(Fixed([]), slot_names=["pricerange"])
@@ -645,7 +645,7 @@ def test_a_flat_rule_bot_reads_the_convlab3_layout(convlab_contexts):
 
 
 def test_seed_needs_a_context_id_and_an_int():
-    with pytest.raises(TypeError, match="seed must be an int or None, got '1'"):
+    with pytest.raises(TypeError, match="seed must be an int, got str '1'"):
         ConvLabPolicy(Fixed([]), seed="1")
     with pytest.raises(ValueError, match="state_format must be one of"):
         ConvLabPolicy(Fixed([]), state_format="ConvLab-3")

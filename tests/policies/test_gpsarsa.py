@@ -153,12 +153,13 @@ def test_config_defaults_match_the_paper():
         ({"feature_dim": True}, TypeError, "feature_dim must be an int"),
         ({"feature_dim": 2.0}, TypeError, "feature_dim must be an int"),
         ({"n_actions": 0}, ValueError, "n_actions must be >= 1"),
-        ({"gamma": 1.5}, ValueError, r"gamma must be in \[0, 1\], got 1.5"),
-        ({"gamma": float("nan")}, ValueError, "gamma must be finite"),
+        ({"gamma": 1.5}, ValueError, "gamma must be <= 1, got 1.5"),
+        ({"gamma": -0.5}, ValueError, "gamma must be >= 0, got -0.5"),
+        ({"gamma": float("nan")}, ValueError, "gamma must be a finite number, got nan"),
         ({"sigma": 0.0}, ValueError, "sigma must be > 0, got 0.0"),
-        ({"sigma": float("inf")}, ValueError, "sigma must be finite"),
+        ({"sigma": float("inf")}, ValueError, "sigma must be a finite number, got inf"),
         ({"nu": 0}, ValueError, "nu must be > 0"),
-        ({"scale": "3"}, TypeError, "scale must be a real number"),
+        ({"scale": "3"}, TypeError, "scale must be a number, got str '3'"),
     ],
 )
 def test_config_rejects_bad_values(kwargs, error, message):
@@ -792,7 +793,7 @@ def _truncate_with_valid_checksum(tmp_path: Path, stem: str) -> None:
         ),
         (
             lambda t, s: _edit_header(t, s, lambda h: h["counts"].update(episodes=-1)),
-            "counts.episodes must be a non-negative integer",
+            "counts.episodes must be >= 0, got -1",
         ),
         (lambda t, s: (t / f"{s}.json").write_text("{not json"), r"p\.json: invalid JSON"),
         (lambda t, s: (t / f"{s}.json").write_text("[1, 2]"), "expected a JSON object, got list"),

@@ -77,7 +77,7 @@ def test_defaults_name_provenance_and_protocols() -> None:
     ("kwargs", "error", "message"),
     [
         ({"reward": "success"}, ValueError, "reward must be one of"),
-        ({"seed": -1}, ValueError, "seed must be a non-negative int"),
+        ({"seed": -1}, ValueError, "seed must be >= 0, got -1"),
         ({"gp_config": GPSarsaConfig(feature_dim=10)}, ValueError, "needs feature_dim=275"),
         ({"learner": GPSarsa(GPSarsaConfig(feature_dim=275, n_actions=3))}, ValueError, "n_actions=16"),
         ({"learner": "x"}, TypeError, "learner must be a GPSarsa"),

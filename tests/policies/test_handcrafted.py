@@ -53,7 +53,7 @@ def test_masked_actions_are_avoided():
 
 
 def test_parameters_validated():
-    with pytest.raises(ValueError, match="confirm_below must be a probability"):
+    with pytest.raises(ValueError, match="confirm_below must be <= 1.0, got 1.5"):
         HandcraftedPolicy(confirm_below=1.5)
 
 

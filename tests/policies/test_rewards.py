@@ -73,7 +73,7 @@ def test_iq_rules(stats, score, iq):
 
 def test_iq_weights_are_configurable_and_validated():
     assert RuleBasedIQ(failure=4.0)(InteractionStats(turns=3, success=False)) == 1
-    with pytest.raises(ValueError, match="RuleBasedIQ.per_repeat must be a finite non-negative number"):
+    with pytest.raises(ValueError, match="RuleBasedIQ.per_repeat must be >= 0.0, got -1.0"):
         RuleBasedIQ(per_repeat=-1.0)
 
 

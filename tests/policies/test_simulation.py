@@ -148,11 +148,11 @@ def test_bad_policies_and_arguments():
         run_dialogues(Bad(), 1, seed=0)
     with pytest.raises(TypeError, match="choose\\(belief, mask\\)"):
         run_dialogues(object(), 1, seed=0)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="n must be a non-negative int"):
+    with pytest.raises(ValueError, match="n must be >= 0, got -1"):
         run_dialogues(HandcraftedPolicy(), -1, seed=0)
-    with pytest.raises(ValueError, match="seed must be a non-negative int"):
+    with pytest.raises(ValueError, match="seed must be >= 0, got -3"):
         run_dialogues(HandcraftedPolicy(), 1, seed=-3)
-    with pytest.raises(ValueError, match="max_turns must be an int >= 2"):
+    with pytest.raises(ValueError, match="max_turns must be >= 2, got 1"):
         SimulationSettings(max_turns=1)
 
 
@@ -225,8 +225,16 @@ def test_adapter_errors():
         def choose(self, belief, mask):
             return "inform"
 
-    with pytest.raises(InvalidResponseError, match="expected a summary action index"):
+    message = "context 'c': the summary action index must be an int, got str 'inform'"
+    with pytest.raises(InvalidResponseError, match=message):
         SummaryPolicyAdapter(Bad()).respond(Context("c", BeliefState(), {"source": "gen"}))
+
+    class OutOfRange:
+        def choose(self, belief, mask):
+            return np.int64(16)
+
+    with pytest.raises(InvalidResponseError, match="the summary action index must be <= 15, got 16"):
+        SummaryPolicyAdapter(OutOfRange()).respond(Context("c", BeliefState(), {"source": "gen"}))
     foreign = Context("hotel-1", BeliefState(slots={"stars": {"4": 1.0}}), {"source": "gen"})
     with pytest.raises(InvalidContextError, match="context 'hotel-1' does not fit domain 'restaurants'.*'stars'"):
         adapter.respond(foreign)

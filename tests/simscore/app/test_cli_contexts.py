@@ -50,7 +50,7 @@ def test_gen_options(tmp_path: Path) -> None:
 
 def test_gen_bad_options(tmp_path: Path) -> None:
     out = tmp_path / "bad.jsonl"
-    with pytest.raises(InvalidContextError, match="level 2.0 is not a probability"):
+    with pytest.raises(InvalidContextError, match="levels: level must be <= 1.0, got 2.0"):
         run(["contexts", "gen", "-o", str(out), "--levels", "0,2"])
     with pytest.raises(InvalidContextError, match="--ontology and --venues must be given together"):
         run(["contexts", "gen", "-o", str(out), "--ontology", "x.json"])

@@ -111,8 +111,8 @@ def test_similarity_reward_partial_credit_with_cmr():
     ("kwargs", "error", "message"),
     [
         ({"measure": "bleu4"}, ValueError, "action measure"),
-        ({"weight": float("nan")}, ValueError, "finite number"),
-        ({"weight": True}, ValueError, "finite number"),
+        ({"weight": float("nan")}, ValueError, "weight must be a finite number, got nan"),
+        ({"weight": True}, ValueError, "weight must be a number, got bool True"),
         ({"reference": object()}, TypeError, "respond\\(context\\)"),
     ],
 )

@@ -159,8 +159,8 @@ def test_callback_defaults_to_c_gen():
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"check_freq": 0}, ValueError, "check_freq must be a positive int"),
-        ({"chance_seed": "x"}, ValueError, "chance_seed"),
+        ({"check_freq": 0}, ValueError, "check_freq must be >= 1, got 0"),
+        ({"chance_seed": "x"}, ValueError, "chance_seed must be an int, got str 'x'"),
         ({"measures": ["tmrr"]}, KeyError, "did you mean 'tmr'"),
         ({"threshold": 2.0}, ValueError, "threshold"),
     ],

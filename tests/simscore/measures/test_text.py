@@ -11,6 +11,7 @@ import copy
 import importlib.util
 import math
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -296,8 +297,9 @@ def test_usem_encoder_threads_never_exceed_cpu_count():
     assert UsemEncoder().threads == cpus
     assert UsemEncoder(threads=10_000).threads == cpus  # clamped, documented
     assert UsemEncoder(threads=1).threads == 1
-    for bad in (0, -2, 1.5, True, "2"):
-        with pytest.raises(TextMeasureError, match="threads must be a positive int"):
+    for bad, problem in ((0, ">= 1, got 0"), (-2, ">= 1, got -2"), (1.5, "an int, got float 1.5"),
+                         (True, "an int, got bool True"), ("2", "an int, got str '2'")):
+        with pytest.raises(TextMeasureError, match=f"threads must be {re.escape(problem)}"):
             UsemEncoder(threads=bad)
 
 
@@ -557,15 +559,17 @@ def test_bertscore_signature_and_configuration_errors(tmp_path):
         BertScore(model=_bert_dir())
     with pytest.raises(TextMeasureError, match="num_layers must be between 0 and 6 .* got 7"):
         BertScore(num_layers=7)
-    with pytest.raises(TextMeasureError, match="num_layers must be an int >= 0"):
+    with pytest.raises(TextMeasureError, match="num_layers must be >= 0, got -1"):
         BertScore(num_layers=-1)
+    with pytest.raises(TextMeasureError, match="num_layers must be an int, got float 2.0"):
+        BertScore(num_layers=2.0)
     with pytest.raises(TextMeasureError, match="idf=True needs idf_sentences"):
         BertScore(idf=True)
     with pytest.raises(TextMeasureError, match="idf_sentences is given but idf=False"):
         BertScore(idf_sentences=PROMPTS)
     with pytest.raises(TextMeasureError, match="a single str"):
         BertScore(idf=True, idf_sentences="What kind of food would you like?")
-    with pytest.raises(TextMeasureError, match="batch_size must be a positive int"):
+    with pytest.raises(TextMeasureError, match="batch_size must be >= 1, got 0"):
         BertScore(batch_size=0)
     with pytest.raises(ModelNotFoundError, match="baseline_path: no such file"):
         BertScore(baseline_path=tmp_path / "missing.tsv")
