@@ -42,7 +42,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     try:
         config = TrainingConfig(**given)  # the defaults are TrainingConfig's own; it checks every value
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"simscore train: {exc}") from None
+        raise ConfigError(str(exc)) from None  # the CLI prefixes "simscore train: error:"
     result = train(config, args.out, progress=not args.quiet)
     if result.resumed_from:
         print(f"resumed {args.out} from {result.resumed_from} dialogues")
