@@ -61,7 +61,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from contexts.belief import BeliefState
+from contexts.belief import BeliefState, _trusted_discourse, _trusted_method
 from simscore.acts import Act
 
 if TYPE_CHECKING:
@@ -116,6 +116,7 @@ class FocusTracker:
         self._canonical: dict[str, Mapping[str, float]] = {}
         self._method: dict[str, float] = {}
         self._requested: dict[str, float] = {}
+        self._requested_built: dict[str, float] | None = None  # the requested slots of self.belief
         self._last_offered: str | None = None
         self._offered: list[str] = []
         self._last_no_venue = False
@@ -301,11 +302,18 @@ class FocusTracker:
             slots: Mapping[str, Mapping[str, float]] = self.belief.slots
         else:  # validate and sort only the distributions that changed
             slots = {slot: canonical.get(slot, dist) for slot, dist in self._slots.items()}
+        # the requested slots usually stay as they were: then reuse the last belief's
+        requested: Mapping[str, float] = self._requested
+        if requested == self._requested_built:
+            requested = self.belief.requested
+        else:
+            self._requested_built = requested
+        # method and discourse act are valid distributions by construction
         belief = BeliefState(
             slots=slots,
-            method=method,
-            discourse_act=turn,
-            requested=self._requested,
+            method=_trusted_method(method),
+            discourse_act=_trusted_discourse(turn),
+            requested=requested,
             last_offered=self._last_offered,
             offer_happened=self._last_offered is not None,
             last_informed_no_venue=self._last_no_venue,
