@@ -302,9 +302,10 @@ class GPSarsaPolicy:
         x = belief_features(belief, self.domain)
         learner = self.learner
         # The features are valid by construction; the mask is checked only if it is not
-        # already what the runner passes (a boolean array of the right shape).
+        # already what the runner passes (a boolean array of the right shape, some action
+        # allowed: in the runner's masks the first request action always is).
         if not (type(mask) is np.ndarray and mask.dtype == np.bool_ and mask.shape == (learner.config.n_actions,)
-                and mask.any()):
+                and (mask[0] or mask.any())):
             mask = learner._check_mask(mask)
         rng = self._rng
         if rng is None:  # outside a simulated dialogue

@@ -187,6 +187,18 @@ class _Summary:
             self.match_mask, [s for s in space.system_requestable if s not in constrained]
         )
 
+    def for_belief(self, belief: BeliefState) -> _Summary:
+        """The summary of ``belief``, whose slots are this one's (the same object): only the method is new."""
+        out = _Summary.__new__(_Summary)
+        out.belief = belief
+        out.tops = self.tops
+        out.accepted = self.accepted
+        out.method = belief.top_method()
+        out.constraints = self.constraints
+        out.match_mask = self.match_mask
+        out.informable_ok = self.informable_ok
+        return out
+
 
 def _negative_probability(item: tuple[str, str, float]) -> float:
     return -item[2]
@@ -270,8 +282,13 @@ class SummaryActions:
     def summarise(self, belief: BeliefState) -> _Summary:
         """Top values, accepted values and database matches of ``belief`` (cached for the last belief)."""
         cached = self._cache
-        if cached is not None and cached.belief is belief:
-            return cached
+        if cached is not None:
+            if cached.belief is belief:
+                return cached
+            if cached.belief.slots is belief.slots:  # the tracker kept the slots: so do the tops
+                summary = cached.for_belief(belief)
+                self._cache = summary
+                return summary
         summary = _Summary(belief, self)
         self._cache = summary
         return summary
