@@ -52,7 +52,9 @@ _MAX_MEMO = 1 << 16
 class FeatureLayout:
     """Slot widths and zero paddings of one ontology's feature vector (see :mod:`policies.domain_cache`)."""
 
-    __slots__ = ("requestable", "slots", "size", "head", "zeros", "database_flags", "last_slot_features")
+    __slots__ = (
+        "requestable", "slots", "size", "head", "zeros", "database_flags", "last_slot_features", "last_requested"
+    )
 
     def __init__(self, ontology: Ontology) -> None:
         self.requestable = tuple(ontology.requestable)
@@ -75,6 +77,8 @@ class FeatureLayout:
         # Per slot, the last distribution object seen and its part of the vector: the tracker
         # hands on the distributions of the slots a turn did not change as they were.
         self.last_slot_features: dict[str, tuple[Mapping[str, float] | None, np.ndarray]] = {}
+        # Likewise the requested slots (the tracker reuses them while they do not change).
+        self.last_requested: tuple[Mapping[str, float] | None, list[float]] = (None, [])
 
 
 def feature_size(domain: Domain) -> int:
@@ -148,10 +152,15 @@ def belief_features(belief: BeliefState, domain: Domain) -> np.ndarray:
     head = list(belief.discourse_act.values())
     head.extend(belief.method.values())
     requested = belief.requested
-    for slot in layout.requestable:
-        p = requested.get(slot, 0.0)
-        head.append(p)
-        head.append(1.0 - p)
+    seen_requested, part = layout.last_requested
+    if seen_requested is not requested:
+        part = []
+        for slot in layout.requestable:
+            p = requested.get(slot, 0.0)
+            part.append(p)
+            part.append(1.0 - p)
+        layout.last_requested = (requested, part)
+    head.extend(part)
     x[: layout.head] = head
     start = layout.head
     slots = belief.slots
