@@ -761,7 +761,7 @@ class GPSarsa:
         by_action: dict[int, list[int]] = {}
         for t, action in enumerate(acts):
             by_action.setdefault(action, []).append(t)
-        stacked = np.stack([kernel.values for kernel in kernels])
+        stacked = np.array([kernel.values for kernel in kernels])  # equal-length rows: as np.stack, faster
         norms = [kernel.norm2 for kernel in kernels]
         segments = []
         joined: list[tuple[int, _ActionBlock, int]] = []  # (turn, block, position in the block)

@@ -345,7 +345,8 @@ class GPSarsaPolicy:
                 kernels.append(seen[k][2])
             else:
                 rows.append(belief_features(belief, self.domain))
-        x = np.stack(rows)  # valid by construction, like the runner's actions and rewards:
+        # (T, d): np.stack's result, built faster; valid by construction, like the runner's actions and rewards:
+        x = np.array(rows)
         if 0 <= actions.min() and actions.max() < self.learner.config.n_actions and np.isfinite(rewards).all():
             # the unchecked fast path (the kernels are recomputed unless all are current)
             self.learner._learn(x, actions.tolist(), rewards.tolist(), kernels if len(kernels) == len(rows) else None)
