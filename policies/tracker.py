@@ -106,6 +106,7 @@ class FocusTracker:
         self._informable = tuple(ontology.informable)
         self._allowed = {slot: frozenset(values) | {"dontcare"} for slot, values in ontology.informable.items()}
         self._requestable = frozenset(ontology.requestable)
+        self._initial: BeliefState | None = None
         self.reset()
 
     def reset(self) -> BeliefState:
@@ -121,8 +122,15 @@ class FocusTracker:
         self._last_offered: str | None = None
         self._offered: list[str] = []
         self._last_no_venue = False
-        self.belief = self._build({})
-        return self.belief
+        initial = self._initial
+        if initial is None:  # the turn-0 belief is always the same: built once
+            initial = self._initial = self._build({})
+        else:  # what _build records about the belief it builds
+            self._canonical = dict(initial.slots)
+            self._requested_built = self._requested
+            self._method_built = []
+        self.belief = initial
+        return initial
 
     @property
     def offered(self) -> tuple[str, ...]:
