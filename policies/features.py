@@ -22,9 +22,11 @@ For the default domain that is 7 + 6 + 18 + (7 + 5 + 93 + 112) + 2 + 25 = 275 nu
 (PyDial's ontology, with more venue names, gives 305). :func:`feature_names` names
 every entry.
 
-The function is called at every turn of GP-SARSA training, so it builds a Python list and
-converts once; it shares the per-belief summary (accepted values, database matches) with the
-action mask, so computing both costs little more than one.
+The function is called at every turn of GP-SARSA training, so it fills one preallocated array
+from a few Python lists, reusing the parts of the slots and requested slots that the tracker
+handed on unchanged from the previous belief (the same objects); it shares the per-belief
+summary (accepted values, database matches) with the action mask, so computing both costs
+little more than one.
 """
 
 from __future__ import annotations

@@ -85,8 +85,10 @@ Numerical stability
   form. Entries of ``G_a`` are written once and never updated again, so there is no
   accumulating drift, and ``K̃⁻¹`` is symmetric positive definite by construction. ALD admits a
   point only if ``δ > ν``, so every pivot of the factor is at least ``√ν``.
-* ``C̃ += Wᵀ W`` is one ``einsum``: entries ``(i, j)`` and ``(j, i)`` are the same sum of the
-  same products in the same order, so ``C̃`` stays exactly symmetric without re-symmetrising.
+* ``C̃ += Wᵀ W`` is one ``einsum`` per run of non-zero columns of ``W`` (over the rows of the
+  run and the span of all such columns; the rest of ``Wᵀ W`` is exactly zero): entries
+  ``(i, j)`` and ``(j, i)`` are the same sum of the same products in the same order, so ``C̃``
+  stays exactly symmetric without re-symmetrising.
 * A pivot of ``Ψ + σ²I`` that is not positive raises ``FloatingPointError``.
 * :meth:`GPSarsa.diagnostics` reports ``max|K̃⁻¹K̃ − I|``, ``max|G K̃ Gᵀ − I|``, the
   asymmetry of ``C̃`` and the smallest unclipped posterior variance at a dictionary point.
