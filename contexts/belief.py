@@ -221,6 +221,20 @@ def _full_distribution(
     return kind(values)
 
 
+def _trusted_method(dist: Mapping[str, float]) -> FrozenDict[str, float]:
+    """What :class:`BeliefState` stores for the method distribution ``dist``, without its checks.
+
+    For callers whose ``dist`` is valid by construction (known methods, float probabilities
+    summing to 1), such as the focus tracker: the result is the validated one, bit for bit.
+    """
+    return _MethodDist({value: dist.get(value, 0.0) for value in METHODS})
+
+
+def _trusted_discourse(dist: Mapping[str, float]) -> FrozenDict[str, float]:
+    """As :func:`_trusted_method`, for a discourse-act distribution."""
+    return _DiscourseDist({value: dist.get(value, 0.0) for value in DISCOURSE_ACTS})
+
+
 _SLOT_ORDER_CACHE: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 

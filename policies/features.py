@@ -22,13 +22,16 @@ For the default domain that is 7 + 6 + 18 + (7 + 5 + 93 + 112) + 2 + 25 = 275 nu
 (PyDial's ontology, with more venue names, gives 305). :func:`feature_names` names
 every entry.
 
-The function is called at every turn of GP-SARSA training, so it builds a Python list and
-converts once; it shares the per-belief summary (accepted values, database matches) with the
-action mask, so computing both costs little more than one.
+The function is called at every turn of GP-SARSA training, so it fills one preallocated array
+from a few Python lists, reusing the parts of the slots and requested slots that the tracker
+handed on unchanged from the previous belief (the same objects); it shares the per-belief
+summary (accepted values, database matches) with the action mask, so computing both costs
+little more than one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -51,7 +54,9 @@ _MAX_MEMO = 1 << 16
 class FeatureLayout:
     """Slot widths and zero paddings of one ontology's feature vector (see :mod:`policies.domain_cache`)."""
 
-    __slots__ = ("requestable", "slots", "size", "zeros", "database_flags")
+    __slots__ = (
+        "requestable", "slots", "size", "head", "zeros", "database_flags", "last_slot_features", "last_requested"
+    )
 
     def __init__(self, ontology: Ontology) -> None:
         self.requestable = tuple(ontology.requestable)
@@ -65,10 +70,17 @@ class FeatureLayout:
             + 2
             + N_DATABASE_FLAGS
         )
+        # discourse act, method and requested slots come before the slots
+        self.head = len(ontology.discourse_acts) + len(ontology.methods) + 2 * len(self.requestable)
         self.zeros = [0.0] * max([width for _, width in self.slots] + [N_DATABASE_FLAGS])
         # The database flags depend only on the accepted (slot, value) pairs in order, which
         # change rarely within a dialogue: memoised (up to _MAX_MEMO keys).
         self.database_flags: dict[tuple[tuple[str, str], ...], list[float]] = {}
+        # Per slot, the last distribution object seen and its part of the vector: the tracker
+        # hands on the distributions of the slots a turn did not change as they were.
+        self.last_slot_features: dict[str, tuple[Mapping[str, float] | None, np.ndarray]] = {}
+        # Likewise the requested slots (the tracker reuses them while they do not change).
+        self.last_requested: tuple[Mapping[str, float] | None, list[float]] = (None, [])
 
 
 def feature_size(domain: Domain) -> int:
@@ -138,33 +150,53 @@ def belief_features(belief: BeliefState, domain: Domain) -> np.ndarray:
     """
     cache = domain_cache(domain)
     layout = cache.layout
-    zeros = layout.zeros
-    out = list(belief.discourse_act.values())
-    out.extend(belief.method.values())
+    x = np.empty(layout.size)
+    head = list(belief.discourse_act.values())
+    head.extend(belief.method.values())
     requested = belief.requested
-    for slot in layout.requestable:
-        p = requested.get(slot, 0.0)
-        out.append(p)
-        out.append(1.0 - p)
+    seen_requested, part = layout.last_requested
+    if seen_requested is not requested:
+        part = []
+        for slot in layout.requestable:
+            p = requested.get(slot, 0.0)
+            part.append(p)
+            part.append(1.0 - p)
+        layout.last_requested = (requested, part)
+    head.extend(part)
+    x[: layout.head] = head
+    start = layout.head
     slots = belief.slots
+    last = layout.last_slot_features
     for slot, width in layout.slots:
         dist = slots.get(slot)
-        if dist is None:
-            out.append(1.0)
-            out.extend(zeros[:width])
-            continue
-        out.append(dist.get("none", 0.0))
-        values = [p for value, p in dist.items() if value != "none"]
-        if len(values) > 1:
-            values.sort(reverse=True)
-        if len(values) >= width:
-            out.extend(values[:width])
+        seen = last.get(slot)
+        if seen is not None and seen[0] is dist:
+            part = seen[1]
         else:
-            out.extend(values)
-            out.extend(zeros[: width - len(values)])
-    out.append(1.0 if belief.offer_happened else 0.0)
-    out.append(1.0 if belief.last_informed_no_venue else 0.0)
-    out.extend(_database_flags(cache.space, belief, layout.database_flags))
+            part = _slot_features(dist, width, layout.zeros)
+            last[slot] = (dist, part)
+        end = start + 1 + width
+        x[start:end] = part
+        start = end
+    tail = [1.0 if belief.offer_happened else 0.0, 1.0 if belief.last_informed_no_venue else 0.0]
+    tail.extend(_database_flags(cache.space, belief, layout.database_flags))
+    x[start:] = tail
+    return x
+
+
+def _slot_features(dist: Mapping[str, float] | None, width: int, zeros: list[float]) -> np.ndarray:
+    """``P(none)`` and the other probabilities of a slot, descending, zero-padded to ``width``."""
+    if dist is None:
+        return np.array([1.0, *zeros[:width]])
+    out = [dist.get("none", 0.0)]
+    values = [p for value, p in dist.items() if value != "none"]
+    if len(values) > 1:
+        values.sort(reverse=True)
+    if len(values) >= width:
+        out.extend(values[:width])
+    else:
+        out.extend(values)
+        out.extend(zeros[: width - len(values)])
     return np.array(out, dtype=np.float64)
 
 

@@ -85,8 +85,10 @@ Numerical stability
   form. Entries of ``G_a`` are written once and never updated again, so there is no
   accumulating drift, and ``K̃⁻¹`` is symmetric positive definite by construction. ALD admits a
   point only if ``δ > ν``, so every pivot of the factor is at least ``√ν``.
-* ``C̃ += Wᵀ W`` is one ``einsum``: entries ``(i, j)`` and ``(j, i)`` are the same sum of the
-  same products in the same order, so ``C̃`` stays exactly symmetric without re-symmetrising.
+* ``C̃ += Wᵀ W`` is one ``einsum`` per run of non-zero columns of ``W`` (over the rows of the
+  run and the span of all such columns; the rest of ``Wᵀ W`` is exactly zero): entries
+  ``(i, j)`` and ``(j, i)`` are the same sum of the same products in the same order, so ``C̃``
+  stays exactly symmetric without re-symmetrising.
 * A pivot of ``Ψ + σ²I`` that is not positive raises ``FloatingPointError``.
 * :meth:`GPSarsa.diagnostics` reports ``max|K̃⁻¹K̃ − I|``, ``max|G K̃ Gᵀ − I|``, the
   asymmetry of ``C̃`` and the smallest unclipped posterior variance at a dictionary point.
@@ -738,7 +740,7 @@ class GPSarsa:
         by_action: dict[int, list[int]] = {}
         for t, action in enumerate(acts):
             by_action.setdefault(action, []).append(t)
-        stacked = np.stack([kernel.values for kernel in kernels])
+        stacked = np.array([kernel.values for kernel in kernels])  # equal-length rows: as np.stack, faster
         norms = [kernel.norm2 for kernel in kernels]
         segments = []
         joined: list[tuple[int, _ActionBlock, int]] = []  # (turn, block, position in the block)
@@ -893,12 +895,23 @@ class GPSarsa:
         w = _einsum("tk,ki->ti", factor, gain)  # W = L⁻¹ Pᵀ: α̃ += Wᵀ D⁻¹ L⁻¹ (y − μ),
         alpha += _einsum("ti,t->i", w, _einsum("tk,k->t", factor, residual) / pivots)
         w /= np.sqrt(pivots)[:, None]  # C̃ += Wᵀ D⁻¹ W
-        if self._scratch.shape[0] < m * m:
-            self._scratch = np.empty(_capacity_for(m * m, _INITIAL_CAPACITY))
-        update = self._scratch[: m * m].reshape(m, m)
-        # (Wᵀ W)_ij and (Wᵀ W)_ji are the same sum of the same products in the same order,
-        # so C̃ stays exactly symmetric.
-        cov += _einsum("ti,tj->ij", w, w, out=update)
+        # A zero column of W (a point neither the episode's actions nor C̃ connect it to) adds
+        # exact zeros to its row and column of C̃, which leaves them as they are (C̃ holds no
+        # −0.0). So only the rows of the runs of non-zero columns are updated, each over the
+        # span from the first to the last such column: about 40% of C̃ instead of all of it.
+        # Every entry updated is the same sum of the same products as over the whole of C̃.
+        edges = np.flatnonzero(np.diff(w.any(axis=0), prepend=False, append=False)).tolist()
+        if edges:
+            lo, hi = edges[0], edges[-1]  # the runs are [edges[0], edges[1]), [edges[2], edges[3]), ...
+            span = w[:, lo:hi]
+            n = hi - lo
+            if self._scratch.shape[0] < n * n:
+                self._scratch = np.empty(_capacity_for(n * n, _INITIAL_CAPACITY))
+            for start, end in zip(edges[::2], edges[1::2]):
+                update = self._scratch[: (end - start) * n].reshape(end - start, n)
+                # (Wᵀ W)_ij and (Wᵀ W)_ji are the same sum of the same products in the same
+                # order, so C̃ stays exactly symmetric.
+                cov[start:end, lo:hi] += _einsum("ti,tj->ij", w[:, start:end], span, out=update)
         self._episodes += 1
         self._transitions += turns
 

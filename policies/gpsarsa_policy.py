@@ -295,9 +295,10 @@ class GPSarsaPolicy:
         x = belief_features(belief, self.domain)
         learner = self.learner
         # The features are valid by construction; the mask is checked only if it is not
-        # already what the runner passes (a boolean array of the right shape).
+        # already what the runner passes (a boolean array of the right shape, some action
+        # allowed: in the runner's masks the first request action always is).
         if not (type(mask) is np.ndarray and mask.dtype == np.bool_ and mask.shape == (learner.config.n_actions,)
-                and mask.any()):
+                and (mask[0] or mask.any())):
             mask = learner._check_mask(mask)
         rng = self._rng
         if rng is None:  # outside a simulated dialogue
@@ -337,7 +338,8 @@ class GPSarsaPolicy:
                 kernels.append(seen[k][2])
             else:
                 rows.append(belief_features(belief, self.domain))
-        x = np.stack(rows)  # valid by construction, like the runner's actions and rewards:
+        # (T, d): np.stack's result, built faster; valid by construction, like the runner's actions and rewards:
+        x = np.array(rows)
         if 0 <= actions.min() and actions.max() < self.learner.config.n_actions and np.isfinite(rewards).all():
             # the unchecked fast path (the kernels are recomputed unless all are current)
             self.learner._learn(x, actions.tolist(), rewards.tolist(), kernels if len(kernels) == len(rows) else None)

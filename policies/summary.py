@@ -64,7 +64,7 @@ import numpy as np
 
 from policies._database import DatabaseIndex
 from policies.domain_cache import domain_cache
-from simscore.acts import Act, Item
+from simscore.acts import Act, Item, shared_act
 
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
@@ -187,6 +187,18 @@ class _Summary:
             self.match_mask, [s for s in space.system_requestable if s not in constrained]
         )
 
+    def for_belief(self, belief: BeliefState) -> _Summary:
+        """The summary of ``belief``, whose slots are this one's (the same object): only the method is new."""
+        out = _Summary.__new__(_Summary)
+        out.belief = belief
+        out.tops = self.tops
+        out.accepted = self.accepted
+        out.method = belief.top_method()
+        out.constraints = self.constraints
+        out.match_mask = self.match_mask
+        out.informable_ok = self.informable_ok
+        return out
+
 
 def _negative_probability(item: tuple[str, str, float]) -> float:
     return -item[2]
@@ -270,8 +282,13 @@ class SummaryActions:
     def summarise(self, belief: BeliefState) -> _Summary:
         """Top values, accepted values and database matches of ``belief`` (cached for the last belief)."""
         cached = self._cache
-        if cached is not None and cached.belief is belief:
-            return cached
+        if cached is not None:
+            if cached.belief is belief:
+                return cached
+            if cached.belief.slots is belief.slots:  # the tracker kept the slots: so do the tops
+                summary = cached.for_belief(belief)
+                self._cache = summary
+                return summary
         summary = _Summary(belief, self)
         self._cache = summary
         return summary
@@ -349,11 +366,11 @@ class SummaryActions:
         s = self.summarise(belief)
         if index < 2 * k:
             slot = self.system_requestable[index - k]
-            return Act("confirm", [Item(slot, "=", s.tops[slot][0])])
+            return shared_act("confirm", ((slot, "=", s.tops[slot][0]),))
         if index < 3 * k:
             slot = self.system_requestable[index - 2 * k]
             top = s.tops[slot]
-            return Act("select", [Item(slot, "=", top[0]), Item(slot, "=", top[2])])
+            return shared_act("select", ((slot, "=", top[0]), (slot, "=", top[2])))
         if index == self.INFORM:
             venue = None
             mask = s.match_mask
@@ -382,35 +399,35 @@ class SummaryActions:
 
     def _offer(self, venue: Venue | None, s: _Summary) -> Act:
         if venue is None:
-            items = [Item("name", "=", "none")]
-            items.extend(Item(slot, "=", value) for slot, value in s.constraints if slot != "name")
-            return Act("inform", items)
-        items = [Item("name", "=", venue.name)]
+            items = [("name", "=", "none")]
+            items.extend((slot, "=", value) for slot, value in s.constraints if slot != "name")
+            return shared_act("inform", tuple(items))
+        items = [("name", "=", venue.name)]
         shown = 0
         for slot, _, _ in s.accepted:
             if slot == "name" or shown >= _MAX_OFFER_SLOTS:
                 continue
             value = venue.get(slot)
             if value is not None:
-                items.append(Item(slot, "=", value))
+                items.append((slot, "=", value))
                 shown += 1
-        return Act("inform", items)
+        return shared_act("inform", tuple(items))
 
     def _inform_byname(self, belief: BeliefState, s: _Summary) -> Act:
         name_top = s.tops.get("name", ("none", 0.0, "none", 0.0))
         name = name_top[0] if name_top[0] not in ("none", "dontcare") else belief.last_offered
         if name is None:
-            return Act("inform", [Item("name", "=", "none")])
+            return shared_act("inform", (("name", "=", "none"),))
         venue = self.index.venue(name)
-        items = [Item("name", "=", name)]
+        items = [("name", "=", name)]
         if venue is not None:
             requested = belief.requested
             for slot in self._requested_order:
                 if requested.get(slot, 0.0) > 0.5:
                     value = venue.get(slot)
                     if value is not None:
-                        items.append(Item(slot, "=", value))
-        return Act("inform", items)
+                        items.append((slot, "=", value))
+        return shared_act("inform", tuple(items))
 
 
 def action_mask(belief: BeliefState, domain: Domain) -> np.ndarray:

@@ -61,7 +61,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from contexts.belief import BeliefState
+from contexts.belief import BeliefState, _trusted_discourse, _trusted_method
 from simscore.acts import Act
 
 if TYPE_CHECKING:
@@ -106,6 +106,7 @@ class FocusTracker:
         self._informable = tuple(ontology.informable)
         self._allowed = {slot: frozenset(values) | {"dontcare"} for slot, values in ontology.informable.items()}
         self._requestable = frozenset(ontology.requestable)
+        self._initial: BeliefState | None = None
         self.reset()
 
     def reset(self) -> BeliefState:
@@ -116,11 +117,20 @@ class FocusTracker:
         self._canonical: dict[str, Mapping[str, float]] = {}
         self._method: dict[str, float] = {}
         self._requested: dict[str, float] = {}
+        self._requested_built: dict[str, float] | None = None  # the requested slots of self.belief
+        self._method_built: list[tuple[str, float]] | None = None  # self._method's items then
         self._last_offered: str | None = None
         self._offered: list[str] = []
         self._last_no_venue = False
-        self.belief = self._build({})
-        return self.belief
+        initial = self._initial
+        if initial is None:  # the turn-0 belief is always the same: built once
+            initial = self._initial = self._build({})
+        else:  # what _build records about the belief it builds
+            self._canonical = dict(initial.slots)
+            self._requested_built = self._requested
+            self._method_built = []
+        self.belief = initial
+        return initial
 
     @property
     def offered(self) -> tuple[str, ...]:
@@ -287,31 +297,60 @@ class FocusTracker:
         return self.belief
 
     def _build(self, discourse: dict[str, float]) -> BeliefState:
-        method = dict(self._method)
-        rest = 1.0 - sum(method.values())
-        method["none"] = rest if rest > 0.0 else 0.0
-        total = sum(method.values())
-        if total > 1.0:
-            method = {m: p / total for m, p in method.items()}
-        turn = dict(discourse)
-        rest = 1.0 - sum(turn.values())
-        turn["none"] = rest if rest > 0.0 else 0.0
+        # The method distribution follows from self._method (its values in its order): when
+        # that is what the last belief was built from, so is the distribution.
+        method_items = list(self._method.items())
+        if method_items == self._method_built:
+            method_dist = self.belief.method
+        else:
+            method = dict(self._method)
+            rest = 1.0 - sum(method.values())
+            method["none"] = rest if rest > 0.0 else 0.0
+            total = sum(method.values())
+            if total > 1.0:
+                method = {m: p / total for m, p in method.items()}
+            method_dist = _trusted_method(method)  # a valid distribution by construction
+            self._method_built = method_items
+        turn_dist = _discourse_distribution(discourse)
         canonical = self._canonical
         if len(canonical) == len(self._slots):  # no slot changed: reuse the last belief's slots
             slots: Mapping[str, Mapping[str, float]] = self.belief.slots
         else:  # validate and sort only the distributions that changed
             slots = {slot: canonical.get(slot, dist) for slot, dist in self._slots.items()}
+        # the requested slots usually stay as they were: then reuse the last belief's
+        requested: Mapping[str, float] = self._requested
+        if requested == self._requested_built:
+            requested = self.belief.requested
+        else:
+            self._requested_built = requested
         belief = BeliefState(
             slots=slots,
-            method=method,
-            discourse_act=turn,
-            requested=self._requested,
+            method=method_dist,
+            discourse_act=turn_dist,
+            requested=requested,
             last_offered=self._last_offered,
             offer_happened=self._last_offered is not None,
             last_informed_no_venue=self._last_no_venue,
         )
         self._canonical = dict(belief.slots)
         return belief
+
+
+_DISCOURSE_MEMO: dict[tuple[tuple[str, float], ...], Mapping[str, float]] = {}
+
+
+def _discourse_distribution(discourse: dict[str, float]) -> Mapping[str, float]:
+    """The belief's discourse-act distribution for a turn's evidence (memoised: a turn has a few kinds)."""
+    key = tuple(discourse.items())
+    dist = _DISCOURSE_MEMO.get(key)
+    if dist is None:
+        turn = dict(discourse)
+        rest = 1.0 - sum(turn.values())
+        turn["none"] = rest if rest > 0.0 else 0.0
+        dist = _trusted_discourse(turn)  # a valid distribution by construction
+        if len(_DISCOURSE_MEMO) < 4096:
+            _DISCOURSE_MEMO[key] = dist
+    return dist
 
 
 _SILENCE = Act("null")

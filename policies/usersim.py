@@ -78,7 +78,7 @@ import numpy as np
 from contexts import FrozenDict
 from contexts.domain import VENUE_FIELDS
 from policies.domain_cache import domain_cache
-from simscore.acts import Act, Item
+from simscore.acts import Act, Item, shared_act
 from simscore.checks import check_int, check_number, check_probability
 from simscore.errors import SimulationError
 
@@ -456,7 +456,7 @@ class AgendaUser:
         self.agenda: list[Act] = [_BYE]
         for slot in reversed(order):
             if slot in self.goal.constraints:
-                self.agenda.append(Act("inform", [Item(slot, "=", self.goal.constraints[slot])]))
+                self.agenda.append(shared_act("inform", ((slot, "=", self.goal.constraints[slot]),)))
         self.agenda.append(_INFORM_TYPE)
 
     def sample_goal(self, rng: np.random.Generator) -> UserGoal:
@@ -595,7 +595,7 @@ class AgendaUser:
         if accepted is not None:
             open_slots = [slot for slot, value in self.filled.items() if value is None]
             if open_slots:
-                self.agenda.append(Act("request", [Item("name", "=", accepted), Item(open_slots[0])]))
+                self.agenda.append(shared_act("request", (("name", "=", accepted), (open_slots[0], "=", None))))
                 return
         for item in act.items:
             slot = item.slot
@@ -604,7 +604,7 @@ class AgendaUser:
             pending = [a for a in self.agenda if a.intents == ("inform",) and any(i.slot == slot for i in a.items)]
             if pending:  # PyDial's case 1: the pending informs about the slot come first
                 self.agenda = [a for a in self.agenda if a not in pending] + pending
-            self.agenda.append(Act("inform", [Item(slot, "=", self.goal.constraints[slot])]))
+            self.agenda.append(shared_act("inform", ((slot, "=", self.goal.constraints[slot]),)))
 
     def _on_confirm(self, act: Act) -> None:
         if not self._check(act, from_confirm=True):
@@ -617,7 +617,7 @@ class AgendaUser:
     def _on_select(self, act: Act) -> None:
         for slot in dict.fromkeys(item.slot for item in act.items):
             if slot in self.goal.constraints:
-                self.agenda.append(Act("inform", [Item(slot, "=", self.goal.constraints[slot])]))
+                self.agenda.append(shared_act("inform", ((slot, "=", self.goal.constraints[slot]),)))
                 return
 
     def _on_reqmore(self, act: Act) -> None:
@@ -632,14 +632,14 @@ class AgendaUser:
             return
         if self.all_filled:
             if self._draw("no_after_reqmore"):
-                self.agenda.append(Act("negate"))
+                self.agenda.append(shared_act("negate"))
             else:
                 self.agenda = [_BYE]
         elif self.accepted is not None:
             for slot in reversed([s for s, value in self.filled.items() if value is None]):
-                self.agenda.append(Act("request", [Item(slot)]))
+                self.agenda.append(shared_act("request", ((slot, "=", None),)))
         elif self._draw("yes_after_reqmore"):
-            self.agenda.append(Act("affirm"))
+            self.agenda.append(shared_act("affirm"))
         else:
             items = [Item("type", "=", "restaurant")]
             items += [Item(s, "=", v) for s, v in self.goal.constraints.items() if v != _DONTCARE]
@@ -682,7 +682,7 @@ class AgendaUser:
                 if offered is not None:
                     self.goal = self.goal.excluding(offered)
                 self.counters.rejected_offers += 1
-                self.agenda.append(Act("reqalts"))
+                self.agenda.append(shared_act("reqalts"))
                 return
             if f < self.p["reqalts_after_first_offer"] + self.p["change_goal_after_first_offer"]:
                 change_goal = True
@@ -709,10 +709,10 @@ class AgendaUser:
             ]
         f = self.rng.random()
         if f < self.p["thank"]:
-            self.agenda.append(Act("thankyou"))
+            self.agenda.append(shared_act("thankyou"))
             return
         if f < self.p["thank"] + self.p["ack"]:
-            self.agenda.append(Act("ack"))
+            self.agenda.append(shared_act("ack"))
             return
         if len(self.agenda) > 1 and self._draw("deal_with_pending"):
             return
@@ -851,7 +851,7 @@ class AgendaUser:
         if after_no_venue or self._draw("tell_about_change"):
             self.agenda.append(Act("reqalts", [Item(slot, "=", value)]))
             return
-        self.agenda.append(Act("reqalts"))
+        self.agenda.append(shared_act("reqalts"))
         if value == _DONTCARE:
             if offered is not None:
                 self.goal = self.goal.excluding(offered)
@@ -883,7 +883,7 @@ class AgendaUser:
             self.agenda.append(_BYE)
         act = self.agenda.pop()
         if any(item.op == "!=" for item in act.items) and act.intents != ("deny",):
-            act = Act("reqalts")
+            act = shared_act("reqalts")
         intents = act.intents
         if intents in (("inform",), ("confirm",)) or (intents in (("affirm",), ("negate",)) and act.items):
             slots = {item.slot for item in act.items}
@@ -919,7 +919,8 @@ class AgendaUser:
                 if self.rng.random() >= p:
                     break
                 items.extend(self.agenda.pop().items)
-            act = Act(act.intents, items)
+            if len(items) != len(act.items):  # nothing merged: the act is already canonical
+                act = Act(act.intents, items)
         return act
 
 

@@ -365,6 +365,31 @@ class Act:
             raise ActParseError(acts, None, exc.reason) from None
 
 
+_SHARED_ACTS: dict[tuple[str, tuple[tuple[str, str, str | None], ...]], Act] = {}
+_MAX_SHARED_ACTS = 1 << 16
+
+
+def shared_act(intent: str, items: tuple[tuple[str, str, str | None], ...] = ()) -> Act:
+    """``Act(intent, [Item(*i) for i in items])``, built once per distinct argument and shared.
+
+    Acts are immutable values, so hot loops that build the same few acts over and over (the
+    simulated user, the summary-to-master mapping) can take a shared instance instead of a
+    new one. ``items`` are ``(slot, op, value)`` triples; at most 65,536 acts are kept.
+
+    >>> shared_act("inform", (("food", "=", "thai"),)) is shared_act("inform", (("food", "=", "thai"),))
+    True
+    >>> str(shared_act("inform", (("food", "=", "thai"), ("area", "=", "north"))))
+    'inform(area=north,food=thai)'
+    """
+    key = (intent, items)
+    act = _SHARED_ACTS.get(key)
+    if act is None:
+        act = Act(intent, [Item(slot, op, value) for slot, op, value in items])
+        if len(_SHARED_ACTS) < _MAX_SHARED_ACTS:
+            _SHARED_ACTS[key] = act
+    return act
+
+
 def convlab_order_problem(act: Sequence[str]) -> str | None:
     """What is ambiguous about the order of one ConvLab act ``[intent, domain, slot, value]``.
 
