@@ -507,15 +507,44 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
     checkpoints = {run: [c.dialogues for c in list_checkpoints(out / "runs" / run)] for _, _, run in config.runs}
     final = min(ck[-1] for ck in checkpoints.values())
 
+    files: dict[Path, Responses] = {}  # each responses file read once
+
+    def read(path: Path) -> Responses:
+        found = files.get(path)
+        if found is None:
+            found = files[path] = Responses.read_jsonl(path)
+        return found
+
     def responses(cs: str, run: str, checkpoint: int, ids: set[str] | None = None) -> Responses:
-        loaded = Responses.read_jsonl(out / "responses" / cs / run / f"ckpt-{checkpoint:06d}.jsonl")
+        loaded = read(out / "responses" / cs / run / f"ckpt-{checkpoint:06d}.jsonl")
         return loaded if ids is None else loaded.subset([i for i in loaded.ids if i in ids])
+
+    def random_responses(cs: str) -> Responses:
+        return read(out / "responses" / cs / "random" / "random.jsonl")
 
     conv, seeds, rm, chance, turn_tables, first_turns = [], [], [], [], [], []
     from tqdm.auto import tqdm
 
     steps = len(sets) * (2 * len(config.runs) + len(config.rewards) + 1)
     bar = tqdm(total=steps, desc="scoring", unit="analysis", disable=not progress)
+    text_measures = [m for m in measures if m.level == "text" and hasattr(m, "prepare")]
+    if text_measures:
+        # The models work best on full batches: every text the analyses below will score,
+        # embedded once up front, instead of a few new ones per comparison.
+        t0 = time.perf_counter()
+        bar.set_postfix_str("embedding the texts")
+        texts: set[str] = set()
+        for cs in sets:
+            for reward, _, run in config.runs:
+                ids = reward_ids[reward] if cs == "col" else None
+                for k in checkpoints[run]:
+                    texts.update(t for t in responses(cs, run, k, ids).texts() if t is not None)
+                texts.update(t for t in responses(cs, run, final).texts() if t is not None)
+            texts.update(t for t in random_responses(cs).texts() if t is not None)
+        for measure in text_measures:
+            measure.prepare(texts)
+        bar.set_postfix_str("")
+        logger.info("text measures: %d distinct texts embedded up front, %.1f s", len(texts), time.perf_counter() - t0)
     for cs, contexts in sets.items():
         metadata = contexts.metadata_frame()
         common = {"context_set": cs, "metadata": metadata, **bootstrap}
@@ -535,7 +564,7 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
         union = {reward: {run: responses(cs, run, final) for run in runs} for reward, runs in ck.items()}
         rm.append(an.reward_models(union, measures, checkpoint=final, **common))
         bar.update()
-        random = Responses.read_jsonl(out / "responses" / cs / "random" / "random.jsonl")
+        random = random_responses(cs)
         for reward, final_runs in union.items():
             for run, trained in final_runs.items():
                 chance.append(an.chance_level(random, trained, measures, checkpoint=final, reward=reward,

