@@ -28,6 +28,7 @@ import datetime
 import json
 import logging
 import os
+import threading
 import time
 import tomllib
 import typing
@@ -395,6 +396,8 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
         "experiment %r: %d runs x %d dialogues, output %s", config.name, len(config.runs), config.training.dialogues, out
     )
 
+    _preload_text_models(config)
+
     # 1. training
     t0 = time.perf_counter()
     train_jobs = [(config.run_config(reward, seed), str(out / "runs" / run)) for reward, seed, run in config.runs]
@@ -422,7 +425,7 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
     tables, meta = _score(config, out, context_files, progress)
     meta["command"] = command
     logger.info(
-        "scoring (all comparisons, %d measures, model loading included): %.1f s",
+        "scoring (all comparisons, %d measures): %.1f s",
         len(meta["signatures"]), time.perf_counter() - t0,
     )
     t0 = time.perf_counter()
@@ -435,6 +438,30 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
     logger.info("tables, figures and report: %.1f s -> %s", time.perf_counter() - t0, path)
     logger.info("total: %.1f s", time.perf_counter() - started)
     return path
+
+
+def _preload_text_models(config: ExperimentConfig) -> None:
+    """Load the text measures' models in a background thread.
+
+    Training and responding run in worker processes while this process waits, so loading
+    the models here (about 7 s: torch, transformers, MiniLM, USE) takes them off the
+    critical path. The scoring uses the same measure instances and waits for a load in
+    progress (each model loads under its lock); a failure here is left to the scoring,
+    which raises it with its own message.
+    """
+    from simscore.measures import resolve_measures
+
+    loaders = [m.load for m in resolve_measures(list(config.measures)) if callable(getattr(m, "load", None))]
+
+    def load_all() -> None:
+        for load in loaders:
+            try:
+                load()
+            except Exception:  # noqa: BLE001 - reported by the scoring, which loads again
+                logger.debug("preloading a text model failed; the scoring will report it", exc_info=True)
+
+    if loaders:
+        threading.Thread(target=load_all, name="simscore-preload", daemon=True).start()
 
 
 def _explain(out: Path, seed: int, n_jobs: int | None) -> None:

@@ -129,6 +129,12 @@ class _CachingEncoder(abc.ABC):
         with self._lock:
             self._cache.clear()
 
+    def load(self) -> None:
+        """Load the model now rather than on the first :meth:`encode` (thread-safe)."""
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts``, each distinct sentence once over this encoder's lifetime.
 

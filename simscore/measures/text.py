@@ -129,6 +129,10 @@ class _TextMeasure(PairwiseMeasure):
     def _prepare(self, texts: list[str]) -> int:
         return 0  # nothing to do ahead of scoring by default
 
+    def load(self) -> None:
+        """Load the measure's model now rather than on the first scoring (thread-safe; a
+        no-op for a measure without a model, or with a custom encoder)."""
+
     def _score_distinct(self, left: list[str], right: list[str]) -> np.ndarray:
         values = list(dict.fromkeys([*left, *right]))
         index = {value: i for i, value in enumerate(values)}
@@ -201,6 +205,10 @@ class _UseMeasure(_TextMeasure):
     def signature(self) -> str:
         """``<name>|<encoder signature part>``."""
         return f"{self.name}|{self.encoder.signature_part()}"
+
+    def load(self) -> None:
+        if isinstance(self.encoder, _CachingEncoder):
+            self.encoder.load()
 
     def _prepare(self, texts: list[str]) -> int:
         if not isinstance(self.encoder, _CachingEncoder):
@@ -882,6 +890,10 @@ class BertScore(_TextMeasure):
             f1[block] = np.where(np.isnan(score), 0.0, score)
             start = stop
         return f1
+
+    def load(self) -> None:
+        with self._lock:
+            self._load()
 
     def _prepare(self, texts: list[str]) -> int:
         with self._lock:

@@ -823,3 +823,17 @@ def test_bertscore_prepare_embeds_in_full_batches_within_1e6(bert, bert_batches)
     got = np.concatenate([ahead.score_pairs(a[k : k + 6], b[k : k + 6]) for k in range(0, 60, 6)])
     assert sum(batches) == distinct  # scoring embedded nothing more
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+
+
+def test_load_ahead_of_scoring_is_thread_safe_and_a_no_op_without_a_model():
+    import threading
+
+    bert, encoder = BertScore(), UsemEncoder()
+    threads = [threading.Thread(target=f) for f in (bert.load, bert.load, UseCosine(encoder=encoder).load, encoder.load)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert bert.loaded and encoder.loaded and bert.cache_size == encoder.cache_size == 0
+    Bleu4().load()  # no model
+    UseAngular(encoder=_HashEncoder()).load()  # a custom encoder has no load: left alone
