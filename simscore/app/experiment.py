@@ -32,7 +32,7 @@ import threading
 import time
 import tomllib
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -46,7 +46,7 @@ from simscore.checks import check_bool, check_int, check_number, check_seed
 from simscore.config import check_keys, convert_value, from_mapping, to_mapping
 from simscore.errors import ConfigError, ExperimentError, SimscoreError
 from simscore.io import atomic_write_text
-from simscore.measures import ALL_MEASURES, resolve_measures
+from simscore.measures import ALL_MEASURES, Measure, resolve_measures
 from simscore.parallel import run_jobs
 from simscore.responses import Responses
 from simscore.stats import MAX_RESAMPLES
@@ -396,7 +396,8 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
         "experiment %r: %d runs x %d dialogues, output %s", config.name, len(config.runs), config.training.dialogues, out
     )
 
-    _preload_text_models(config)
+    measures = resolve_measures(list(config.measures))  # one set of instances: loaded ahead, then scoring
+    _preload_text_models(measures)
 
     # 1. training
     t0 = time.perf_counter()
@@ -422,7 +423,7 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
 
     # 4. scoring, tables, figures, report
     t0 = time.perf_counter()
-    tables, meta = _score(config, out, context_files, progress)
+    tables, meta = _score(config, measures, out, context_files, progress)
     meta["command"] = command
     logger.info(
         "scoring (all comparisons, %d measures): %.1f s",
@@ -440,18 +441,16 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
     return path
 
 
-def _preload_text_models(config: ExperimentConfig) -> None:
+def _preload_text_models(measures: Sequence[Measure]) -> None:
     """Load the text measures' models in a background thread.
 
     Training and responding run in worker processes while this process waits, so loading
     the models here (about 7 s: torch, transformers, MiniLM, USE) takes them off the
-    critical path. The scoring uses the same measure instances and waits for a load in
+    critical path. The scoring gets the same measure instances and waits for a load in
     progress (each model loads under its lock); a failure here is left to the scoring,
     which raises it with its own message.
     """
-    from simscore.measures import resolve_measures
-
-    loaders = [m.load for m in resolve_measures(list(config.measures)) if callable(getattr(m, "load", None))]
+    loaders = [m.load for m in measures if callable(getattr(m, "load", None))]
 
     def load_all() -> None:
         for load in loaders:
@@ -518,15 +517,13 @@ def _decisions(contexts: Any) -> Any:
     return contexts.filter(lambda context: (context.metadata.get("turn_index") or 0) > 0, name=contexts.name)
 
 
-def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str],
+def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, context_files: Mapping[str, str],
            progress: bool) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
     from contexts import ContextSet
     from policies.training import list_checkpoints
     from simscore import analysis as an
-    from simscore.measures import resolve_measures
     from simscore.tables_io import collect_versions
 
-    measures = resolve_measures(list(config.measures))
     bootstrap = {"n_resamples": config.n_resamples, "confidence": config.confidence, "seed": config.bootstrap_seed}
     sets = {name: ContextSet.read_jsonl(path) for name, path in context_files.items()}
     reward_ids = {reward: set(ContextSet.read_jsonl(out / "contexts" / f"col-{reward}.jsonl").ids)
@@ -534,20 +531,21 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
     checkpoints = {run: [c.dialogues for c in list_checkpoints(out / "runs" / run)] for _, _, run in config.runs}
     final = min(ck[-1] for ck in checkpoints.values())
 
-    files: dict[Path, Responses] = {}  # each responses file read once
-
-    def read(path: Path) -> Responses:
-        found = files.get(path)
-        if found is None:
-            found = files[path] = Responses.read_jsonl(path)
-        return found
-
-    def responses(cs: str, run: str, checkpoint: int, ids: set[str] | None = None) -> Responses:
-        loaded = read(out / "responses" / cs / run / f"ckpt-{checkpoint:06d}.jsonl")
-        return loaded if ids is None else loaded.subset([i for i in loaded.ids if i in ids])
-
-    def random_responses(cs: str) -> Responses:
-        return read(out / "responses" / cs / "random" / "random.jsonl")
+    # Every responses file read once: per context set, reward and run, the responses of each
+    # checkpoint (on C_col only the contexts collected with that reward), the final
+    # checkpoint on the whole set, and the random policy.
+    by_checkpoint: dict[str, dict[str, dict[str, dict[int, Responses]]]] = {}
+    finals: dict[str, dict[str, dict[str, Responses]]] = {}
+    randoms: dict[str, Responses] = {}
+    for cs in sets:
+        for reward, _, run in config.runs:
+            ids = reward_ids[reward] if cs == "col" else None
+            whole = {k: Responses.read_jsonl(out / "responses" / cs / run / f"ckpt-{k:06d}.jsonl")
+                     for k in checkpoints[run]}
+            by_checkpoint.setdefault(cs, {}).setdefault(reward, {})[run] = {
+                k: r if ids is None else r.subset([i for i in r.ids if i in ids]) for k, r in whole.items()}
+            finals.setdefault(cs, {}).setdefault(reward, {})[run] = whole[final]
+        randoms[cs] = Responses.read_jsonl(out / "responses" / cs / "random" / "random.jsonl")
 
     conv, seeds, rm, chance, turn_tables, first_turns = [], [], [], [], [], []
     from tqdm.auto import tqdm
@@ -560,14 +558,11 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
         # embedded once up front, instead of a few new ones per comparison.
         t0 = time.perf_counter()
         bar.set_postfix_str("embedding the texts")
-        texts: set[str] = set()
-        for cs in sets:
-            for reward, _, run in config.runs:
-                ids = reward_ids[reward] if cs == "col" else None
-                for k in checkpoints[run]:
-                    texts.update(t for t in responses(cs, run, k, ids).texts() if t is not None)
-                texts.update(t for t in responses(cs, run, final).texts() if t is not None)
-            texts.update(t for t in random_responses(cs).texts() if t is not None)
+        everything = [r for cs in sets for runs in by_checkpoint[cs].values() for ks in runs.values()
+                      for r in ks.values()]
+        everything += [r for cs in sets for runs in finals[cs].values() for r in runs.values()]
+        everything += list(randoms.values())
+        texts = {t for r in everything for t in r.texts() if t is not None}
         for measure in text_measures:
             measure.prepare(texts)
         bar.set_postfix_str("")
@@ -575,23 +570,20 @@ def _score(config: ExperimentConfig, out: Path, context_files: Mapping[str, str]
     for cs, contexts in sets.items():
         metadata = contexts.metadata_frame()
         common = {"context_set": cs, "metadata": metadata, **bootstrap}
-        ck: dict[str, dict[str, dict[int, Responses]]] = {}
+        ck = by_checkpoint[cs]
         seeds_here: list[an.AnalysisResult] = []
-        for reward, _, run in config.runs:
-            ids = reward_ids[reward] if cs == "col" else None
-            ck.setdefault(reward, {})[run] = {k: responses(cs, run, k, ids) for k in checkpoints[run]}
         for reward, runs in ck.items():
-            for run, by_checkpoint in runs.items():
-                conv.append(an.convergence(by_checkpoint, measures, run=run, reward=reward, **common))
+            for run, run_checkpoints in runs.items():
+                conv.append(an.convergence(run_checkpoints, measures, run=run, reward=reward, **common))
                 bar.update()
             if len(runs) > 1:
                 seeds_here.append(an.seeds(runs, measures, reward=reward, **common))
             bar.update()
         seeds.extend(seeds_here)
-        union = {reward: {run: responses(cs, run, final) for run in runs} for reward, runs in ck.items()}
+        union = finals[cs]
         rm.append(an.reward_models(union, measures, checkpoint=final, **common))
         bar.update()
-        random = random_responses(cs)
+        random = randoms[cs]
         for reward, final_runs in union.items():
             for run, trained in final_runs.items():
                 chance.append(an.chance_level(random, trained, measures, checkpoint=final, reward=reward,

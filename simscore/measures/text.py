@@ -110,8 +110,8 @@ class _TextMeasure(PairwiseMeasure):
         """Embed ``texts`` now, in full batches, for the comparisons that follow.
 
         Optional: scoring embeds each new sentence anyway, but many comparisons each bring
-        only a few new sentences, and a model works best on full batches (BERTScore: about
-        1.7x faster per sentence). An experiment calls this once with every text of its
+        only a few new sentences, and a model works best on full batches (BERTScore: 1.3-1.5x
+        faster per sentence, measured). An experiment calls this once with every text of its
         responses. Blank texts and None are skipped. USE embeddings and BLEU do not depend
         on the batch; BERTScore's token embeddings move by about 1e-7 with the padding of
         their batch (see :class:`BertScore`), so the set of texts prepared together is part
