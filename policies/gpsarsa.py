@@ -85,10 +85,10 @@ Numerical stability
   form. Entries of ``G_a`` are written once and never updated again, so there is no
   accumulating drift, and ``K̃⁻¹`` is symmetric positive definite by construction. ALD admits a
   point only if ``δ > ν``, so every pivot of the factor is at least ``√ν``.
-* ``C̃ += Wᵀ W`` is one ``einsum`` per run of non-zero columns of ``W`` (over the rows of the
-  run and the span of all such columns; the rest of ``Wᵀ W`` is exactly zero): entries
-  ``(i, j)`` and ``(j, i)`` are the same sum of the same products in the same order, so ``C̃``
-  stays exactly symmetric without re-symmetrising.
+* ``C̃ += Wᵀ W`` updates the rows of the non-zero columns of ``W`` over the span of those
+  columns (the rest of ``Wᵀ W`` is exactly zero): entries ``(i, j)`` and ``(j, i)`` are the
+  same sum of the same products in the same order, so ``C̃`` stays exactly symmetric without
+  re-symmetrising.
 * A pivot of ``Ψ + σ²I`` that is not positive raises ``FloatingPointError``.
 * :meth:`GPSarsa.diagnostics` reports ``max|K̃⁻¹K̃ − I|``, ``max|G K̃ Gᵀ − I|``, the
   asymmetry of ``C̃`` and the smallest unclipped posterior variance at a dictionary point.
@@ -97,13 +97,15 @@ Determinism
 -----------
 All randomness is a ``numpy.random.Generator`` passed to :meth:`GPSarsa.select_action`,
 which draws exactly ``n_actions`` standard normals per sampled selection, whatever the mask.
-Every product in evaluation and learning is computed by numpy's own loops (``np.einsum``
-without ``optimize``, ``take``, ufuncs), never by BLAS or LAPACK (whose blocked algorithms,
-e.g. OpenBLAS's threaded ``potrf``, change with the thread count; the small T × T
-factorisation is done here), so results do not depend on the BLAS thread count: the same
-inputs give bit-identical arrays on the same machine and numpy build. Nothing depends on
-how a run is split: a checkpoint holds the whole state, and the derived arrays below are
-rebuilt from it.
+The arithmetic of evaluation, the ALD tests and learning is compiled with numba
+(:mod:`policies._gpkernels`): plain loops in which every sum is accumulated in the order
+written (no ``fastmath``, so no reassociation and no fused multiply-adds; vector
+instructions only where they compute each element as the scalar loop would). No BLAS or
+LAPACK is used (their blocked algorithms, e.g. OpenBLAS's threaded ``potrf``, change with
+the thread count; the small T × T factorisation is done here), so the same inputs give
+bit-identical arrays whatever the thread count, and on any machine with IEEE doubles.
+Nothing depends on how a run is split: a checkpoint holds the whole state, and the derived
+arrays below are rebuilt from it.
 
 Layout and fast paths
 ---------------------
@@ -111,22 +113,21 @@ The dictionary is kept in *block order*: sorted by action, insertion order withi
 so action ``a``'s points are the contiguous positions ``starts[a] .. starts[a+1] − 1`` of α̃
 and C̃ (checkpoints and :meth:`GPSarsa.arrays` use insertion order).
 
-* Evaluation (per decision; O(nnz(b)·m + n_actions·w²), ``w`` the largest block). Beliefs
-  are sparse (about 20 of the 275 features are non-zero), so ``v = F b`` takes the rows of
-  ``Fᵀ`` of the non-zero features only. Action ``a`` needs only its block of ``v``, α̃ and
-  C̃ (``k̃(b, a)`` is zero elsewhere): the same-action blocks of C̃, with α̃ as an extra row,
-  are kept zero-padded in one ``(n_actions, w + 1, w)`` array (rebuilt after learning), so
-  every action's mean and variance is one product. (Restricting that product to the
-  available actions, about 6 of 16, would cost a gather per decision that is dearer than the
-  ~16k multiply-adds it saves.)
-* Learning (per episode). The ALD tests of one action's turns run together against its
-  block (until a point joins; the later turns are then tested against the grown block), on
-  the kernel values evaluation already computed (a policy hands them to :meth:`_learn`;
-  otherwise they are recomputed, identically). ``C̃ k̃(x_t)`` reads only the rows of the
-  points ``x_t``'s block had before the episode. The T × T algebra is small; the one
-  O(m²·T) step is ``C̃ += Wᵀ W`` (T passes over C̃ — the per-transition recursion made T
-  rank-one updates, each twice as expensive). ``C̃`` is kept exactly ``m × m`` and
-  C-contiguous and re-allocated only when the dictionary grows (at most once per episode).
+* Evaluation (per decision; O(nnz(b)·m + Σ_a m_a²)). Beliefs are sparse (about 20 of the
+  275 features are non-zero), so ``v = F b`` takes the rows of ``Fᵀ`` of the non-zero
+  features only. Action ``a`` needs only its block of ``v``, α̃ and C̃ (``k̃(b, a)`` is zero
+  elsewhere): the same-action blocks of C̃ are kept packed one after the other in one
+  contiguous array (about a tenth of C̃; learning writes its changes through, and it is
+  rebuilt when the dictionary grows), so a decision reads them from cache instead of from
+  rows scattered over C̃.
+* Learning (per episode). The turns of one action are ALD-tested in order against its
+  block as it grows, on the kernel values evaluation already computed (a policy hands them
+  to :meth:`_learn`; otherwise they are recomputed, identically). ``C̃ k̃(x_t)`` reads only
+  the rows of the points ``x_t``'s block had before the episode. The T × T algebra is
+  small; the one O(m²·T) step is ``C̃ += Wᵀ W`` (T passes over C̃ — the per-transition
+  recursion made T rank-one updates, each twice as expensive). ``C̃`` is kept exactly
+  ``m × m`` and C-contiguous and re-allocated only when the dictionary grows (at most once
+  per episode).
 * Callers whose inputs are valid by construction (the policy wrapper) use ``_select`` and
   ``_learn``, which skip the public methods' validation.
 
@@ -156,11 +157,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-try:  # np.einsum without ``optimize`` is exactly this function, minus a Python-level wrapper
-    from numpy._core.multiarray import c_einsum as _einsum
-except ImportError:  # pragma: no cover - other numpy layouts
-    _einsum = np.einsum
-
+from policies import _gpkernels
 from simscore.checks import check_int, check_number
 from simscore.errors import CheckpointError
 from simscore.io import atomic_open, dumps, format_problem
@@ -180,7 +177,6 @@ CHECKPOINT_FORMAT = "simscore.gpsarsa"
 CHECKPOINT_VERSION = 1
 """Checkpoint format version written by this module (and the only one it reads)."""
 
-_INITIAL_CAPACITY = 64
 _INITIAL_BLOCK_CAPACITY = 8
 _ARRAY_NAMES = ("features", "actions", "alpha", "covariance", "inverse_cholesky")
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -302,16 +298,6 @@ class GPSarsaDiagnostics:
     min_dictionary_variance: float
 
 
-class _Segment(NamedTuple):
-    """ALD representation of some turns of an episode by the same prefix of one action's block."""
-
-    action: int
-    turns: list[int]  # the turns (in order)
-    size: int  # n: they are represented by the first n points of the block
-    coef: NDArray[np.float64]  # (len(turns), n): a = K̃⁻¹ k̃ of each turn
-    kvec: NDArray[np.float64]  # (len(turns), n): k̃ of each turn
-
-
 class _ActionBlock:
     """Dictionary points of one action: insertion indices, features, inverse Cholesky factor."""
 
@@ -323,10 +309,11 @@ class _ActionBlock:
         self.features = np.zeros((capacity, feature_dim))
         self.inv_chol = np.zeros((capacity, capacity))
 
-    def append(self, index: int, b: NDArray[np.float64], row: NDArray[np.float64]) -> None:
+    def reserve(self, needed: int) -> None:
+        """Make room for ``needed`` points (capacity doubles; the new space is zero)."""
         n = self.size
-        if n == self.order.shape[0]:
-            capacity = 2 * n
+        if needed > self.order.shape[0]:
+            capacity = _capacity_for(needed, self.order.shape[0])
             order = np.zeros(capacity, dtype=np.int64)
             order[:n] = self.order[:n]
             features = np.zeros((capacity, self.features.shape[1]))
@@ -334,22 +321,16 @@ class _ActionBlock:
             inv_chol = np.zeros((capacity, capacity))
             inv_chol[:n, :n] = self.inv_chol[:n, :n]
             self.order, self.features, self.inv_chol = order, features, inv_chol
-        self.order[n] = index
-        self.features[n] = b
-        self.inv_chol[n, : n + 1] = row
-        self.size = n + 1
 
 
 class _Layout(NamedTuple):
     """Evaluation arrays that depend on the dictionary only (rebuilt when it grows)."""
 
     features_t: NDArray[np.float64]  # (feature_dim, m + 1): the features in block order, then a zero column
-    pad_index: NDArray[np.intp]  # (n_actions, width): block-order position of each padded slot (m: none)
-    cov_source: NDArray[np.intp]  # flat indices into C̃ of the same-action pairs ...
-    cov_target: NDArray[np.intp]  # ... and their places in the flat padded blocks (see _posterior)
-    alpha_target: NDArray[np.intp]  # the places of α̃ (block order) in the flat padded blocks
-    width: int  # the largest block (at least 1)
-    padded: NDArray[np.float64]  # (n_actions, width + 1, width), zero but where the targets point
+    starts: NDArray[np.int64]  # (n_actions,): block-order position of each action's first point
+    sizes: NDArray[np.int64]  # (n_actions,): number of points of each action
+    offsets: NDArray[np.int64]  # (n_actions,): where each action's block starts in the packed blocks
+    block_of: NDArray[np.int64]  # (m,): the action of each position
     kernels: dict[bytes, _Kernel]  # the kernels of the beliefs seen (by their bytes; see _kernel)
 
 
@@ -357,12 +338,12 @@ class _Kernel(NamedTuple):
     """A belief's kernel values against the whole dictionary, as evaluation computes them."""
 
     values: NDArray[np.float64]  # (m + 1,): b · (each dictionary point), block order, then 0
-    padded: NDArray[np.float64]  # (n_actions, width): values.take(layout.pad_index)
     norm2: float  # b · b
     layout: _Layout  # the dictionary they belong to (replaced whenever it changes)
 
 
 _MAX_CACHED_KERNELS = 1024
+_EMPTY = np.zeros(0)
 
 
 def _capacity_for(n: int, initial: int) -> int:
@@ -375,33 +356,23 @@ def _capacity_for(n: int, initial: int) -> int:
 def _inverse_ldl(gram: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``M`` unit lower triangular and ``d`` with ``M gram Mᵀ = diag(d)`` (``gram = L D Lᵀ``, ``M = L⁻¹``).
 
-    For a small symmetric positive definite matrix; built row by row like the dictionary
-    factors: row ``t`` of ``M`` is ``[−(y/d)ᵀ M, 1]`` with ``y = M g`` (``g`` the part of column
-    ``t`` above the diagonal) and pivot ``d_t = gram_tt − y·(y/d)``. Only the upper triangle of
-    ``gram`` is read. numpy loops, not LAPACK, whose blocked factorisation changes with the
-    BLAS thread count.
+    For a small symmetric positive definite matrix (only its upper triangle is read); see
+    :func:`policies._gpkernels.inverse_ldl`. A pivot that is not positive raises
+    ``FloatingPointError``.
     """
     n = gram.shape[0]
     factor = np.zeros((n, n))
     pivots = np.empty(n)
-    for t in range(n):
-        if t:
-            previous = factor[:t, :t]
-            y = _einsum("kj,j->k", previous, gram[:t, t])
-            u = y / pivots[:t]
-            delta = float(gram[t, t]) - float(_einsum("i,i->", u, y))
-            row = _einsum("k,kj->j", u, previous, out=factor[t, :t])
-            np.negative(row, out=row)
-        else:
-            delta = float(gram[0, 0])
-        if not (math.isfinite(delta) and delta > 0.0):
-            raise FloatingPointError(
-                f"GP-SARSA update lost positive definiteness at turn {t} of the episode "
-                f"(pivot {delta!r}); the episode was not learned"
-            )
-        factor[t, t] = 1.0
-        pivots[t] = delta
+    _raise_if_failed(_gpkernels.inverse_ldl(np.ascontiguousarray(gram, dtype=np.float64), factor, pivots), pivots)
     return factor, pivots
+
+
+def _raise_if_failed(turn: int, pivots: NDArray[np.float64]) -> None:
+    if turn >= 0:
+        raise FloatingPointError(
+            f"GP-SARSA update lost positive definiteness at turn {turn} of the episode "
+            f"(pivot {float(pivots[turn])!r}); the episode was not learned"
+        )
 
 
 class GPSarsa:
@@ -456,10 +427,11 @@ class GPSarsa:
         self._alpha = np.zeros(0)
         # C̃ is kept exactly m × m and C-contiguous (re-allocated at most once per episode).
         self._cov = np.zeros((0, 0))
-        self._scratch = np.empty(0)  # flat buffer for the rank-T update Wᵀ W
         self._layout: _Layout | None = None
-        self._padded: NDArray[np.float64] | None = None  # see _posterior
+        self._packed: NDArray[np.float64] | None = None  # the same-action blocks of C̃ (see _posterior)
         self._last_kernel: _Kernel | None = None  # of the last belief evaluated
+        self._all_actions = np.ones(config.n_actions, dtype=np.bool_)  # the mask "every action"
+        self._no_samples = np.zeros(config.n_actions)  # the standard normals of a greedy selection
 
     # ------------------------------------------------------------------ properties
 
@@ -555,36 +527,22 @@ class GPSarsa:
     def _build_layout(self) -> _Layout:
         cfg = self._config
         m = self._size
-        sizes = [block.size for block in self._blocks]
-        width = max(sizes + [1])
         features_t = np.zeros((cfg.feature_dim, m + 1))
         features_t[:, :m] = self._block_features().T
-        pad_index = np.full((cfg.n_actions, width), m, dtype=np.intp)
-        sources, targets, alphas = [], [], []
-        for action, (n, start) in enumerate(zip(sizes, self._starts)):
-            if not n:
-                continue
-            positions = np.arange(start, start + n)
-            pad_index[action, :n] = positions
-            rows = action * (width + 1) + np.arange(n)  # rows of the (n_actions * (width + 1), width) view
-            sources.append((positions[:, None] * m + positions).ravel())
-            targets.append((rows[:, None] * width + np.arange(n)).ravel())
-            alphas.append((action * (width + 1) + width) * width + np.arange(n))
-        empty = [np.zeros(0, dtype=np.intp)]
+        sizes = np.array([block.size for block in self._blocks], dtype=np.int64)
+        offsets = np.concatenate(([0], np.cumsum(sizes * sizes)[:-1])).astype(np.int64)
         self._layout = _Layout(
-            features_t, pad_index, np.concatenate(sources + empty), np.concatenate(targets + empty),
-            np.concatenate(alphas + empty), width, np.zeros((cfg.n_actions, width + 1, width)), {},
+            features_t, np.array(self._starts[:-1], dtype=np.int64), sizes, offsets, self._block_actions(), {}
         )
-        self._padded = None
         return self._layout
 
-    def _build_padded(self) -> NDArray[np.float64]:
-        layout = self._layout if self._layout is not None else self._build_layout()
-        flat = layout.padded.reshape(-1)  # only the targets change: the padding stays zero
-        flat[layout.cov_target] = self._cov.ravel().take(layout.cov_source)
-        flat[layout.alpha_target] = self._alpha
-        self._padded = layout.padded
-        return self._padded
+    def _packed_blocks(self) -> NDArray[np.float64]:
+        """The same-action blocks of C̃, packed (:func:`policies._gpkernels.pack_blocks`); rebuilt after learning."""
+        if self._packed is None:
+            layout = self._layout if self._layout is not None else self._build_layout()
+            self._packed = np.empty(int((layout.sizes * layout.sizes).sum()))
+            _gpkernels.pack_blocks(self._cov, layout.starts, layout.sizes, self._packed)
+        return self._packed
 
     def _kernel(self, b: NDArray[np.float64]) -> _Kernel:
         """``b`` against every dictionary point: ``v = F b`` over the non-zero features only.
@@ -600,28 +558,23 @@ class GPSarsa:
         key = b.tobytes()
         kernel = layout.kernels.get(key)
         if kernel is None:
-            nonzero = b.nonzero()[0]
-            b_nz = b.take(nonzero)
-            values = _einsum("ji,j->i", layout.features_t.take(nonzero, axis=0), b_nz)
-            kernel = _Kernel(values, values.take(layout.pad_index), float(_einsum("i,i->", b_nz, b_nz)), layout)
+            values = np.zeros(layout.features_t.shape[1])
+            kernel = _Kernel(values, _gpkernels.belief_kernel(layout.features_t, b, values), layout)
             if len(layout.kernels) < _MAX_CACHED_KERNELS:
                 layout.kernels[key] = kernel
         return kernel
 
     def _posterior(self, b: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Posterior mean and (clipped) variance of every action at a validated belief ``b``."""
-        padded = self._padded if self._padded is not None else self._build_padded()
         kernel = self._kernel(b)
         self._last_kernel = kernel
         layout = kernel.layout
-        v_pad = kernel.padded  # (n_actions, width): each action's k̃
-        # padded[a] stacks action a's block of C̃ (width rows) and its α̃ (one row), so one
-        # product gives C̃_a k̃_a and the mean α̃_a · k̃_a
-        product = _einsum("aij,aj->ai", padded, v_pad)
-        width = layout.width
-        quad = _einsum("ai,ai->a", v_pad, product[:, :width])
-        var = np.subtract(kernel.norm2, quad, out=quad)
-        return product[:, width], np.maximum(var, 0.0, out=var)
+        n = self._config.n_actions
+        mean, var = np.empty(n), np.empty(n)
+        _gpkernels.posterior(
+            self._packed_blocks(), self._alpha, layout.starts, layout.sizes, kernel.values, kernel.norm2, mean, var
+        )
+        return mean, var
 
     def q_values(self, features: ArrayLike, mask: ArrayLike | None = None) -> QEstimate:
         """Posterior mean and standard deviation of Q(b, a) for every action.
@@ -712,74 +665,20 @@ class GPSarsa:
         scale: float,
     ) -> int:
         """:meth:`select_action` without validation (for callers whose inputs are valid)."""
-        mean, var = self._posterior(b)
+        kernel = self._kernel(b)
+        self._last_kernel = kernel
+        layout = kernel.layout
         if scale > 0.0:
             assert rng is not None
-            values = np.sqrt(var, out=var)  # values = mean + (scale · std) · z, in place
-            values *= scale
-            values *= rng.standard_normal(mean.shape[0])
-            values += mean
+            samples = rng.standard_normal(self._config.n_actions)
         else:
-            values = mean
-        if available is not None:
-            values = np.where(available, values, -np.inf)
-        return int(values.argmax())
+            samples = self._no_samples
+        return _gpkernels.select(
+            self._packed_blocks(), self._alpha, layout.starts, layout.sizes, kernel.values, kernel.norm2, samples, scale,
+            self._all_actions if available is None else available,
+        )
 
     # ------------------------------------------------------------------ learning
-
-    def _ald_episode(self, x: NDArray[np.float64], acts: list[int], kernels: list[_Kernel]) -> list[_Segment]:
-        """ALD-test the turns of an episode, action by action; points with ``δ > ν`` join.
-
-        The turns of one action are tested together against its block until one joins; the
-        later ones are then tested again against the grown block (its kernel column is
-        ``x_u · x_t``). The kernel values against the points the dictionary had before the
-        episode are those of evaluation (``kernels``).
-        """
-        nu = self._config.nu
-        starts = self._starts
-        by_action: dict[int, list[int]] = {}
-        for t, action in enumerate(acts):
-            by_action.setdefault(action, []).append(t)
-        stacked = np.array([kernel.values for kernel in kernels])  # equal-length rows: as np.stack, faster
-        norms = [kernel.norm2 for kernel in kernels]
-        segments = []
-        joined: list[tuple[int, _ActionBlock, int]] = []  # (turn, block, position in the block)
-        for action, turns in by_action.items():
-            block = self._blocks[action]
-            n, start = block.size, starts[action]
-            kvec = stacked[turns, start : start + n]  # (q, n): k̃ of each turn
-            while turns:
-                inv_chol = block.inv_chol[:n, :n]
-                y = _einsum("ij,tj->ti", inv_chol, kvec)  # L⁻¹ k̃
-                kappa = _einsum("ti,ti->t", y, y).tolist()  # k̃ᵀ K̃⁻¹ k̃
-                first = next((i for i, t in enumerate(turns) if norms[t] - kappa[i] > nu), len(turns))
-                if first:  # approximated: a = K̃⁻¹ k̃ = L⁻ᵀ L⁻¹ k̃
-                    coef = _einsum("ji,tj->ti", inv_chol, y[:first])
-                    segments.append(_Segment(action, turns[:first], n, coef, kvec[:first]))
-                if first == len(turns):
-                    break
-                t = turns[first]
-                root = math.sqrt(norms[t] - kappa[first])
-                row = np.empty(n + 1)
-                _einsum("ji,j->i", inv_chol, y[first], out=row[:n])
-                row[:n] *= -1.0 / root
-                row[n] = 1.0 / root
-                joined.append((t, block, n))
-                block.append(-1, x[t], row)  # its insertion index is set below
-                self._size += 1
-                unit = np.zeros((1, n + 1))
-                unit[0, n] = 1.0
-                segments.append(_Segment(action, [t], n + 1, unit, np.append(kvec[first], norms[t])[None, :]))
-                turns = turns[first + 1 :]
-                if turns:  # the later turns against the grown block
-                    column = _einsum("td,d->t", x[turns], x[t])
-                    kvec = np.concatenate((kvec[first + 1 :], column[:, None]), axis=1)
-                n += 1
-        # insertion indices (the checkpoint's order) follow the turns, not the actions
-        first_index = self._size - len(joined)
-        for index, (_, block, position) in enumerate(sorted(joined, key=lambda item: item[0])):
-            block.order[position] = first_index + index
-        return segments
 
     def _relayout(self, old_sizes: list[int]) -> None:
         """Move α̃ and C̃ to the block order of the grown dictionary (new points get zeros)."""
@@ -797,6 +696,7 @@ class GPSarsa:
         cov[np.ix_(kept, kept)] = self._cov
         self._alpha, self._cov, self._starts = alpha, cov, starts
         self._layout = None
+        self._packed = None
 
     def learn_episode(self, features: ArrayLike, actions: ArrayLike, rewards: ArrayLike) -> None:
         """Update the posterior with one complete episode (a dialogue that ended).
@@ -854,64 +754,62 @@ class GPSarsa:
         """
         cfg = self._config
         turns = len(acts)
-        self._padded = None
         layout = self._layout if self._layout is not None else self._build_layout()
         if kernels is None or len(kernels) != turns or any(k.layout is not layout for k in kernels):
             kernels = [self._kernel(x[t]) for t in range(turns)]
         old_sizes = [block.size for block in self._blocks]
-        # The ALD tests do not depend on α̃ or C̃, so the whole episode is tested first and
-        # C̃ grows once (points that join get zero rows and columns: the prior's padding).
-        segments = self._ald_episode(x, acts, kernels)
-        if self._size != sum(old_sizes):
+        old_starts = self._starts
+        # The ALD tests do not depend on α̃ or C̃, so the whole episode is tested first, action
+        # by action, and C̃ grows once (points that join get zero rows and columns: the
+        # prior's padding). Turn t ends up represented on the first sizes[t] points of its
+        # action's block: coefficients a = K̃⁻¹ k̃ in coef[t], kernel values k̃ in kvec[t].
+        by_action: dict[int, list[int]] = {}
+        for t, action in enumerate(acts):
+            by_action.setdefault(action, []).append(t)
+        width = max(old_sizes[action] + len(rows) for action, rows in by_action.items())
+        coef, kvec = np.zeros((2, turns, width))
+        sizes = np.empty(turns, dtype=np.int64)
+        joined = np.zeros(turns, dtype=np.bool_)
+        stacked = np.array([kernel.values for kernel in kernels])  # equal-length rows: as np.stack, faster
+        norms = np.array([kernel.norm2 for kernel in kernels])
+        nu = cfg.nu
+        for action, rows in by_action.items():
+            block = self._blocks[action]
+            n = block.size
+            block.reserve(n + len(rows))
+            block.size = _gpkernels.ald(
+                block.inv_chol, n, old_starts[action], np.array(rows, dtype=np.int64), stacked, x, norms, nu,
+                coef, kvec, sizes, joined,
+            )
+        if joined.any():
+            # insertion indices (the checkpoint's order) follow the turns, not the actions
+            index = sum(old_sizes)
+            position = list(old_sizes)
+            for t in np.flatnonzero(joined).tolist():
+                block, at = self._blocks[acts[t]], position[acts[t]]
+                block.order[at] = index
+                block.features[at] = x[t]
+                position[acts[t]] += 1
+                index += 1
+            self._size = index
             self._relayout(old_sizes)
-        m = self._size
         starts = self._starts
-        cov, alpha = self._cov, self._alpha
         gamma = cfg.gamma
-        returns = [0.0] * turns  # y_t = r_t + γ y_{t+1}; the terminal successor has Q = 0
+        returns = np.empty(turns)  # y_t = r_t + γ y_{t+1}; the terminal successor has Q = 0
         following = 0.0
         for t in range(turns - 1, -1, -1):
             following = returns[t] = r[t] + gamma * following
-        # Rows over the dictionary (block order): a_t, k̃(x_t) and C̃ k̃(x_t). Each is
-        # non-zero on one action's block only, and C̃ only on the points it had before.
-        rep, ker, cov_ker = np.zeros((3, turns, m))
-        for segment in segments:
-            start, n, rows = starts[segment.action], segment.size, segment.turns
-            rep[rows, start : start + n] = segment.coef
-            ker[rows, start : start + n] = segment.kvec
-            old = old_sizes[segment.action]
-            if old:  # C̃ is symmetric: C̃ k̃ = Σ_j k̃_j (row j of C̃)
-                cov_ker[rows] = _einsum("tj,ji->ti", segment.kvec[:, :old], cov[start : start + old])
-        # The regression's T × T matrix Ψ + σ²I, with Ψ = A K̃ Aᵀ − A K̃ C̃ K̃ Aᵀ the posterior
-        # covariance of Q at the episode's points. Only its upper triangle is used, where
-        # Ψ_tu = (a_t − C̃ k̃_t) · k̃_u for t <= u: a block only grows during an episode, so an
-        # earlier turn of an action is represented by a prefix of the block no longer than a
-        # later turn's, on which k̃(x_u) is exactly K̃ a_u; the part k̃_tᵀ C̃ k̃_u is symmetric.
-        gain = np.subtract(rep, cov_ker, out=rep)  # rows: (a_t − C̃ k̃(x_t))ᵀ
-        gram = _einsum("ti,ui->tu", gain, ker)
-        gram.flat[:: turns + 1] += self._sigma2  # + σ²I: the regression noise on returns
-        residual = np.subtract(returns, _einsum("ti,i->t", ker, alpha))  # y − posterior mean
-        factor, pivots = _inverse_ldl(gram)  # L⁻¹ and D with L D Lᵀ = Ψ + σ²I
-        w = _einsum("tk,ki->ti", factor, gain)  # W = L⁻¹ Pᵀ: α̃ += Wᵀ D⁻¹ L⁻¹ (y − μ),
-        alpha += _einsum("ti,t->i", w, _einsum("tk,k->t", factor, residual) / pivots)
-        w /= np.sqrt(pivots)[:, None]  # C̃ += Wᵀ D⁻¹ W
-        # A zero column of W (a point neither the episode's actions nor C̃ connect it to) adds
-        # exact zeros to its row and column of C̃, which leaves them as they are (C̃ holds no
-        # −0.0). So only the rows of the runs of non-zero columns are updated, each over the
-        # span from the first to the last such column: about 40% of C̃ instead of all of it.
-        # Every entry updated is the same sum of the same products as over the whole of C̃.
-        edges = np.flatnonzero(np.diff(w.any(axis=0), prepend=False, append=False)).tolist()
-        if edges:
-            lo, hi = edges[0], edges[-1]  # the runs are [edges[0], edges[1]), [edges[2], edges[3]), ...
-            span = w[:, lo:hi]
-            n = hi - lo
-            if self._scratch.shape[0] < n * n:
-                self._scratch = np.empty(_capacity_for(n * n, _INITIAL_CAPACITY))
-            for start, end in zip(edges[::2], edges[1::2]):
-                update = self._scratch[: (end - start) * n].reshape(end - start, n)
-                # (Wᵀ W)_ij and (Wᵀ W)_ji are the same sum of the same products in the same
-                # order, so C̃ stays exactly symmetric.
-                cov[start:end, lo:hi] += _einsum("ti,tj->ij", w[:, start:end], span, out=update)
+        turn_start = np.array([starts[action] for action in acts], dtype=np.int64)
+        turn_old = np.array([old_sizes[action] for action in acts], dtype=np.int64)
+        pivots = np.empty(turns)
+        # the packed same-action blocks of C̃ are updated with it (if the dictionary did not grow)
+        layout = self._layout if self._layout is not None else self._build_layout()
+        packed = self._packed if self._packed is not None else _EMPTY
+        failed = _gpkernels.learn_update(
+            self._cov, self._alpha, turn_start, sizes, turn_old, coef, kvec, returns, self._sigma2, pivots,
+            packed, layout.starts, layout.sizes, layout.offsets, layout.block_of,
+        )
+        _raise_if_failed(failed, pivots)
         self._episodes += 1
         self._transitions += turns
 
@@ -1120,7 +1018,7 @@ class GPSarsa:
         self._episodes = counts["episodes"]
         self._transitions = counts["transitions"]
         self._layout = None
-        self._padded = None
+        self._packed = None
 
 
 def _read_header(json_path: Path) -> dict[str, Any]:

@@ -644,6 +644,31 @@ def test_same_seed_gives_bit_identical_arrays():
     assert not np.array_equal(first.arrays()["alpha"][:10], other.arrays()["alpha"][:10])
 
 
+def test_packed_blocks_follow_learning_exactly():
+    """Learning writes its C̃ changes through to the packed same-action blocks evaluation reads."""
+    from policies import _gpkernels
+
+    learner = run_training(5, n_episodes=30)
+    env = np.random.default_rng(11)
+    beliefs = belief_like(env, 200, dim=30, rank=6)
+    grown = unchanged = 0
+    for _ in range(60):
+        learner.q_values(beliefs[0])  # evaluation packs the blocks if they are stale
+        size = learner.dictionary_size
+        length = int(env.integers(1, 8))
+        learner.learn_episode(beliefs[env.integers(0, 200, length)], env.integers(0, 16, length), -np.ones(length))
+        if learner.dictionary_size == size:
+            unchanged += 1
+            layout = learner._layout
+            fresh = np.empty_like(learner._packed)
+            _gpkernels.pack_blocks(learner._cov, layout.starts, layout.sizes, fresh)
+            assert np.array_equal(learner._packed, fresh)
+        else:
+            grown += 1
+            assert learner._packed is None  # rebuilt for the grown dictionary on the next decision
+    assert grown and unchanged > 10
+
+
 def test_results_do_not_depend_on_the_blas_thread_count():
     threadpool_limits = pytest.importorskip("threadpoolctl").threadpool_limits
     with threadpool_limits(limits=1, user_api="blas"):
