@@ -169,6 +169,7 @@ __all__ = [
     "QEstimate",
     "GPSarsaDiagnostics",
     "GPSarsa",
+    "compile_kernels",
 ]
 
 CHECKPOINT_FORMAT = "simscore.gpsarsa"
@@ -1019,6 +1020,22 @@ class GPSarsa:
         self._transitions = counts["transitions"]
         self._layout = None
         self._packed = None
+
+
+def compile_kernels() -> None:
+    """Compile (or load from numba's on-disk cache) the learner's compiled loops now.
+
+    The first GP-SARSA decision or update in a fresh environment compiles
+    :mod:`policies._gpkernels` (about 7 s) and caches the machine code on disk; later
+    processes load it (well under a second). A program that starts several training processes
+    calls this first, so the cache is written once, by one process, before they start.
+
+    >>> compile_kernels()
+    """
+    learner = GPSarsa(GPSarsaConfig(feature_dim=2, n_actions=2))
+    learner.learn_episode(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0, 1]), np.array([-1.0, 1.0]))
+    learner.select_action(np.array([1.0, 1.0]), np.array([True, True]), rng=np.random.default_rng(0))
+    learner.q_values(np.array([1.0, 1.0]))
 
 
 def _read_header(json_path: Path) -> dict[str, Any]:

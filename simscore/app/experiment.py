@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from policies.gpsarsa import compile_kernels
 from policies.training import TrainingConfig
 from simscore._version import __version__
 from simscore.app.findings import Thresholds
@@ -399,8 +400,10 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
     measures = resolve_measures(list(config.measures))  # one set of instances: loaded ahead, then scoring
     _preload_text_models(measures)
 
-    # 1. training
+    # 1. training (the learner's compiled loops are compiled or loaded here first, so that a
+    # fresh environment's numba cache is written by this process, not by several workers at once)
     t0 = time.perf_counter()
+    compile_kernels()
     train_jobs = [(config.run_config(reward, seed), str(out / "runs" / run)) for reward, seed, run in config.runs]
     run_jobs(_train_job, train_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="training", progress=progress)
     logger.info("training: %.1f s", time.perf_counter() - t0)
