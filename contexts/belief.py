@@ -61,9 +61,9 @@ _VALUE_RANK: dict[str, dict[str, int]] = {
 _REQUESTABLE_RANK = {v: i for i, v in enumerate(REQUESTABLE)}
 _METHOD_SET = frozenset(METHODS)
 _DISCOURSE_SET = frozenset(DISCOURSE_ACTS)
-_JSON_KEYS = frozenset(
-    ("slots", "method", "discourse_act", "requested", "last_offered", "offer_happened", "last_informed_no_venue")
-)
+#: The fields of BeliefState, in order.
+_FIELDS = ("slots", "method", "discourse_act", "requested", "last_offered", "offer_happened", "last_informed_no_venue")
+_JSON_KEYS = frozenset(_FIELDS)
 
 
 class _SlotDist(FrozenDict[str, float]):
@@ -235,6 +235,95 @@ def _trusted_discourse(dist: Mapping[str, float]) -> FrozenDict[str, float]:
     return _DiscourseDist({value: dist.get(value, 0.0) for value in DISCOURSE_ACTS})
 
 
+def _slots_mapping(slots: Mapping[str, Any]) -> _Slots:
+    """What :class:`BeliefState` stores for ``slots`` (a mapping; validated and canonically ordered)."""
+    return _Slots([(slot, _slot_distribution(slot, slots[slot])) for slot in _slot_order(tuple(slots))])
+
+
+def _requested_mapping(requested: Any) -> _Requested:
+    """What :class:`BeliefState` stores for ``requested`` (validated, non-zero, canonically ordered)."""
+    if not _is_mapping(requested):
+        raise InvalidContextError(
+            f"requested: expected a mapping of slot -> probability, got {type(requested).__name__}"
+        )
+    kept = []
+    for slot, p in requested.items():
+        p = _probability(p, f"requested slot {_name(slot, 'requested slot name')!r}")
+        if p > 0.0:
+            kept.append((slot, p))
+    if len(kept) > 1:
+        kept.sort(key=lambda item: _requested_key(item[0]))
+    return _Requested(kept) if kept else _NO_REQUESTS
+
+
+# -- memoised canonical parts for the focus tracker ------------------------------------
+#
+# The tracker builds a belief every turn from a few small float-valued dicts that repeat
+# within and across dialogues. These return what BeliefState stores for them (computed by
+# the validating functions above on the first call, so invalid input raises as it would
+# there) and share the result for equal input: equal canonical parts are equal in content
+# and order, so a shared one is exactly the one that would be computed. At most
+# _CANONICAL_MEMO entries are kept per memo (later inputs are computed, not stored).
+
+_CANONICAL_MEMO = 1 << 14
+_SLOT_MEMO: dict[tuple[str, tuple[tuple[str, float], ...]], _SlotDist] = {}
+_SLOTS_MEMO: dict[tuple[tuple[str, Any], ...], _Slots] = {}
+_REQUESTED_MEMO: dict[tuple[tuple[str, float], ...], _Requested] = {}
+
+
+def _remember(memo: dict[Any, Any], key: Any, value: Any) -> Any:
+    """Store ``value`` under ``key`` if ``memo`` has room; return ``value``."""
+    if len(memo) < _CANONICAL_MEMO:
+        memo[key] = value
+    return value
+
+
+def _canonical_slot(slot: str, dist: Mapping[str, float]) -> FrozenDict[str, float]:
+    """``BeliefState(slots={slot: dist}).slots[slot]`` for a float-valued ``dist``, memoised."""
+    key = (slot, tuple(dist.items()))
+    out = _SLOT_MEMO.get(key)
+    return out if out is not None else _remember(_SLOT_MEMO, key, _slot_distribution(slot, dist))
+
+
+def _canonical_slots(slots: Mapping[str, Mapping[str, float]]) -> Mapping[str, FrozenDict[str, float]]:
+    """``BeliefState(slots=slots).slots`` for distributions from :func:`_canonical_slot`, memoised."""
+    key = tuple(slots.items())
+    out = _SLOTS_MEMO.get(key)
+    return out if out is not None else _remember(_SLOTS_MEMO, key, _slots_mapping(slots))
+
+
+def _canonical_requested(requested: Mapping[str, float]) -> FrozenDict[str, float]:
+    """``BeliefState(requested=requested).requested`` for a float-valued mapping, memoised."""
+    key = tuple(requested.items())
+    out = _REQUESTED_MEMO.get(key)
+    return out if out is not None else _remember(_REQUESTED_MEMO, key, _requested_mapping(requested))
+
+
+def _trusted_belief(
+    slots: Mapping[str, Mapping[str, float]],
+    method: Mapping[str, float],
+    discourse_act: Mapping[str, float],
+    requested: Mapping[str, float],
+    last_offered: str | None,
+    offer_happened: bool,
+    last_informed_no_venue: bool,
+) -> BeliefState:
+    """A :class:`BeliefState` from parts already in the form it stores, without re-checking them.
+
+    For the focus tracker, which builds a belief every turn: ``slots`` from
+    :func:`_canonical_slots`, ``method`` from :func:`_trusted_method`, ``discourse_act`` from
+    :func:`_trusted_discourse`, ``requested`` from :func:`_canonical_requested`, the flags
+    bools. The result equals ``BeliefState(...)`` of the same arguments field for field
+    (``last_offered`` is still checked: it comes from the caller's acts).
+    """
+    if last_offered is not None:
+        _name(last_offered, "last_offered")
+    belief = object.__new__(BeliefState)
+    values = (slots, method, discourse_act, requested, last_offered, offer_happened, last_informed_no_venue)
+    belief.__dict__.update(zip(_FIELDS, values))
+    return belief
+
+
 _SLOT_ORDER_CACHE: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
@@ -321,11 +410,7 @@ class BeliefState:
                 raise InvalidContextError(
                     f"slots: expected a mapping of slot -> distribution, got {type(slots).__name__}"
                 )
-            setattr_(
-                self,
-                "slots",
-                _Slots([(slot, _slot_distribution(slot, slots[slot])) for slot in _slot_order(tuple(slots))]),
-            )
+            setattr_(self, "slots", _slots_mapping(slots))
         if self.method is not _DEFAULT_METHOD:
             setattr_(self, "method", _full_distribution(self.method, "method", METHODS, _METHOD_SET, _MethodDist))
         if self.discourse_act is not _DEFAULT_DISCOURSE:
@@ -338,18 +423,7 @@ class BeliefState:
             )
         requested = self.requested
         if type(requested) is not _Requested:
-            if not _is_mapping(requested):
-                raise InvalidContextError(
-                    f"requested: expected a mapping of slot -> probability, got {type(requested).__name__}"
-                )
-            kept = []
-            for slot, p in requested.items():
-                p = _probability(p, f"requested slot {_name(slot, 'requested slot name')!r}")
-                if p > 0.0:
-                    kept.append((slot, p))
-            if len(kept) > 1:
-                kept.sort(key=lambda item: _requested_key(item[0]))
-            setattr_(self, "requested", _Requested(kept) if kept else _NO_REQUESTS)
+            setattr_(self, "requested", _requested_mapping(requested))
         if self.last_offered is not None:
             _name(self.last_offered, "last_offered")
         setattr_(self, "offer_happened", _flag(self.offer_happened, "offer_happened"))

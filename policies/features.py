@@ -23,10 +23,12 @@ For the default domain that is 7 + 6 + 18 + (7 + 5 + 93 + 112) + 2 + 25 = 275 nu
 every entry.
 
 The function is called at every turn of GP-SARSA training, so it fills one preallocated array
-from a few Python lists, reusing the parts of the slots and requested slots that the tracker
-handed on unchanged from the previous belief (the same objects); it shares the per-belief
-summary (accepted values, database matches) with the action mask, so computing both costs
-little more than one.
+from a few Python lists and one memoised array: everything after the requested slots (items
+4-6) depends only on the slots and the two history flags, which repeat within and across
+dialogues (the tracker shares equal slots mappings), so it is computed once per distinct
+``(slots, flags)`` (a bounded memo per domain) and copied in. Computing it reuses the parts of
+the slots that the tracker handed on unchanged from the previous belief (the same objects)
+and shares the per-belief summary (accepted values, database matches) with the action mask.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from policies.domain_cache import domain_cache
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
     from contexts.domain import Domain, Ontology
+    from policies.domain_cache import DomainCache
     from policies.summary import SummaryActions, _Summary
 
 __all__ = ["belief_features", "feature_names", "feature_size", "FeatureLayout", "N_DATABASE_FLAGS"]
@@ -49,13 +52,15 @@ __all__ = ["belief_features", "feature_names", "feature_size", "FeatureLayout", 
 N_DATABASE_FLAGS = 25
 _MAX_ACCEPTED = 5
 _MAX_MEMO = 1 << 16
+_MAX_BODIES = 1 << 12
 
 
 class FeatureLayout:
     """Slot widths and zero paddings of one ontology's feature vector (see :mod:`policies.domain_cache`)."""
 
     __slots__ = (
-        "requestable", "slots", "size", "head", "zeros", "database_flags", "last_slot_features", "last_requested"
+        "requestable", "slots", "size", "head", "zeros", "database_flags", "last_slot_features", "last_requested",
+        "bodies",
     )
 
     def __init__(self, ontology: Ontology) -> None:
@@ -81,6 +86,9 @@ class FeatureLayout:
         self.last_slot_features: dict[str, tuple[Mapping[str, float] | None, np.ndarray]] = {}
         # Likewise the requested slots (the tracker reuses them while they do not change).
         self.last_requested: tuple[Mapping[str, float] | None, list[float]] = (None, [])
+        # Everything after the requested slots depends only on the slots and the two history
+        # flags: memoised by them (up to _MAX_BODIES keys; the tracker shares equal slots).
+        self.bodies: dict[tuple[Mapping[str, Mapping[str, float]], bool, bool], np.ndarray] = {}
 
 
 def feature_size(domain: Domain) -> int:
@@ -164,7 +172,22 @@ def belief_features(belief: BeliefState, domain: Domain) -> np.ndarray:
         layout.last_requested = (requested, part)
     head.extend(part)
     x[: layout.head] = head
-    start = layout.head
+    slots = belief.slots
+    bodies = layout.bodies
+    key = (slots, belief.offer_happened, belief.last_informed_no_venue)
+    body = bodies.get(key)
+    if body is None:
+        body = _body(cache, belief)
+        if len(bodies) < _MAX_BODIES:
+            bodies[key] = body
+    x[layout.head :] = body
+    return x
+
+
+def _body(cache: DomainCache, belief: BeliefState) -> np.ndarray:
+    """The part of the vector after the requested slots: slots, history flags, database flags."""
+    layout = cache.layout
+    parts = []
     slots = belief.slots
     last = layout.last_slot_features
     for slot, width in layout.slots:
@@ -175,13 +198,11 @@ def belief_features(belief: BeliefState, domain: Domain) -> np.ndarray:
         else:
             part = _slot_features(dist, width, layout.zeros)
             last[slot] = (dist, part)
-        end = start + 1 + width
-        x[start:end] = part
-        start = end
+        parts.append(part)
     tail = [1.0 if belief.offer_happened else 0.0, 1.0 if belief.last_informed_no_venue else 0.0]
     tail.extend(_database_flags(cache.space, belief, layout.database_flags))
-    x[start:] = tail
-    return x
+    parts.append(tail)
+    return np.concatenate(parts)
 
 
 def _slot_features(dist: Mapping[str, float] | None, width: int, zeros: list[float]) -> np.ndarray:

@@ -140,6 +140,16 @@ def dialogue_seed(seed: int, index: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed, spawn_key=(index,))
 
 
+def _child_generator(seed: int, index: int, child: int) -> np.random.Generator:
+    """``np.random.default_rng(dialogue_seed(seed, index).spawn(2)[child])``, built directly.
+
+    ``spawn`` gives child ``k`` the spawn key ``(index, k)`` and the parent's entropy and pool
+    size, and ``default_rng`` wraps a seed sequence in a ``PCG64``: the generator is the same,
+    without building the parent and its spawn list (once per simulated dialogue).
+    """
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(index, child))))
+
+
 @dataclass(frozen=True)
 class DialogueOutcome:
     """How one simulated dialogue went.
@@ -664,11 +674,10 @@ def run_dialogues(
 
         indices = tqdm(indices, desc=f"simulating ({name})", leave=False)
     for i in indices:
-        user_seq, policy_seq = dialogue_seed(int(seed), i).spawn(2)
         dialogue_id = f"s{seed}-{i:06d}"
-        sim.reset(np.random.default_rng(user_seq), dialogue_id=dialogue_id)
+        sim.reset(_child_generator(seed, i, 0), dialogue_id=dialogue_id)
         if begin is not None:
-            begin(np.random.default_rng(policy_seq))
+            begin(_child_generator(seed, i, 1))
         tracing = end is not None
         beliefs: list[BeliefState] = []
         masks: list[np.ndarray] = []
@@ -678,12 +687,13 @@ def run_dialogues(
             mask = sim.mask
             action = choose(belief, mask)
             # deliberately inline, not check_int: this runs once per simulated turn
-            if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < n_actions:
-                raise InvalidResponseError(
-                    f"policy {name!r} chose {action!r} in dialogue {dialogue_id} turn {sim.turn_index}; "
-                    f"expected a summary action index in [0, {n_actions})"
-                )
-            action = int(action)
+            if type(action) is not int or not 0 <= action < n_actions:
+                if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < n_actions:
+                    raise InvalidResponseError(
+                        f"policy {name!r} chose {action!r} in dialogue {dialogue_id} turn {sim.turn_index}; "
+                        f"expected a summary action index in [0, {n_actions})"
+                    )
+                action = int(action)
             if tracing:
                 beliefs.append(belief)
                 masks.append(mask)

@@ -57,7 +57,7 @@ just reacts badly.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
@@ -94,6 +94,8 @@ GLOBAL_ACTIONS: tuple[str, ...] = (
 
 #: How many accepted slots an offer mentions at most.
 _MAX_OFFER_SLOTS = 5
+#: How many summaries SummaryActions memoises by slots.
+_MAX_SLOT_SUMMARIES = 1 << 13
 
 
 def summary_action_names(system_requestable: Sequence[str]) -> tuple[str, ...]:
@@ -249,6 +251,7 @@ class SummaryActions:
         self.RESTART = base + 6
         self._requested_order = tuple(s for s in ontology.requestable if s != "name")
         self._cache: _Summary | None = None
+        self._by_slots: dict[Mapping[str, Mapping[str, float]], _Summary] = {}
         # Acts without arguments are immutable: build them once.
         self._fixed = {
             self.BYE: Act("bye"),
@@ -280,7 +283,12 @@ class SummaryActions:
         raise ValueError(f"action must be a summary action name or an index in [0, {len(self.names)}), got {action!r}")
 
     def summarise(self, belief: BeliefState) -> _Summary:
-        """Top values, accepted values and database matches of ``belief`` (cached for the last belief)."""
+        """Top values, accepted values and database matches of ``belief``.
+
+        Cached for the last belief; all but the method depend on the slots alone, so they are
+        also memoised by slots (the tracker shares equal slots mappings; at most
+        ``_MAX_SLOT_SUMMARIES`` are kept).
+        """
         cached = self._cache
         if cached is not None:
             if cached.belief is belief:
@@ -289,7 +297,14 @@ class SummaryActions:
                 summary = cached.for_belief(belief)
                 self._cache = summary
                 return summary
-        summary = _Summary(belief, self)
+        by_slots = self._by_slots
+        known = by_slots.get(belief.slots)
+        if known is not None:
+            summary = known.for_belief(belief)
+        else:
+            summary = _Summary(belief, self)
+            if len(by_slots) < _MAX_SLOT_SUMMARIES:
+                by_slots[belief.slots] = summary
         self._cache = summary
         return summary
 

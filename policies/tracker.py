@@ -61,7 +61,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from contexts.belief import BeliefState, _trusted_discourse, _trusted_method
+from contexts.belief import (
+    BeliefState,
+    _canonical_requested,
+    _canonical_slot,
+    _canonical_slots,
+    _trusted_belief,
+    _trusted_discourse,
+    _trusted_method,
+)
 from simscore.acts import Act
 
 if TYPE_CHECKING:
@@ -83,6 +91,8 @@ _DISCOURSE = {
 }
 #: PyDial's precedence when a turn carries several discourse acts.
 _DISCOURSE_ORDER = tuple(_DISCOURSE)
+#: At most this many readings of user acts are memoised per tracker.
+_MAX_READINGS = 1 << 14
 
 
 class FocusTracker:
@@ -107,6 +117,8 @@ class FocusTracker:
         self._allowed = {slot: frozenset(values) | {"dontcare"} for slot, values in ontology.informable.items()}
         self._requestable = frozenset(ontology.requestable)
         self._initial: BeliefState | None = None
+        # (user act, this_slot, confirmed item, offer happened) -> what _read makes of the act
+        self._readings: dict[tuple[Act, str | None, tuple[str, str] | None, bool], tuple] = {}
         self.reset()
 
     def reset(self) -> BeliefState:
@@ -117,7 +129,6 @@ class FocusTracker:
         self._canonical: dict[str, Mapping[str, float]] = {}
         self._method: dict[str, float] = {}
         self._requested: dict[str, float] = {}
-        self._requested_built: dict[str, float] | None = None  # the requested slots of self.belief
         self._method_built: list[tuple[str, float]] | None = None  # self._method's items then
         self._last_offered: str | None = None
         self._offered: list[str] = []
@@ -127,7 +138,6 @@ class FocusTracker:
             initial = self._initial = self._build({})
         else:  # what _build records about the belief it builds
             self._canonical = dict(initial.slots)
-            self._requested_built = self._requested
             self._method_built = []
         self.belief = initial
         return initial
@@ -202,59 +212,25 @@ class FocusTracker:
         requests: dict[str, float] = {}
         turn_method: dict[str, float] = {}
         discourse: dict[str, float] = {}
-        allowed = self._allowed
+        readings = self._readings
+        confirmed_one = confirmed[0] if len(confirmed) == 1 else None
         for act, p in hypotheses:
             if p <= 0.0:
                 continue
-            intents = act.intents
-            informs: list[tuple[str, str]] = []
-            requested: list[str] = []
-            for item in act.items:
-                slot, value = item.slot, item.value
-                if value is None:
-                    if "request" in intents:
-                        requested.append(slot)
-                    continue
-                if slot == "this":
-                    if this_slot is None:
-                        continue
-                    slot = this_slot
-                if item.op != "=":
-                    continue  # denials are not evidence
-                if "confirm" in intents and "inform" not in intents:
-                    requested.append(slot)
-                elif "request" in intents and slot != "name" and "inform" not in intents:
-                    requested.append(slot)
-                else:
-                    informs.append((slot, value))
-            if "affirm" in intents and confirmed and len(confirmed) == 1:
-                informs.append(confirmed[0])
-            informs = [(slot, value) for slot, value in informs if slot in allowed and value in allowed[slot]]
+            key = (act, this_slot, confirmed_one, offer_happened)
+            reading = readings.get(key)
+            if reading is None:
+                reading = self._read(act, this_slot, confirmed_one, offer_happened)
+                if len(readings) < _MAX_READINGS:
+                    readings[key] = reading
+            informs, requested_slots, method, name = reading
             for slot, value in informs:
                 per_value = evidence.setdefault(slot, {})
                 per_value[value] = per_value.get(value, 0.0) + p
-            for slot in requested:
-                if slot in self._requestable:
-                    requests[slot] = requests.get(slot, 0.0) + p
-            if "reqalts" in intents:
-                method = "byalternatives"
-            elif "bye" in intents:
-                method = "finished"
-            elif informs:
-                method = "byname" if any(slot == "name" for slot, _ in informs) else "byconstraints"
-            elif "restart" in intents:
-                method = "restart"
-            elif requested and offer_happened:
-                method = "byname"
-            else:
-                method = "none"
+            for slot in requested_slots:
+                requests[slot] = requests.get(slot, 0.0) + p
             if method != "none":
                 turn_method[method] = turn_method.get(method, 0.0) + p
-            name = "none"
-            for candidate in _DISCOURSE_ORDER:
-                if candidate in intents:
-                    name = _DISCOURSE[candidate]
-                    break
             if name != "none":
                 discourse[name] = discourse.get(name, 0.0) + p
 
@@ -296,6 +272,60 @@ class FocusTracker:
         self.belief = self._build(discourse)
         return self.belief
 
+    def _read(
+        self, act: Act, this_slot: str | None, confirmed: tuple[str, str] | None, offer_happened: bool
+    ) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...], str, str]:
+        """What one user act says: its informs and requested slots (both kept only if the ontology
+        knows them), its method and its discourse act (see the module docstring).
+
+        A function of its arguments (``confirmed``: the system's only confirmed item, else None),
+        so :meth:`update` memoises it.
+        """
+        intents = act.intents
+        informs: list[tuple[str, str]] = []
+        requested: list[str] = []
+        for item in act.items:
+            slot, value = item.slot, item.value
+            if value is None:
+                if "request" in intents:
+                    requested.append(slot)
+                continue
+            if slot == "this":
+                if this_slot is None:
+                    continue
+                slot = this_slot
+            if item.op != "=":
+                continue  # denials are not evidence
+            if "confirm" in intents and "inform" not in intents:
+                requested.append(slot)
+            elif "request" in intents and slot != "name" and "inform" not in intents:
+                requested.append(slot)
+            else:
+                informs.append((slot, value))
+        if "affirm" in intents and confirmed is not None:
+            informs.append(confirmed)
+        allowed = self._allowed
+        informs = [(slot, value) for slot, value in informs if slot in allowed and value in allowed[slot]]
+        if "reqalts" in intents:
+            method = "byalternatives"
+        elif "bye" in intents:
+            method = "finished"
+        elif informs:
+            method = "byname" if any(slot == "name" for slot, _ in informs) else "byconstraints"
+        elif "restart" in intents:
+            method = "restart"
+        elif requested and offer_happened:
+            method = "byname"
+        else:
+            method = "none"
+        name = "none"
+        for candidate in _DISCOURSE_ORDER:
+            if candidate in intents:
+                name = _DISCOURSE[candidate]
+                break
+        requestable = self._requestable
+        return tuple(informs), tuple(slot for slot in requested if slot in requestable), method, name
+
     def _build(self, discourse: dict[str, float]) -> BeliefState:
         # The method distribution follows from self._method (its values in its order): when
         # that is what the last belief was built from, so is the distribution.
@@ -315,24 +345,22 @@ class FocusTracker:
         canonical = self._canonical
         if len(canonical) == len(self._slots):  # no slot changed: reuse the last belief's slots
             slots: Mapping[str, Mapping[str, float]] = self.belief.slots
-        else:  # validate and sort only the distributions that changed
-            slots = {slot: canonical.get(slot, dist) for slot, dist in self._slots.items()}
-        # the requested slots usually stay as they were: then reuse the last belief's
-        requested: Mapping[str, float] = self._requested
-        if requested == self._requested_built:
-            requested = self.belief.requested
-        else:
-            self._requested_built = requested
-        belief = BeliefState(
-            slots=slots,
-            method=method_dist,
-            discourse_act=turn_dist,
-            requested=requested,
-            last_offered=self._last_offered,
-            offer_happened=self._last_offered is not None,
-            last_informed_no_venue=self._last_no_venue,
+        else:  # canonicalise only the distributions that changed (memoised: they repeat)
+            parts = {}
+            for slot, dist in self._slots.items():
+                part = canonical.get(slot)
+                parts[slot] = part if part is not None else _canonical_slot(slot, dist)
+            slots = _canonical_slots(parts)
+            self._canonical = dict(slots)
+        belief = _trusted_belief(
+            slots,
+            method_dist,
+            turn_dist,
+            _canonical_requested(self._requested),
+            self._last_offered,
+            self._last_offered is not None,
+            self._last_no_venue,
         )
-        self._canonical = dict(belief.slots)
         return belief
 
 

@@ -128,11 +128,20 @@ class UserGoal:
         object.__setattr__(self, "requests", tuple(self.requests))
         object.__setattr__(self, "excluded", tuple(self.excluded))
 
+    def _replace(self, **changes: Any) -> UserGoal:
+        """``dataclasses.replace`` for the methods below, whose changes are already in the stored
+        form (a FrozenDict, tuples of str): the copy skips ``__post_init__``'s conversions."""
+        goal = object.__new__(UserGoal)
+        fields = goal.__dict__
+        fields.update(self.__dict__)
+        fields.update(changes)
+        return goal
+
     def with_constraint(self, slot: str, value: str) -> UserGoal:
         """A copy with ``slot`` set to ``value``."""
         constraints = dict(self.constraints)
         constraints[slot] = value
-        return dataclasses.replace(self, constraints=constraints)
+        return self._replace(constraints=FrozenDict(constraints))
 
     def relaxed(self, slot: str) -> UserGoal:
         """A copy with ``slot`` set to ``dontcare``."""
@@ -140,20 +149,20 @@ class UserGoal:
 
     def with_name(self, name: str | None) -> UserGoal:
         """A copy whose ``name =`` constraint is ``name`` (None removes it)."""
-        return dataclasses.replace(self, name=name)
+        return self._replace(name=name)
 
     def excluding(self, name: str) -> UserGoal:
         """A copy that also rejects the venue ``name``."""
         excluded = self.excluded if name in self.excluded else (*self.excluded, name)
-        return dataclasses.replace(self, excluded=excluded)
+        return self._replace(excluded=excluded)
 
     def without_names(self) -> UserGoal:
         """A copy without ``name =`` and ``name !=`` constraints."""
-        return dataclasses.replace(self, name=None, excluded=())
+        return self._replace(name=None, excluded=())
 
     def with_request(self, slot: str) -> UserGoal:
         """A copy that also requests ``slot``."""
-        return self if slot in self.requests else dataclasses.replace(self, requests=(*self.requests, slot))
+        return self if slot in self.requests else self._replace(requests=(*self.requests, slot))
 
     def accepts(self, venue: Venue) -> bool:
         """Whether ``venue`` satisfies every constraint, the name constraints included."""
@@ -430,8 +439,8 @@ class AgendaUser:
                 f"domain {domain.name!r} has no system-requestable slot that is a venue field: nothing to search by"
             )
         self._values = {slot: tuple(domain.ontology.informable.get(slot, ())) for slot in self.goal_slots}
-        self._lows = np.array([getattr(self.config, name)[0] for name in BEHAVIOURS], dtype=np.float64)
-        self._highs = np.array([getattr(self.config, name)[1] for name in BEHAVIOURS], dtype=np.float64)
+        self._lows = [getattr(self.config, name)[0] for name in BEHAVIOURS]
+        self._ranges = [getattr(self.config, name)[1] - low for name, low in zip(BEHAVIOURS, self._lows)]
         self._valid_goals: list[dict[str, str]] | None = None
         self.finished = True
 
@@ -443,7 +452,10 @@ class AgendaUser:
         cfg = self.config
         self.goal = goal if goal is not None else self.sample_goal(rng)
         self.initial_goal = self.goal
-        self.p = dict(zip(BEHAVIOURS, rng.uniform(self._lows, self._highs).tolist()))
+        # rng.uniform(lows, highs), bit for bit (numpy draws low + (high - low) * rng.random()
+        # per element, in order), without its costly array broadcasting
+        draws = rng.random(len(self._lows)).tolist()
+        self.p = dict(zip(BEHAVIOURS, [low + width * u for low, width, u in zip(self._lows, self._ranges, draws)]))
         self.patience = self.max_patience = int(rng.integers(cfg.patience[0], cfg.patience[1] + 1))
         self.counters = UserCounters()
         self.filled: dict[str, str | None] = {slot: None for slot in self.goal.requests}
@@ -861,7 +873,7 @@ class AgendaUser:
 
     def _choose_listed(self, act: Act, listed: list[str]) -> str | None:
         """After "no other venue than a, b": pick a listed venue that fits and drop unmentioned constraints."""
-        self.goal = dataclasses.replace(self.goal, excluded=())
+        self.goal = self.goal._replace(excluded=())
         if not any((v := self.index.venue(n)) is not None and self.goal.accepts(v) for n in listed):
             self.goal = self.goal.without_names()
         fitting = [n for n in listed if (v := self.index.venue(n)) is not None and self.goal.accepts(v)]

@@ -94,3 +94,32 @@ def test_memoised_database_flags_equal_fresh_ones():
     assert len(beliefs) > 3 * len(accepted) and max(map(len, accepted)) >= 2
     for b in beliefs:
         assert belief_features(b, DOMAIN)[-25:].tolist() == _compute_database_flags(space, space.summarise(b))
+
+
+def test_memoised_features_and_masks_equal_fresh_ones():
+    # The vector after the requested slots is memoised by (slots, history flags) and the
+    # summary by slots; along simulated dialogues (whose beliefs share slots mappings) both
+    # must give what a computation with empty memos gives.
+    from policies.domain_cache import domain_cache
+    from policies.handcrafted import RandomPolicy
+    from policies.simulation import run_dialogues
+
+    cache = domain_cache(DOMAIN)
+    beliefs: list[BeliefState] = []
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+
+    class Recorder(RandomPolicy):
+        def choose(self, belief, mask):
+            beliefs.append(belief)
+            seen.append((belief_features(belief, DOMAIN), mask))
+            return super().choose(belief, mask)
+
+    run_dialogues(Recorder(seed=4), 40, seed=4)
+    assert len({id(b.slots) for b in beliefs}) < len(beliefs) // 2
+    for belief, (x, mask) in zip(beliefs, seen):
+        cache.layout.bodies.clear()
+        cache.layout.last_slot_features.clear()
+        cache.space._by_slots.clear()
+        cache.space._cache = None
+        assert belief_features(belief, DOMAIN).tobytes() == x.tobytes()
+        assert cache.space.mask(belief).tolist() == mask.tolist()

@@ -239,3 +239,14 @@ def test_adapter_errors():
     with pytest.raises(InvalidContextError, match="context 'hotel-1' does not fit domain 'restaurants'.*'stars'"):
         adapter.respond(foreign)
     assert len(SUMMARY_ACTIONS) == 16
+
+
+def test_child_generators_are_the_spawned_ones():
+    from policies.simulation import _child_generator, dialogue_seed
+
+    for seed, index in ((0, 0), (7, 3), (2**40, 123456)):
+        children = dialogue_seed(seed, index).spawn(2)
+        for k in (0, 1):
+            ours, theirs = _child_generator(seed, index, k), np.random.default_rng(children[k])
+            assert ours.bit_generator.state == theirs.bit_generator.state
+            assert ours.random(5).tolist() == theirs.random(5).tolist()

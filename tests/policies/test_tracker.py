@@ -9,6 +9,7 @@ from contexts.belief import BeliefState
 from contexts.domain import default_domain
 from policies.tracker import FocusTracker
 from simscore.acts import Act
+from simscore.errors import InvalidContextError
 
 A = Act.parse
 DOMAIN = default_domain()
@@ -215,3 +216,38 @@ def test_unchanged_slots_reuse_the_last_beliefs_distributions():
     assert len(cached) == len(uncached) > 150
     assert all(a == b for a, b in zip(cached, uncached))
     assert sum(a.slots is b.slots for a, b in zip(cached, cached[1:])) > 20  # unchanged slots shared
+
+
+def test_beliefs_are_what_the_validating_constructor_builds(tracker):
+    # The tracker builds its beliefs from memoised canonical parts without validating them
+    # again; each must be the BeliefState its raw fields give: equal, in the same order, with
+    # the same types.
+    from policies.handcrafted import RandomPolicy
+    from policies.simulation import DialogueSimulator
+
+    def raw(belief):
+        fields = dict(vars(belief))
+        fields["slots"] = {slot: dict(dist) for slot, dist in belief.slots.items()}
+        for name in ("method", "discourse_act", "requested"):
+            fields[name] = dict(fields[name])
+        return fields
+
+    def same(a, b):
+        assert list(vars(a)) == list(vars(b))
+        for (name, x), y in zip(vars(a).items(), vars(b).values()):
+            assert type(x) is type(y) and repr(x) == repr(y), name
+        for slot, dist in a.slots.items():
+            assert type(dist) is type(b.slots[slot]) and dist._slot == b.slots[slot]._slot
+
+    sim, policy, n = DialogueSimulator(), RandomPolicy(seed=0), 0
+    for i in range(40):
+        sim.reset(np.random.default_rng(i))
+        while not sim.done:
+            same(sim.belief, BeliefState(**raw(sim.belief)))
+            sim.step(policy.choose(sim.belief, sim.mask))
+            n += 1
+    assert n > 300
+    b = tracker.update(A("request(area)"), [(A("inform(area=north)"), 0.6), (A("inform(area=south)"), 0.3)])
+    same(b, BeliefState(**raw(b)))
+    with pytest.raises(InvalidContextError, match="last_offered"):
+        tracker.update(A('inform(name="")'), A("ack()"))

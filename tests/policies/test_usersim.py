@@ -332,3 +332,18 @@ def test_easy_preset_is_a_plain_user():
 def test_config_validation(kwargs, message):
     with pytest.raises(ValueError, match=message):
         UserSimulatorConfig(**kwargs)
+
+
+@pytest.mark.parametrize("config", [UserSimulatorConfig(), UserSimulatorConfig.easy()])
+def test_behaviour_probabilities_are_numpys_uniform_draws(config):
+    # reset draws them as low + (high - low) * rng.random(), element by element: exactly
+    # what rng.uniform(lows, highs) gives, from the same stream position.
+    user = AgendaUser(default_domain(), config=config)
+    goal = UserGoal({"food": "thai"}, ("name",))
+    lows = np.array([getattr(config, name)[0] for name in BEHAVIOURS])
+    highs = np.array([getattr(config, name)[1] for name in BEHAVIOURS])
+    for seed in range(200):
+        user.reset(np.random.default_rng(seed), goal=goal)
+        expected = np.random.default_rng(seed)
+        assert list(user.p.values()) == expected.uniform(lows, highs).tolist()
+        assert user.max_patience == int(expected.integers(config.patience[0], config.patience[1] + 1))
