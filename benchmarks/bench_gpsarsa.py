@@ -16,7 +16,7 @@ Three parts:
 
 Targets (issue 5): task success >= 0.97 (R_TS) and >= 0.92 (R_IQ) after 2,000 dialogues
 (mean of 3 seeds, 500 evaluation dialogues); 40,000 training dialogues in <= 10 minutes;
-responses of one checkpoint on C_gen in <= 1 s.
+responses of one checkpoint on C_gen in <= 1 s. Issue 10: training at >= 100x PyDial's ~10 dialogues/s.
 
 Usage: ``python benchmarks/bench_gpsarsa.py [--part all|curves|speed|responses]
 [--dialogues 40000] [--curve-dialogues 3000] [--curve-every 250] [--eval 500] [--out DIR]``
@@ -44,6 +44,8 @@ from policies.training import EVAL_SEED, TrainingConfig, load_checkpoint, train 
 from simscore.policy import run_policy  # noqa: E402
 
 SEEDS = (0, 1, 2)
+#: GP-SARSA training speed of PyDial itself in Environment 1 (measured; see issue 10).
+PYDIAL_DIALOGUES_PER_SECOND = 10.0
 
 
 def _pin_core() -> None:
@@ -132,6 +134,9 @@ def bench_speed(out: Path, dialogues: int, every: int) -> tuple[dict, Path]:
           f"wall (incl. checkpoints) {wall:.1f} s; final dictionary {last.dictionary_size}")
     goal = 600.0 * dialogues / 40000
     print(f"  goal: {dialogues} dialogues in <= {goal:.0f} s of wall time: {'met' if wall <= goal else 'NOT met'}")
+    ratio = last.dialogues / last.train_seconds / PYDIAL_DIALOGUES_PER_SECOND
+    print(f"  {ratio:.0f}x PyDial's about {PYDIAL_DIALOGUES_PER_SECOND:.0f} training dialogues/s "
+          f"(goal >= 100x: {'met' if ratio >= 100 else 'NOT met'})")
     return {"rows": rows, "wall_seconds": wall, "train_seconds": last.train_seconds,
             "eval_seconds": eval_total, "dictionary": last.dictionary_size}, run_dir
 
