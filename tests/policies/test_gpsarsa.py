@@ -489,9 +489,9 @@ def sparse_beliefs(rng, n, dim, n_nonzero):
     return x
 
 
-def test_sparse_padded_posterior_equals_the_dense_computation():
+def test_sparse_blockwise_posterior_equals_the_dense_computation():
     # q_values forms F b over the non-zero features only and each action's variance from its
-    # own zero-padded block of C̃; the dense products over the whole dictionary must agree.
+    # own packed block of C̃; the dense products over the whole dictionary must agree.
     # Action 5 never acts (an empty block), action 0 acts most (the widest block).
     rng = np.random.default_rng(21)
     dim, n_actions = 150, 6
@@ -642,6 +642,40 @@ def test_same_seed_gives_bit_identical_arrays():
     assert first.dictionary_size > 30
     other = run_training(8)
     assert not np.array_equal(first.arrays()["alpha"][:10], other.arrays()["alpha"][:10])
+
+
+def test_posterior_is_the_plain_sequential_arithmetic_bit_for_bit():
+    """The compiled posterior adds its terms in the order written, without fused multiply-adds:
+    Python's own float arithmetic in that order gives the same bits (so any machine does)."""
+    learner = run_training(9, n_episodes=30)
+    layout = learner._build_layout()
+    cov, alpha, features_t = learner._cov.tolist(), learner._alpha.tolist(), layout.features_t.tolist()
+    beliefs = belief_like(np.random.default_rng(3), 5, dim=30, rank=6)
+    for b in beliefs:
+        mean, var = learner._posterior(b)
+        values = learner._kernel(b).values.tolist()
+        expected = [0.0] * len(values)
+        norm2 = 0.0
+        for d, v in enumerate(b.tolist()):
+            if v != 0.0:
+                row = features_t[d]
+                for i in range(len(expected)):
+                    expected[i] += v * row[i]
+                norm2 += v * v
+        assert values == expected
+        for a, (s, n) in enumerate(zip(layout.starts.tolist(), layout.sizes.tolist())):
+            k = values[s : s + n]
+            product = [0.0] * n
+            for j in range(n):
+                for i in range(n):
+                    product[i] += k[j] * cov[s + j][s + i]
+            mu = quad = 0.0
+            for i in range(n):
+                mu += alpha[s + i] * k[i]
+            for i in range(n):
+                quad += k[i] * product[i]
+            assert mean[a] == mu and var[a] == max(norm2 - quad, 0.0)
+    assert learner.dictionary_size > 30
 
 
 def test_packed_blocks_follow_learning_exactly():
