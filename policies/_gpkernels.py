@@ -73,24 +73,22 @@ def belief_kernel(features_t, b, values):  # pragma: no cover - compiled
 
 
 @njit(**_JIT)
-def pack_blocks(cov, starts, sizes, packed):  # pragma: no cover - compiled
-    """Copy each action's same-action block of C̃ into ``packed``, one after the other (row-major).
+def pack_blocks(cov, starts, sizes, offsets, packed):  # pragma: no cover - compiled
+    """Copy each action's same-action block of C̃ into ``packed`` at ``offsets[a]`` (row-major).
 
     Evaluation reads only these blocks; packed together they are about a tenth of C̃ and
     contiguous, so a decision reads them from cache rather than from rows scattered over C̃.
     """
-    offset = 0
     for a in range(sizes.shape[0]):
-        s, n = starts[a], sizes[a]
+        s, n, offset = starts[a], sizes[a], offsets[a]
         for j in range(n):
             row = cov[s + j]
             for i in range(n):
-                packed[offset + i] = row[s + i]
-            offset += n
+                packed[offset + j * n + i] = row[s + i]
 
 
 @njit(**_JIT)
-def posterior(packed, alpha, starts, sizes, values, norm2, mean, var):  # pragma: no cover - compiled
+def posterior(packed, alpha, starts, sizes, offsets, values, norm2, mean, var):  # pragma: no cover - compiled
     """Posterior mean and variance of every action at a belief, into ``mean`` and ``var``.
 
     Action ``a`` uses only its block: ``k = values[s:s+n]`` (``s, n = starts[a], sizes[a]``),
@@ -102,14 +100,12 @@ def posterior(packed, alpha, starts, sizes, values, norm2, mean, var):  # pragma
     for a in range(n_actions):
         width = max(width, sizes[a])
     buffer = np.empty(width)
-    offset = 0
     for a in range(n_actions):
-        s, n = starts[a], sizes[a]
+        s, n, offset = starts[a], sizes[a], offsets[a]
         k = values[s : s + n]
         product = buffer[:n]
         product[:] = 0.0
         add_rows(product, packed[offset : offset + n * n].reshape((n, n)), 0, 0, k)
-        offset += n * n
         mu = 0.0
         quad = 0.0
         for i in range(n):
@@ -122,7 +118,7 @@ def posterior(packed, alpha, starts, sizes, values, norm2, mean, var):  # pragma
 
 
 @njit(**_JIT)
-def select(packed, alpha, starts, sizes, values, norm2, z, scale, mask):  # pragma: no cover - compiled
+def select(packed, alpha, starts, sizes, offsets, values, norm2, z, scale, mask):  # pragma: no cover - compiled
     """The available action with the largest ``mean + scale·std·z`` (greedy: ``scale <= 0``).
 
     ``z`` holds one standard normal per action (drawn by the caller, whatever the mask);
@@ -131,7 +127,7 @@ def select(packed, alpha, starts, sizes, values, norm2, z, scale, mask):  # prag
     n_actions = sizes.shape[0]
     mean = np.empty(n_actions)
     var = np.empty(n_actions)
-    posterior(packed, alpha, starts, sizes, values, norm2, mean, var)
+    posterior(packed, alpha, starts, sizes, offsets, values, norm2, mean, var)
     best = -1
     best_value = -np.inf
     for a in range(n_actions):
@@ -253,8 +249,8 @@ def learn_update(
     turn whose pivot was not positive (``pivots`` holds it; nothing else is changed then).
 
     Unless it is empty, ``packed`` holds the same-action blocks of C̃ (:func:`pack_blocks` with
-    ``starts`` and ``sizes``; block ``a`` at ``offsets[a]``, ``block_of`` the action of each
-    position) and is kept equal to them.
+    ``starts``, ``sizes`` and ``offsets``; ``block_of`` the action of each position) and is
+    kept equal to them.
     """
     turns = returns.shape[0]
     m = alpha.shape[0]

@@ -525,6 +525,10 @@ class GPSarsa:
 
     # ------------------------------------------------------------------ evaluation
 
+    def _current_layout(self) -> _Layout:
+        """The evaluation layout of the current dictionary (built on first use after a change)."""
+        return self._layout if self._layout is not None else self._build_layout()
+
     def _build_layout(self) -> _Layout:
         cfg = self._config
         m = self._size
@@ -540,9 +544,9 @@ class GPSarsa:
     def _packed_blocks(self) -> NDArray[np.float64]:
         """The same-action blocks of C̃, packed (:func:`policies._gpkernels.pack_blocks`); rebuilt after learning."""
         if self._packed is None:
-            layout = self._layout if self._layout is not None else self._build_layout()
+            layout = self._current_layout()
             self._packed = np.empty(int((layout.sizes * layout.sizes).sum()))
-            _gpkernels.pack_blocks(self._cov, layout.starts, layout.sizes, self._packed)
+            _gpkernels.pack_blocks(self._cov, layout.starts, layout.sizes, layout.offsets, self._packed)
         return self._packed
 
     def _kernel(self, b: NDArray[np.float64]) -> _Kernel:
@@ -555,7 +559,7 @@ class GPSarsa:
         by the belief's bytes until the dictionary changes (at most 1,024; a cached kernel is
         the one this would compute, bit for bit).
         """
-        layout = self._layout if self._layout is not None else self._build_layout()
+        layout = self._current_layout()
         key = b.tobytes()
         kernel = layout.kernels.get(key)
         if kernel is None:
@@ -573,7 +577,8 @@ class GPSarsa:
         n = self._config.n_actions
         mean, var = np.empty(n), np.empty(n)
         _gpkernels.posterior(
-            self._packed_blocks(), self._alpha, layout.starts, layout.sizes, kernel.values, kernel.norm2, mean, var
+            self._packed_blocks(), self._alpha, layout.starts, layout.sizes, layout.offsets, kernel.values, kernel.norm2,
+            mean, var,
         )
         return mean, var
 
@@ -675,8 +680,8 @@ class GPSarsa:
         else:
             samples = self._no_samples
         return _gpkernels.select(
-            self._packed_blocks(), self._alpha, layout.starts, layout.sizes, kernel.values, kernel.norm2, samples, scale,
-            self._all_actions if available is None else available,
+            self._packed_blocks(), self._alpha, layout.starts, layout.sizes, layout.offsets, kernel.values, kernel.norm2,
+            samples, scale, self._all_actions if available is None else available,
         )
 
     # ------------------------------------------------------------------ learning
@@ -755,7 +760,7 @@ class GPSarsa:
         """
         cfg = self._config
         turns = len(acts)
-        layout = self._layout if self._layout is not None else self._build_layout()
+        layout = self._current_layout()
         if kernels is None or len(kernels) != turns or any(k.layout is not layout for k in kernels):
             kernels = [self._kernel(x[t]) for t in range(turns)]
         old_sizes = [block.size for block in self._blocks]
@@ -804,7 +809,7 @@ class GPSarsa:
         turn_old = np.array([old_sizes[action] for action in acts], dtype=np.int64)
         pivots = np.empty(turns)
         # the packed same-action blocks of C̃ are updated with it (if the dictionary did not grow)
-        layout = self._layout if self._layout is not None else self._build_layout()
+        layout = self._current_layout()
         packed = self._packed if self._packed is not None else _EMPTY
         failed = _gpkernels.learn_update(
             self._cov, self._alpha, turn_start, sizes, turn_old, coef, kvec, returns, self._sigma2, pivots,

@@ -695,7 +695,7 @@ def test_packed_blocks_follow_learning_exactly():
             unchanged += 1
             layout = learner._layout
             fresh = np.empty_like(learner._packed)
-            _gpkernels.pack_blocks(learner._cov, layout.starts, layout.sizes, fresh)
+            _gpkernels.pack_blocks(learner._cov, layout.starts, layout.sizes, layout.offsets, fresh)
             assert np.array_equal(learner._packed, fresh)
         else:
             grown += 1
