@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 
 from contexts import generate_grid  # noqa: E402
 from policies import HandcraftedPolicy, RandomPolicy, run_dialogues  # noqa: E402
-from policies.training import EVAL_SEED, TrainingConfig, load_checkpoint, train  # noqa: E402
+from policies.gpsarsa.training import EVAL_SEED, TrainingConfig, load_checkpoint, train  # noqa: E402
 from simscore.policy import run_policy  # noqa: E402
 
 SEEDS = (0, 1, 2)

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from policies.gpsarsa import GPSarsa, GPSarsaConfig
+from policies.gpsarsa.learner import GPSarsa, GPSarsaConfig
 
 FEATURE_DIM = 305
 N_ACTIONS = 16

@@ -18,7 +18,7 @@ Workload 2 (templated NLG, as in the current experiments: thousands of distinct 
 comparisons an experiment scores -- convergence (checkpoint k against k-1), every pair of
 runs at every checkpoint, the random policy against each final checkpoint -- for a few runs
 of an experiment's response files (``--experiment``, default ``/work/world-demo`` when
-present), or, without them, of responses worded by ``policies.nlg.TemplateNLG`` per policy
+present), or, without them, of responses worded by ``policies.sim.nlg.TemplateNLG`` per policy
 instance and context. It times
 simscore's ``compare`` with all eight measures (fresh objects, model loading included) and
 the time spent in each text measure, then the costs per distinct sentence (embedding) and
@@ -316,7 +316,7 @@ def nlg_workload(n_runs: int, n_checkpoints: int = 10, n_contexts: int = 150,
     with acts that drift from checkpoint to checkpoint, each worded by its own
     ``TemplateNLG`` instance (wording drawn per instance, context and act); the comparisons
     of :func:`experiment_workload`."""
-    from policies.nlg import TemplateNLG
+    from policies.sim.nlg import TemplateNLG
 
     rng = np.random.default_rng(seed)
     acts = sorted({r.action for r in response_pool(rng)}, key=str)

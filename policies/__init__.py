@@ -1,19 +1,26 @@
-"""policies: dialogue policies and the simulated restaurant-search domain they are trained in.
+"""policies: the dialogue policies simscore compares, and the simulated world they are trained in.
 
-The simulated environment (PyDial's Cambridge Restaurants "Environment 1" shape): an
-agenda-based user simulator (:mod:`policies.usersim`), a focus belief tracker
-(:mod:`policies.tracker`), 16 summary actions with masks and master actions
-(:mod:`policies.summary`), GP-SARSA belief features (:mod:`policies.features`), template
-NLG (:mod:`policies.nlg`), task-success and interaction-quality rewards
-(:mod:`policies.rewards`), a handcrafted and a random policy (:mod:`policies.handcrafted`),
-the dialogue runner and the simscore policy adapter (:mod:`policies.simulation`), the
-GP-SARSA policy (:mod:`policies.gpsarsa_policy`) and its training runs with checkpoints and
-evaluations (:mod:`policies.training`), adapters for other kinds of policies
-(:mod:`policies.adapters`, among them :class:`ObservationPolicy` for agents trained on the
-environment's observation), the ConvLab bridge (:mod:`policies.convlab`: both state layouts,
-act conversion, reseeding, the states file for a separate ConvLab environment) and a Gymnasium
-environment (:mod:`policies.env`, imported lazily: ``import policies`` does not import
-gymnasium; registered as ``simscore/RestaurantSearch-v0`` by :mod:`simscore.integrations.gym`).
+Three rooms, each importing only the ones below it:
+
+* **here, at the top** — what users bring and run: adapters for plain callables, response
+  logs and ConvLab-style policies (:mod:`policies.adapters`), policies over the Gymnasium
+  environment's observation (:mod:`policies.observation`, e.g. a trained network), the
+  ConvLab bridge (:mod:`policies.convlab`: both state layouts, act conversion, reseeding, the
+  states file for a separate ConvLab environment), a handcrafted and a random policy
+  (:mod:`policies.handcrafted`) and degenerate reference policies
+  (:mod:`policies.degenerate`);
+* :mod:`policies.gpsarsa` — the GP-SARSA learner, the policy built on it, its training runs
+  with checkpoints and evaluations;
+* :mod:`policies.sim` — the simulated restaurant-search world of PyDial's Environment 1:
+  user simulator, focus tracker, summary actions and masks, belief features, template NLG,
+  rewards, the dialogue simulator and runner, and a Gymnasium environment
+  (:mod:`policies.sim.env`, imported lazily: ``import policies`` does not import gymnasium;
+  registered as ``simscore/RestaurantSearch-v0`` by :mod:`simscore.integrations.gym`).
+
+Every name below is importable from ``policies`` itself. Module paths of the flat layout
+before (``policies.training``, ``policies.simulation``, ...) and the CSV responses functions
+that moved to :mod:`simscore.responses_csv` keep working with a :class:`DeprecationWarning`
+naming the new place (:mod:`policies._moved`).
 
 Examples
 --------
@@ -26,53 +33,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from policies.adapters import (
-    CSV_COLUMNS,
-    EMPTY_ACT,
-    CallablePolicy,
-    ConvLabPolicy,
-    LoggedPolicy,
-    ObservationPolicy,
-    action_mask_for,
-    observation_for,
-    read_responses,
-    read_responses_csv,
-    to_convlab_state,
-    write_responses_csv,
-)
+from policies import _moved
+from policies.adapters import EMPTY_ACT, CallablePolicy, ConvLabPolicy, LoggedPolicy, to_convlab_state
 from policies.convlab import context_seed, convlab_acts, read_convlab_states, reseeded, write_convlab_states
 from policies.degenerate import ConstantPolicy, CyclicPolicy, EchoPolicy, UniformActPolicy, degenerate_policies
-from policies.domain_cache import DomainCache, domain_cache
-from policies.features import belief_features, feature_names, feature_size
-from policies.gpsarsa import GPSarsa, GPSarsaConfig, GPSarsaDiagnostics, QEstimate
-from policies.gpsarsa_policy import GPSarsaPolicy
-from policies.handcrafted import HandcraftedPolicy, RandomPolicy
-from policies.nlg import TemplateNLG
-from policies.rewards import (
-    REWARD_MODELS,
-    InteractionStats,
-    RewardModel,
-    RuleBasedIQ,
-    iq_reward,
-    reward_model,
-    task_success,
-    task_success_reward,
-)
-from policies.simulation import (
-    MAX_TURNS,
-    DialogueOutcome,
-    DialogueSimulator,
-    DialogueTrace,
-    SimulationResult,
-    SimulationSettings,
-    SummaryPolicyAdapter,
-    run_dialogues,
-    simulated_contexts,
-)
-from policies.summary import SUMMARY_ACTIONS, SummaryActions, SummaryPolicy, action_mask, master_action
-from policies.tracker import FocusTracker
-from policies.training import (
+from policies.gpsarsa import (
     EvaluationRecord,
+    GPSarsa,
+    GPSarsaConfig,
+    GPSarsaDiagnostics,
+    GPSarsaPolicy,
+    QEstimate,
     TrainingConfig,
     TrainingResult,
     evaluate_policy,
@@ -80,10 +51,49 @@ from policies.training import (
     load_checkpoint,
     train,
 )
-from policies.usersim import AgendaUser, SimulationError, UserGoal, UserSimulatorConfig
+from policies.handcrafted import HandcraftedPolicy, RandomPolicy
+from policies.observation import ObservationPolicy
+from policies.sim import (
+    MAX_TURNS,
+    REWARD_MODELS,
+    SUMMARY_ACTIONS,
+    AgendaUser,
+    DialogueOutcome,
+    DialogueSimulator,
+    DialogueTrace,
+    DomainCache,
+    FocusTracker,
+    InteractionStats,
+    RewardModel,
+    RuleBasedIQ,
+    SimulationError,
+    SimulationResult,
+    SimulationSettings,
+    SummaryActions,
+    SummaryPolicy,
+    SummaryPolicyAdapter,
+    TemplateNLG,
+    UserGoal,
+    UserSimulatorConfig,
+    action_mask,
+    belief_features,
+    domain_cache,
+    feature_names,
+    feature_size,
+    iq_reward,
+    master_action,
+    reward_model,
+    run_dialogues,
+    simulated_contexts,
+    task_success,
+    task_success_reward,
+)
+from policies.sim.observation import action_mask_for, observation_for
 
 if TYPE_CHECKING:
-    from policies.env import RestaurantSearchEnv
+    from policies.sim.env import RestaurantSearchEnv
+
+_moved.install()
 
 __all__ = [
     "ConstantPolicy",
@@ -151,18 +161,22 @@ __all__ = [
     "reseeded",
     "write_convlab_states",
     "read_convlab_states",
-    "read_responses",
-    "read_responses_csv",
-    "write_responses_csv",
     "EMPTY_ACT",
-    "CSV_COLUMNS",
 ]
 
 
-def __getattr__(name: str) -> Any:
+def _lazy(name: str) -> Any:
     # The gymnasium environment is loaded on first use only.
     if name == "RestaurantSearchEnv":
-        from policies.env import RestaurantSearchEnv
+        from policies.sim.env import RestaurantSearchEnv
 
         return RestaurantSearchEnv
     raise AttributeError(f"module 'policies' has no attribute {name!r}")
+
+
+#: The CSV responses format moved to simscore (``simscore compare`` reads it without policies).
+__getattr__ = _moved.moved_names(
+    __name__,
+    {name: "simscore.responses_csv" for name in ("read_responses", "read_responses_csv", "write_responses_csv", "CSV_COLUMNS")},
+    _lazy,
+)

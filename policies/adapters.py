@@ -7,20 +7,17 @@ records with the responses:
 * :class:`CallablePolicy` — a plain function of the context returning an action, a text,
   both, or a :class:`~simscore.responses.Response`;
 * :class:`LoggedPolicy` — responses logged in a file (simscore's JSON Lines responses
-  format, or CSV with columns ``context_id, action, text``), looked up by context id;
+  format, or CSV with columns ``context_id, action, text``: :mod:`simscore.responses_csv`),
+  looked up by context id;
 * :class:`ConvLabPolicy` — a ConvLab-style policy whose ``predict(state)`` returns
   ``[[intent, domain, slot, value], ...]``; the state dict, in ConvLab-3's or ConvLab-2's
   layout, is built from the context by :func:`~policies.convlab.to_convlab_state`
   (re-exported here), and a stochastic policy is made deterministic by reseeding the global
   generators per context (see :mod:`policies.convlab` for the layouts and for running
   ConvLab policies in their own environment).
-* :class:`ObservationPolicy` — a function of the Gymnasium environment's observation
-  (:func:`observation_for`, the belief feature vector) returning a summary action index,
-  e.g. a trained neural network; the action becomes a master act and a text as for the
-  GP-SARSA policy. stable-baselines3 models: :class:`simscore.integrations.sb3.SB3Policy`.
 
-:func:`read_responses` reads a response log in either format (by suffix or content);
-:func:`read_responses_csv` and :func:`write_responses_csv` read and write the CSV form.
+A function of the Gymnasium environment's observation (e.g. a trained network) is adapted by
+:class:`policies.observation.ObservationPolicy`.
 
 Contexts only need an ``id`` attribute, plus ``belief`` (a
 :class:`contexts.belief.BeliefState`) and optionally ``metadata`` for :class:`ConvLabPolicy`,
@@ -30,23 +27,18 @@ so :class:`contexts.context.Context` objects and light stand-ins such as
 
 from __future__ import annotations
 
-import csv
 import difflib
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-
-import numpy as np
+from typing import Any, Literal
 
 from contexts.belief import BeliefState
-from contexts.domain import default_domain
+from policies._moved import moved_names
 from policies.convlab import StateFormat, check_state_format, context_seed, reseeded, to_convlab_state
-from policies.domain_cache import domain_cache
-from policies.features import belief_features
-from policies.nlg import TemplateNLG
+from simscore import responses_csv
 from simscore.acts import Act
 from simscore.checks import check_int
 from simscore.errors import (
@@ -56,33 +48,19 @@ from simscore.errors import (
     InvalidContextError,
     InvalidResponseError,
 )
-from simscore.io import atomic_open, dumps
+from simscore.io import dumps
 from simscore.responses import Response, Responses
-
-if TYPE_CHECKING:
-    from contexts.domain import Domain
-    from policies.summary import SummaryActions
 
 __all__ = [
     "CallablePolicy",
-    "ObservationPolicy",
-    "observation_for",
-    "action_mask_for",
     "LoggedPolicy",
     "ConvLabPolicy",
     "to_convlab_state",
-    "read_responses",
-    "read_responses_csv",
-    "write_responses_csv",
     "EMPTY_ACT",
-    "CSV_COLUMNS",
 ]
 
 #: The action :class:`ConvLabPolicy` returns when the wrapped policy predicts no act (``[]``).
 EMPTY_ACT = Act("none")
-
-#: Columns of a CSV response log, in the order :func:`write_responses_csv` writes them.
-CSV_COLUMNS: tuple[str, ...] = ("context_id", "action", "text")
 
 #: A string "looks like an act" when it is ``intent(...)``: identifier intents joined by
 #: ``+``, immediately followed by a parenthesised list, nothing after it. Prose almost never
@@ -90,7 +68,6 @@ CSV_COLUMNS: tuple[str, ...] = ("context_id", "action", "text")
 _ACT_LIKE = re.compile(r"\s*[A-Za-z0-9_\-]+(?:\+[A-Za-z0-9_\-]+)*\(.*\)\s*\Z", re.DOTALL)
 
 _KINDS = ("auto", "action", "text")
-_JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 #: Up to this many logged ids are searched for a "did you mean" hint.
 _HINT_LIMIT = 20_000
 
@@ -268,222 +245,6 @@ class CallablePolicy:
 # -- responses logged in a file -----------------------------------------------------------
 
 
-def read_responses_csv(path: str | os.PathLike[str], *, policy: str | None = None) -> Responses:
-    """Read a CSV response log: a header row, then one response per row.
-
-    Columns (any order): ``context_id`` (required, non-empty, unique), ``action`` (a PyDial
-    act string) and ``text``; at least one of ``action`` and ``text`` must be present, and
-    no other column. An empty cell means missing (so a CSV log cannot hold an empty text
-    ``""``; use JSON Lines for that); every row needs an action or a text. Blank lines are
-    skipped; the file is UTF-8 (a byte-order mark is accepted).
-
-    Parameters
-    ----------
-    path : path-like
-    policy : str, optional
-        Policy name of the result (default: the file name without its suffix).
-
-    Returns
-    -------
-    Responses
-        In file order, with empty provenance.
-
-    Raises
-    ------
-    FileFormatError
-        Naming the file and the (first physical) line of the bad row: missing or unknown
-        columns, a row with the wrong number of cells, an empty or repeated context id, an
-        action that does not parse, a row with neither action nor text, malformed CSV.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.csv"
-    >>> _ = path.write_text('context_id,action,text\\nc1,request(food),What food?\\nc2,,Bye!\\n')
-    >>> r = read_responses_csv(path)
-    >>> r.policy, r["c1"].action, r["c2"]
-    ('log', Act.parse('request(food)'), Response(action=None, text='Bye!'))
-    """
-    p = Path(path)
-    try:
-        handle = open(p, encoding="utf-8-sig", newline="")
-    except FileNotFoundError:
-        raise FileFormatError(p, "file not found") from None
-    except IsADirectoryError:
-        raise FileFormatError(p, "is a directory, expected a file") from None
-    with handle:
-        reader = csv.reader(handle, strict=True)
-        try:
-            pairs = _read_csv_rows(p, reader)
-        except csv.Error as exc:
-            raise FileFormatError(p, f"malformed CSV ({exc})", line=reader.line_num) from None
-        except UnicodeDecodeError as exc:
-            raise FileFormatError(p, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return Responses(pairs, policy=p.stem if policy is None else policy)
-
-
-def _read_csv_rows(path: Path, reader: Any) -> dict[str, Response]:
-    header: list[str] | None = None
-    previous = 0
-    for row in reader:
-        start, previous = previous + 1, reader.line_num
-        if row:
-            header = [cell.strip() for cell in row]
-            break
-    if header is None:
-        raise FileFormatError(path, "empty file, expected a header row 'context_id,action,text'", line=1)
-    header_line = start
-    unknown = [cell for cell in header if cell not in CSV_COLUMNS]
-    if unknown:
-        raise FileFormatError(
-            path,
-            f"unknown column(s) {', '.join(map(repr, unknown))} in the header (expected {', '.join(CSV_COLUMNS)})",
-            line=header_line,
-        )
-    repeated = sorted({cell for cell in header if header.count(cell) > 1})
-    if repeated:
-        raise FileFormatError(
-            path, f"column(s) {', '.join(map(repr, repeated))} appear more than once", line=header_line
-        )
-    if "context_id" not in header:
-        raise FileFormatError(path, "the header lacks the column 'context_id'", line=header_line)
-    if "action" not in header and "text" not in header:
-        raise FileFormatError(path, "the header needs a column 'action', 'text' or both", line=header_line)
-    width = len(header)
-    id_at = header.index("context_id")
-    action_at = header.index("action") if "action" in header else None
-    text_at = header.index("text") if "text" in header else None
-    pairs: dict[str, Response] = {}
-    first_line: dict[str, int] = {}
-    parsed: dict[str, Act] = {}
-    for row in reader:
-        start, previous = previous + 1, reader.line_num
-        if not row:
-            continue
-        if len(row) != width:
-            raise FileFormatError(
-                path, f"expected {width} cells ({', '.join(header)}), found {len(row)}", line=start
-            )
-        context_id = row[id_at]
-        if not context_id:
-            raise FileFormatError(path, "empty 'context_id'", line=start)
-        if context_id in pairs:
-            raise FileFormatError(
-                path,
-                f"context id {context_id!r} appears more than once (first on line {first_line[context_id]})",
-                line=start,
-            )
-        action_text = row[action_at] if action_at is not None else ""
-        text = row[text_at] if text_at is not None else ""
-        action: Act | None = None
-        if action_text:
-            action = parsed.get(action_text)
-            if action is None:
-                try:
-                    action = parsed[action_text] = Act.parse(action_text)
-                except ActParseError as exc:
-                    raise FileFormatError(path, f"column 'action': {exc}", line=start) from None
-        if action is None and not text:
-            raise FileFormatError(path, f"context {context_id!r} has neither an action nor a text", line=start)
-        pairs[context_id] = Response(action, text or None)
-        first_line[context_id] = start
-    return pairs
-
-
-def write_responses_csv(path: str | os.PathLike[str], responses: Responses | Mapping[str, Response]) -> None:
-    """Write responses as a CSV response log (columns ``context_id, action, text``), atomically.
-
-    Missing actions and texts are written as empty cells; the policy name and provenance are
-    not stored (CSV has no header line for them — use
-    :meth:`Responses.to_jsonl <simscore.responses.Responses.to_jsonl>` to keep them).
-
-    Raises
-    ------
-    InvalidResponseError
-        Naming the context whose text is ``""``: an empty cell reads back as missing, so an
-        empty text cannot be stored in CSV.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.csv"
-    >>> write_responses_csv(path, {"c1": Response(Act.parse('inform(name="la mimosa")'), "La Mimosa, then.")})
-    >>> print(path.read_text(), end="")
-    context_id,action,text
-    c1,"inform(name=""la mimosa"")","La Mimosa, then."
-    >>> dict(read_responses_csv(path)) == {"c1": Response(Act.parse('inform(name="la mimosa")'), "La Mimosa, then.")}
-    True
-    """
-    rows = []
-    for context_id, response in responses.items():
-        if not isinstance(response, Response):
-            raise InvalidResponseError(
-                f"response for context {context_id!r} must be a Response, got {type(response).__name__}"
-            )
-        if response.text == "":
-            raise InvalidResponseError(
-                f"context {context_id!r}: an empty text cannot be written to CSV (an empty cell means "
-                "missing); use Responses.to_jsonl"
-            )
-        action = "" if response.action is None else str(response.action)
-        rows.append((context_id, action, response.text or ""))
-    with atomic_open(path, "w", newline="") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(CSV_COLUMNS)
-        writer.writerows(rows)
-
-
-def _file_format(path: Path, requested: str) -> str:
-    if requested not in ("auto", "jsonl", "csv"):
-        raise ValueError(f"format must be 'auto', 'jsonl' or 'csv', got {requested!r}")
-    if requested != "auto":
-        return requested
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        return "csv"
-    if suffix in _JSONL_SUFFIXES:
-        return "jsonl"
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except FileNotFoundError:
-        raise FileFormatError(path, "file not found") from None
-    except IsADirectoryError:
-        raise FileFormatError(path, "is a directory, expected a file") from None
-    return "jsonl" if head.startswith(b"{") else "csv"
-
-
-def read_responses(
-    path: str | os.PathLike[str], *, format: Literal["auto", "jsonl", "csv"] = "auto"  # noqa: A002
-) -> Responses:
-    """Read a response log: simscore's JSON Lines responses file or the CSV form.
-
-    Parameters
-    ----------
-    path : path-like
-    format : {"auto", "jsonl", "csv"}, default "auto"
-        ``"jsonl"``: :meth:`Responses.read_jsonl <simscore.responses.Responses.read_jsonl>`;
-        ``"csv"``: :func:`read_responses_csv`; ``"auto"``: by suffix (``.csv``; ``.jsonl``,
-        ``.json``, ``.ndjson``), otherwise JSON Lines if the file starts with ``{`` and CSV
-        if not.
-
-    Raises
-    ------
-    FileFormatError
-        Naming the file and the line of the first bad record.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "answers.txt"
-    >>> _ = path.write_text("context_id,action\\nc1,bye()\\n")
-    >>> read_responses(path)["c1"].action
-    Act.parse('bye()')
-    """
-    p = Path(path)
-    return Responses.read_jsonl(p) if _file_format(p, format) == "jsonl" else read_responses_csv(p)
-
-
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     try:
@@ -576,7 +337,7 @@ class LoggedPolicy:
         format : {"auto", "jsonl", "csv"}, default "auto"
             ``"jsonl"``: simscore's responses file
             (:meth:`Responses.read_jsonl <simscore.responses.Responses.read_jsonl>`).
-            ``"csv"``: see :func:`read_responses_csv`. ``"auto"``: by suffix (``.csv``;
+            ``"csv"``: see :func:`simscore.responses_csv.read_responses_csv`. ``"auto"``: by suffix (``.csv``;
             ``.jsonl``, ``.json``, ``.ndjson``), otherwise JSON Lines if the file starts
             with ``{`` and CSV if not.
         name : str, optional
@@ -593,9 +354,9 @@ class LoggedPolicy:
             Naming the file and the line of the first bad record.
         """
         p = Path(path)
-        chosen = _file_format(p, format)
+        chosen = responses_csv.response_file_format(p, format)
         digest = _sha256(p)
-        responses = read_responses(p, format=chosen)  # type: ignore[arg-type]
+        responses = responses_csv.read_responses(p, format=chosen)
         facts = {**responses.provenance, "log_file": str(path), "log_format": chosen, "log_sha256": digest}
         return cls(
             responses,
@@ -846,250 +607,16 @@ class ConvLabPolicy:
         return acts, text
 
 
-# -- functions of the environment's observation ------------------------------------------
-
-
-def _belief_of(context_or_belief: Any) -> BeliefState:
-    belief = context_or_belief if isinstance(context_or_belief, BeliefState) else getattr(context_or_belief, "belief", None)
-    if not isinstance(belief, BeliefState):
-        raise InvalidContextError(
-            f"expected a context with a BeliefState 'belief' or a BeliefState, got {type(context_or_belief).__name__}"
-        )
-    return belief
-
-
-def observation_for(context_or_belief: Any, domain: Domain | None = None) -> np.ndarray:
-    """The observation :class:`policies.env.RestaurantSearchEnv` shows for a belief state.
-
-    The environment's observation is the belief feature vector
-    (:func:`policies.features.belief_features`), a function of the belief state alone, so a
-    context has exactly one observation: the one the environment returns whenever its tracker
-    holds the context's belief.
-
-    Parameters
-    ----------
-    context_or_belief : Context or BeliefState
-        A context (anything with a ``belief``) or a belief state.
-    domain : contexts.domain.Domain, optional
-        Default: :func:`contexts.domain.default_domain`.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(feature_size(domain),)`` (275 for the default domain), float64 in [0, 1].
-
-    Examples
-    --------
-    >>> from contexts import generate_grid
-    >>> observation_for(generate_grid()["gen/area=1.0/pricerange=0.0/food=0.0/method=byconstraints"]).shape
-    (275,)
-    """
-    return belief_features(_belief_of(context_or_belief), domain if domain is not None else default_domain())
-
-
-def action_mask_for(context_or_belief: Any, domain: Domain | None = None) -> np.ndarray:
-    """The environment's action mask for a belief state: bool, shape ``(n_actions,)``, True = allowed.
-
-    >>> from contexts import generate_grid
-    >>> from policies.summary import SUMMARY_ACTIONS
-    >>> mask = action_mask_for(generate_grid()["gen/area=1.0/pricerange=0.0/food=0.0/method=byconstraints"])
-    >>> [SUMMARY_ACTIONS[i] for i in mask.nonzero()[0]]
-    ['request_area', 'request_food', 'request_pricerange', 'confirm_area']
-    """
-    space = domain_cache(domain if domain is not None else default_domain()).space
-    return space.mask(_belief_of(context_or_belief))
-
-
-class _Batch:
-    """Observations, masks and the responses built so far for one list of contexts."""
-
-    __slots__ = ("beliefs", "observations", "masks", "responses")
-
-    def __init__(self, beliefs: list[BeliefState], observations: np.ndarray, masks: np.ndarray) -> None:
-        self.beliefs = beliefs
-        self.observations = observations
-        self.masks = masks
-        self.responses: list[dict[int, Response]] = [{} for _ in beliefs]
-
-    def matches(self, beliefs: list[BeliefState]) -> bool:
-        return len(beliefs) == len(self.beliefs) and all(a is b for a, b in zip(beliefs, self.beliefs))
-
-
-class ObservationPolicy:
-    """A simscore policy from a function of the environment's observation.
-
-    The policy sees what an agent sees in :class:`policies.env.RestaurantSearchEnv`: the
-    observation of the context's belief state (:func:`observation_for`) and, if it asks for
-    them, the action mask (:func:`action_mask_for`); it returns a summary action index, which
-    becomes a master act (:class:`~policies.summary.SummaryActions`, as in the environment)
-    and a text (:class:`~policies.nlg.TemplateNLG` as policy instance ``nlg_instance``), as
-    the GP-SARSA policy's responses do. A masked action is carried out literally, as the
-    environment does by default.
-
-    It is also a :class:`~policies.summary.SummaryPolicy` (``choose(belief, mask)``), so
-    :func:`policies.simulation.run_dialogues` evaluates it in simulated dialogues.
-
-    Parameters
-    ----------
-    fn : callable
-        ``fn(observation) -> action index``. With ``batched=True`` it gets a 2-D array of
-        observations (one row per context) and returns one index per row; with
-        ``use_masks=True`` it gets the action masks as a second argument (bool, one row
-        per observation in a batch). ``fn`` must be deterministic (greedy) for the comparison to mean anything.
-    batched : bool
-        ``fn`` works on batches: :meth:`respond_batch` (used by
-        :func:`simscore.policy.run_policy`) calls it once for a whole context set.
-    use_masks : bool
-        Pass the action masks to ``fn``.
-    domain : contexts.domain.Domain, optional
-        Default: :func:`contexts.domain.default_domain`.
-    name : str, optional
-        Default: ``fn``'s name.
-    nlg_instance : str, optional
-        Who words the acts; default ``name``.
-    text : bool
-        Realise texts (default); False gives action-only responses.
-    provenance : mapping, optional
-        JSON-serialisable facts added to the adapter's own.
-
-    Notes
-    -----
-    The observations and masks of the last context list are kept, and so is every response
-    built for it (one per context and chosen action), so running the policy on the same
-    context set again — a monitor checking a training run every few thousand steps — costs
-    one call of ``fn`` plus look-ups.
-
-    Examples
-    --------
-    >>> from contexts import generate_grid
-    >>> from simscore.policy import run_policy
-    >>> grid = generate_grid()
-    >>> def first_allowed(observations, masks):
-    ...     return masks.argmax(axis=1)
-    >>> policy = ObservationPolicy(first_allowed, batched=True, use_masks=True)
-    >>> responses = run_policy(policy, grid)
-    >>> len(responses), str(responses["gen/area=1.0/pricerange=0.0/food=0.0/method=byconstraints"].action)
-    (1296, 'request(area)')
-    """
-
-    def __init__(
-        self,
-        fn: Callable[..., Any],
-        *,
-        batched: bool = False,
-        use_masks: bool = False,
-        domain: Domain | None = None,
-        name: str | None = None,
-        nlg_instance: str | None = None,
-        text: bool = True,
-        provenance: Mapping[str, Any] | None = None,
-    ) -> None:
-        if not callable(fn):
-            raise TypeError(f"fn must be callable (observation -> action index), got {type(fn).__name__}")
-        _check_name(name)
-        self.fn = fn
-        self.batched = bool(batched)
-        self.use_masks = bool(use_masks)
-        self.domain = domain if domain is not None else default_domain()
-        self.space: SummaryActions = domain_cache(self.domain).space
-        self.name: str = name if name is not None else getattr(fn, "__name__", None) or type(fn).__name__
-        self.nlg = TemplateNLG(self.name if nlg_instance is None else nlg_instance)
-        self.text = bool(text)
-        self._extra = dict(provenance or {})
-        _provenance({}, provenance)
-        self._batch: _Batch | None = None
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r}, batched={self.batched}, use_masks={self.use_masks})"
-
-    def _facts(self) -> dict[str, Any]:
-        """The adapter's own provenance facts (subclasses describe what they wrap)."""
-        return {"adapter": "observation", "function": _qualified_name(self.fn), "nlg_instance": self.nlg.instance}
-
-    @property
-    def provenance(self) -> dict[str, Any]:
-        """What produced the responses (recorded by :func:`simscore.policy.run_policy`); given keys win."""
-        return _provenance(self._facts(), self._extra)
-
-    # -- deciding ----------------------------------------------------------------------------
-
-    def _call(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Action indices for a 2-D batch of observations (validated)."""
-        n = len(observations)
-        if self.batched:
-            actions = np.asarray(self.fn(observations, masks) if self.use_masks else self.fn(observations))
-        else:
-            chosen = [self.fn(o, m) if self.use_masks else self.fn(o) for o, m in zip(observations, masks)]
-            actions = np.asarray([np.asarray(a).reshape(-1)[0] if np.size(a) == 1 else a for a in chosen])
-        if actions.ndim == 2 and actions.shape[1] == 1:
-            actions = actions[:, 0]
-        if actions.shape != (n,):
-            raise InvalidResponseError(
-                f"policy {self.name!r}: fn returned shape {actions.shape} for {n} observation(s), "
-                "expected one action index per observation"
-            )
-        integral = actions.dtype.kind in "iu" or (actions.dtype.kind == "f" and bool(np.all(np.mod(actions, 1) == 0)))
-        if not integral:
-            raise InvalidResponseError(
-                f"policy {self.name!r}: fn must return integer action indices, got dtype {actions.dtype} "
-                f"({actions[:3].tolist()!r}...)"
-            )
-        actions = actions.astype(np.int64)
-        n_actions = len(self.space)
-        bad = np.flatnonzero((actions < 0) | (actions >= n_actions))
-        if bad.size:
-            raise InvalidResponseError(
-                f"policy {self.name!r} chose {int(actions[bad[0]])}; expected a summary action index in [0, {n_actions})"
-            )
-        return actions
-
-    def choose(self, belief: BeliefState, mask: np.ndarray) -> int:
-        """The summary action for ``belief`` (the :class:`~policies.summary.SummaryPolicy` protocol)."""
-        observation = belief_features(belief, self.domain)
-        return int(self._call(observation[None, :], np.asarray(mask, dtype=bool)[None, :])[0])
-
-    def actions(self, contexts: Sequence[Any]) -> np.ndarray:
-        """The summary action index for every context, shape ``(len(contexts),)``."""
-        batch = self._prepare(list(contexts))
-        return self._call(batch.observations, batch.masks)
-
-    # -- responding --------------------------------------------------------------------------
-
-    def _prepare(self, contexts: list[Any]) -> _Batch:
-        beliefs = [_belief_of(c) for c in contexts]
-        batch = self._batch
-        if batch is None or not batch.matches(beliefs):
-            width = len(belief_features(beliefs[0], self.domain)) if beliefs else 0
-            observations = np.empty((len(beliefs), width), dtype=np.float64)
-            masks = np.empty((len(beliefs), len(self.space)), dtype=bool)
-            for i, belief in enumerate(beliefs):
-                observations[i] = belief_features(belief, self.domain)
-                masks[i] = self.space.mask(belief)
-            batch = self._batch = _Batch(beliefs, observations, masks)
-        return batch
-
-    def _response(self, action: int, belief: BeliefState) -> Response:
-        act = self.space.master_action(action, belief)
-        return Response(act, self.nlg.realise(act, belief) if self.text else None)
-
-    def respond(self, context: Any) -> Response:
-        """The master act (and text) for ``context.belief``."""
-        belief = _belief_of(context)
-        action = self.choose(belief, self.space.mask(belief))
-        return self._response(action, belief)
-
-    def respond_batch(self, contexts: Sequence[Any]) -> list[Response]:
-        """The responses to ``contexts``, in order (one call of ``fn`` if ``batched``)."""
-        items = list(contexts)
-        if not items:
-            return []
-        batch = self._prepare(items)
-        actions = self._call(batch.observations, batch.masks).tolist()
-        out = []
-        for i, action in enumerate(actions):
-            cached = batch.responses[i]
-            response = cached.get(action)
-            if response is None:
-                response = cached[action] = self._response(action, batch.beliefs[i])
-            out.append(response)
-        return out
+#: Names this module had before they moved (kept working, with a DeprecationWarning).
+__getattr__ = moved_names(
+    __name__,
+    {
+        "ObservationPolicy": "policies.observation",
+        "observation_for": "policies.sim.observation",
+        "action_mask_for": "policies.sim.observation",
+        "read_responses": "simscore.responses_csv",
+        "read_responses_csv": "simscore.responses_csv",
+        "write_responses_csv": "simscore.responses_csv",
+        "CSV_COLUMNS": "simscore.responses_csv",
+    },
+)

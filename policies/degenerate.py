@@ -1,7 +1,7 @@
 """Degenerate reference policies: trivial strategies that show whether a measure can be fooled.
 
 Each class answers a context with a :class:`simscore.responses.Response` (act and text), like
-:class:`~policies.simulation.SummaryPolicyAdapter`, so :func:`simscore.policy.run_policy` runs
+:class:`~policies.sim.simulation.SummaryPolicyAdapter`, so :func:`simscore.policy.run_policy` runs
 it on any context set. None of them looks at what a good answer would be:
 
 * :class:`ConstantPolicy` always says the same thing (default ``request(food)``);
@@ -14,7 +14,7 @@ it on any context set. None of them looks at what a good answer would be:
 
 All are deterministic: the same inputs and seed give the same response bit for bit, in every
 process (digests are BLAKE2b, never Python's salted ``hash()``), and no global random state is
-read or changed. Texts come from the template NLG (:class:`~policies.nlg.TemplateNLG`) so text
+read or changed. Texts come from the template NLG (:class:`~policies.sim.nlg.TemplateNLG`) so text
 measures see natural sentences.
 
 Examples
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from policies.nlg import TemplateNLG
+from policies.sim.nlg import TemplateNLG
 from simscore.acts import Act
 from simscore.checks import check_int, check_probability
 from simscore.errors import ActParseError

@@ -1,7 +1,7 @@
 """A rule-based policy (like PyDial's handcrafted one) and a seeded random policy (chance level).
 
-Both decide on summary actions (:class:`~policies.summary.SummaryPolicy`); wrap them with
-:class:`~policies.simulation.SummaryPolicyAdapter` to get a simscore policy
+Both decide on summary actions (:class:`~policies.sim.summary.SummaryPolicy`); wrap them with
+:class:`~policies.sim.simulation.SummaryPolicyAdapter` to get a simscore policy
 (``respond(context) -> Response``).
 """
 
@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from contexts.domain import default_domain
-from policies.domain_cache import domain_cache
+from policies.sim.domain_cache import domain_cache
 from simscore.checks import check_int, check_probability
 
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
     from contexts.domain import Domain
-    from policies.summary import SummaryActions
+    from policies.sim.summary import SummaryActions
 
 __all__ = ["HandcraftedPolicy", "RandomPolicy"]
 
@@ -52,7 +52,7 @@ class HandcraftedPolicy:
     Examples
     --------
     >>> from contexts.belief import BeliefState
-    >>> from policies.summary import SummaryActions, SUMMARY_ACTIONS
+    >>> from policies.sim.summary import SummaryActions, SUMMARY_ACTIONS
     >>> from contexts.domain import default_domain
     >>> policy, space = HandcraftedPolicy(), SummaryActions(default_domain())
     >>> b = BeliefState(slots={"food": {"indian": 1.0}}, method={"byconstraints": 1.0})
@@ -122,7 +122,7 @@ class RandomPolicy:
     -----
     Inside a simulated dialogue the runner calls :meth:`begin_dialogue` with a generator
     derived from the dialogue's seed, and the choices are drawn from it. Outside a dialogue
-    (e.g. through :class:`~policies.simulation.SummaryPolicyAdapter` on a context set) the
+    (e.g. through :class:`~policies.sim.simulation.SummaryPolicyAdapter` on a context set) the
     choice is a deterministic function of ``seed`` and the belief, as the simscore policy
     protocol requires (same context, same response).
 

@@ -26,16 +26,16 @@ from contexts.dialogue_log import read_dialogue_log
 from contexts.domain import default_domain, load_ontology
 from contexts.generate import GridSpec, generate_grid
 from contexts.pydial import read_pydial_beliefs
-from policies.adapters import read_responses, read_responses_csv, write_responses_csv
 from policies.convlab import read_convlab_states, write_convlab_states
+from policies.gpsarsa.training import EVALUATION_COLUMNS, read_evaluation
 from policies.handcrafted import HandcraftedPolicy
-from policies.simulation import run_dialogues
-from policies.training import EVALUATION_COLUMNS, read_evaluation
+from policies.sim.simulation import run_dialogues
 from simscore.app.experiment import load_config
 from simscore.app.view import read_comparison
 from simscore.compare import compare
 from simscore.errors import SimscoreError
 from simscore.responses import Responses
+from simscore.responses_csv import read_responses, read_responses_csv, write_responses_csv
 from simscore.tables_io import load_tables, save_tables
 from tests.conftest import CONVLAB
 from tests.simscore.synthetic import META, synthetic_tables

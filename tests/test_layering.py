@@ -60,7 +60,7 @@ def _violations(rule) -> list[str]:
 
 def test_the_modules_were_found():
     assert {"simscore.compare", "simscore.app.cli", "simscore.integrations.sb3", "contexts.belief",
-            "policies.simulation"} <= set(MODULES)
+            "policies.sim.simulation"} <= set(MODULES)
 
 
 OUTER = ("simscore.app", "simscore.integrations")

@@ -87,10 +87,10 @@ def _render(comparison: Comparison, fmt: str, heading: str, signatures: bool) ->
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from policies.adapters import read_responses
     from simscore.compare import compare
     from simscore.io import atomic_write_text
     from simscore.measures import resolve_measures
+    from simscore.responses_csv import read_responses
 
     path, fmt = _compare_output(args)  # fail on bad flags and bad names before reading files
     measures = resolve_measures(args.measures)

@@ -36,7 +36,7 @@ def _integer(text: str) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """``simscore train``: train (or resume) one run and print its evaluation table."""
-    from policies.training import TrainingConfig, train
+    from policies.gpsarsa.training import TrainingConfig, train
 
     given = {field: getattr(args, option) for option, field in _FIELDS.items() if getattr(args, option) is not None}
     try:

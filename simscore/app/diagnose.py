@@ -101,7 +101,7 @@ def default_contexts(levels: Sequence[float] = DEFAULT_LEVELS) -> Any:
 def default_real_policies() -> dict[str, Any]:
     """The default real policies: the handcrafted policy and a variant that confirms less."""
     from policies.handcrafted import HandcraftedPolicy
-    from policies.simulation import SummaryPolicyAdapter
+    from policies.sim.simulation import SummaryPolicyAdapter
 
     return {
         "handcrafted": SummaryPolicyAdapter(HandcraftedPolicy()),

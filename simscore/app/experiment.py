@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from policies.gpsarsa import compile_kernels
-from policies.training import TrainingConfig
+from policies.gpsarsa.training import TrainingConfig
 from simscore._version import __version__
 from simscore.app.findings import Thresholds
 from simscore.checks import check_bool, check_int, check_number, check_seed
@@ -268,7 +268,7 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
 
 
 def _train_job(config: TrainingConfig, run_dir: str) -> dict[str, Any]:
-    from policies.training import train
+    from policies.gpsarsa.training import train
 
     start = time.perf_counter()
     train(config, run_dir, progress=False)
@@ -293,7 +293,7 @@ def _respond_job(run_dir: str | None, run: str, context_files: dict[str, str], o
                 run_policy(chance, contexts, name="random").to_jsonl(path)
                 written += 1
         return written
-    from policies.training import list_checkpoints, load_checkpoint
+    from policies.gpsarsa.training import list_checkpoints, load_checkpoint
 
     for checkpoint in (c.dialogues for c in list_checkpoints(run_dir)):
         targets = {name: Path(out_dir) / name / run / f"ckpt-{checkpoint:06d}.jsonl" for name in sets}
@@ -482,7 +482,7 @@ def _explain(out: Path, seed: int, n_jobs: int | None) -> None:
 def _build_contexts(config: ExperimentConfig, out: Path) -> dict[str, str]:
     from contexts import ContextSet, collect_contexts, generate_grid
     from policies import run_dialogues
-    from policies.training import load_checkpoint
+    from policies.gpsarsa.training import load_checkpoint
 
     logs: dict[str, list[Path]] = {reward: [] for reward in config.rewards}
     for reward, _, run in config.runs:
@@ -523,7 +523,7 @@ def _decisions(contexts: Any) -> Any:
 def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, context_files: Mapping[str, str],
            progress: bool) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
     from contexts import ContextSet
-    from policies.training import list_checkpoints
+    from policies.gpsarsa.training import list_checkpoints
     from simscore import analysis as an
     from simscore.tables_io import collect_versions
 
@@ -649,7 +649,7 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, con
 
 
 def _evaluation_records(config: ExperimentConfig, out: Path) -> pd.DataFrame:
-    from policies.training import read_evaluation
+    from policies.gpsarsa.training import read_evaluation
 
     rows = [
         {"reward": reward, "run": run, "checkpoint": record.dialogues, "success_rate": record.success_rate,

@@ -15,9 +15,9 @@ points, so there are two ways in:
 
 or, without any import, ``gymnasium.make("simscore.integrations.gym:simscore/RestaurantSearch-v0")``
 (Gymnasium imports the module before the look-up). The ``make`` kwargs are the keyword
-arguments of :class:`policies.env.RestaurantSearchEnv`: ``reward`` (``"task_success"`` /
+arguments of :class:`policies.sim.env.RestaurantSearchEnv`: ``reward`` (``"task_success"`` /
 ``"ts"``, ``"interaction_quality"`` / ``"iq"`` or a ``RewardModel``), ``user_config`` (a
-:class:`~policies.usersim.UserSimulatorConfig` or a dict of its fields), ``max_turns``,
+:class:`~policies.sim.usersim.UserSimulatorConfig` or a dict of its fields), ``max_turns``,
 ``enforce_masks``, ``nlg_instance``, ``iq_estimator``, ``domain``, ``render_mode``. The
 environment counts its own turns, so no ``max_episode_steps`` is registered. ``make`` wraps
 it (``OrderEnforcing``, the passive env checker); the environment's own methods, e.g.
@@ -28,8 +28,8 @@ it (``OrderEnforcing``, the passive env checker); the environment's own methods,
 >>> env.unwrapped.action_masks().shape, env.get_wrapper_attr("action_masks")().dtype, obs.shape
 ((16,), dtype('bool'), (275,))
 
-Observation, masks, info: see :mod:`policies.env`; a context's observation is
-:func:`policies.adapters.observation_for`.
+Observation, masks, info: see :mod:`policies.sim.env`; a context's observation is
+:func:`policies.sim.observation.observation_for`.
 
 Similarity as a reward
 ----------------------
@@ -60,7 +60,7 @@ __all__ = ["ENV_ID", "ENTRY_POINT", "register_envs", "SimilarityReward"]
 #: The id the environment is registered under.
 ENV_ID = "simscore/RestaurantSearch-v0"
 #: Where ``make`` finds the environment class (imported only by ``make``).
-ENTRY_POINT = "policies.env:RestaurantSearchEnv"
+ENTRY_POINT = "policies.sim.env:RestaurantSearchEnv"
 
 
 def register_envs() -> None:
@@ -103,7 +103,7 @@ class SimilarityReward(gymnasium.Wrapper):
     Parameters
     ----------
     env : gymnasium.Env
-        :class:`policies.env.RestaurantSearchEnv`, possibly wrapped (``gymnasium.make``).
+        :class:`policies.sim.env.RestaurantSearchEnv`, possibly wrapped (``gymnasium.make``).
     reference : simscore Policy
         ``respond(context) -> Response`` with an action, e.g.
         ``policies.SummaryPolicyAdapter(policies.HandcraftedPolicy())``, a GP-SARSA policy or an
@@ -126,7 +126,7 @@ class SimilarityReward(gymnasium.Wrapper):
     """
 
     def __init__(self, env: gymnasium.Env, reference: Policy, *, measure: str | Measure = "cmr", weight: float = 1.0):
-        from policies.env import RestaurantSearchEnv
+        from policies.sim.env import RestaurantSearchEnv
 
         super().__init__(env)
         if not isinstance(env.unwrapped, RestaurantSearchEnv):

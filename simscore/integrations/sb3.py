@@ -42,9 +42,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from policies.adapters import ObservationPolicy
-from policies.domain_cache import domain_cache
-from policies.features import feature_size
+from policies.observation import ObservationPolicy
+from policies.sim.domain_cache import domain_cache
+from policies.sim.features import feature_size
 from simscore.checks import check_int
 from simscore.errors import MissingDependencyError
 from simscore.measures.base import Measure
@@ -99,7 +99,7 @@ class SB3Policy(ObservationPolicy):
     the contexts' beliefs) for a model whose ``predict`` takes them (sb3-contrib's
     ``MaskablePPO``) — and observations are normalised first when the model trains on a
     ``VecNormalize`` environment. Each chosen summary action becomes a master act and a text
-    (:class:`policies.adapters.ObservationPolicy`, which this class extends). Answering the
+    (:class:`policies.observation.ObservationPolicy`, which this class extends). Answering the
     1,296 C_gen contexts again with an updated model costs one ``predict`` call plus look-ups.
 
     Parameters
@@ -121,7 +121,7 @@ class SB3Policy(ObservationPolicy):
         Added to ``{"adapter": "sb3", "algorithm", "num_timesteps", "stable_baselines3",
         "use_masks", "nlg_instance"}`` (read when the policy is run).
 
-    Also a :class:`~policies.summary.SummaryPolicy`: ``policies.run_dialogues(SB3Policy(model),
+    Also a :class:`~policies.sim.summary.SummaryPolicy`: ``policies.run_dialogues(SB3Policy(model),
     200, seed=1)`` evaluates the greedy model in simulated dialogues (task success, IQ, turns).
     """
 
@@ -164,7 +164,7 @@ class SB3Policy(ObservationPolicy):
             raise ValueError(
                 f"model observation space has shape {getattr(space, 'shape', None)}, expected {expected}: "
                 "the model must be trained on the restaurant-search environment's observation "
-                "(simscore/RestaurantSearch-v0, policies.features.belief_features)"
+                "(simscore/RestaurantSearch-v0, policies.sim.features.belief_features)"
             )
         n_actions = getattr(getattr(model, "action_space", None), "n", None)
         if n_actions != len(domain_cache(self.domain).space):
@@ -331,7 +331,7 @@ class _BehaviourConvergence:
             baseline = None
             if self.chance_seed is not None:
                 from policies.handcrafted import RandomPolicy
-                from policies.simulation import SummaryPolicyAdapter
+                from policies.sim.simulation import SummaryPolicyAdapter
 
                 random_policy = RandomPolicy(seed=self.chance_seed, n_actions=len(self.policy.space))
                 baseline = SummaryPolicyAdapter(random_policy, domain=self.policy.domain, name="chance",

@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 
 from contexts import ContextSet
-from policies import ConvLabPolicy, LoggedPolicy, read_responses
+from policies import ConvLabPolicy, LoggedPolicy
 from simscore import Act, Responses, compare
 from simscore.app.cli import main
 from simscore.policy import run_policy
+from simscore.responses_csv import read_responses
 from tests.policies.fake_convlab import RuleBot, TemplateNLG
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,16 +10,7 @@ import pytest
 
 from contexts import BeliefState, default_domain
 from contexts.context import Context
-from policies.adapters import (
-    CSV_COLUMNS,
-    EMPTY_ACT,
-    CallablePolicy,
-    ConvLabPolicy,
-    LoggedPolicy,
-    read_responses_csv,
-    to_convlab_state,
-    write_responses_csv,
-)
+from policies.adapters import EMPTY_ACT, CallablePolicy, ConvLabPolicy, LoggedPolicy, to_convlab_state
 from simscore import Act, Response, Responses
 from simscore.errors import (
     ContextMismatchError,
@@ -28,6 +19,7 @@ from simscore.errors import (
     InvalidResponseError,
 )
 from simscore.policy import Policy, run_policy
+from simscore.responses_csv import read_responses_csv, write_responses_csv
 from tests.policies.fake_convlab import FlatRuleBot, RuleBot, TemplateNLG
 
 ONTOLOGY = default_domain().ontology
@@ -235,31 +227,6 @@ def test_csv_log_round_trip(tmp_path):
     assert dict(read_responses_csv(path)) == dict(LOGGED)
 
 
-def test_hand_written_csv(tmp_path):
-    # column order free, a byte-order mark, Windows line ends, blank lines, quoted multi-line text
-    path = tmp_path / "export.csv"
-    path.write_bytes(
-        "\ufefftext,context_id,action\r\n"
-        "\r\n"
-        'What food?,c0,request(food)\r\n'
-        '"Two\r\nlines",c1,\r\n'
-        ',c2,"inform(name=""bangkok house"")"\r\n'.encode("utf-8")
-    )
-    responses = read_responses_csv(path, policy="exported")
-    assert responses.policy == "exported" and responses.provenance == {}
-    assert dict(responses) == {
-        "c0": Response(Act.parse("request(food)"), "What food?"),
-        "c1": Response(text="Two\r\nlines"),
-        "c2": Response(Act("inform", [("name", "bangkok house")])),
-    }
-
-
-def test_csv_with_only_a_text_column(tmp_path):
-    path = tmp_path / "texts.csv"
-    path.write_text("context_id,text\nc0,Hello!\nc1,Bye.\n")
-    assert dict(read_responses_csv(path)) == {"c0": Response(text="Hello!"), "c1": Response(text="Bye.")}
-
-
 def test_format_detection(tmp_path):
     jsonl = tmp_path / "responses.log"
     LOGGED.to_jsonl(jsonl)
@@ -274,50 +241,12 @@ def test_format_detection(tmp_path):
         LoggedPolicy.from_file(forced, format="tsv")
 
 
-@pytest.mark.parametrize(
-    ("content", "line", "fragment"),
-    [
-        ("", 1, "empty file, expected a header row"),
-        ("\n\n", 1, "empty file"),
-        ("context_id,acton,text\nc0,hello(),Hi\n", 1, "unknown column(s) 'acton'"),
-        ("id,action\nc0,hello()\n", 1, "unknown column(s) 'id'"),
-        ("action,text\nhello(),Hi\n", 1, "lacks the column 'context_id'"),
-        ("context_id\nc0\n", 1, "needs a column 'action', 'text' or both"),
-        ("context_id,text,text\nc0,a,b\n", 1, "'text' appear more than once"),
-        ("context_id,action,text\nc0,hello(),Hi\nc1,hello()\n", 3, "expected 3 cells (context_id, action, text), found 2"),
-        ("context_id,action,text\nc0,hello(),Hi,extra\n", 2, "found 4"),
-        ("context_id,action,text\n,hello(),Hi\n", 2, "empty 'context_id'"),
-        ("context_id,action,text\nc0,hello(),Hi\n\nc0,bye(),Bye\n", 4, "'c0' appears more than once (first on line 2)"),
-        ("context_id,action,text\nc0,request(food,What food?\n", 2, "column 'action': cannot parse act 'request(food'"),
-        ('context_id,action,text\nc0,hello(),"two\nlines"\nc1,inform(name="x),\n', 4, "column 'action'"),
-        ("context_id,action,text\nc0,hello(),Hi\nc1,,\n", 3, "context 'c1' has neither an action nor a text"),
-        ('context_id,action,text\nc0,hello(),"Hi"there\n', 2, "malformed CSV"),
-    ],
-)
-def test_csv_errors_name_file_and_line(tmp_path, content, line, fragment):
-    path = tmp_path / "bad.csv"
-    path.write_text(content, encoding="utf-8")
-    with pytest.raises(FileFormatError) as info:
-        LoggedPolicy.from_file(path)
-    assert info.value.line == line
-    assert info.value.path == str(path)
-    assert str(info.value).startswith(f"{path}, line {line}: ")
-    assert fragment in str(info.value)
-
-
 def test_csv_file_problems(tmp_path):
+    # the file's own problems are simscore.responses_csv's (tests/simscore/test_responses_csv.py)
     with pytest.raises(FileFormatError, match="file not found"):
         LoggedPolicy.from_file(tmp_path / "missing.csv")
     with pytest.raises(FileFormatError, match="file not found"):
-        read_responses_csv(tmp_path / "missing.csv")
-    with pytest.raises(FileFormatError, match="file not found"):
         LoggedPolicy.from_file(tmp_path / "missing.log")
-    with pytest.raises(FileFormatError, match="is a directory"):
-        read_responses_csv(tmp_path)
-    latin1 = tmp_path / "latin1.csv"
-    latin1.write_bytes("context_id,text\nc0,caf\xe9\n".encode("latin-1"))
-    with pytest.raises(FileFormatError, match="not UTF-8 text"):
-        read_responses_csv(latin1)
 
 
 def test_jsonl_log_errors_name_the_line(tmp_path):
@@ -361,16 +290,6 @@ def test_logged_policy_from_responses():
     assert repr(policy) == "LoggedPolicy(name='replay', source='<in-memory responses>', n=3)"
     with pytest.raises(TypeError, match="responses must be simscore.Responses, got dict"):
         LoggedPolicy(dict(LOGGED))
-
-
-def test_write_csv_rejects_an_empty_text(tmp_path):
-    path = tmp_path / "out.csv"
-    with pytest.raises(InvalidResponseError, match="context 'c3': an empty text cannot be written to CSV"):
-        write_responses_csv(path, {"c0": Response(text="Hi"), "c3": Response(Act("hello"), "")})
-    assert not path.exists()  # nothing half-written
-    with pytest.raises(InvalidResponseError, match="context 'c0' must be a Response, got str"):
-        write_responses_csv(path, {"c0": "hello()"})
-    assert CSV_COLUMNS == ("context_id", "action", "text")
 
 
 # -- ConvLab --------------------------------------------------------------------------------
@@ -676,95 +595,3 @@ def test_every_adapter_is_a_policy_with_name_and_provenance(tmp_path):
         responses = run_policy(adapter, CONTEXTS)
         assert responses.ids == ("c0", "c1", "c2")
         assert responses.policy == adapter.name and responses.provenance == adapter.provenance
-
-
-# -- ObservationPolicy ----------------------------------------------------------------------
-
-
-def _grid():
-    from contexts import generate_grid
-    from contexts.generate import GridSpec
-
-    return generate_grid(GridSpec(levels=(0.0, 0.5, 1.0)))  # 3**3 * 6 = 162 contexts
-
-
-class FirstAllowed:
-    """A summary policy: the first unmasked action (to compare the adapters)."""
-
-    name = "first"
-
-    def choose(self, belief, mask):
-        return int(mask.argmax())
-
-
-def test_observation_policy_answers_like_the_summary_adapter():
-    import numpy as np
-
-    from policies.adapters import ObservationPolicy, observation_for
-    from policies.simulation import SummaryPolicyAdapter
-
-    grid = _grid()
-    calls = []
-
-    def first_allowed(observations, masks):
-        calls.append(observations.shape)
-        if len(observations) == len(grid):
-            assert np.array_equal(observations[7], observation_for(grid[grid.ids[7]]))
-        return masks.argmax(axis=1)
-
-    policy = ObservationPolicy(first_allowed, batched=True, use_masks=True, nlg_instance="first")
-    reference = run_policy(SummaryPolicyAdapter(FirstAllowed()), grid)
-    responses = run_policy(policy, grid)
-    assert calls == [(162, 275)]  # one call for the whole set
-    assert dict(responses) == dict(reference)  # same acts and, with the same NLG instance, same texts
-    assert responses.provenance["adapter"] == "observation" and responses.provenance["nlg_instance"] == "first"
-    context = grid[grid.ids[40]]
-    assert policy.respond(context) == responses[context.id] and calls[-1] == (1, 275)
-    again = run_policy(policy, grid)
-    assert all(again[i] is responses[i] for i in grid.ids)  # cached responses are reused
-
-
-def test_observation_policy_single_observations_and_summary_protocol():
-    from policies.adapters import ObservationPolicy
-    from policies.simulation import run_dialogues
-
-    seen = []
-
-    def always_request_area(observation):
-        seen.append(observation.shape)
-        return 0
-
-    policy = ObservationPolicy(always_request_area, text=False)
-    responses = run_policy(policy, _grid())
-    assert set(seen) == {(275,)} and {str(r.action) for r in responses.values()} == {"request(area)"}
-    assert all(r.text is None for r in responses.values())
-    result = run_dialogues(policy, 3, seed=0)  # also a SummaryPolicy
-    assert len(result) == 3
-
-
-@pytest.mark.parametrize(
-    ("fn", "message"),
-    [
-        (lambda obs: obs[:, :2].astype(int), "returned shape"),
-        (lambda obs: obs[:, 0] + 0.5, "integer action indices"),
-        (lambda obs: [16] * len(obs), "chose 16; expected a summary action index in \\[0, 16\\)"),
-        (lambda obs: [-1] * len(obs), "chose -1"),
-    ],
-)
-def test_observation_policy_rejects_bad_actions(fn, message):
-    from policies.adapters import ObservationPolicy
-
-    with pytest.raises(InvalidResponseError, match=message):
-        run_policy(ObservationPolicy(fn, batched=True, name="bad"), _grid())
-
-
-def test_observation_for_needs_a_belief():
-    from policies.adapters import action_mask_for, observation_for
-
-    with pytest.raises(InvalidContextError, match="BeliefState"):
-        observation_for(SimpleNamespace(id="x"))
-    assert action_mask_for(BeliefState()).shape == (16,)
-    with pytest.raises(TypeError, match="fn must be callable"):
-        from policies.adapters import ObservationPolicy
-
-        ObservationPolicy("not callable")

@@ -8,8 +8,8 @@ import pytest
 from contexts.belief import BeliefState
 from contexts.domain import default_domain
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
-from policies.simulation import run_dialogues
-from policies.summary import SUMMARY_ACTIONS, SummaryActions
+from policies.sim.simulation import run_dialogues
+from policies.sim.summary import SUMMARY_ACTIONS, SummaryActions
 
 DOMAIN = default_domain()
 SPACE = SummaryActions(DOMAIN)

@@ -89,8 +89,8 @@ def test_experiment_commands_record_the_command_line(monkeypatch, tmp_path):
 
 
 def _as_csv(tmp_path, source, name):
-    from policies.adapters import write_responses_csv
     from simscore import Responses
+    from simscore.responses_csv import write_responses_csv
 
     path = tmp_path / name
     write_responses_csv(path, Responses.read_jsonl(source))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from policies.gpsarsa_policy import GPSarsaPolicy
-from policies.training import (
+from policies.gpsarsa.policy import GPSarsaPolicy
+from policies.gpsarsa.training import (
     TrainingConfig,
     TrainingConfigMismatchError,
     list_checkpoints,

@@ -11,7 +11,7 @@ import pytest
 from contexts.generate import GridSpec, generate_grid
 from policies.degenerate import ConstantPolicy, UniformActPolicy, degenerate_policies
 from policies.handcrafted import HandcraftedPolicy
-from policies.simulation import SummaryPolicyAdapter
+from policies.sim.simulation import SummaryPolicyAdapter
 from simscore.app.cli import main
 from simscore.app.diagnose import add_subcommands, default_real_policies, diagnose
 from simscore.errors import OutputExistsError

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from policies.training import TrainingConfig
+from policies.gpsarsa.training import TrainingConfig
 from simscore.app.cli import main
 from simscore.app.experiment import ExperimentConfig, ExperimentError, run_experiment
 

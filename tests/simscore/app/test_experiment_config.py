@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from policies.training import EVAL_SEED, TrainingConfig
-from policies.usersim import UserSimulatorConfig
+from policies.gpsarsa.training import EVAL_SEED, TrainingConfig
+from policies.sim.usersim import UserSimulatorConfig
 from simscore.app.experiment import DEMO_CONFIG, ExperimentConfig, load_config
 from simscore.app.findings import Thresholds
 from simscore.errors import ConfigError, ExperimentError

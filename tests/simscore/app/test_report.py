@@ -9,7 +9,7 @@ import tomllib
 import pandas as pd
 import pytest
 
-from policies.training import TrainingConfig
+from policies.gpsarsa.training import TrainingConfig
 from simscore import analysis as an
 from simscore import plots, tables_io
 from simscore.app import paper, report

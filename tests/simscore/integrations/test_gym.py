@@ -14,7 +14,7 @@ gymnasium = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from policies import HandcraftedPolicy, RandomPolicy, SummaryPolicyAdapter  # noqa: E402
-from policies.env import RestaurantSearchEnv  # noqa: E402
+from policies.sim.env import RestaurantSearchEnv  # noqa: E402
 from simscore.integrations.gym import ENV_ID, SimilarityReward, register_envs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -45,7 +45,7 @@ def test_make_without_import_and_import_without_side_effects():
     assert _run(code) == ["RestaurantSearchEnv", ENV_ID]
     code = (
         "import sys, simscore.integrations.gym as g, gymnasium\n"
-        "print(g.ENV_ID in gymnasium.registry, 'policies.env' in sys.modules, 'torch' in sys.modules)\n"
+        "print(g.ENV_ID in gymnasium.registry, 'policies.sim.env' in sys.modules, 'torch' in sys.modules)\n"
     )
     assert _run(code) == ["True", "False", "False"]  # the string entry point loads the env at make
 
@@ -55,7 +55,7 @@ def test_registering_again_is_silent():
         warnings.simplefilter("error")
         register_envs()
         register_envs()
-    assert gymnasium.spec(ENV_ID).entry_point == "policies.env:RestaurantSearchEnv"
+    assert gymnasium.spec(ENV_ID).entry_point == "policies.sim.env:RestaurantSearchEnv"
 
 
 @pytest.mark.parametrize("reward", ["task_success", "interaction_quality"])

@@ -77,7 +77,7 @@ import numpy as np
 
 from contexts import FrozenDict
 from contexts.domain import VENUE_FIELDS
-from policies.domain_cache import domain_cache
+from policies.sim.domain_cache import domain_cache
 from simscore.acts import Act, Item, shared_act
 from simscore.checks import check_int, check_number, check_probability
 from simscore.errors import SimulationError

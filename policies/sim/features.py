@@ -13,7 +13,7 @@ of fixed length for a domain. Every entry lies in [0, 1]. Layout, in order:
 5. two history flags: an offer happened; the last system action informed that no venue
    matches (2);
 6. 25 database flags: for k = 1..5, with the k most probable accepted slot values
-   (see :mod:`policies.summary`; ``dontcare`` constrains nothing), one-hot whether the number
+   (see :mod:`policies.sim.summary`; ``dontcare`` constrains nothing), one-hot whether the number
    of matching venues is 0, 1, 2-4 or more than 4, then whether the matches can still be
    told apart by a system-requestable slot without an accepted value (5 per k; all zero when
    fewer than k values are accepted).
@@ -38,13 +38,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from policies.domain_cache import domain_cache
+from policies.sim.domain_cache import domain_cache
 
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
     from contexts.domain import Domain, Ontology
-    from policies.domain_cache import DomainCache
-    from policies.summary import SummaryActions, _Summary
+    from policies.sim.domain_cache import DomainCache
+    from policies.sim.summary import SummaryActions, _Summary
 
 __all__ = ["belief_features", "feature_names", "feature_size", "FeatureLayout", "N_DATABASE_FLAGS"]
 
@@ -56,7 +56,7 @@ _MAX_BODIES = 1 << 12
 
 
 class FeatureLayout:
-    """Slot widths and zero paddings of one ontology's feature vector (see :mod:`policies.domain_cache`)."""
+    """Slot widths and zero paddings of one ontology's feature vector (see :mod:`policies.sim.domain_cache`)."""
 
     __slots__ = (
         "requestable", "slots", "size", "head", "zeros", "database_flags", "last_slot_features", "last_requested",

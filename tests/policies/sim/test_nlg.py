@@ -13,10 +13,10 @@ import pytest
 
 from contexts.belief import BeliefState
 from contexts.domain import default_domain
-from policies.domain_cache import domain_cache
-from policies.nlg import SYSTEM_TEMPLATES, USER_TEMPLATES, TemplateNLG
-from policies.tracker import FocusTracker
-from policies.usersim import AgendaUser
+from policies.sim.domain_cache import domain_cache
+from policies.sim.nlg import SYSTEM_TEMPLATES, USER_TEMPLATES, TemplateNLG
+from policies.sim.tracker import FocusTracker
+from policies.sim.usersim import AgendaUser
 from simscore.acts import Act
 
 A = Act.parse
@@ -316,7 +316,7 @@ def test_context_key_separates_beliefs():
 def test_wording_is_stable_across_processes():
     belief = "BeliefState(slots={'food': {'thai': 0.7}}, requested={'phone': 1.0}, last_offered='x y')"
     code = (
-        "from policies.nlg import TemplateNLG; from simscore.acts import Act; "
+        "from policies.sim.nlg import TemplateNLG; from simscore.acts import Act; "
         "from contexts.belief import BeliefState; "
         f"b = {belief}; k = TemplateNLG.context_key(b); "
         "print(k); print(TemplateNLG('seed7').realise(Act.parse('inform(name=\"x y\",food=thai,area=north)'), b)); "

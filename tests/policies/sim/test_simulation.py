@@ -12,9 +12,9 @@ from contexts.dialogue_log import read_dialogue_log
 from contexts.domain import default_domain
 from contexts.generate import generate_grid
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
-from policies.simulation import DialogueSimulator, SimulationSettings, SummaryPolicyAdapter, run_dialogues
-from policies.summary import SUMMARY_ACTIONS
-from policies.usersim import UserGoal
+from policies.sim.simulation import DialogueSimulator, SimulationSettings, SummaryPolicyAdapter, run_dialogues
+from policies.sim.summary import SUMMARY_ACTIONS
+from policies.sim.usersim import UserGoal
 from simscore.acts import Act
 from simscore.errors import InvalidContextError, InvalidResponseError
 from simscore.policy import run_policy
@@ -242,7 +242,7 @@ def test_adapter_errors():
 
 
 def test_child_generators_are_the_spawned_ones():
-    from policies.simulation import _child_generator, dialogue_seed
+    from policies.sim.simulation import _child_generator, dialogue_seed
 
     for seed, index in ((0, 0), (7, 3), (2**40, 123456)):
         children = dialogue_seed(seed, index).spawn(2)

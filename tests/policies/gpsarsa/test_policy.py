@@ -1,4 +1,4 @@
-"""Tests of policies.gpsarsa_policy: greedy decisions, responses, learning hooks, checkpoints."""
+"""Tests of policies.gpsarsa.policy: greedy decisions, responses, learning hooks, checkpoints."""
 
 from __future__ import annotations
 
@@ -14,17 +14,17 @@ from contexts.collect import collect_contexts
 from contexts.context import Context
 from contexts.domain import Domain, default_domain
 from contexts.generate import generate_grid
-from policies.features import belief_features, feature_size
-from policies.gpsarsa import GPSarsa, GPSarsaConfig
-from policies.gpsarsa_policy import (
+from policies.gpsarsa.learner import GPSarsa, GPSarsaConfig
+from policies.gpsarsa.policy import (
     POLICY_FORMAT,
     POLICY_VERSION,
     GPSarsaPolicy,
     domain_fingerprint,
 )
 from policies.handcrafted import HandcraftedPolicy
-from policies.simulation import DialogueTrace, run_dialogues
-from policies.summary import SUMMARY_ACTIONS, SummaryActions, master_action
+from policies.sim.features import belief_features, feature_size
+from policies.sim.simulation import DialogueTrace, run_dialogues
+from policies.sim.summary import SUMMARY_ACTIONS, SummaryActions, master_action
 from simscore.acts import Act
 from simscore.errors import CheckpointError
 from simscore.policy import Policy, run_policy

@@ -59,7 +59,7 @@ from simscore.checks import check_number
 
 if TYPE_CHECKING:
     from contexts.domain import Venue
-    from policies.usersim import UserGoal
+    from policies.sim.usersim import UserGoal
 
 __all__ = [
     "RewardModel",
@@ -218,7 +218,7 @@ def task_success(goal: UserGoal, venue: Venue | None, answers: Mapping[str, str 
 
     Parameters
     ----------
-    goal : policies.usersim.UserGoal
+    goal : policies.sim.usersim.UserGoal
         The user's goal at the end of the dialogue, with its ``name =`` / ``name !=``
         constraints.
     venue : contexts.domain.Venue or None
@@ -230,7 +230,7 @@ def task_success(goal: UserGoal, venue: Venue | None, answers: Mapping[str, str 
     Examples
     --------
     >>> from contexts.domain import Venue
-    >>> from policies.usersim import UserGoal
+    >>> from policies.sim.usersim import UserGoal
     >>> v = Venue(1, "the pot", "1 main st", "north", "thai", "0123", "cheap", "cb1", "curry", "Nice.")
     >>> goal = UserGoal({"food": "thai", "area": "dontcare"}, ("name", "phone"))
     >>> task_success(goal, v, {"name": "the pot", "phone": "0123"})

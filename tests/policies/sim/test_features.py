@@ -7,7 +7,7 @@ import pytest
 
 from contexts.belief import BeliefState
 from contexts.domain import DISCOURSE_ACTS, METHODS, REQUESTABLE, default_domain
-from policies.features import belief_features, feature_names, feature_size
+from policies.sim.features import belief_features, feature_names, feature_size
 
 DOMAIN = default_domain()
 NAMES = feature_names(DOMAIN)
@@ -76,10 +76,10 @@ def test_all_values_in_unit_interval_and_initial_belief():
 def test_memoised_database_flags_equal_fresh_ones():
     # The flags are memoised by the accepted (slot, value) pairs in order; compare with a
     # fresh computation on the beliefs of simulated dialogues (many share accepted values).
-    from policies.domain_cache import domain_cache
-    from policies.features import _compute_database_flags
     from policies.handcrafted import RandomPolicy
-    from policies.simulation import run_dialogues
+    from policies.sim.domain_cache import domain_cache
+    from policies.sim.features import _compute_database_flags
+    from policies.sim.simulation import run_dialogues
 
     space = domain_cache(DOMAIN).space
     beliefs: list[BeliefState] = []
@@ -100,9 +100,9 @@ def test_memoised_features_and_masks_equal_fresh_ones():
     # The vector after the requested slots is memoised by (slots, history flags) and the
     # summary by slots; along simulated dialogues (whose beliefs share slots mappings) both
     # must give what a computation with empty memos gives.
-    from policies.domain_cache import domain_cache
     from policies.handcrafted import RandomPolicy
-    from policies.simulation import run_dialogues
+    from policies.sim.domain_cache import domain_cache
+    from policies.sim.simulation import run_dialogues
 
     cache = domain_cache(DOMAIN)
     beliefs: list[BeliefState] = []

@@ -1,6 +1,6 @@
 """Training runs of the GP-SARSA policy: checkpoints, evaluations, resume.
 
-:func:`train` trains a :class:`~policies.gpsarsa_policy.GPSarsaPolicy` against the simulated
+:func:`train` trains a :class:`~policies.gpsarsa.policy.GPSarsaPolicy` against the simulated
 user and writes into one run directory::
 
     run.json                      format, version, config, domain, package versions, status
@@ -18,7 +18,7 @@ Determinism and resume
 ----------------------
 Training dialogue ``i`` (0-based) draws all its randomness — the simulated user's and the
 policy's exploration — from ``numpy.random.SeedSequence(seed, spawn_key=(i,))`` (see
-:func:`policies.simulation.run_dialogues`), and the learner learns once per dialogue, in
+:func:`policies.sim.simulation.run_dialogues`), and the learner learns once per dialogue, in
 order. So the learner after ``n`` dialogues does not depend on how the run was split: calling
 :func:`train` on a directory that already holds checkpoints checks that the configuration
 matches (everything but ``dialogues``, which may grow), loads the last complete checkpoint and
@@ -69,13 +69,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from contexts.domain import default_domain
-from policies.domain_cache import domain_cache
-from policies.features import feature_size
-from policies.gpsarsa import GPSarsaConfig
-from policies.gpsarsa_policy import REWARD_ASSIGNMENTS, REWARDS, GPSarsaPolicy
-from policies.rewards import RuleBasedIQ
-from policies.simulation import MAX_TURNS, SimulationResult, SimulationSettings, run_dialogues
-from policies.usersim import UserSimulatorConfig
+from policies.gpsarsa.learner import GPSarsaConfig
+from policies.gpsarsa.policy import REWARD_ASSIGNMENTS, REWARDS, GPSarsaPolicy
+from policies.sim.domain_cache import domain_cache
+from policies.sim.features import feature_size
+from policies.sim.rewards import RuleBasedIQ
+from policies.sim.simulation import MAX_TURNS, SimulationResult, SimulationSettings, run_dialogues
+from policies.sim.usersim import UserSimulatorConfig
 from simscore.checks import check_choice, check_int, check_number, check_seed
 from simscore.config import from_mapping, to_mapping
 from simscore.errors import CheckpointError, FileFormatError, TrainingConfigMismatchError
@@ -154,7 +154,7 @@ class TrainingConfig:
         still samples); 0 evaluates the greedy policy.
     reward_assignment : {"terminal", "per_turn"}
         How a dialogue's return is spread over its decisions when learning
-        (:class:`~policies.gpsarsa_policy.GPSarsaPolicy`; ``"terminal"`` is PyDial's).
+        (:class:`~policies.gpsarsa.policy.GPSarsaPolicy`; ``"terminal"`` is PyDial's).
     max_turns : int, default 25
         Turn limit of a dialogue (the policy's decisions).
     user : UserSimulatorConfig

@@ -4,7 +4,7 @@ One dialogue (:class:`DialogueSimulator`) runs as in PyDial's Environment 1: at 
 system greets (``hello()``, not a policy decision); then, turn by turn, the user answers the
 system's last act, the focus tracker updates the belief, the policy picks a summary action
 from the belief and its mask, the summary action becomes a master act
-(:class:`~policies.summary.SummaryActions`) and a text (:class:`~policies.nlg.TemplateNLG`).
+(:class:`~policies.sim.summary.SummaryActions`) and a text (:class:`~policies.sim.nlg.TemplateNLG`).
 The policy also decides after the user's ``bye()`` (PyDial consults it there too); that last
 act is replaced by ``bye()`` and ends the dialogue. A dialogue also ends when the policy
 itself says ``bye()`` or after the 25th decision (the turn limit; the user still hears that
@@ -12,8 +12,8 @@ last act, so it can still complete the task).
 
 ``T`` counts the policy's decisions, one per user act, the last one included (PyDial's
 count; the greeting is not counted). ``R_TS = 20 * success - T``,
-``R_IQ = 5 * (iq - 1) - T`` (:mod:`policies.rewards`). Success is judged on the venue the
-user accepted and its final goal (:func:`policies.rewards.task_success`).
+``R_IQ = 5 * (iq - 1) - T`` (:mod:`policies.sim.rewards`). Success is judged on the venue the
+user accepted and its final goal (:func:`policies.sim.rewards.task_success`).
 
 :func:`run_dialogues` runs N dialogues. Dialogue ``i`` uses generators derived from
 ``numpy.random.SeedSequence(seed, spawn_key=(i,))`` (child 0: the user, child 1: the
@@ -40,10 +40,10 @@ from contexts.belief import BeliefState
 from contexts.collect import collect_contexts
 from contexts.dialogue_log import Dialogue, DialogueTurn, write_dialogue_log
 from contexts.domain import default_domain
-from policies.domain_cache import domain_cache
-from policies.features import belief_features, feature_size
-from policies.nlg import TemplateNLG
-from policies.rewards import (
+from policies.sim.domain_cache import domain_cache
+from policies.sim.features import belief_features, feature_size
+from policies.sim.nlg import TemplateNLG
+from policies.sim.rewards import (
     REWARD_MODELS,
     InteractionStats,
     IQEstimator,
@@ -53,9 +53,9 @@ from policies.rewards import (
     reward_model,
     task_success,
 )
-from policies.summary import SummaryActions, SummaryPolicy
-from policies.tracker import FocusTracker
-from policies.usersim import AgendaUser, UserGoal, UserSimulatorConfig
+from policies.sim.summary import SummaryActions, SummaryPolicy
+from policies.sim.tracker import FocusTracker
+from policies.sim.usersim import AgendaUser, UserGoal, UserSimulatorConfig
 from simscore.acts import Act
 from simscore.checks import check_int
 from simscore.errors import InvalidContextError, InvalidResponseError
@@ -102,7 +102,7 @@ class SimulationSettings:
     user : UserSimulatorConfig
         The simulated user's parameters.
     iq_estimator : callable
-        ``InteractionStats -> iq in [1, 5]``; default :class:`~policies.rewards.RuleBasedIQ`.
+        ``InteractionStats -> iq in [1, 5]``; default :class:`~policies.sim.rewards.RuleBasedIQ`.
     max_turns : int
         Turn limit (system turns, greeting included).
 
@@ -158,7 +158,7 @@ class DialogueOutcome:
     ----------
     dialogue_id : str
     success : bool
-        Task success (:func:`policies.rewards.task_success` on the final goal).
+        Task success (:func:`policies.sim.rewards.task_success` on the final goal).
     iq : float
         Interaction quality in [1, 5].
     turns : int
@@ -221,10 +221,10 @@ class DialogueTrace:
         ----------
         reward : str or RewardModel
             ``"ts"``/``"task_success"``, ``"iq"``/``"interaction_quality"`` (see
-            :func:`policies.rewards.reward_model`).
+            :func:`policies.sim.rewards.reward_model`).
         assignment : {"per_turn", "terminal"}
             ``"per_turn"``: each decision gets −1 and the last one also the outcome bonus
-            (``20 * success`` or ``5 * (iq - 1)``), as in :class:`policies.env.RestaurantSearchEnv`.
+            (``20 * success`` or ``5 * (iq - 1)``), as in :class:`policies.sim.env.RestaurantSearchEnv`.
             ``"terminal"``: 0 for every decision but the last, which gets the whole return
             (PyDial's GP-SARSA learns from this).
         """
@@ -268,7 +268,7 @@ class DialogueSimulator:
         Domain, user, IQ estimator and turn limit (default: :class:`SimulationSettings`).
     nlg_instance : str
         The policy instance whose template NLG words the system's acts
-        (:class:`~policies.nlg.TemplateNLG`).
+        (:class:`~policies.sim.nlg.TemplateNLG`).
     record : bool
         Keep every turn (needed for :meth:`dialogue`, i.e. for logs).
 
@@ -606,7 +606,7 @@ def run_dialogues(
     ----------
     policy : SummaryPolicy
         ``choose(belief, mask) -> int``; optional hooks ``begin_dialogue(rng)`` and
-        ``end_dialogue(trace)`` (see :class:`~policies.summary.SummaryPolicy`).
+        ``end_dialogue(trace)`` (see :class:`~policies.sim.summary.SummaryPolicy`).
     n : int
         Number of dialogues.
     seed : int
@@ -614,7 +614,7 @@ def run_dialogues(
     settings : SimulationSettings, optional
         The simulated world (domain, user, IQ estimator, turn limit).
     nlg_instance : str, optional
-        Who words the system's acts (:class:`~policies.nlg.TemplateNLG`); default the
+        Who words the system's acts (:class:`~policies.sim.nlg.TemplateNLG`); default the
         policy's ``nlg_instance`` attribute, else its name.
     start : int
         Index of the first dialogue (training in batches continues the sequence).
@@ -799,7 +799,7 @@ class SummaryPolicyAdapter:
     name : str, optional
         Policy name for reports (default: the policy's ``name`` or class name).
     nlg_instance : str, optional
-        Who words the acts (:class:`~policies.nlg.TemplateNLG`); default ``name``. Two
+        Who words the acts (:class:`~policies.sim.nlg.TemplateNLG`); default ``name``. Two
         instances word the same act in the same context independently.
 
     Examples

@@ -2,8 +2,8 @@
 
 :class:`GPSarsaPolicy` is at the same time
 
-* a :class:`~policies.summary.SummaryPolicy` the dialogue runner
-  (:func:`policies.simulation.run_dialogues`) trains and evaluates: ``choose(belief, mask)``
+* a :class:`~policies.sim.summary.SummaryPolicy` the dialogue runner
+  (:func:`policies.sim.simulation.run_dialogues`) trains and evaluates: ``choose(belief, mask)``
   plus the hooks ``begin_dialogue(rng)`` and ``end_dialogue(trace)``;
 * a :class:`simscore.policy.Policy`: ``respond(context) -> simscore.Response``, always greedy
   and deterministic, with ``name`` and ``provenance`` for :func:`simscore.policy.run_policy`.
@@ -18,7 +18,7 @@ same way however the run was split or resumed). Outside a simulated dialogue the
 from a generator it owns, seeded with ``seed`` (deterministic per seed, but not part of a
 checkpoint). At the end of each dialogue the policy learns from it with the chosen reward:
 ``"ts"`` → R_TS = 20·success − T, ``"iq"`` → R_IQ = 5·(iq − 1) − T, spread over the decisions
-as :meth:`policies.simulation.DialogueTrace.rewards` does (see "Learning signal").
+as :meth:`policies.sim.simulation.DialogueTrace.rewards` does (see "Learning signal").
 
 *Not training* (``training=False``): inside a simulated dialogue the policy samples with
 ``sampling_scale`` (PyDial evaluates with scale 1: it still samples from the posterior; the
@@ -38,8 +38,8 @@ of the episode, as in PyDial.
 Responses on contexts
 ---------------------
 :meth:`respond` maps ``context.belief`` to a summary action, the summary action to a master
-act (:class:`~policies.summary.SummaryActions`) and the act to text
-(:class:`~policies.nlg.TemplateNLG`), through :class:`~policies.simulation.SummaryPolicyAdapter`.
+act (:class:`~policies.sim.summary.SummaryActions`) and the act to text
+(:class:`~policies.sim.nlg.TemplateNLG`), through :class:`~policies.sim.simulation.SummaryPolicyAdapter`.
 It works on collected contexts (C_col, whose beliefs carry the dialogue's history flags) and on
 C_gen contexts, which have no history: their history is whatever the belief says, by default
 (see :func:`contexts.generate.generate_grid`) no offer happened, no venue was offered last
@@ -50,7 +50,7 @@ and ``inform_byname`` know only ``last_offered`` as the venue under discussion.
 
 NLG
 ---
-The acts are worded by the shared template NLG (:class:`~policies.nlg.TemplateNLG`) as the
+The acts are worded by the shared template NLG (:class:`~policies.sim.nlg.TemplateNLG`) as the
 policy instance ``nlg_instance`` — the policy's name, which includes its reward, seed and
 checkpoint — so two checkpoints or two runs that choose the same act for the same context
 may word it differently (as the paper's separately trained neural NLG models did), while
@@ -79,12 +79,12 @@ import numpy as np
 
 from contexts.belief import BeliefState
 from contexts.domain import default_domain
-from policies.domain_cache import domain_cache, domain_fingerprint
-from policies.features import belief_features, feature_size
-from policies.gpsarsa import GPSarsa, GPSarsaConfig, QEstimate
-from policies.rewards import REWARD_MODELS
-from policies.simulation import SummaryPolicyAdapter
-from policies.summary import SummaryActions
+from policies.gpsarsa.learner import GPSarsa, GPSarsaConfig, QEstimate
+from policies.sim.domain_cache import domain_cache, domain_fingerprint
+from policies.sim.features import belief_features, feature_size
+from policies.sim.rewards import REWARD_MODELS
+from policies.sim.simulation import SummaryPolicyAdapter
+from policies.sim.summary import SummaryActions
 from simscore.checks import check_int
 from simscore.errors import CheckpointError
 from simscore.io import format_problem
@@ -92,7 +92,7 @@ from simscore.responses import Response
 
 if TYPE_CHECKING:
     from contexts.domain import Domain
-    from policies.simulation import DialogueTrace
+    from policies.sim.simulation import DialogueTrace
 
 __all__ = [
     "REWARDS",
@@ -160,7 +160,7 @@ class GPSarsaPolicy:
 
     Examples
     --------
-    >>> from policies.simulation import run_dialogues
+    >>> from policies.sim.simulation import run_dialogues
     >>> policy = GPSarsaPolicy(reward="ts", seed=0, training=True)
     >>> _ = run_dialogues(policy, 20, seed=0)        # learns from 20 dialogues
     >>> policy.dialogues_trained, policy.name
@@ -274,7 +274,7 @@ class GPSarsaPolicy:
     # ------------------------------------------------------------------ decisions
 
     def features(self, belief: BeliefState) -> np.ndarray:
-        """The belief feature vector (:func:`policies.features.belief_features`)."""
+        """The belief feature vector (:func:`policies.sim.features.belief_features`)."""
         return belief_features(belief, self.domain)
 
     def q_values(self, belief: BeliefState, mask: np.ndarray | None = None) -> QEstimate:

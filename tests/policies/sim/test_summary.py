@@ -9,8 +9,8 @@ import pytest
 
 from contexts.belief import BeliefState
 from contexts.domain import default_domain
-from policies._database import DatabaseIndex
-from policies.summary import (
+from policies.sim._database import DatabaseIndex
+from policies.sim.summary import (
     SUMMARY_ACTIONS,
     SummaryActions,
     acceptance_threshold,

@@ -1,4 +1,4 @@
-"""Tests of policies.training and the ``simscore train`` command: runs, determinism, resume."""
+"""Tests of policies.gpsarsa.training and the ``simscore train`` command: runs, determinism, resume."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from policies.handcrafted import RandomPolicy
-from policies.simulation import run_dialogues
-from policies.training import (
+from policies.gpsarsa.training import (
     EVAL_SEED,
     EVALUATION_COLUMNS,
     RUN_FORMAT,
@@ -27,7 +25,9 @@ from policies.training import (
     read_evaluation,
     train,
 )
-from policies.usersim import UserSimulatorConfig
+from policies.handcrafted import RandomPolicy
+from policies.sim.simulation import run_dialogues
+from policies.sim.usersim import UserSimulatorConfig
 from simscore.errors import CheckpointError, ConfigError, FileFormatError
 
 SMALL = TrainingConfig(reward="ts", seed=3, dialogues=60, every=20, eval_dialogues=20)
@@ -186,7 +186,7 @@ def test_resume_after_a_torn_checkpoint(reference: Path, tmp_path: Path) -> None
 def test_keyboard_interrupt_marks_the_run_and_resume_completes_it(
     reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import policies.training as training
+    import policies.gpsarsa.training as training
 
     real = training.run_dialogues
 

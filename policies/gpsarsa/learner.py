@@ -98,7 +98,7 @@ Determinism
 All randomness is a ``numpy.random.Generator`` passed to :meth:`GPSarsa.select_action`,
 which draws exactly ``n_actions`` standard normals per sampled selection, whatever the mask.
 The arithmetic of evaluation, the ALD tests and learning is compiled with numba
-(:mod:`policies._gpkernels`): plain loops in which every sum is accumulated in the order
+(:mod:`policies.gpsarsa._gpkernels`): plain loops in which every sum is accumulated in the order
 written (no ``fastmath``, so no reassociation and no fused multiply-adds; vector
 instructions only where they compute each element as the scalar loop would). No BLAS or
 LAPACK is used (their blocked algorithms, e.g. OpenBLAS's threaded ``potrf``, change with
@@ -157,7 +157,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from policies import _gpkernels
+from policies.gpsarsa import _gpkernels
 from simscore.checks import check_int, check_number
 from simscore.errors import CheckpointError
 from simscore.io import atomic_open, dumps, format_problem
@@ -358,7 +358,7 @@ def _inverse_ldl(gram: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArra
     """``M`` unit lower triangular and ``d`` with ``M gram Mᵀ = diag(d)`` (``gram = L D Lᵀ``, ``M = L⁻¹``).
 
     For a small symmetric positive definite matrix (only its upper triangle is read); see
-    :func:`policies._gpkernels.inverse_ldl`. A pivot that is not positive raises
+    :func:`policies.gpsarsa._gpkernels.inverse_ldl`. A pivot that is not positive raises
     ``FloatingPointError``.
     """
     n = gram.shape[0]
@@ -542,7 +542,7 @@ class GPSarsa:
         return self._layout
 
     def _packed_blocks(self) -> NDArray[np.float64]:
-        """The same-action blocks of C̃, packed (:func:`policies._gpkernels.pack_blocks`); rebuilt after learning."""
+        """The same-action blocks of C̃, packed (:func:`policies.gpsarsa._gpkernels.pack_blocks`); rebuilt after learning."""
         if self._packed is None:
             layout = self._current_layout()
             self._packed = np.empty(int((layout.sizes * layout.sizes).sum()))
@@ -1031,7 +1031,7 @@ def compile_kernels() -> None:
     """Compile (or load from numba's on-disk cache) the learner's compiled loops now.
 
     The first GP-SARSA decision or update in a fresh environment compiles
-    :mod:`policies._gpkernels` (about 7 s) and caches the machine code on disk; later
+    :mod:`policies.gpsarsa._gpkernels` (about 7 s) and caches the machine code on disk; later
     processes load it (well under a second). A program that starts several training processes
     calls this first, so the cache is written once, by one process, before they start.
 

@@ -7,7 +7,7 @@ import pytest
 
 from contexts.belief import BeliefState
 from contexts.domain import default_domain
-from policies.tracker import FocusTracker
+from policies.sim.tracker import FocusTracker
 from simscore.acts import Act
 from simscore.errors import InvalidContextError
 
@@ -193,7 +193,7 @@ def test_unchanged_slots_reuse_the_last_beliefs_distributions():
     # The tracker hands BeliefState the canonical distributions of the slots a turn did not
     # change; the beliefs must equal those built from the raw distributions every turn.
     from policies.handcrafted import HandcraftedPolicy
-    from policies.simulation import DialogueSimulator
+    from policies.sim.simulation import DialogueSimulator
 
     class Uncached(FocusTracker):
         def _build(self, discourse):
@@ -223,7 +223,7 @@ def test_beliefs_are_what_the_validating_constructor_builds(tracker):
     # again; each must be the BeliefState its raw fields give: equal, in the same order, with
     # the same types.
     from policies.handcrafted import RandomPolicy
-    from policies.simulation import DialogueSimulator
+    from policies.sim.simulation import DialogueSimulator
 
     def raw(belief):
         fields = dict(vars(belief))

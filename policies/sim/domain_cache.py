@@ -1,9 +1,9 @@
 """Everything the policies package derives from one domain, built once and shared.
 
 A simulated dialogue, a policy and a feature extractor all need the same few objects of a
-domain: the venue index (:class:`~policies._database.DatabaseIndex`), the summary actions
-(:class:`~policies.summary.SummaryActions`), the feature layout
-(:mod:`policies.features`) and the domain's fingerprint (recorded in checkpoints). Building
+domain: the venue index (:class:`~policies.sim._database.DatabaseIndex`), the summary actions
+(:class:`~policies.sim.summary.SummaryActions`), the feature layout
+(:mod:`policies.sim.features`) and the domain's fingerprint (recorded in checkpoints). Building
 them costs milliseconds and they never change, so :func:`domain_cache` keeps one
 :class:`DomainCache` per domain object (by identity; the eight most recent domains are
 kept) and every component asks it instead of building its own.
@@ -21,13 +21,13 @@ import hashlib
 import threading
 from typing import TYPE_CHECKING
 
-from policies._database import DatabaseIndex
+from policies.sim._database import DatabaseIndex
 from simscore.io import dumps
 
 if TYPE_CHECKING:
     from contexts.domain import Domain
-    from policies.features import FeatureLayout
-    from policies.summary import SummaryActions
+    from policies.sim.features import FeatureLayout
+    from policies.sim.summary import SummaryActions
 
 __all__ = ["DomainCache", "domain_cache", "domain_fingerprint"]
 
@@ -56,14 +56,14 @@ class DomainCache:
     @functools.cached_property
     def space(self) -> SummaryActions:
         """The summary actions, their masks and master actions."""
-        from policies.summary import SummaryActions
+        from policies.sim.summary import SummaryActions
 
         return SummaryActions(self.domain)
 
     @functools.cached_property
     def layout(self) -> FeatureLayout:
         """Widths and paddings of the belief feature vector."""
-        from policies.features import FeatureLayout
+        from policies.sim.features import FeatureLayout
 
         return FeatureLayout(self.domain.ontology)
 

@@ -8,21 +8,21 @@ nothing itself.
 
 Observation
 -----------
-The GP-SARSA belief feature vector :func:`policies.features.belief_features` of the tracker's
-belief state (float64 in [0, 1], length :func:`~policies.features.feature_size`, 275 for the
-default domain; layout and entry names in :mod:`policies.features`). It is a function of the
+The GP-SARSA belief feature vector :func:`policies.sim.features.belief_features` of the tracker's
+belief state (float64 in [0, 1], length :func:`~policies.sim.features.feature_size`, 275 for the
+default domain; layout and entry names in :mod:`policies.sim.features`). It is a function of the
 belief state alone, so a context (whose belief state is all a policy sees) has exactly one
 observation: :meth:`RestaurantSearchEnv.observation_for` (or
-:func:`policies.adapters.observation_for`) maps a context or a belief to it, and a model trained
+:func:`policies.sim.observation.observation_for`) maps a context or a belief to it, and a model trained
 here answers a context as it would act on that belief inside a dialogue
-(:class:`policies.adapters.ObservationPolicy`). The map is not injective by design: value
+(:class:`policies.observation.ObservationPolicy`). The map is not injective by design: value
 *names* are dropped (how certain the belief is, not about which food), so beliefs that differ
 only in names share an observation.
 
 Actions and masks
 -----------------
-``Discrete(16)`` summary actions (index order of :data:`policies.summary.SUMMARY_ACTIONS`),
-mapped to master acts by :class:`~policies.summary.SummaryActions`. :meth:`~RestaurantSearchEnv.action_masks`
+``Discrete(16)`` summary actions (index order of :data:`policies.sim.summary.SUMMARY_ACTIONS`),
+mapped to master acts by :class:`~policies.sim.summary.SummaryActions`. :meth:`~RestaurantSearchEnv.action_masks`
 (sb3-contrib's ``MaskablePPO`` convention) and ``info["action_mask"]`` give the
 Environment-1 mask of the current observation (bool, True = allowed). By default
 (``enforce_masks=False``) a masked action is carried out literally and the simulated user
@@ -72,11 +72,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from policies.adapters import observation_for
-from policies.features import belief_features, feature_size
-from policies.rewards import IQEstimator, RewardModel, reward_model
-from policies.simulation import MAX_TURNS, DialogueSimulator, SimulationSettings
-from policies.usersim import UserGoal, UserSimulatorConfig
+from policies.sim.features import belief_features, feature_size
+from policies.sim.observation import observation_for
+from policies.sim.rewards import IQEstimator, RewardModel, reward_model
+from policies.sim.simulation import MAX_TURNS, DialogueSimulator, SimulationSettings
+from policies.sim.usersim import UserGoal, UserSimulatorConfig
 
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
@@ -96,12 +96,12 @@ class RestaurantSearchEnv(gym.Env):
         The reward model (aliases ``"ts"``, ``"iq"``).
     user_config : UserSimulatorConfig or mapping, optional
         The simulated user: an instance, or its field values
-        (:meth:`UserSimulatorConfig.from_mapping <policies.usersim.UserSimulatorConfig.from_mapping>`,
+        (:meth:`UserSimulatorConfig.from_mapping <policies.sim.usersim.UserSimulatorConfig.from_mapping>`,
         e.g. ``{"patience": (2, 3)}``); default PyDial's Environment 1.
     nlg_instance : str
         Who words the system's acts (texts appear in ``info`` and ``render``).
     iq_estimator : callable, optional
-        ``InteractionStats -> [1, 5]``; default :class:`~policies.rewards.RuleBasedIQ`.
+        ``InteractionStats -> [1, 5]``; default :class:`~policies.sim.rewards.RuleBasedIQ`.
     max_turns : int
         Decisions after which the episode is truncated.
     enforce_masks : bool

@@ -62,8 +62,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from policies._database import DatabaseIndex
-from policies.domain_cache import domain_cache
+from policies.sim._database import DatabaseIndex
+from policies.sim.domain_cache import domain_cache
 from simscore.acts import Act, Item, shared_act
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ class SummaryPolicy(Protocol):
     ``choose`` gets the belief and the boolean action mask (``True`` = allowed, length = the
     number of summary actions) and returns a summary action index. It computes whatever it
     needs from the belief itself (a GP-SARSA policy calls
-    :func:`policies.features.belief_features`): the runner never computes features a policy
+    :func:`policies.sim.features.belief_features`): the runner never computes features a policy
     does not use, which keeps the handcrafted policy fast.
 
     Optional hooks the dialogue runner calls when present:
@@ -143,7 +143,7 @@ class SummaryPolicy(Protocol):
     * ``begin_dialogue(rng: numpy.random.Generator) -> None`` before each simulated dialogue,
       with a generator derived from that dialogue's seed (stochastic policies draw from it,
       so dialogue ``i`` is the same whatever else was run);
-    * ``end_dialogue(trace: policies.simulation.DialogueTrace) -> None`` after it, with every
+    * ``end_dialogue(trace: policies.sim.simulation.DialogueTrace) -> None`` after it, with every
       decision (belief, mask, action) and the outcome (learning policies learn here).
     """
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from policies.gpsarsa import (
+from policies.gpsarsa.learner import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
     GPSarsa,
@@ -680,7 +680,7 @@ def test_posterior_is_the_plain_sequential_arithmetic_bit_for_bit():
 
 def test_packed_blocks_follow_learning_exactly():
     """Learning writes its C̃ changes through to the packed same-action blocks evaluation reads."""
-    from policies import _gpkernels
+    from policies.gpsarsa import _gpkernels
 
     learner = run_training(5, n_episodes=30)
     env = np.random.default_rng(11)

@@ -9,7 +9,7 @@ import pytest
 
 from contexts.domain import default_domain
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
-from policies.rewards import (
+from policies.sim.rewards import (
     InteractionStats,
     RuleBasedIQ,
     checked_iq,
@@ -17,8 +17,8 @@ from policies.rewards import (
     task_success,
     task_success_reward,
 )
-from policies.simulation import SimulationSettings, run_dialogues
-from policies.usersim import UserGoal
+from policies.sim.simulation import SimulationSettings, run_dialogues
+from policies.sim.usersim import UserGoal
 
 DOMAIN = default_domain()
 VENUE = DOMAIN.query({"food": "thai", "pricerange": "cheap"})[0]

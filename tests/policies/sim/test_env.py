@@ -12,9 +12,9 @@ import pytest
 gymnasium = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
-from policies.env import RestaurantSearchEnv  # noqa: E402
 from policies.handcrafted import HandcraftedPolicy  # noqa: E402
-from policies.summary import SUMMARY_ACTIONS  # noqa: E402
+from policies.sim.env import RestaurantSearchEnv  # noqa: E402
+from policies.sim.summary import SUMMARY_ACTIONS  # noqa: E402
 
 
 @pytest.mark.parametrize("reward", ["task_success", "interaction_quality"])
@@ -96,7 +96,7 @@ def test_import_policies_does_not_import_gymnasium():
 
 
 def test_reset_with_fixed_goal():
-    from policies.usersim import UserGoal
+    from policies.sim.usersim import UserGoal
 
     goal = UserGoal({"area": "centre", "food": "thai", "pricerange": "cheap"}, ("name", "addr"))
     env = RestaurantSearchEnv()
@@ -134,7 +134,7 @@ def test_action_masks_match_info_and_the_belief():
 
 def test_observation_is_a_function_of_the_belief():
     from contexts.context import Context
-    from policies.adapters import observation_for
+    from policies.sim.observation import observation_for
 
     env = RestaurantSearchEnv()
     obs, _ = env.reset(seed=2)
@@ -168,7 +168,7 @@ def test_enforced_masks_reject_masked_actions():
 
 
 def test_user_config_as_fields_or_instance():
-    from policies.usersim import UserSimulatorConfig
+    from policies.sim.usersim import UserSimulatorConfig
 
     env = RestaurantSearchEnv(user_config={"patience": [2, 3], "greeting": (0.0, 0.0)})
     assert env.sim.settings.user.patience == (2, 3) and env.sim.settings.user.greeting == (0.0, 0.0)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from contexts.domain import default_domain
-from policies.usersim import BEHAVIOURS, AgendaUser, SimulationError, UserGoal, UserSimulatorConfig
+from policies.sim.usersim import BEHAVIOURS, AgendaUser, SimulationError, UserGoal, UserSimulatorConfig
 from simscore.acts import Act
 
 A = Act.parse
