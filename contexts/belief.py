@@ -47,7 +47,7 @@ from contexts.domain import AREAS, DISCOURSE_ACTS, FOODS, METHODS, PRICERANGES, 
 from simscore.checks import check_number
 from simscore.errors import InvalidContextError
 
-__all__ = ["BeliefState", "TOLERANCE"]
+__all__ = ["BeliefState", "BeliefCanonicaliser", "TOLERANCE"]
 
 #: How far a distribution's sum may be from 1 (or above 1, where the remainder is implied).
 TOLERANCE = 1e-6
@@ -221,20 +221,6 @@ def _full_distribution(
     return kind(values)
 
 
-def _trusted_method(dist: Mapping[str, float]) -> FrozenDict[str, float]:
-    """What :class:`BeliefState` stores for the method distribution ``dist``, without its checks.
-
-    For callers whose ``dist`` is valid by construction (known methods, float probabilities
-    summing to 1), such as the focus tracker: the result is the validated one, bit for bit.
-    """
-    return _MethodDist({value: dist.get(value, 0.0) for value in METHODS})
-
-
-def _trusted_discourse(dist: Mapping[str, float]) -> FrozenDict[str, float]:
-    """As :func:`_trusted_method`, for a discourse-act distribution."""
-    return _DiscourseDist({value: dist.get(value, 0.0) for value in DISCOURSE_ACTS})
-
-
 def _slots_mapping(slots: Mapping[str, Any]) -> _Slots:
     """What :class:`BeliefState` stores for ``slots`` (a mapping; validated and canonically ordered)."""
     return _Slots([(slot, _slot_distribution(slot, slots[slot])) for slot in _slot_order(tuple(slots))])
@@ -256,72 +242,103 @@ def _requested_mapping(requested: Any) -> _Requested:
     return _Requested(kept) if kept else _NO_REQUESTS
 
 
-# -- memoised canonical parts for the focus tracker ------------------------------------
-#
-# The tracker builds a belief every turn from a few small float-valued dicts that repeat
-# within and across dialogues. These return what BeliefState stores for them (computed by
-# the validating functions above on the first call, so invalid input raises as it would
-# there) and share the result for equal input: equal canonical parts are equal in content
-# and order, so a shared one is exactly the one that would be computed. At most
-# _CANONICAL_MEMO entries are kept per memo (later inputs are computed, not stored).
+class BeliefCanonicaliser:
+    """Builds the canonical parts of belief states, remembering the ones it built.
 
-_CANONICAL_MEMO = 1 << 14
-_SLOT_MEMO: dict[tuple[str, tuple[tuple[str, float], ...]], _SlotDist] = {}
-_SLOTS_MEMO: dict[tuple[tuple[str, Any], ...], _Slots] = {}
-_REQUESTED_MEMO: dict[tuple[tuple[str, float], ...], _Requested] = {}
+    A :class:`BeliefState` stores its slot distributions, method and discourse-act
+    distributions and requested slots in a canonical form (see the module docstring), built and
+    validated when the belief is constructed. A component that builds a belief every turn from
+    a few small float-valued mappings that repeat — a belief tracker — owns one canonicaliser
+    and asks it for the parts, then passes them to :class:`BeliefState`.
 
+    Contract
+    --------
+    * Each method returns exactly what :class:`BeliefState` would store for its argument
+      (computed by the same validating code on first sight, so invalid input raises the same
+      :class:`~simscore.errors.InvalidContextError`), and the same object again for equal input
+      (equal in content and order): a remembered part is the one that would be computed.
+    * :class:`BeliefState` recognises canonical parts — those returned here, and the fields of
+      any belief state — by their type and takes them as they are, without validating them
+      again. That is the fast path; nothing else about the belief is skipped (the history
+      fields are still checked).
+    * At most ``max_entries`` parts of each kind are remembered; later ones are computed and
+      not stored. The memory belongs to this object: two trackers share nothing.
 
-def _remember(memo: dict[Any, Any], key: Any, value: Any) -> Any:
-    """Store ``value`` under ``key`` if ``memo`` has room; return ``value``."""
-    if len(memo) < _CANONICAL_MEMO:
-        memo[key] = value
-    return value
+    Parameters
+    ----------
+    max_entries : int, default 16384
+        How many parts of each kind to remember.
 
-
-def _canonical_slot(slot: str, dist: Mapping[str, float]) -> FrozenDict[str, float]:
-    """``BeliefState(slots={slot: dist}).slots[slot]`` for a float-valued ``dist``, memoised."""
-    key = (slot, tuple(dist.items()))
-    out = _SLOT_MEMO.get(key)
-    return out if out is not None else _remember(_SLOT_MEMO, key, _slot_distribution(slot, dist))
-
-
-def _canonical_slots(slots: Mapping[str, Mapping[str, float]]) -> Mapping[str, FrozenDict[str, float]]:
-    """``BeliefState(slots=slots).slots`` for distributions from :func:`_canonical_slot`, memoised."""
-    key = tuple(slots.items())
-    out = _SLOTS_MEMO.get(key)
-    return out if out is not None else _remember(_SLOTS_MEMO, key, _slots_mapping(slots))
-
-
-def _canonical_requested(requested: Mapping[str, float]) -> FrozenDict[str, float]:
-    """``BeliefState(requested=requested).requested`` for a float-valued mapping, memoised."""
-    key = tuple(requested.items())
-    out = _REQUESTED_MEMO.get(key)
-    return out if out is not None else _remember(_REQUESTED_MEMO, key, _requested_mapping(requested))
-
-
-def _trusted_belief(
-    slots: Mapping[str, Mapping[str, float]],
-    method: Mapping[str, float],
-    discourse_act: Mapping[str, float],
-    requested: Mapping[str, float],
-    last_offered: str | None,
-    offer_happened: bool,
-    last_informed_no_venue: bool,
-) -> BeliefState:
-    """A :class:`BeliefState` from parts already in the form it stores, without re-checking them.
-
-    For the focus tracker, which builds a belief every turn: ``slots`` from
-    :func:`_canonical_slots`, ``method`` from :func:`_trusted_method`, ``discourse_act`` from
-    :func:`_trusted_discourse`, ``requested`` from :func:`_canonical_requested`, the flags
-    bools. The result equals ``BeliefState(...)`` of the same arguments field for field
-    (``last_offered`` is still checked: it comes from the caller's acts).
+    Examples
+    --------
+    >>> canon = BeliefCanonicaliser()
+    >>> area = canon.slot("area", {"north": 0.6, "south": 0.3})
+    >>> dict(area), canon.slot("area", {"north": 0.6, "south": 0.3}) is area
+    ({'north': 0.6, 'south': 0.3, 'none': 0.10000000000000009}, True)
+    >>> b = BeliefState(slots=canon.slots({"area": area}), method=canon.method({"byconstraints": 1.0}),
+    ...                 requested=canon.requested({"phone": 1.0}))
+    >>> b == BeliefState(slots={"area": {"north": 0.6, "south": 0.3}}, method={"byconstraints": 1.0},
+    ...                  requested={"phone": 1.0}), b.slots["area"] is area
+    (True, True)
+    >>> canon.method({"byname": 0.5})
+    Traceback (most recent call last):
+    ...
+    simscore.errors.InvalidContextError: method: probabilities sum to 0.5, expected 1 (tolerance 1e-06)
     """
-    if last_offered is not None:
-        _name(last_offered, "last_offered")
-    belief = object.__new__(BeliefState)
-    values = (slots, method, discourse_act, requested, last_offered, offer_happened, last_informed_no_venue)
-    belief.__dict__.update(zip(_FIELDS, values))
-    return belief
+
+    __slots__ = ("max_entries", "_slot", "_slots", "_requested", "_method", "_discourse")
+
+    def __init__(self, *, max_entries: int = 1 << 14) -> None:
+        self.max_entries = max_entries
+        self._slot: dict[tuple[str, tuple[tuple[str, float], ...]], _SlotDist] = {}
+        self._slots: dict[tuple[tuple[str, Any], ...], _Slots] = {}
+        self._requested: dict[tuple[tuple[str, float], ...], _Requested] = {}
+        self._method: dict[tuple[tuple[str, float], ...], FrozenDict[str, float]] = {}
+        self._discourse: dict[tuple[tuple[str, float], ...], FrozenDict[str, float]] = {}
+
+    def __repr__(self) -> str:
+        return f"BeliefCanonicaliser(max_entries={self.max_entries})"
+
+    def _remember(self, memo: dict[Any, Any], key: Any, value: Any) -> Any:
+        if len(memo) < self.max_entries:
+            memo[key] = value
+        return value
+
+    def slot(self, slot: str, dist: Mapping[str, float]) -> Mapping[str, float]:
+        """``BeliefState(slots={slot: dist}).slots[slot]``."""
+        key = (slot, tuple(dist.items()))
+        out = self._slot.get(key)
+        return out if out is not None else self._remember(self._slot, key, _slot_distribution(slot, dist))
+
+    def slots(self, slots: Mapping[str, Mapping[str, float]]) -> Mapping[str, Mapping[str, float]]:
+        """``BeliefState(slots=slots).slots`` (fastest when the distributions come from :meth:`slot`)."""
+        key = tuple(slots.items())
+        out = self._slots.get(key)
+        return out if out is not None else self._remember(self._slots, key, _slots_mapping(slots))
+
+    def requested(self, requested: Mapping[str, float]) -> Mapping[str, float]:
+        """``BeliefState(requested=requested).requested``."""
+        key = tuple(requested.items())
+        out = self._requested.get(key)
+        return out if out is not None else self._remember(self._requested, key, _requested_mapping(requested))
+
+    def method(self, dist: Mapping[str, float]) -> Mapping[str, float]:
+        """``BeliefState(method=dist).method``."""
+        key = tuple(dist.items())
+        out = self._method.get(key)
+        if out is None:
+            out = _full_distribution(dist, "method", METHODS, _METHOD_SET, _MethodDist)
+            self._remember(self._method, key, out)
+        return out
+
+    def discourse_act(self, dist: Mapping[str, float]) -> Mapping[str, float]:
+        """``BeliefState(discourse_act=dist).discourse_act``."""
+        key = tuple(dist.items())
+        out = self._discourse.get(key)
+        if out is None:
+            out = _full_distribution(dist, "discourse_act", DISCOURSE_ACTS, _DISCOURSE_SET, _DiscourseDist)
+            self._remember(self._discourse, key, out)
+        return out
 
 
 _SLOT_ORDER_CACHE: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -381,6 +398,12 @@ class BeliefState:
         A probability that is not a finite number in [0, 1], a distribution that does not
         sum to 1, an unknown method or discourse-act value — the message names the slot and
         value. Slot and value names are checked against an ontology by :meth:`validate`.
+
+    Notes
+    -----
+    Parts already in canonical form — the fields of another belief state, or what a
+    :class:`BeliefCanonicaliser` returns — are recognised by their type and stored as they are
+    (they were validated when they were made): a belief tracker builds its beliefs from them.
 
     Examples
     --------

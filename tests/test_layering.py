@@ -5,7 +5,11 @@
   ``simscore.app`` and the RL integrations ``simscore.integrations``.
 * Nothing outside ``simscore.app`` imports the application layer; nothing in the core,
   contexts or policies imports the integrations (they import optional packages).
-* No package imports another package's private module (a name starting with ``_``).
+* No package imports another package's private module or private name (a name starting with
+  ``_``, e.g. ``from contexts.belief import _trusted_belief``): a fast path is a public seam.
+* Inside ``policies``, the rooms point one way: the adapters at the top may import
+  ``policies.sim`` and ``policies.gpsarsa``; ``policies.gpsarsa`` imports ``policies.sim`` (and
+  nothing at the top); ``policies.sim`` imports neither.
 * Every exception and warning class lives in ``simscore.errors``.
 """
 
@@ -109,6 +113,51 @@ def test_no_private_module_of_another_package():
         return private and target.split(".")[0] != module.split(".")[0]
 
     assert _violations(private_elsewhere) == []
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _private_names(tree: ast.Module) -> set[str]:
+    """``module.name`` of every private name imported with ``from module import name``."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] in PACKAGES:
+                found.update(f"{node.module}.{alias.name}" for alias in node.names if _private(alias.name))
+    return found
+
+
+def test_no_private_name_of_another_package():
+    found = sorted(
+        f"{module} imports {target}"
+        for module, tree in MODULES.items()
+        for target in _private_names(tree)
+        if target.split(".")[0] != module.split(".")[0] and target not in MODULES  # private modules: above
+    )
+    assert found == []
+
+
+def test_the_private_name_rule_sees_a_violation():
+    tree = ast.parse("from contexts.belief import _trusted_belief, BeliefState\nfrom simscore import __version__\n")
+    assert _private_names(tree) == {"contexts.belief._trusted_belief"}
+
+
+#: The rooms of policies, lowest first: each may import only the rooms before it.
+ROOMS = ("policies.sim", "policies.gpsarsa", "policies")
+
+
+def _room(module: str) -> int:
+    return next(i for i, room in enumerate(ROOMS) if _in(module, room))
+
+
+def test_the_rooms_of_policies_point_one_way():
+    def upward(module: str, target: str) -> bool:
+        return _in(module, "policies") and _in(target, "policies") and _room(target) > _room(module)
+
+    assert _violations(upward) == []
+    assert {"policies.sim.env", "policies.gpsarsa.policy", "policies.observation"} <= set(MODULES)
 
 
 def test_exceptions_live_in_the_errors_module():

@@ -61,15 +61,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from contexts.belief import (
-    BeliefState,
-    _canonical_requested,
-    _canonical_slot,
-    _canonical_slots,
-    _trusted_belief,
-    _trusted_discourse,
-    _trusted_method,
-)
+from contexts.belief import BeliefCanonicaliser, BeliefState
 from simscore.acts import Act
 
 if TYPE_CHECKING:
@@ -116,22 +108,33 @@ class FocusTracker:
         self._informable = tuple(ontology.informable)
         self._allowed = {slot: frozenset(values) | {"dontcare"} for slot, values in ontology.informable.items()}
         self._requestable = frozenset(ontology.requestable)
-        self._initial: BeliefState | None = None
+        # Beliefs are built every turn from small mappings that repeat within and across
+        # dialogues: the canonical parts are remembered by this tracker's canonicaliser.
+        self._canon = BeliefCanonicaliser()
         # (user act, this_slot, confirmed item, offer happened) -> what _read makes of the act
-        self._readings: dict[tuple[Act, str | None, tuple[str, str] | None, bool], tuple] = {}
-        self.reset()
-
-    def reset(self) -> BeliefState:
-        """Start a new dialogue; returns the turn-0 belief (all mass on none)."""
-        self._slots: dict[str, dict[str, float]] = {slot: {} for slot in self._informable}
-        # The canonical (validated, sorted) distribution of each slot that has not changed
-        # since the last belief: BeliefState takes those as they are (see _build).
+        self._readings: dict[tuple[Act, str | None, tuple[str, str] | None, bool], _Reading] = {}
+        # the state of the current dialogue (set by reset)
+        self._slots: dict[str, dict[str, float]] = {}
+        # The canonical distribution of each slot that has not changed since the last belief.
         self._canonical: dict[str, Mapping[str, float]] = {}
         self._method: dict[str, float] = {}
         self._requested: dict[str, float] = {}
-        self._method_built: list[tuple[str, float]] | None = None  # self._method's items then
+        self._method_built: list[tuple[str, float]] | None = None  # self._method's items when last built
         self._last_offered: str | None = None
         self._offered: list[str] = []
+        self._last_no_venue = False
+        self._initial: BeliefState | None = None
+        self.belief: BeliefState = self.reset()
+
+    def reset(self) -> BeliefState:
+        """Start a new dialogue; returns the turn-0 belief (all mass on none)."""
+        self._slots = {slot: {} for slot in self._informable}
+        self._canonical = {}
+        self._method = {}
+        self._requested = {}
+        self._method_built = None
+        self._last_offered = None
+        self._offered = []
         self._last_no_venue = False
         initial = self._initial
         if initial is None:  # the turn-0 belief is always the same: built once
@@ -161,82 +164,74 @@ class FocusTracker:
         ValueError
             If a confidence is not in [0, 1] or the confidences sum to more than 1.
         """
-        if user is None:
-            hypotheses: Sequence[tuple[Act, float]] = ((_SILENCE, 1.0),)
-        elif isinstance(user, Act):
-            hypotheses = ((user, 1.0),)
-        else:
-            hypotheses = user
-            total = 0.0
-            for position, entry in enumerate(hypotheses):
-                if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], Act)):
-                    raise ValueError(f"user hypothesis {position} must be an (Act, confidence) pair, got {entry!r}")
-                p = entry[1]
-                if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-                    raise ValueError(f"user hypothesis {position} ({entry[0]}): confidence must be in [0, 1], got {p!r}")
-                total += p
-            if total > 1.0 + 1e-9:
-                raise ValueError(f"user hypotheses: confidences sum to {total!r}, more than 1")
+        hypotheses = _hypotheses(user)
+        informed, this_slot, confirmed = self._hear_system(system_act)
+        evidence = self._evidence(hypotheses, this_slot, confirmed, self._last_offered is not None)
+        self._update_slots(evidence.informs)
+        self._update_method(evidence.methods)
+        self._update_requested(informed, evidence.requests)
+        self.belief = self._build(evidence.discourse)
+        return self.belief
 
-        # -- the system's last act: history, requested-slot resets, confirmed values -----
+    # -- the steps of an update -------------------------------------------------------------
+
+    def _hear_system(self, system_act: Act | None) -> tuple[set[str], str | None, tuple[str, str] | None]:
+        """Fold the system's last act into the history; returns the slots it informed, the slot it
+        asked about (request, select, confirm) and the one item it confirmed (None unless exactly one)."""
         informed: set[str] = set()
         confirmed: list[tuple[str, str]] = []
         this_slot: str | None = None
         self._last_no_venue = False
-        if system_act is not None:
-            intents = system_act.intents
-            if "restart" in intents:
-                self.reset()
-            if "inform" in intents:
-                no_venue = any(i.slot == "name" and i.op == "=" and i.value == "none" for i in system_act.items)
-                for item in system_act.items:
-                    if item.op != "=" or item.value is None:
-                        continue
-                    if item.slot == "name":
-                        if item.value == "none":
-                            self._last_no_venue = True
-                            self._offered = []  # PyDial's "offered since the last name=none"
-                        else:
-                            self._last_offered = item.value
-                            self._offered.append(item.value)
-                    elif not no_venue:
-                        informed.add(item.slot)
-            elif intents[0] in ("request", "select", "confirm") and system_act.items:
-                this_slot = system_act.items[0].slot
-                if "confirm" in intents:
-                    confirmed = [(i.slot, i.value) for i in system_act.items if i.op == "=" and i.value is not None]
-        offer_happened = self._last_offered is not None
+        if system_act is None:
+            return informed, this_slot, None
+        intents = system_act.intents
+        if "restart" in intents:
+            self.reset()
+        if "inform" in intents:
+            no_venue = any(i.slot == "name" and i.op == "=" and i.value == "none" for i in system_act.items)
+            for item in system_act.items:
+                if item.op != "=" or item.value is None:
+                    continue
+                if item.slot == "name":
+                    self._hear_offer(item.value)
+                elif not no_venue:
+                    informed.add(item.slot)
+        elif intents[0] in ("request", "select", "confirm") and system_act.items:
+            this_slot = system_act.items[0].slot
+            if "confirm" in intents:
+                confirmed = [(i.slot, i.value) for i in system_act.items if i.op == "=" and i.value is not None]
+        return informed, this_slot, confirmed[0] if len(confirmed) == 1 else None
 
-        # -- evidence from the user's hypotheses ------------------------------------------
-        evidence: dict[str, dict[str, float]] = {}
-        requests: dict[str, float] = {}
-        turn_method: dict[str, float] = {}
-        discourse: dict[str, float] = {}
+    def _hear_offer(self, name: str) -> None:
+        if name == "none":
+            self._last_no_venue = True
+            self._offered = []  # PyDial's "offered since the last name=none"
+        else:
+            self._last_offered = name
+            self._offered.append(name)
+
+    def _evidence(
+        self, hypotheses: Hypotheses, this_slot: str | None, confirmed: tuple[str, str] | None, offer_happened: bool
+    ) -> _Evidence:
+        """The confidence-weighted informs, requests, methods and discourse acts of the user's hypotheses."""
+        evidence = _Evidence()
         readings = self._readings
-        confirmed_one = confirmed[0] if len(confirmed) == 1 else None
         for act, p in hypotheses:
             if p <= 0.0:
                 continue
-            key = (act, this_slot, confirmed_one, offer_happened)
+            key = (act, this_slot, confirmed, offer_happened)
             reading = readings.get(key)
             if reading is None:
-                reading = self._read(act, this_slot, confirmed_one, offer_happened)
+                reading = self._read(act, this_slot, confirmed, offer_happened)
                 if len(readings) < _MAX_READINGS:
                     readings[key] = reading
-            informs, requested_slots, method, name = reading
-            for slot, value in informs:
-                per_value = evidence.setdefault(slot, {})
-                per_value[value] = per_value.get(value, 0.0) + p
-            for slot in requested_slots:
-                requests[slot] = requests.get(slot, 0.0) + p
-            if method != "none":
-                turn_method[method] = turn_method.get(method, 0.0) + p
-            if name != "none":
-                discourse[name] = discourse.get(name, 0.0) + p
+            evidence.add(reading, p)
+        return evidence
 
-        # -- informable slots: the focus update ---------------------------------------------
+    def _update_slots(self, informs: dict[str, dict[str, float]]) -> None:
+        """The focus update of every informable slot this turn informed."""
         slots = self._slots
-        for slot, per_value in evidence.items():
+        for slot, per_value in informs.items():
             dist = slots[slot]
             q = 1.0 - sum(per_value.values())
             if q <= 0.0:
@@ -251,7 +246,7 @@ class FocusTracker:
             slots[slot] = {value: p for value, p in new.items() if p > 0.0}
             self._canonical.pop(slot, None)
 
-        # -- method ----------------------------------------------------------------------------
+    def _update_method(self, turn_method: dict[str, float]) -> None:
         turn_none = 1.0 - sum(turn_method.values())
         if turn_none < 0.0:
             turn_none = 0.0
@@ -260,7 +255,7 @@ class FocusTracker:
             method_dist[m] = method_dist.get(m, 0.0) + p
         self._method = {m: p for m, p in method_dist.items() if p > 0.0}
 
-        # -- requested slots ----------------------------------------------------------------
+    def _update_requested(self, informed: set[str], requests: dict[str, float]) -> None:
         requested: dict[str, float] = {}
         for slot, p in self._requested.items():
             if slot not in informed:
@@ -269,12 +264,7 @@ class FocusTracker:
             requested[slot] = min(1.0, requested.get(slot, 0.0) + p)
         self._requested = requested
 
-        self.belief = self._build(discourse)
-        return self.belief
-
-    def _read(
-        self, act: Act, this_slot: str | None, confirmed: tuple[str, str] | None, offer_happened: bool
-    ) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...], str, str]:
+    def _read(self, act: Act, this_slot: str | None, confirmed: tuple[str, str] | None, offer_happened: bool) -> _Reading:
         """What one user act says: its informs and requested slots (both kept only if the ontology
         knows them), its method and its discourse act (see the module docstring).
 
@@ -306,27 +296,13 @@ class FocusTracker:
             informs.append(confirmed)
         allowed = self._allowed
         informs = [(slot, value) for slot, value in informs if slot in allowed and value in allowed[slot]]
-        if "reqalts" in intents:
-            method = "byalternatives"
-        elif "bye" in intents:
-            method = "finished"
-        elif informs:
-            method = "byname" if any(slot == "name" for slot, _ in informs) else "byconstraints"
-        elif "restart" in intents:
-            method = "restart"
-        elif requested and offer_happened:
-            method = "byname"
-        else:
-            method = "none"
-        name = "none"
-        for candidate in _DISCOURSE_ORDER:
-            if candidate in intents:
-                name = _DISCOURSE[candidate]
-                break
+        method = _method_of(intents, informs, bool(requested) and offer_happened)
+        name = next((_DISCOURSE[c] for c in _DISCOURSE_ORDER if c in intents), "none")
         requestable = self._requestable
         return tuple(informs), tuple(slot for slot in requested if slot in requestable), method, name
 
     def _build(self, discourse: dict[str, float]) -> BeliefState:
+        canon = self._canon
         # The method distribution follows from self._method (its values in its order): when
         # that is what the last belief was built from, so is the distribution.
         method_items = list(self._method.items())
@@ -339,46 +315,93 @@ class FocusTracker:
             total = sum(method.values())
             if total > 1.0:
                 method = {m: p / total for m, p in method.items()}
-            method_dist = _trusted_method(method)  # a valid distribution by construction
+            method_dist = canon.method(method)
             self._method_built = method_items
-        turn_dist = _discourse_distribution(discourse)
-        canonical = self._canonical
-        if len(canonical) == len(self._slots):  # no slot changed: reuse the last belief's slots
-            slots: Mapping[str, Mapping[str, float]] = self.belief.slots
-        else:  # canonicalise only the distributions that changed (memoised: they repeat)
-            parts = {}
-            for slot, dist in self._slots.items():
-                part = canonical.get(slot)
-                parts[slot] = part if part is not None else _canonical_slot(slot, dist)
-            slots = _canonical_slots(parts)
-            self._canonical = dict(slots)
-        belief = _trusted_belief(
-            slots,
-            method_dist,
-            turn_dist,
-            _canonical_requested(self._requested),
-            self._last_offered,
-            self._last_offered is not None,
-            self._last_no_venue,
-        )
-        return belief
-
-
-_DISCOURSE_MEMO: dict[tuple[tuple[str, float], ...], Mapping[str, float]] = {}
-
-
-def _discourse_distribution(discourse: dict[str, float]) -> Mapping[str, float]:
-    """The belief's discourse-act distribution for a turn's evidence (memoised: a turn has a few kinds)."""
-    key = tuple(discourse.items())
-    dist = _DISCOURSE_MEMO.get(key)
-    if dist is None:
         turn = dict(discourse)
         rest = 1.0 - sum(turn.values())
         turn["none"] = rest if rest > 0.0 else 0.0
-        dist = _trusted_discourse(turn)  # a valid distribution by construction
-        if len(_DISCOURSE_MEMO) < 4096:
-            _DISCOURSE_MEMO[key] = dist
-    return dist
+        canonical = self._canonical
+        if len(canonical) == len(self._slots):  # no slot changed: reuse the last belief's slots
+            slots: Mapping[str, Mapping[str, float]] = self.belief.slots
+        else:  # canonicalise only the distributions that changed
+            parts = {}
+            for slot, dist in self._slots.items():
+                part = canonical.get(slot)
+                parts[slot] = part if part is not None else canon.slot(slot, dist)
+            slots = canon.slots(parts)
+            self._canonical = dict(slots)
+        return BeliefState(
+            slots=slots,
+            method=method_dist,
+            discourse_act=canon.discourse_act(turn),
+            requested=canon.requested(self._requested),
+            last_offered=self._last_offered,
+            offer_happened=self._last_offered is not None,
+            last_informed_no_venue=self._last_no_venue,
+        )
+
+
+#: What one user act says: (informs, requested slots, method, discourse act).
+_Reading = tuple[tuple[tuple[str, str], ...], tuple[str, ...], str, str]
+
+
+class _Evidence:
+    """This turn's summed confidences: per slot and value informed, per slot requested, per
+    method and per discourse act."""
+
+    __slots__ = ("informs", "requests", "methods", "discourse")
+
+    def __init__(self) -> None:
+        self.informs: dict[str, dict[str, float]] = {}
+        self.requests: dict[str, float] = {}
+        self.methods: dict[str, float] = {}
+        self.discourse: dict[str, float] = {}
+
+    def add(self, reading: _Reading, p: float) -> None:
+        informs, requested_slots, method, name = reading
+        for slot, value in informs:
+            per_value = self.informs.setdefault(slot, {})
+            per_value[value] = per_value.get(value, 0.0) + p
+        for slot in requested_slots:
+            self.requests[slot] = self.requests.get(slot, 0.0) + p
+        if method != "none":
+            self.methods[method] = self.methods.get(method, 0.0) + p
+        if name != "none":
+            self.discourse[name] = self.discourse.get(name, 0.0) + p
+
+
+def _hypotheses(user: Act | Hypotheses | None) -> Hypotheses:
+    """The user's turn as an n-best list (validated when it is one)."""
+    if user is None:
+        return ((_SILENCE, 1.0),)
+    if isinstance(user, Act):
+        return ((user, 1.0),)
+    total = 0.0
+    for position, entry in enumerate(user):
+        if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], Act)):
+            raise ValueError(f"user hypothesis {position} must be an (Act, confidence) pair, got {entry!r}")
+        p = entry[1]
+        if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"user hypothesis {position} ({entry[0]}): confidence must be in [0, 1], got {p!r}")
+        total += p
+    if total > 1.0 + 1e-9:
+        raise ValueError(f"user hypotheses: confidences sum to {total!r}, more than 1")
+    return user
+
+
+def _method_of(intents: tuple[str, ...], informs: list[tuple[str, str]], asked_after_offer: bool) -> str:
+    """The method of one user act (the first rule of the module docstring that applies)."""
+    if "reqalts" in intents:
+        return "byalternatives"
+    if "bye" in intents:
+        return "finished"
+    if informs:
+        return "byname" if any(slot == "name" for slot, _ in informs) else "byconstraints"
+    if "restart" in intents:
+        return "restart"
+    if asked_after_offer:
+        return "byname"
+    return "none"
 
 
 _SILENCE = Act("null")

@@ -313,3 +313,55 @@ def test_from_pydial_unknown_names() -> None:
 def test_from_pydial_errors(belief, match) -> None:
     with pytest.raises(InvalidContextError, match=match):
         BeliefState.from_pydial(belief)
+
+
+# -- BeliefCanonicaliser: the tracker's fast path -----------------------------------------
+
+
+def test_canonical_parts_are_what_belief_state_stores():
+    from contexts.belief import BeliefCanonicaliser
+
+    canon = BeliefCanonicaliser()
+    raw = {"food": {"thai": 0.5, "indian": 0.25}, "area": {"north": 1.0}}
+    slots = canon.slots({slot: canon.slot(slot, dist) for slot, dist in raw.items()})
+    method = canon.method({"byconstraints": 0.75, "none": 0.25})
+    discourse = canon.discourse_act({"ack": 1.0})
+    requested = canon.requested({"phone": 0.5, "addr": 1.0})
+    fast = BeliefState(slots=slots, method=method, discourse_act=discourse, requested=requested, last_offered="x")
+    slow = BeliefState(slots=raw, method={"byconstraints": 0.75, "none": 0.25}, discourse_act={"ack": 1.0},
+                       requested={"phone": 0.5, "addr": 1.0}, last_offered="x")
+    assert fast == slow and fast.key() == slow.key()
+    assert list(fast.slots) == list(slow.slots) == ["area", "food"]
+    assert list(fast.requested) == list(slow.requested)
+    # canonical parts are stored as they are (the fast path), and equal input gives the same part
+    assert fast.slots is slots and fast.method is method and fast.requested is requested
+    assert canon.slot("food", {"thai": 0.5, "indian": 0.25}) is slots["food"]
+    assert canon.method({"byconstraints": 0.75, "none": 0.25}) is method
+    # another canonicaliser shares nothing: equal parts, other objects
+    assert BeliefCanonicaliser().slot("food", {"thai": 0.5, "indian": 0.25}) is not slots["food"]
+
+
+def test_canonicaliser_validates_like_belief_state():
+    from contexts.belief import BeliefCanonicaliser
+
+    canon = BeliefCanonicaliser()
+    with pytest.raises(InvalidContextError, match="slot 'food' value 'thai': probability 1.5 is greater than 1"):
+        canon.slot("food", {"thai": 1.5})
+    with pytest.raises(InvalidContextError, match="method: unknown value 'bynone'"):
+        canon.method({"bynone": 1.0})
+    with pytest.raises(InvalidContextError, match="discourse_act: probabilities sum to 0.5"):
+        canon.discourse_act({"ack": 0.5})
+    with pytest.raises(InvalidContextError, match="requested slot 'phone': probability -0.5 is negative"):
+        canon.requested({"phone": -0.5})
+    with pytest.raises(InvalidContextError, match="last_offered must be a non-empty string"):
+        BeliefState(slots=canon.slots({}), last_offered="")  # the history is still checked
+
+
+def test_canonicaliser_remembers_at_most_max_entries():
+    from contexts.belief import BeliefCanonicaliser
+
+    canon = BeliefCanonicaliser(max_entries=2)
+    parts = [canon.slot("area", {"north": p}) for p in (0.1, 0.2, 0.3)]
+    assert canon.slot("area", {"north": 0.2}) is parts[1]
+    third = canon.slot("area", {"north": 0.3})
+    assert third == parts[2] and third is not parts[2]  # computed again, not stored
