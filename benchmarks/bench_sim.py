@@ -26,7 +26,8 @@ import time
 from contexts.collect import collect_contexts
 from contexts.dialogue_log import read_dialogue_log
 from contexts.domain import default_domain
-from policies import HandcraftedPolicy, RandomPolicy, SummaryActions, belief_features, run_dialogues
+from policies import HandcraftedPolicy, RandomPolicy, SummaryActions, run_dialogues
+from policies.sim.features import BeliefFeatures
 
 
 def _line(label: str, value: str) -> None:
@@ -106,9 +107,10 @@ def bench_components() -> None:
     result = run_dialogues(HandcraftedPolicy(), 200, seed=5, keep_dialogues=True)
     beliefs = [t.belief for d in result.dialogues for t in d.turns]
     space = SummaryActions(domain)
+    features_of = BeliefFeatures(domain, space=space)  # what a GP-SARSA policy owns
     start = time.perf_counter()
     for belief in beliefs:
-        belief_features(belief, domain)
+        features_of(belief)
     features = (time.perf_counter() - start) / len(beliefs)
     start = time.perf_counter()
     for belief in beliefs:

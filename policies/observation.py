@@ -20,7 +20,7 @@ from contexts.belief import BeliefState
 from contexts.domain import Domain, default_domain
 from policies.adapters import _check_name, _provenance, _qualified_name
 from policies.sim.domain_cache import domain_cache
-from policies.sim.features import belief_features
+from policies.sim.features import BeliefFeatures
 from policies.sim.nlg import TemplateNLG
 from policies.sim.observation import belief_of
 from policies.sim.summary import SummaryActions
@@ -122,6 +122,7 @@ class ObservationPolicy:
         self.use_masks = bool(use_masks)
         self.domain = domain if domain is not None else default_domain()
         self.space: SummaryActions = domain_cache(self.domain).space
+        self.features = BeliefFeatures(self.domain, space=self.space)  # the policy's own extractor
         self.name: str = name if name is not None else getattr(fn, "__name__", None) or type(fn).__name__
         self.nlg = TemplateNLG(self.name if nlg_instance is None else nlg_instance)
         self.text = bool(text)
@@ -175,7 +176,7 @@ class ObservationPolicy:
 
     def choose(self, belief: BeliefState, mask: np.ndarray) -> int:
         """The summary action for ``belief`` (the :class:`~policies.sim.summary.SummaryPolicy` protocol)."""
-        observation = belief_features(belief, self.domain)
+        observation = self.features(belief)
         return int(self._call(observation[None, :], np.asarray(mask, dtype=bool)[None, :])[0])
 
     def actions(self, contexts: Sequence[Any]) -> np.ndarray:
@@ -189,11 +190,11 @@ class ObservationPolicy:
         beliefs = [belief_of(c) for c in contexts]
         batch = self._batch
         if batch is None or not batch.matches(beliefs):
-            width = len(belief_features(beliefs[0], self.domain)) if beliefs else 0
+            width = self.features.size
             observations = np.empty((len(beliefs), width), dtype=np.float64)
             masks = np.empty((len(beliefs), len(self.space)), dtype=bool)
             for i, belief in enumerate(beliefs):
-                observations[i] = belief_features(belief, self.domain)
+                observations[i] = self.features(belief)
                 masks[i] = self.space.mask(belief)
             batch = self._batch = _Batch(beliefs, observations, masks)
         return batch

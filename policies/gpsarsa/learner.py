@@ -121,15 +121,18 @@ and C̃ (checkpoints and :meth:`GPSarsa.arrays` use insertion order).
   rebuilt when the dictionary grows), so a decision reads them from cache instead of from
   rows scattered over C̃.
 * Learning (per episode). The turns of one action are ALD-tested in order against its
-  block as it grows, on the kernel values evaluation already computed (a policy hands them
-  to :meth:`_learn`; otherwise they are recomputed, identically). ``C̃ k̃(x_t)`` reads only
+  block as it grows, on the kernel values evaluation already computed (:meth:`GPSarsa.act`
+  returns them as the decision's :class:`Evaluation`, and a policy hands them back in its
+  :class:`Episode`; otherwise they are recomputed, identically). ``C̃ k̃(x_t)`` reads only
   the rows of the points ``x_t``'s block had before the episode. The T × T algebra is
   small; the one O(m²·T) step is ``C̃ += Wᵀ W`` (T passes over C̃ — the per-transition
   recursion made T rank-one updates, each twice as expensive). ``C̃`` is kept exactly
   ``m × m`` and C-contiguous and re-allocated only when the dictionary grows (at most once
   per episode).
-* Callers whose inputs are valid by construction (the policy wrapper) use ``_select`` and
-  ``_learn``, which skip the public methods' validation.
+* :meth:`GPSarsa.act` is :meth:`GPSarsa.select_action` for a caller that decides every turn
+  (the policy wrapper): it checks its inputs' types and shapes only (not the finiteness of the
+  features, which a feature extractor guarantees) and returns the decision's evaluation for
+  :meth:`GPSarsa.learn`.
 
 Checkpoints
 -----------
@@ -149,7 +152,7 @@ import json
 import math
 import os
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -169,6 +172,9 @@ __all__ = [
     "QEstimate",
     "GPSarsaDiagnostics",
     "GPSarsa",
+    "Evaluation",
+    "Decision",
+    "Episode",
     "compile_kernels",
 ]
 
@@ -190,7 +196,8 @@ class GPSarsaConfig:
     Parameters
     ----------
     feature_dim : int
-        Length of a belief feature vector (305 in the restaurant domain).
+        Length of a belief feature vector (275 in the default restaurant domain:
+        :func:`policies.sim.features.feature_size`).
     n_actions : int, default 16
         Number of summary actions.
     gamma : float, default 1.0
@@ -205,7 +212,7 @@ class GPSarsaConfig:
 
     Examples
     --------
-    >>> config = GPSarsaConfig(feature_dim=305)
+    >>> config = GPSarsaConfig(feature_dim=275)
     >>> config.n_actions, config.gamma, config.sigma, config.nu, config.scale
     (16, 1.0, 5.0, 0.001, 3.0)
     >>> GPSarsaConfig(feature_dim=3, sigma=0)
@@ -332,15 +339,50 @@ class _Layout(NamedTuple):
     sizes: NDArray[np.int64]  # (n_actions,): number of points of each action
     offsets: NDArray[np.int64]  # (n_actions,): where each action's block starts in the packed blocks
     block_of: NDArray[np.int64]  # (m,): the action of each position
-    kernels: dict[bytes, _Kernel]  # the kernels of the beliefs seen (by their bytes; see _kernel)
+    kernels: dict[bytes, Evaluation]  # the kernels of the beliefs seen (by their bytes; see _kernel)
 
 
-class _Kernel(NamedTuple):
-    """A belief's kernel values against the whole dictionary, as evaluation computes them."""
+class Evaluation(NamedTuple):
+    """A belief's kernel values against the whole dictionary, as one decision computed them.
+
+    Returned by :meth:`GPSarsa.act` and handed back to :meth:`GPSarsa.learn` (in an
+    :class:`Episode`) so that learning does not compute them again. Valid while the dictionary
+    is the one they were computed against; :meth:`GPSarsa.learn` recomputes stale ones
+    (identically), so handing them back is never wrong, only faster.
+    """
 
     values: NDArray[np.float64]  # (m + 1,): b · (each dictionary point), block order, then 0
     norm2: float  # b · b
     layout: _Layout  # the dictionary they belong to (replaced whenever it changes)
+
+
+class Decision(NamedTuple):
+    """What :meth:`GPSarsa.act` returns: the chosen action and the belief's :class:`Evaluation`."""
+
+    action: int
+    evaluation: Evaluation
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One complete episode for :meth:`GPSarsa.learn`.
+
+    Attributes
+    ----------
+    features : ndarray of shape (T, feature_dim)
+        The belief feature vector of each turn, ``T >= 1``.
+    actions : sequence of int, length T
+        The action taken at each turn.
+    rewards : sequence of float, length T
+        The reward of each turn; the episode ends in a terminal state after the last turn.
+    evaluations : sequence of Evaluation, optional
+        The turns' evaluations from :meth:`GPSarsa.act`, in order (all or none).
+    """
+
+    features: ArrayLike
+    actions: ArrayLike
+    rewards: ArrayLike
+    evaluations: tuple[Evaluation, ...] | None = None
 
 
 _MAX_CACHED_KERNELS = 1024
@@ -430,7 +472,6 @@ class GPSarsa:
         self._cov = np.zeros((0, 0))
         self._layout: _Layout | None = None
         self._packed: NDArray[np.float64] | None = None  # the same-action blocks of C̃ (see _posterior)
-        self._last_kernel: _Kernel | None = None  # of the last belief evaluated
         self._all_actions = np.ones(config.n_actions, dtype=np.bool_)  # the mask "every action"
         self._no_samples = np.zeros(config.n_actions)  # the standard normals of a greedy selection
 
@@ -549,7 +590,7 @@ class GPSarsa:
             _gpkernels.pack_blocks(self._cov, layout.starts, layout.sizes, layout.offsets, self._packed)
         return self._packed
 
-    def _kernel(self, b: NDArray[np.float64]) -> _Kernel:
+    def _kernel(self, b: NDArray[np.float64]) -> Evaluation:
         """``b`` against every dictionary point: ``v = F b`` over the non-zero features only.
 
         Beliefs are sparse (about 20 of 275 entries are non-zero), and in ``Fᵀ`` the rows of
@@ -564,7 +605,7 @@ class GPSarsa:
         kernel = layout.kernels.get(key)
         if kernel is None:
             values = np.zeros(layout.features_t.shape[1])
-            kernel = _Kernel(values, _gpkernels.belief_kernel(layout.features_t, b, values), layout)
+            kernel = Evaluation(values, _gpkernels.belief_kernel(layout.features_t, b, values), layout)
             if len(layout.kernels) < _MAX_CACHED_KERNELS:
                 layout.kernels[key] = kernel
         return kernel
@@ -572,7 +613,6 @@ class GPSarsa:
     def _posterior(self, b: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Posterior mean and (clipped) variance of every action at a validated belief ``b``."""
         kernel = self._kernel(b)
-        self._last_kernel = kernel
         layout = kernel.layout
         n = self._config.n_actions
         mean, var = np.empty(n), np.empty(n)
@@ -661,21 +701,59 @@ class GPSarsa:
                 "rng must be a numpy.random.Generator when scale > 0 "
                 f"(scale={effective!r}), got {type(rng).__name__}"
             )
-        return self._select(b, available, rng, effective)
+        return self._select(self._kernel(b), available, rng, effective)
+
+    def act(
+        self,
+        features: NDArray[np.float64],
+        mask: NDArray[np.bool_] | None,
+        rng: np.random.Generator | None,
+        scale: float | None = None,
+    ) -> Decision:
+        """:meth:`select_action` for a caller that decides every turn; also returns the evaluation.
+
+        The same choice as ``select_action(features, mask, rng=rng, scale=scale)`` (the same
+        draws from ``rng``), with cheaper checks: ``features`` must be a float64 array of shape
+        ``(feature_dim,)`` whose entries are finite — *not checked*, as the features of a belief
+        state are by construction — and ``mask`` None or a bool array of shape ``(n_actions,)``
+        with an available action (checked, as is ``rng`` when the scale is > 0).
+
+        Returns
+        -------
+        Decision
+            ``(action, evaluation)``; hand the evaluations of an episode's decisions back to
+            :meth:`learn` in its :class:`Episode`.
+
+        Examples
+        --------
+        >>> learner = GPSarsa(GPSarsaConfig(feature_dim=2, n_actions=3))
+        >>> decision = learner.act(np.array([1.0, 0.0]), np.array([False, True, True]), None, scale=0)
+        >>> decision.action, decision.evaluation.norm2
+        (1, 1.0)
+        """
+        cfg = self._config
+        if not (type(features) is np.ndarray and features.dtype == np.float64 and features.shape == (cfg.feature_dim,)):
+            self._check_belief(features)  # raises: the message says what is wrong
+            features = np.asarray(features, dtype=np.float64)
+        if mask is not None and not (type(mask) is np.ndarray and mask.dtype == np.bool_
+                                     and mask.shape == (cfg.n_actions,) and (mask[0] or mask.any())):
+            mask = self._check_mask(mask)
+        effective = cfg.scale if scale is None else scale
+        if effective > 0.0 and not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy.random.Generator when scale > 0, got {type(rng).__name__}")
+        kernel = self._kernel(features)
+        return Decision(self._select(kernel, mask, rng, effective), kernel)
 
     def _select(
         self,
-        b: NDArray[np.float64],
+        kernel: Evaluation,
         available: NDArray[np.bool_] | None,
         rng: np.random.Generator | None,
         scale: float,
     ) -> int:
-        """:meth:`select_action` without validation (for callers whose inputs are valid)."""
-        kernel = self._kernel(b)
-        self._last_kernel = kernel
+        """The choice of :meth:`select_action` for a belief's kernel (inputs already checked)."""
         layout = kernel.layout
-        if scale > 0.0:
-            assert rng is not None
+        if scale > 0.0 and rng is not None:
             samples = rng.standard_normal(self._config.n_actions)
         else:
             samples = self._no_samples
@@ -726,8 +804,22 @@ class GPSarsa:
         >>> learner.q_values([1.0, 0.0]).mean.tolist()  # returns (18, 19), shrunk by n/(n+σ²)
         [9.0, 0.0]
         """
+        self.learn(Episode(features, actions, rewards))
+
+    def learn(self, episode: Episode) -> None:
+        """Update the posterior with one complete :class:`Episode` (as :meth:`learn_episode`).
+
+        The episode's evaluations (from :meth:`act`), if given for every turn and still current,
+        spare computing the kernel values again; the result is the same either way.
+
+        Raises
+        ------
+        ValueError
+            Naming what is wrong: shapes, non-finite features or rewards, actions outside
+            ``[0, n_actions)``, evaluations for some turns only.
+        """
         cfg = self._config
-        x = np.asarray(features, dtype=np.float64)
+        x = np.asarray(episode.features, dtype=np.float64)
         if x.ndim != 2 or x.shape[1] != cfg.feature_dim or x.shape[0] < 1:
             raise ValueError(
                 f"features must have shape (T, {cfg.feature_dim}) with T >= 1, got {x.shape}"
@@ -735,7 +827,7 @@ class GPSarsa:
         if not np.isfinite(x).all():
             raise ValueError("features must be finite, got non-finite values")
         turns = x.shape[0]
-        acts = np.asarray(actions)
+        acts = np.asarray(episode.actions)
         if acts.shape != (turns,):
             raise ValueError(f"actions must have shape ({turns},) like features, got {acts.shape}")
         if acts.dtype.kind not in "iu":
@@ -743,20 +835,23 @@ class GPSarsa:
         if turns and (acts.min() < 0 or acts.max() >= cfg.n_actions):
             bad = acts[(acts < 0) | (acts >= cfg.n_actions)][0]
             raise ValueError(f"actions must be in [0, {cfg.n_actions - 1}], got {int(bad)}")
-        r = np.asarray(rewards, dtype=np.float64)
+        r = np.asarray(episode.rewards, dtype=np.float64)
         if r.shape != (turns,):
             raise ValueError(f"rewards must have shape ({turns},) like features, got {r.shape}")
         if not np.isfinite(r).all():
             raise ValueError("rewards must be finite, got non-finite values")
-        self._learn(x, acts.tolist(), r.tolist())
+        evaluations = episode.evaluations
+        if evaluations is not None and len(evaluations) != turns:
+            raise ValueError(f"evaluations must be given for all {turns} turns or none, got {len(evaluations)}")
+        self._learn(x, acts.tolist(), r.tolist(), evaluations)
 
     def _learn(
-        self, x: NDArray[np.float64], acts: list[int], r: list[float], kernels: list[_Kernel] | None = None
+        self, x: NDArray[np.float64], acts: list[int], r: list[float], kernels: Sequence[Evaluation] | None = None
     ) -> None:
-        """:meth:`learn_episode` without validation: ``x`` (T, d) float64, Python ints and floats.
+        """The update of :meth:`learn` on checked inputs: ``x`` (T, d) float64, Python ints and floats.
 
-        ``kernels`` are the turns' kernel values from evaluation (:meth:`_select`), used if
-        they belong to the current dictionary (they are what :meth:`_kernel` would compute).
+        ``kernels`` are the turns' evaluations, used if they belong to the current dictionary
+        (they are what :meth:`_kernel` would compute).
         """
         cfg = self._config
         turns = len(acts)

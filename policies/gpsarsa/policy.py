@@ -79,9 +79,9 @@ import numpy as np
 
 from contexts.belief import BeliefState
 from contexts.domain import default_domain
-from policies.gpsarsa.learner import GPSarsa, GPSarsaConfig, QEstimate
+from policies.gpsarsa.learner import Episode, Evaluation, GPSarsa, GPSarsaConfig, QEstimate
 from policies.sim.domain_cache import domain_cache, domain_fingerprint
-from policies.sim.features import belief_features, feature_size
+from policies.sim.features import BeliefFeatures, feature_size
 from policies.sim.rewards import REWARD_MODELS
 from policies.sim.simulation import SummaryPolicyAdapter
 from policies.sim.summary import SummaryActions
@@ -192,6 +192,9 @@ class GPSarsaPolicy:
             raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {reward!r}")
         self.domain: Domain = domain if domain is not None else default_domain()
         self.space: SummaryActions = domain_cache(self.domain).space
+        # the policy's own feature extractor (it remembers what it computed; shares the
+        # per-belief summary with the runner's masks through the domain's summary actions)
+        self.feature_extractor = BeliefFeatures(self.domain, space=self.space)
         self.seed = check_int("seed", seed, minimum=0, error=ValueError)
         self.reward = reward
         self.dialogues_trained = check_int("dialogues_trained", dialogues_trained, minimum=0, error=ValueError)
@@ -221,7 +224,8 @@ class GPSarsaPolicy:
         self.sampling_scale = 0.0
         self._rng: np.random.Generator | None = None  # the current dialogue's generator
         self._own_rng: np.random.Generator | None = None
-        self._seen: list[tuple[BeliefState, np.ndarray, Any]] = []  # this dialogue's features and kernels
+        # this dialogue's decisions: belief, features and the learner's evaluation (see end_dialogue)
+        self._seen: list[tuple[BeliefState, np.ndarray, Evaluation]] = []
         self._adapter: SummaryPolicyAdapter | None = None
 
     # ------------------------------------------------------------------ description
@@ -274,41 +278,31 @@ class GPSarsaPolicy:
     # ------------------------------------------------------------------ decisions
 
     def features(self, belief: BeliefState) -> np.ndarray:
-        """The belief feature vector (:func:`policies.sim.features.belief_features`)."""
-        return belief_features(belief, self.domain)
+        """The belief feature vector (:func:`policies.sim.features.belief_features`, by the policy's extractor)."""
+        return self.feature_extractor(belief)
 
     def q_values(self, belief: BeliefState, mask: np.ndarray | None = None) -> QEstimate:
         """Posterior mean and standard deviation of Q for every summary action (NaN where masked)."""
-        return self.learner.q_values(belief_features(belief, self.domain), mask)
+        return self.learner.q_values(self.feature_extractor(belief), mask)
 
     def greedy_action(self, belief: BeliefState, mask: np.ndarray) -> int:
         """The unmasked action with the largest posterior mean (ties: the lowest index)."""
-        return self.learner.select_action(belief_features(belief, self.domain), mask, scale=0.0)
+        return self.learner.act(self.feature_extractor(belief), mask, None, scale=0.0).action
 
     def choose(self, belief: BeliefState, mask: np.ndarray) -> int:
         """Sample an action (training, or ``sampling_scale`` > 0 inside a dialogue) or take the greedy one."""
         if not self.training:
             if self.sampling_scale > 0.0 and self._rng is not None:
-                x = belief_features(belief, self.domain)
-                return self.learner.select_action(x, mask, rng=self._rng, scale=self.sampling_scale)
+                return self.learner.act(self.feature_extractor(belief), mask, self._rng, self.sampling_scale).action
             return self.greedy_action(belief, mask)
-        x = belief_features(belief, self.domain)
-        learner = self.learner
-        # The features are valid by construction; the mask is checked only if it is not
-        # already what the runner passes (a boolean array of the right shape, some action
-        # allowed: in the runner's masks the first request action always is).
-        if not (type(mask) is np.ndarray and mask.dtype == np.bool_ and mask.shape == (learner.config.n_actions,)
-                and (mask[0] or mask.any())):
-            mask = learner._check_mask(mask)
-        rng = self._rng
-        if rng is None:  # outside a simulated dialogue
+        x = self.feature_extractor(belief)
+        if self._rng is None:  # outside a simulated dialogue
             if self._own_rng is None:
                 self._own_rng = np.random.default_rng(self.seed)
-            return learner._select(x, mask, self._own_rng, learner.config.scale)
-        action = learner._select(x, mask, rng, learner.config.scale)
-        # keep the features and their kernel values against the dictionary for end_dialogue
-        self._seen.append((belief, x, learner._last_kernel))
-        return action
+            return self.learner.act(x, mask, self._own_rng).action
+        decision = self.learner.act(x, mask, self._rng)
+        self._seen.append((belief, x, decision.evaluation))  # learned from in end_dialogue
+        return decision.action
 
     # ------------------------------------------------------------------ runner hooks
 
@@ -330,21 +324,18 @@ class GPSarsaPolicy:
         beliefs = trace.beliefs
         if not len(actions):
             return
+        # The runner's trace holds the very belief objects it passed to choose, in order (the
+        # SummaryPolicy protocol): those decisions' features and evaluations are reused.
         rows = []
-        kernels = []
+        evaluations = []
         for k, belief in enumerate(beliefs):
             if k < len(seen) and seen[k][0] is belief:
                 rows.append(seen[k][1])
-                kernels.append(seen[k][2])
+                evaluations.append(seen[k][2])
             else:
-                rows.append(belief_features(belief, self.domain))
-        # (T, d): np.stack's result, built faster; valid by construction, like the runner's actions and rewards:
-        x = np.array(rows)
-        if 0 <= actions.min() and actions.max() < self.learner.config.n_actions and np.isfinite(rewards).all():
-            # the unchecked fast path (the kernels are recomputed unless all are current)
-            self.learner._learn(x, actions.tolist(), rewards.tolist(), kernels if len(kernels) == len(rows) else None)
-        else:  # a hand-made trace: let the learner say what is wrong
-            self.learner.learn_episode(x, actions, rewards)
+                rows.append(self.feature_extractor(belief))
+        reused = tuple(evaluations) if len(evaluations) == len(rows) else None
+        self.learner.learn(Episode(np.array(rows), actions, rewards, reused))
 
     # ------------------------------------------------------------------ simscore policy
 
@@ -375,7 +366,7 @@ class GPSarsaPolicy:
             "domain": {
                 "name": self.domain.name,
                 "fingerprint": domain_fingerprint(self.domain),
-                "feature_size": feature_size(self.domain),
+                "feature_size": self.feature_extractor.size,
                 "summary_actions": list(self.space.names),
             },
         }

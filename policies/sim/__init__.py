@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from policies.sim.domain_cache import DomainCache, domain_cache, domain_fingerprint
-from policies.sim.features import belief_features, feature_names, feature_size
+from policies.sim.features import BeliefFeatures, belief_features, feature_names, feature_size
 from policies.sim.nlg import TemplateNLG
 from policies.sim.rewards import (
     REWARD_MODELS,
@@ -66,6 +66,7 @@ __all__ = [
     "action_mask",
     "master_action",
     "belief_features",
+    "BeliefFeatures",
     "feature_names",
     "feature_size",
     "FocusTracker",

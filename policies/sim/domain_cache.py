@@ -3,10 +3,15 @@
 A simulated dialogue, a policy and a feature extractor all need the same few objects of a
 domain: the venue index (:class:`~policies.sim._database.DatabaseIndex`), the summary actions
 (:class:`~policies.sim.summary.SummaryActions`), the feature layout
-(:mod:`policies.sim.features`) and the domain's fingerprint (recorded in checkpoints). Building
-them costs milliseconds and they never change, so :func:`domain_cache` keeps one
-:class:`DomainCache` per domain object (by identity; the eight most recent domains are
-kept) and every component asks it instead of building its own.
+(:class:`~policies.sim.features.FeatureLayout`) and the domain's fingerprint (recorded in
+checkpoints). :func:`domain_cache` keeps one :class:`DomainCache` per domain object (by
+identity; the eight most recent domains are kept) and the components of one dialogue ask it,
+so that they share one :class:`~policies.sim.summary.SummaryActions`: the runner's action mask
+and the policy's features then summarise each belief once. Everything else a cache holds is
+immutable; the summary memo is the summary actions' own (see its Notes).
+
+This module sits above :mod:`~policies.sim.summary` and :mod:`~policies.sim.features`, which
+do not import it.
 
 >>> from contexts.domain import default_domain
 >>> cache = domain_cache(default_domain())
@@ -22,12 +27,12 @@ import threading
 from typing import TYPE_CHECKING
 
 from policies.sim._database import DatabaseIndex
+from policies.sim.features import FeatureLayout
+from policies.sim.summary import SummaryActions
 from simscore.io import dumps
 
 if TYPE_CHECKING:
     from contexts.domain import Domain
-    from policies.sim.features import FeatureLayout
-    from policies.sim.summary import SummaryActions
 
 __all__ = ["DomainCache", "domain_cache", "domain_fingerprint"]
 
@@ -56,15 +61,11 @@ class DomainCache:
     @functools.cached_property
     def space(self) -> SummaryActions:
         """The summary actions, their masks and master actions."""
-        from policies.sim.summary import SummaryActions
-
-        return SummaryActions(self.domain)
+        return SummaryActions(self.domain, index=self.index)
 
     @functools.cached_property
     def layout(self) -> FeatureLayout:
         """Widths and paddings of the belief feature vector."""
-        from policies.sim.features import FeatureLayout
-
         return FeatureLayout(self.domain.ontology)
 
     @functools.cached_property

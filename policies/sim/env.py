@@ -72,7 +72,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from policies.sim.features import belief_features, feature_size
+from policies.sim.features import BeliefFeatures
 from policies.sim.observation import observation_for
 from policies.sim.rewards import IQEstimator, RewardModel, reward_model
 from policies.sim.simulation import MAX_TURNS, DialogueSimulator, SimulationSettings
@@ -137,15 +137,14 @@ class RestaurantSearchEnv(gym.Env):
         settings = SimulationSettings(domain, user_config, iq_estimator, max_turns)  # type: ignore[arg-type]
         self.sim = DialogueSimulator(settings, nlg_instance=nlg_instance)
         self.domain = self.sim.domain
-        self.observation_space = spaces.Box(
-            low=0.0, high=1.0, shape=(feature_size(self.domain),), dtype=np.float64
-        )
+        self._features = BeliefFeatures(self.domain, space=self.sim.space)  # the environment's own memo
+        self.observation_space = spaces.Box(low=0.0, high=1.0, shape=(self._features.size,), dtype=np.float64)
         self.action_space = spaces.Discrete(len(self.sim.space))
         self._episode = 0
         self._last_lines: list[str] = []
 
     def _observe(self) -> np.ndarray:
-        return belief_features(self.sim.belief, self.domain)
+        return self._features(self.sim.belief)
 
     def _started(self) -> DialogueSimulator:
         if self._episode == 0:

@@ -22,13 +22,15 @@ For the default domain that is 7 + 6 + 18 + (7 + 5 + 93 + 112) + 2 + 25 = 275 nu
 (PyDial's ontology, with more venue names, gives 305). :func:`feature_names` names
 every entry.
 
-The function is called at every turn of GP-SARSA training, so it fills one preallocated array
-from a few Python lists and one memoised array: everything after the requested slots (items
-4-6) depends only on the slots and the two history flags, which repeat within and across
-dialogues (the tracker shares equal slots mappings), so it is computed once per distinct
-``(slots, flags)`` (a bounded memo per domain) and copied in. Computing it reuses the parts of
-the slots that the tracker handed on unchanged from the previous belief (the same objects)
-and shares the per-belief summary (accepted values, database matches) with the action mask.
+:func:`belief_features` is a pure function, for one-off use. A component that computes the
+vector every turn — the GP-SARSA policy, the Gymnasium environment — owns a
+:class:`BeliefFeatures` extractor instead, which gives the same vectors and remembers what it
+computed: everything after the requested slots (items 4-6) depends only on the slots and the
+two history flags, which repeat within and across dialogues (the tracker shares equal slots
+mappings), so it is computed once per distinct ``(slots, flags)`` and copied in; computing it
+reuses the parts of the slots that the tracker handed on unchanged from the previous belief
+(the same objects), and the per-belief summary (accepted values, database matches) comes from
+the :class:`~policies.sim.summary.SummaryActions` that also computes the action mask.
 """
 
 from __future__ import annotations
@@ -38,30 +40,32 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from policies.sim.domain_cache import domain_cache
+from policies.sim.summary import SummaryActions
 
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
     from contexts.domain import Domain, Ontology
-    from policies.sim.domain_cache import DomainCache
-    from policies.sim.summary import SummaryActions, _Summary
+    from policies.sim.summary import Summary
 
-__all__ = ["belief_features", "feature_names", "feature_size", "FeatureLayout", "N_DATABASE_FLAGS"]
+__all__ = [
+    "belief_features",
+    "feature_names",
+    "feature_size",
+    "BeliefFeatures",
+    "FeatureLayout",
+    "N_DATABASE_FLAGS",
+    "database_flags",
+]
 
 #: Number of database flags at the end of the vector (5 blocks of 5).
 N_DATABASE_FLAGS = 25
 _MAX_ACCEPTED = 5
-_MAX_MEMO = 1 << 16
-_MAX_BODIES = 1 << 12
 
 
 class FeatureLayout:
-    """Slot widths and zero paddings of one ontology's feature vector (see :mod:`policies.sim.domain_cache`)."""
+    """Slot widths and zero paddings of one ontology's feature vector (immutable)."""
 
-    __slots__ = (
-        "requestable", "slots", "size", "head", "zeros", "database_flags", "last_slot_features", "last_requested",
-        "bodies",
-    )
+    __slots__ = ("requestable", "slots", "size", "head", "zeros")
 
     def __init__(self, ontology: Ontology) -> None:
         self.requestable = tuple(ontology.requestable)
@@ -77,18 +81,7 @@ class FeatureLayout:
         )
         # discourse act, method and requested slots come before the slots
         self.head = len(ontology.discourse_acts) + len(ontology.methods) + 2 * len(self.requestable)
-        self.zeros = [0.0] * max([width for _, width in self.slots] + [N_DATABASE_FLAGS])
-        # The database flags depend only on the accepted (slot, value) pairs in order, which
-        # change rarely within a dialogue: memoised (up to _MAX_MEMO keys).
-        self.database_flags: dict[tuple[tuple[str, str], ...], list[float]] = {}
-        # Per slot, the last distribution object seen and its part of the vector: the tracker
-        # hands on the distributions of the slots a turn did not change as they were.
-        self.last_slot_features: dict[str, tuple[Mapping[str, float] | None, np.ndarray]] = {}
-        # Likewise the requested slots (the tracker reuses them while they do not change).
-        self.last_requested: tuple[Mapping[str, float] | None, list[float]] = (None, [])
-        # Everything after the requested slots depends only on the slots and the two history
-        # flags: memoised by them (up to _MAX_BODIES keys; the tracker shares equal slots).
-        self.bodies: dict[tuple[Mapping[str, Mapping[str, float]], bool, bool], np.ndarray] = {}
+        self.zeros = (0.0,) * max([width for _, width in self.slots] + [N_DATABASE_FLAGS])
 
 
 def feature_size(domain: Domain) -> int:
@@ -98,7 +91,7 @@ def feature_size(domain: Domain) -> int:
     >>> feature_size(default_domain())
     275
     """
-    return domain_cache(domain).layout.size
+    return FeatureLayout(domain.ontology).size
 
 
 def feature_names(domain: Domain) -> tuple[str, ...]:
@@ -111,7 +104,7 @@ def feature_names(domain: Domain) -> tuple[str, ...]:
     >>> names[31:33], names[-2:]
     (('area:none', 'area:rank1'), ('db:k5:count>4', 'db:k5:discriminable'))
     """
-    layout = domain_cache(domain).layout
+    layout = FeatureLayout(domain.ontology)
     ontology = domain.ontology
     names = [f"discourse_act={d}" for d in ontology.discourse_acts]
     names += [f"method={m}" for m in ontology.methods]
@@ -128,6 +121,9 @@ def feature_names(domain: Domain) -> tuple[str, ...]:
 
 def belief_features(belief: BeliefState, domain: Domain) -> np.ndarray:
     """The GP-SARSA feature vector of ``belief`` (float64, length :func:`feature_size`).
+
+    A pure function (it builds a fresh :class:`BeliefFeatures`); code that computes many
+    vectors owns an extractor instead.
 
     Parameters
     ----------
@@ -156,56 +152,119 @@ def belief_features(belief: BeliefState, domain: Domain) -> np.ndarray:
     >>> dict(zip(names[-25:-20], x[-25:-20].tolist()))  # indian food only: more than 4 venues, different areas
     {'db:k1:count=0': 0.0, 'db:k1:count=1': 0.0, 'db:k1:count=2-4': 0.0, 'db:k1:count>4': 1.0, 'db:k1:discriminable': 1.0}
     """
-    cache = domain_cache(domain)
-    layout = cache.layout
-    x = np.empty(layout.size)
-    head = list(belief.discourse_act.values())
-    head.extend(belief.method.values())
-    requested = belief.requested
-    seen_requested, part = layout.last_requested
-    if seen_requested is not requested:
-        part = []
-        for slot in layout.requestable:
-            p = requested.get(slot, 0.0)
-            part.append(p)
-            part.append(1.0 - p)
-        layout.last_requested = (requested, part)
-    head.extend(part)
-    x[: layout.head] = head
-    slots = belief.slots
-    bodies = layout.bodies
-    key = (slots, belief.offer_happened, belief.last_informed_no_venue)
-    body = bodies.get(key)
-    if body is None:
-        body = _body(cache, belief)
-        if len(bodies) < _MAX_BODIES:
-            bodies[key] = body
-    x[layout.head :] = body
-    return x
+    return BeliefFeatures(domain)(belief)
 
 
-def _body(cache: DomainCache, belief: BeliefState) -> np.ndarray:
-    """The part of the vector after the requested slots: slots, history flags, database flags."""
-    layout = cache.layout
-    parts = []
-    slots = belief.slots
-    last = layout.last_slot_features
-    for slot, width in layout.slots:
-        dist = slots.get(slot)
-        seen = last.get(slot)
-        if seen is not None and seen[0] is dist:
-            part = seen[1]
-        else:
-            part = _slot_features(dist, width, layout.zeros)
-            last[slot] = (dist, part)
-        parts.append(part)
-    tail = [1.0 if belief.offer_happened else 0.0, 1.0 if belief.last_informed_no_venue else 0.0]
-    tail.extend(_database_flags(cache.space, belief, layout.database_flags))
-    parts.append(tail)
-    return np.concatenate(parts)
+class BeliefFeatures:
+    """The feature extractor of one domain: ``extractor(belief)`` is :func:`belief_features`.
+
+    It remembers what it computed (see the module docstring), so that a component computing a
+    vector every turn pays for each distinct part once; the memory belongs to the extractor
+    (at most ``max_entries`` bodies and database-flag blocks) and never changes a result: every
+    vector equals :func:`belief_features` of the same belief, bit for bit.
+
+    Parameters
+    ----------
+    domain : contexts.domain.Domain
+    space : SummaryActions, optional
+        The summary actions whose per-belief summary the database flags are read from; pass
+        the one that also computes the action masks so both share it. Default: a new one.
+    max_entries : int, default 65536
+        How many database-flag blocks to remember (bodies: a sixteenth of it).
+
+    Examples
+    --------
+    >>> from contexts.domain import default_domain
+    >>> from contexts.belief import BeliefState
+    >>> features = BeliefFeatures(default_domain())
+    >>> b = BeliefState(slots={"area": {"north": 1.0}})
+    >>> features.size, bool((features(b) == belief_features(b, default_domain())).all())
+    (275, True)
+    """
+
+    __slots__ = ("domain", "space", "layout", "size", "max_entries", "_database_flags", "_last_slot", "_last_requested",
+                 "_bodies")
+
+    def __init__(self, domain: Domain, *, space: SummaryActions | None = None, max_entries: int = 1 << 16) -> None:
+        self.domain = domain
+        self.space = space if space is not None else SummaryActions(domain)
+        self.layout = FeatureLayout(domain.ontology)
+        self.size = self.layout.size
+        self.max_entries = max_entries
+        # The database flags depend only on the accepted (slot, value) pairs in order, which
+        # change rarely within a dialogue.
+        self._database_flags: dict[tuple[tuple[str, str], ...], list[float]] = {}
+        # Per slot, the last distribution object seen and its part of the vector: the tracker
+        # hands on the distributions of the slots a turn did not change as they were.
+        self._last_slot: dict[str, tuple[Mapping[str, float] | None, np.ndarray]] = {}
+        # Likewise the requested slots (the tracker reuses them while they do not change).
+        self._last_requested: tuple[Mapping[str, float] | None, list[float]] = (None, [])
+        # Everything after the requested slots depends only on the slots and the two history flags.
+        self._bodies: dict[tuple[Mapping[str, Mapping[str, float]], bool, bool], np.ndarray] = {}
+
+    def __repr__(self) -> str:
+        return f"BeliefFeatures(domain={self.domain.name!r}, size={self.size})"
+
+    def __call__(self, belief: BeliefState) -> np.ndarray:
+        """The feature vector of ``belief`` (a new array)."""
+        layout = self.layout
+        x = np.empty(layout.size)
+        head = list(belief.discourse_act.values())
+        head.extend(belief.method.values())
+        head.extend(self._requested_part(belief.requested))
+        x[: layout.head] = head
+        key = (belief.slots, belief.offer_happened, belief.last_informed_no_venue)
+        body = self._bodies.get(key)
+        if body is None:
+            body = self._body(belief)
+            if len(self._bodies) < self.max_entries >> 4:
+                self._bodies[key] = body
+        x[layout.head :] = body
+        return x
+
+    def _requested_part(self, requested: Mapping[str, float]) -> list[float]:
+        seen, part = self._last_requested
+        if seen is not requested:
+            part = []
+            for slot in self.layout.requestable:
+                p = requested.get(slot, 0.0)
+                part.append(p)
+                part.append(1.0 - p)
+            self._last_requested = (requested, part)
+        return part
+
+    def _body(self, belief: BeliefState) -> np.ndarray:
+        """The part of the vector after the requested slots: slots, history flags, database flags."""
+        layout = self.layout
+        parts = []
+        slots = belief.slots
+        last = self._last_slot
+        for slot, width in layout.slots:
+            dist = slots.get(slot)
+            seen = last.get(slot)
+            if seen is not None and seen[0] is dist:
+                part = seen[1]
+            else:
+                part = _slot_features(dist, width, layout.zeros)
+                last[slot] = (dist, part)
+            parts.append(part)
+        tail = [1.0 if belief.offer_happened else 0.0, 1.0 if belief.last_informed_no_venue else 0.0]
+        tail.extend(self._database_flags_of(belief))
+        parts.append(np.array(tail))
+        return np.concatenate(parts)
+
+    def _database_flags_of(self, belief: BeliefState) -> list[float]:
+        summary = self.space.summarise(belief)
+        key = tuple([(slot, value) for slot, value, _ in summary.accepted])
+        flags = self._database_flags.get(key)
+        if flags is None:
+            flags = database_flags(self.space, summary)
+            if len(self._database_flags) < self.max_entries:
+                self._database_flags[key] = flags
+        return flags
 
 
-def _slot_features(dist: Mapping[str, float] | None, width: int, zeros: list[float]) -> np.ndarray:
+def _slot_features(dist: Mapping[str, float] | None, width: int, zeros: tuple[float, ...]) -> np.ndarray:
     """``P(none)`` and the other probabilities of a slot, descending, zero-padded to ``width``."""
     if dist is None:
         return np.array([1.0, *zeros[:width]])
@@ -221,21 +280,8 @@ def _slot_features(dist: Mapping[str, float] | None, width: int, zeros: list[flo
     return np.array(out, dtype=np.float64)
 
 
-def _database_flags(
-    space: SummaryActions, belief: BeliefState, memo: dict[tuple[tuple[str, str], ...], list[float]]
-) -> list[float]:
-    summary = space.summarise(belief)
-    accepted = summary.accepted
-    key = tuple([(slot, value) for slot, value, _ in accepted])
-    flags = memo.get(key)
-    if flags is None:
-        flags = _compute_database_flags(space, summary)
-        if len(memo) < _MAX_MEMO:
-            memo[key] = flags
-    return flags
-
-
-def _compute_database_flags(space: SummaryActions, summary: _Summary) -> list[float]:
+def database_flags(space: SummaryActions, summary: Summary) -> list[float]:
+    """The 25 database flags (item 6 of the module docstring) of a belief's summary."""
     accepted = summary.accepted
     index = space.index
     flags: list[float] = []

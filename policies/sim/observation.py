@@ -17,7 +17,7 @@ import numpy as np
 from contexts.belief import BeliefState
 from contexts.domain import default_domain
 from policies.sim.domain_cache import domain_cache
-from policies.sim.features import belief_features
+from policies.sim.features import BeliefFeatures
 from simscore.errors import InvalidContextError
 
 if TYPE_CHECKING:
@@ -71,7 +71,8 @@ def observation_for(context_or_belief: Any, domain: Domain | None = None) -> np.
     >>> observation_for(generate_grid()["gen/area=1.0/pricerange=0.0/food=0.0/method=byconstraints"]).shape
     (275,)
     """
-    return belief_features(belief_of(context_or_belief), domain if domain is not None else default_domain())
+    domain = domain if domain is not None else default_domain()
+    return BeliefFeatures(domain, space=domain_cache(domain).space)(belief_of(context_or_belief))
 
 
 def action_mask_for(context_or_belief: Any, domain: Domain | None = None) -> np.ndarray:

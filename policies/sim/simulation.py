@@ -41,7 +41,7 @@ from contexts.collect import collect_contexts
 from contexts.dialogue_log import Dialogue, DialogueTurn, write_dialogue_log
 from contexts.domain import default_domain
 from policies.sim.domain_cache import domain_cache
-from policies.sim.features import belief_features, feature_size
+from policies.sim.features import BeliefFeatures
 from policies.sim.nlg import TemplateNLG
 from policies.sim.rewards import (
     REWARD_MODELS,
@@ -244,9 +244,10 @@ class DialogueTrace:
 
     def features(self, domain: Domain) -> np.ndarray:
         """The belief feature vectors of the decisions, shape ``(len(actions), feature_size)``."""
+        features = BeliefFeatures(domain, space=domain_cache(domain).space)
         if not self.beliefs:
-            return np.zeros((0, feature_size(domain)))
-        return np.stack([belief_features(b, domain) for b in self.beliefs])
+            return np.zeros((0, features.size))
+        return np.stack([features(b) for b in self.beliefs])
 
 
 @dataclass

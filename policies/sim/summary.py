@@ -63,7 +63,6 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from policies.sim._database import DatabaseIndex
-from policies.sim.domain_cache import domain_cache
 from simscore.acts import Act, Item, shared_act
 
 if TYPE_CHECKING:
@@ -145,6 +144,9 @@ class SummaryPolicy(Protocol):
       so dialogue ``i`` is the same whatever else was run);
     * ``end_dialogue(trace: policies.sim.simulation.DialogueTrace) -> None`` after it, with every
       decision (belief, mask, action) and the outcome (learning policies learn here).
+      ``trace.beliefs[k]`` is the very object the runner passed to the dialogue's ``k``-th
+      ``choose`` call, so a policy may keep what it computed for a decision and find it again
+      by identity (the GP-SARSA policy keeps its features and evaluations so).
     """
 
     def choose(self, belief: BeliefState, mask: np.ndarray) -> int:
@@ -152,8 +154,10 @@ class SummaryPolicy(Protocol):
         ...
 
 
-class _Summary:
-    """What the masks and master actions need from one belief, computed once."""
+class Summary:
+    """What the masks, master actions and database features need from one belief, computed once
+    (:meth:`SummaryActions.summarise`): per slot the top two values, the accepted values, the
+    top method, the database constraints and matches."""
 
     __slots__ = ("belief", "tops", "accepted", "method", "constraints", "match_mask", "informable_ok")
 
@@ -189,9 +193,9 @@ class _Summary:
             self.match_mask, [s for s in space.system_requestable if s not in constrained]
         )
 
-    def for_belief(self, belief: BeliefState) -> _Summary:
+    def for_belief(self, belief: BeliefState) -> Summary:
         """The summary of ``belief``, whose slots are this one's (the same object): only the method is new."""
-        out = _Summary.__new__(_Summary)
+        out = Summary.__new__(Summary)
         out.belief = belief
         out.tops = self.tops
         out.accepted = self.accepted
@@ -213,6 +217,17 @@ class SummaryActions:
     ----------
     domain : contexts.domain.Domain
         Ontology and venue database.
+    index : DatabaseIndex, optional
+        The domain's venue index, if one is at hand (:attr:`policies.sim.domain_cache.DomainCache.index`);
+        default: built here.
+
+    Notes
+    -----
+    :meth:`summarise` remembers the summary of the last belief and, by slots, up to 8,192
+    others (a belief's summary depends on its slots and method only, and the tracker shares
+    equal slots mappings); the memory belongs to this object and never changes a result. The
+    dialogue runner, a policy's features and its masks share one object per domain
+    (:func:`policies.sim.domain_cache.domain_cache`), so one belief is summarised once.
 
     Examples
     --------
@@ -228,11 +243,11 @@ class SummaryActions:
     'inform(food=afghan,name=none)'
     """
 
-    def __init__(self, domain: Domain) -> None:
+    def __init__(self, domain: Domain, *, index: DatabaseIndex | None = None) -> None:
         ontology = domain.ontology
         self.domain = domain
         self.ontology: Ontology = ontology
-        self.index: DatabaseIndex = domain_cache(domain).index
+        self.index: DatabaseIndex = index if index is not None else DatabaseIndex(domain)
         self.system_requestable: tuple[str, ...] = tuple(ontology.system_requestable)
         self.names: tuple[str, ...] = summary_action_names(self.system_requestable)
         self._positions = {name: i for i, name in enumerate(self.names)}
@@ -250,8 +265,8 @@ class SummaryActions:
         self.REQMORE = base + 5
         self.RESTART = base + 6
         self._requested_order = tuple(s for s in ontology.requestable if s != "name")
-        self._cache: _Summary | None = None
-        self._by_slots: dict[Mapping[str, Mapping[str, float]], _Summary] = {}
+        self._cache: Summary | None = None
+        self._by_slots: dict[Mapping[str, Mapping[str, float]], Summary] = {}
         # Acts without arguments are immutable: build them once.
         self._fixed = {
             self.BYE: Act("bye"),
@@ -282,7 +297,7 @@ class SummaryActions:
                 return index
         raise ValueError(f"action must be a summary action name or an index in [0, {len(self.names)}), got {action!r}")
 
-    def summarise(self, belief: BeliefState) -> _Summary:
+    def summarise(self, belief: BeliefState) -> Summary:
         """Top values, accepted values and database matches of ``belief``.
 
         Cached for the last belief; all but the method depend on the slots alone, so they are
@@ -302,7 +317,7 @@ class SummaryActions:
         if known is not None:
             summary = known.for_belief(belief)
         else:
-            summary = _Summary(belief, self)
+            summary = Summary(belief, self)
             if len(by_slots) < _MAX_SLOT_SUMMARIES:
                 by_slots[belief.slots] = summary
         self._cache = summary
@@ -412,7 +427,7 @@ class SummaryActions:
         items.extend(Item("name", "!=", venue.name) for venue in self.index.matches(matches))
         return Act("inform", items)
 
-    def _offer(self, venue: Venue | None, s: _Summary) -> Act:
+    def _offer(self, venue: Venue | None, s: Summary) -> Act:
         if venue is None:
             items = [("name", "=", "none")]
             items.extend((slot, "=", value) for slot, value in s.constraints if slot != "name")
@@ -428,7 +443,7 @@ class SummaryActions:
                 shown += 1
         return shared_act("inform", tuple(items))
 
-    def _inform_byname(self, belief: BeliefState, s: _Summary) -> Act:
+    def _inform_byname(self, belief: BeliefState, s: Summary) -> Act:
         name_top = s.tops.get("name", ("none", 0.0, "none", 0.0))
         name = name_top[0] if name_top[0] not in ("none", "dontcare") else belief.last_offered
         if name is None:
@@ -446,20 +461,22 @@ class SummaryActions:
 
 
 def action_mask(belief: BeliefState, domain: Domain) -> np.ndarray:
-    """The Environment-1 mask of ``belief`` in ``domain`` (see :meth:`SummaryActions.mask`).
+    """The Environment-1 mask of ``belief`` in ``domain`` (see :meth:`SummaryActions.mask`; for
+    many beliefs, hold a :class:`SummaryActions`).
 
     >>> from contexts.domain import default_domain
     >>> from contexts.belief import BeliefState
     >>> action_mask(BeliefState.initial(default_domain().ontology), default_domain()).astype(int)
     array([1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
     """
-    return domain_cache(domain).space.mask(belief)
+    return SummaryActions(domain).mask(belief)
 
 
 def master_action(
     action: int | str, belief: BeliefState, domain: Domain, *, offered: Sequence[str] | None = None
 ) -> Act:
-    """Map a summary action to a master act (see :meth:`SummaryActions.master_action`).
+    """Map a summary action to a master act (see :meth:`SummaryActions.master_action`; for many
+    beliefs, hold a :class:`SummaryActions`).
 
     >>> from contexts.domain import default_domain
     >>> from contexts.belief import BeliefState
@@ -467,4 +484,4 @@ def master_action(
     >>> str(master_action("select_area", b, default_domain()))
     'select(area=north,area=south)'
     """
-    return domain_cache(domain).space.master_action(action, belief, offered=offered)
+    return SummaryActions(domain).master_action(action, belief, offered=offered)

@@ -524,9 +524,9 @@ def test_select_fast_path_equals_the_public_method():
         for scale in (3.0, 1.0, 0.0):
             seed = int(rng.integers(1 << 30))
             public = learner.select_action(b, mask, rng=np.random.default_rng(seed), scale=scale)
-            fast = learner._select(b, mask, np.random.default_rng(seed), scale)
+            fast = learner.act(b, mask, np.random.default_rng(seed), scale).action
             assert fast == public and mask[fast]
-        assert learner._select(b, None, None, 0.0) == learner.select_action(b, scale=0)
+        assert learner.act(b, None, None, 0.0).action == learner.select_action(b, scale=0)
 
 
 def test_cached_kernels_are_the_computed_ones():
@@ -942,3 +942,43 @@ def test_long_run_stays_numerically_stable_and_matches_the_batch_posterior():
     np.testing.assert_allclose(arrays["covariance"], cov, rtol=0, atol=1e-6 * np.abs(cov).max())
     q_ours, q_batch = a_mat @ gram @ arrays["alpha"], a_mat @ gram @ alpha
     np.testing.assert_allclose(q_ours, q_batch, rtol=0, atol=1e-7 * np.abs(q_batch).max())
+
+
+def test_act_and_learn_with_evaluations_equal_the_checked_methods():
+    # act() returns the evaluation a decision computed; learn() with them (current, or stale
+    # because another episode grew the dictionary since) gives exactly what learn_episode gives.
+    from policies.gpsarsa.learner import Episode
+
+    rng = np.random.default_rng(11)
+    beliefs = sparse_beliefs(rng, 20, 12, 4)
+    fast, slow = (GPSarsa(GPSarsaConfig(feature_dim=12, n_actions=3)) for _ in range(2))
+    for episode in range(25):
+        length = int(rng.integers(1, 7))
+        x = beliefs[rng.integers(0, 20, length)]
+        decisions = [fast.act(b, None, np.random.default_rng(episode), None) for b in x]
+        actions = [d.action for d in decisions]
+        assert actions == [slow.select_action(b, rng=np.random.default_rng(episode)) for b in x]
+        rewards = rng.normal(size=length)
+        if episode % 5 == 4:  # another episode first: the evaluations go stale
+            other = beliefs[rng.integers(0, 20, 3)], [0, 1, 2], rng.normal(size=3)
+            fast.learn(Episode(*other))
+            slow.learn_episode(*other)
+        fast.learn(Episode(x, actions, rewards, tuple(d.evaluation for d in decisions)))
+        slow.learn_episode(x, actions, rewards)
+        for name, value in fast.arrays().items():
+            assert value.tobytes() == slow.arrays()[name].tobytes(), name
+
+
+def test_act_checks_what_it_cannot_trust():
+    from policies.gpsarsa.learner import Episode
+
+    learner = GPSarsa(GPSarsaConfig(feature_dim=2, n_actions=3))
+    with pytest.raises(ValueError, match=r"features must have shape \(2,\)"):
+        learner.act(np.zeros(3), None, None, 0.0)
+    with pytest.raises(ValueError, match="mask excludes every action"):
+        learner.act(np.zeros(2), np.zeros(3, dtype=bool), None, 0.0)
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator when scale > 0"):
+        learner.act(np.zeros(2), None, None)
+    assert learner.act([1.0, 0.0], [0, 1, 1], None, 0.0).action == 1  # array-likes go through the checks
+    with pytest.raises(ValueError, match="evaluations must be given for all 2 turns or none, got 1"):
+        learner.learn(Episode(np.eye(2), [0, 1], [1.0, 2.0], (learner.act(np.ones(2), None, None, 0).evaluation,)))

@@ -78,7 +78,7 @@ def test_memoised_database_flags_equal_fresh_ones():
     # fresh computation on the beliefs of simulated dialogues (many share accepted values).
     from policies.handcrafted import RandomPolicy
     from policies.sim.domain_cache import domain_cache
-    from policies.sim.features import _compute_database_flags
+    from policies.sim.features import BeliefFeatures, database_flags
     from policies.sim.simulation import run_dialogues
 
     space = domain_cache(DOMAIN).space
@@ -92,8 +92,9 @@ def test_memoised_database_flags_equal_fresh_ones():
     run_dialogues(Recorder(seed=3), 30, seed=3)
     accepted = {tuple((s, v) for s, v, _ in space.summarise(b).accepted) for b in beliefs}
     assert len(beliefs) > 3 * len(accepted) and max(map(len, accepted)) >= 2
+    extractor = BeliefFeatures(DOMAIN, space=space)  # remembers the flags by accepted values
     for b in beliefs:
-        assert belief_features(b, DOMAIN)[-25:].tolist() == _compute_database_flags(space, space.summarise(b))
+        assert extractor(b)[-25:].tolist() == database_flags(space, space.summarise(b))
 
 
 def test_memoised_features_and_masks_equal_fresh_ones():
@@ -102,24 +103,23 @@ def test_memoised_features_and_masks_equal_fresh_ones():
     # must give what a computation with empty memos gives.
     from policies.handcrafted import RandomPolicy
     from policies.sim.domain_cache import domain_cache
+    from policies.sim.features import BeliefFeatures
     from policies.sim.simulation import run_dialogues
+    from policies.sim.summary import SummaryActions
 
-    cache = domain_cache(DOMAIN)
+    extractor = BeliefFeatures(DOMAIN, space=domain_cache(DOMAIN).space)  # as a GP-SARSA policy owns one
     beliefs: list[BeliefState] = []
     seen: list[tuple[np.ndarray, np.ndarray]] = []
 
     class Recorder(RandomPolicy):
         def choose(self, belief, mask):
             beliefs.append(belief)
-            seen.append((belief_features(belief, DOMAIN), mask))
+            seen.append((extractor(belief), mask))
             return super().choose(belief, mask)
 
     run_dialogues(Recorder(seed=4), 40, seed=4)
     assert len({id(b.slots) for b in beliefs}) < len(beliefs) // 2
     for belief, (x, mask) in zip(beliefs, seen):
-        cache.layout.bodies.clear()
-        cache.layout.last_slot_features.clear()
-        cache.space._by_slots.clear()
-        cache.space._cache = None
+        # belief_features and a new SummaryActions remember nothing yet
         assert belief_features(belief, DOMAIN).tobytes() == x.tobytes()
-        assert cache.space.mask(belief).tolist() == mask.tolist()
+        assert SummaryActions(DOMAIN).mask(belief).tolist() == mask.tolist()
