@@ -42,13 +42,13 @@ MOVED_MODULES: dict[str, tuple[str, ...]] = {
     "policies.features": ("policies.sim.features",),
     "policies.summary": ("policies.sim.summary",),
     "policies.tracker": ("policies.sim.tracker",),
-    "policies.usersim": ("policies.sim.usersim",),
-    "policies.nlg": ("policies.sim.nlg",),
+    "policies.usersim": ("policies.sim.usersim", "policies.sim.userconfig"),
+    "policies.nlg": ("policies.sim.nlg", "policies.sim.templates"),
     "policies.rewards": ("policies.sim.rewards",),
-    "policies.simulation": ("policies.sim.simulation",),
+    "policies.simulation": ("policies.sim.simulation", "policies.sim.simulator"),
     "policies.env": ("policies.sim.env",),
     "policies.gpsarsa_policy": ("policies.gpsarsa.policy",),
-    "policies.training": ("policies.gpsarsa.training",),
+    "policies.training": ("policies.gpsarsa.training", "policies.gpsarsa.evaluation"),
 }
 
 _INTERNAL = frozenset((__file__, importlib.__file__))
