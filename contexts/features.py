@@ -22,6 +22,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from contexts.belief import BeliefState
@@ -57,7 +58,7 @@ def _slots(contexts: ContextSet) -> list[str]:
     return list(dict.fromkeys(slot for context in contexts for slot in context.belief.slots))
 
 
-def _entropy(dist: dict[str, float] | None) -> float:
+def _entropy(dist: Mapping[str, float] | None) -> float:
     """Shannon entropy in bits of a slot distribution (0 for an absent slot: all mass on none)."""
     if not dist:
         return 0.0

@@ -204,8 +204,10 @@ def response_file_format(path: str | os.PathLike[str], requested: str = "auto") 
     >>> response_file_format("log.ndjson"), response_file_format("log.txt", "csv")
     ('jsonl', 'csv')
     """
-    if requested == "jsonl" or requested == "csv":
-        return requested
+    if requested == "jsonl":
+        return "jsonl"
+    if requested == "csv":
+        return "csv"
     if requested != "auto":
         raise ValueError(f"format must be 'auto', 'jsonl' or 'csv', got {requested!r}")
     path = Path(path)

@@ -18,12 +18,14 @@ seconds).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
 __all__ = ["add_rows", "belief_kernel", "pack_blocks", "posterior", "select", "ald", "inverse_ldl", "learn_update"]
 
-_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+_JIT: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 
 @njit(**_JIT)

@@ -302,7 +302,7 @@ def reward_model(name: str | RewardModel) -> RewardModel:
     """
     if isinstance(name, RewardModel):
         return name
-    model = REWARD_MODELS.get(name) or _ALIASES.get(name)  # type: ignore[arg-type]
+    model = REWARD_MODELS.get(name) or _ALIASES.get(name)
     if model is None:
         known = ", ".join(repr(n) for n in (*REWARD_MODELS, *_ALIASES))
         raise ValueError(f"reward must be one of {known}, got {name!r}")

@@ -280,8 +280,26 @@ class DialogueSimulator:
         self.iq_estimator: IQEstimator = settings.iq_estimator
         self.max_turns = settings.max_turns
         self.record = record
+        # the state of the current dialogue (set by reset)
         self.done = True
+        self.dialogue_id = ""
+        self.turns_log: list[_Turn] = []
+        self.turn_index = 0
+        self.turns = 0
+        self.ended_by = ""
+        self.hit_turn_limit = False
+        self._repeats = 0
+        self._reasked = 0
+        self._confirmations = 0
+        self._no_venue = 0
+        self._final_user: tuple[Act, str] | None = None
+        self.belief: BeliefState = self.tracker.belief
         self._mask: np.ndarray | None = None
+        self.user_act: Act | None = None
+        self._user_text: str | None = None
+        self.system_act: Act = _HELLO
+        self._system_belief: BeliefState = self.belief
+        self._system_text: str | None = None
 
     # -- state -----------------------------------------------------------------------------
 
@@ -306,7 +324,7 @@ class DialogueSimulator:
         self.dialogue_id = dialogue_id
         self.user.reset(rng, goal=goal)
         self.tracker.reset()
-        self.turns_log: list[_Turn] = []
+        self.turns_log = []
         self.turn_index = 0
         self.turns = 0
         self.ended_by = ""
@@ -315,12 +333,12 @@ class DialogueSimulator:
         self._reasked = 0
         self._confirmations = 0
         self._no_venue = 0
-        self._final_user: tuple[Act, str] | None = None
+        self._final_user = None
         self.done = False
-        self.belief: BeliefState = self.tracker.belief
+        self.belief = self.tracker.belief
         self._mask = None
-        self.user_act: Act | None = None
-        self._user_text: str | None = None
+        self.user_act = None
+        self._user_text = None
         self._say(_HELLO)
         self._hear(_HELLO)
         return self.belief
@@ -328,9 +346,10 @@ class DialogueSimulator:
     @property
     def system_text(self) -> str:
         """The text of the system's last act (realised on first use: training never needs it)."""
-        if self._system_text is None:
-            self._system_text = self.nlg.realise(self.system_act, self._system_belief)
-        return self._system_text
+        text = self._system_text
+        if text is None:
+            text = self._system_text = self.nlg.realise(self.system_act, self._system_belief)
+        return text
 
     @property
     def user_text(self) -> str | None:

@@ -276,13 +276,16 @@ thank, ack, no_after_reqmore, yes_after_reqmore : (float, float)
         items), ``bye()`` as soon as everything is known.
         """
         off = (0.0, 0.0)
+        behaviours: dict[str, Any] = {
+            name: off for name in BEHAVIOURS if name not in ("inform_combination", "affirm_combination",
+                                                             "constraint_relax", "correcting_act_negate",
+                                                             "correcting_act_deny")
+        }
         return cls(
             goal_sampling="venue",
             request_pool=("addr", "phone", "postcode", "signature", "description"),
             check_unmentioned_constraints=True,
-            **{name: off for name in BEHAVIOURS if name not in ("inform_combination", "affirm_combination",
-                                                                 "constraint_relax", "correcting_act_negate",
-                                                                 "correcting_act_deny")},
+            **behaviours,
         )
 
     def to_json(self) -> dict[str, object]:
