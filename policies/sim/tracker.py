@@ -330,11 +330,11 @@ class FocusTracker:
                 parts[slot] = part if part is not None else canon.slot(slot, dist)
             slots = canon.slots(parts)
             self._canonical = dict(slots)
-        return BeliefState(
-            slots=slots,
-            method=method_dist,
-            discourse_act=canon.discourse_act(turn),
-            requested=canon.requested(self._requested),
+        return canon.belief(
+            slots,
+            method_dist,
+            canon.discourse_act(turn),
+            canon.requested(self._requested),
             last_offered=self._last_offered,
             offer_happened=self._last_offered is not None,
             last_informed_no_venue=self._last_no_venue,

@@ -365,3 +365,24 @@ def test_canonicaliser_remembers_at_most_max_entries():
     assert canon.slot("area", {"north": 0.2}) is parts[1]
     third = canon.slot("area", {"north": 0.3})
     assert third == parts[2] and third is not parts[2]  # computed again, not stored
+
+
+def test_the_fast_constructor_equals_the_constructor_and_falls_back_to_it():
+    from contexts.belief import BeliefCanonicaliser
+
+    canon = BeliefCanonicaliser()
+    parts = (canon.slots({"area": canon.slot("area", {"north": 0.5})}), canon.method({"byname": 1.0}),
+             canon.discourse_act({"thankyou": 1.0}), canon.requested({"phone": 1.0}))
+    history = {"last_offered": "x", "offer_happened": True, "last_informed_no_venue": False}
+    fast = canon.belief(*parts, **history)
+    slow = BeliefState(slots={"area": {"north": 0.5}}, method={"byname": 1.0}, discourse_act={"thankyou": 1.0},
+                       requested={"phone": 1.0}, **history)
+    assert fast == slow and hash(fast) == hash(slow) and fast.to_json() == slow.to_json()
+    assert all(getattr(fast, f.name) is part for f, part in zip(dataclasses.fields(BeliefState), parts))
+    # not canonical (a plain dict, a numpy bool): the constructor builds it, with its checks
+    mixed = canon.belief({"area": {"north": 0.5}}, *parts[1:], last_offered="x", offer_happened=np.bool_(True))
+    assert mixed == slow and mixed.offer_happened is True
+    with pytest.raises(InvalidContextError, match="last_offered must be a non-empty string"):
+        canon.belief(*parts, last_offered="")
+    with pytest.raises(InvalidContextError, match="method: unknown value 'maybe'"):
+        canon.belief(parts[0], {"maybe": 1.0}, *parts[2:])
