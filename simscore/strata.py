@@ -467,7 +467,7 @@ def stratify(
         A column whose values group contexts into units (e.g. ``dialogue_id``), see the
         module docstring.
     n_resamples, confidence : int, float
-        Bootstrap settings of the intervals.
+        Bootstrap settings of the intervals (``n_resamples=0``: no intervals, NaN).
     n_permutations : int
         Random splits of a Monte Carlo permutation test (exact tests need none).
     seed : int
@@ -506,7 +506,7 @@ def stratify(
         raise KeyError(f"measure(s) {', '.join(map(repr, missing))} are not columns of the scores")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    n_resamples = check_int("n_resamples", n_resamples, minimum=1, maximum=MAX_RESAMPLES, error=ValueError)
+    n_resamples = check_int("n_resamples", n_resamples, minimum=0, maximum=MAX_RESAMPLES, error=ValueError)
     n_permutations = check_int("n_permutations", n_permutations, minimum=1, maximum=MAX_RESAMPLES, error=ValueError)
     codes, names, unlabelled = _label_codes(frame[by])
     if not 2 <= len(names) <= MAX_STRATA:
@@ -529,12 +529,12 @@ def stratify(
             mine = unit_labels == code
             in_stratum = int((codes == code).sum())
             count = int(counts[mine].sum())
+            low = high = mean = float("nan")
             if count:
+                mean = float(sums[mine].sum()) / count
+            if count and n_resamples:
                 resampled[code] = _bootstrap_means(sums[mine], counts[mine], n_resamples, boot_rng)
                 low, high = _interval(resampled[code], confidence)
-                mean = float(sums[mine].sum()) / count
-            else:
-                low = high = mean = float("nan")
             table_rows[(measure, name)] = [mean, count, in_stratum - count, int(mine.sum()), low, high]
         for i, a in enumerate(names):
             for j in range(i + 1, len(names)):
