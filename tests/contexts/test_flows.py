@@ -375,3 +375,30 @@ def test_plot_flows(tmp_path: Path, graph: FlowGraph) -> None:
         plot_flows(graph, path)
     with pytest.raises(ValueError, match="top must be <= 8"):
         plot_flows(graph, tmp_path / "other.png", top=9)
+
+
+# ----------------------------------------------------------------------------- MultiWOZ
+
+
+MULTIWOZ = Path(__file__).parent / "data" / "multiwoz21_dummy.json"
+
+
+def test_multiwoz_sample_leave_one_out() -> None:
+    """ConvLab-3's ten MultiWOZ 2.1 dialogues: each walked through the graph of the other nine."""
+    dialogues = read_flow_dialogues(MULTIWOZ, kind="convlab")
+    assert len(dialogues) == 10 and sum(len(d.turns) for d in dialogues) == 60
+    per_domain = FlowGraph.from_dialogues(dialogues)
+    agnostic = FlowGraph.from_dialogues(dialogues, domain_agnostic=True)
+    assert (per_domain.n_nodes, per_domain.n_edges, len(per_domain.slots)) == (33, 54, 24)
+    assert (agnostic.n_nodes, agnostic.n_edges, len(agnostic.slots)) == (32, 53, 17)
+    walks = [FlowGraph.from_dialogues(dialogues[:i] + dialogues[i + 1:], domain_agnostic=True).walk(dialogues[i])
+             for i in range(10)]
+    assert [w.exit_index for w in walks] == [0, None, 0, None, 0, 0, 1, None, 0, None]
+    # the restaurant dialogue's contexts, labelled against the other nine
+    with pytest.warns(Warning, match="skipped 9 of 10 dialogues"):
+        contexts = import_convlab(MULTIWOZ, skip_unknown_values=True)
+    graph = FlowGraph.from_dialogues(dialogues[:6] + dialogues[7:], domain_agnostic=True)
+    labelled = label_contexts(contexts, graph, dialogues)
+    summary = flow_summary(labelled, graph)
+    assert (summary.contexts, summary.unseen_contexts, summary.unseen_prefix_contexts) == (7, 7, 6)
+    assert summary.exits == {"node": 1}
