@@ -309,7 +309,7 @@ def read_flow_dialogues(
         if source_name is None:
             dataset = data[0].get("dataset") if data and isinstance(data[0], Mapping) else None
             source_name = dataset if isinstance(dataset, str) and dataset else p.stem
-        out = []
+        out: list[FlowDialogue] = []
         for position, raw in enumerate(data):
             if split is not None and isinstance(raw, Mapping) and raw.get("data_split") != split:
                 continue

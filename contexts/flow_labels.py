@@ -152,6 +152,7 @@ def label_contexts(
             walks[key] = (graph.walk(dialogue), turn_patterns(dialogue), positions)
         walk, patterns, positions = walks[key]
         turn = meta["turn_index"]
+        tags: dict[str, bool | None]
         if turn is None or (turn not in positions and (not dialogue.turns or turn < dialogue.turns[0].turn_index)):
             prefix_seen, tags = True, dict.fromkeys(PATTERNS, False)  # before the first turn pair
         elif turn in positions:

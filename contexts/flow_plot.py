@@ -55,7 +55,7 @@ def _draw_paths(ax: Axes, graph: FlowGraph, top: int) -> None:
 
     paths = graph.most_frequent_paths(top)
     visited = sorted({node for path, _ in paths for node in path}, key=lambda n: (len(n), n))
-    rows = {SOURCE: 0, **{node: i + 1 for i, node in enumerate(visited)}, SINK: len(visited) + 1}
+    rows: dict[Any, int] = {SOURCE: 0, **{node: i + 1 for i, node in enumerate(visited)}, SINK: len(visited) + 1}
     largest = paths[0][1]
     for rank, (path, count) in enumerate(paths):
         offset = (rank - (len(paths) - 1) / 2) * min(0.5 / max(1, len(paths)), 0.08)
@@ -90,7 +90,7 @@ def _draw_exits(ax: Axes, walks: Sequence[FlowWalk]) -> None:
     unseen = [w for w in walks if not w.seen]
     # an unseen ending is drawn at "end", whatever the dialogue's length
     exits = Counter((w.exit, "end" if w.exit == "end" else w.exit_index) for w in unseen)
-    last = max([w.exit_index for w in unseen if w.exit != "end"], default=-1) + 1
+    last = max([w.exit_index for w in unseen if w.exit != "end" and w.exit_index is not None], default=-1) + 1
     positions: list[Any] = [*range(last), "end"]
     bottom = [0] * len(positions)
     for reason, colour, label in _EXITS:

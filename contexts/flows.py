@@ -512,13 +512,13 @@ def _parse(path: Path, data: Any, cls: type[FlowGraph]) -> FlowGraph:
         field = f"paths[{i}]"
         if not isinstance(entry, dict) or set(entry) != {"nodes", "count"} or not isinstance(entry["nodes"], list):
             raise _field_error(path, field, 'expected an object {"nodes": [...], "count": n}')
-        path = tuple(ref(n, f"{field}.nodes[{j}]", "") for j, n in enumerate(entry["nodes"]))
-        for u, v in zip((SOURCE, *path), (*path, SINK)):
+        steps = tuple(ref(n, f"{field}.nodes[{j}]", "") for j, n in enumerate(entry["nodes"]))
+        for u, v in zip((SOURCE, *steps), (*steps, SINK)):
             if not graph.has_edge(u, v):
                 raise _field_error(path, field, f"steps from {node_label(u)!r} to {node_label(v)!r}, which is not an edge")
-        if path in paths:
+        if steps in paths:
             raise _field_error(path, field, "path appears twice")
-        paths[path] = _count(path, entry["count"], f"{field}.count")
+        paths[steps] = _count(path, entry["count"], f"{field}.count")
     if sum(paths.values()) != dialogues:
         raise _field_error(path, "paths", f"counts add up to {sum(paths.values())}, but 'dialogues' is {dialogues}")
     return cls(graph, domain_agnostic=abstraction == "domain-agnostic", paths=paths, built=built)

@@ -135,6 +135,7 @@ def _edited(tmp_path: Path, graph: FlowGraph, edit) -> Path:
         (lambda d: d.update(turn_pairs=8), "field turn_pairs: is 8"),
         (lambda d: d["paths"][0].update(nodes=[0, 1]), r"field paths\[0\]: steps from"),
         (lambda d: d["paths"].pop(), "field paths: counts add up to 2"),
+        (lambda d: d["paths"][1].update(count=0), r"bad.json: field paths\[1\].count: expected an integer >= 1"),
     ],
 )
 def test_bad_graph_files_name_the_field(tmp_path: Path, graph: FlowGraph, edit, message: str) -> None:
