@@ -103,6 +103,7 @@ def _draw_exits(ax: Axes, walks: Sequence[FlowWalk]) -> None:
     from matplotlib.ticker import MaxNLocator
 
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(0, max(bottom, default=0) * 1.08 + 1)  # room above the tallest bar
     share = len(unseen) / len(walks) if walks else float("nan")
     ax.set_title(f"{len(unseen)} of {len(walks)} test dialogues leave the graph ({share:.1%})", fontsize=9)
     ax.legend(fontsize=7)
