@@ -3,7 +3,9 @@
 The restaurant-search domain (ontology and venue database), belief states, contexts and
 context sets with their JSON Lines files, the C_gen grid generator and C_col collection from
 dialogue logs (the simulator's format, ConvLab-3's unified data format, or PyDial belief dicts
-logged turn by turn).
+logged turn by turn), and conversation-flow graphs with the seen/unseen-flow labels and
+complex-pattern tags they give context sets (:mod:`contexts.flows`,
+:mod:`contexts.flow_labels`).
 
 Examples
 --------
@@ -29,6 +31,9 @@ from contexts.domain import (
     load_ontology,
     load_venues,
 )
+from contexts.flow_dialogues import FlowDialogue, FlowTurn, flow_dialogues, read_flow_dialogues
+from contexts.flow_labels import flow_summary, label_contexts, sample_balanced
+from contexts.flows import FlowGraph, FlowWalk
 from contexts.generate import GridSpec, generate_grid
 from contexts.pydial import import_pydial, read_pydial_beliefs
 
@@ -40,6 +45,10 @@ __all__ = [
     "Dialogue",
     "DialogueTurn",
     "Domain",
+    "FlowDialogue",
+    "FlowGraph",
+    "FlowTurn",
+    "FlowWalk",
     "FrozenDict",
     "GridSpec",
     "METHODS",
@@ -48,14 +57,19 @@ __all__ = [
     "collect_contexts",
     "default_domain",
     "dialogue_contexts",
+    "flow_dialogues",
+    "flow_summary",
     "generate_grid",
     "import_convlab",
     "import_pydial",
+    "label_contexts",
     "load_domain",
     "load_ontology",
     "load_venues",
     "read_convlab",
     "read_dialogue_log",
+    "read_flow_dialogues",
     "read_pydial_beliefs",
+    "sample_balanced",
     "write_dialogue_log",
 ]

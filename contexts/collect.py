@@ -367,14 +367,12 @@ def _belief_from_convlab(
     )
 
 
-def _convlab_dialogue(
-    raw: Any,
-    position: int,
-    *,
-    ontology: Ontology,
-    convlab_domain: str,
-    skip_unknown_values: bool,
-) -> Dialogue:
+def _convlab_turns(raw: Any, position: int) -> tuple[str, list[tuple[str, str, str | None, Mapping[str, Any]]]]:
+    """A unified-format dialogue's id and its turns as ``(where, speaker, utterance, turn)``, checked.
+
+    ``where`` names the dialogue and utterance for error messages; the speaker is ``user``
+    or ``system``, the utterance a string or None.
+    """
     if not isinstance(raw, Mapping):
         raise InvalidContextError(f"dialogue {position}: expected an object, got {type(raw).__name__}")
     dialogue_id = raw.get("dialogue_id")
@@ -383,6 +381,30 @@ def _convlab_dialogue(
     turns = raw.get("turns")
     if not isinstance(turns, list):
         raise InvalidContextError(f"dialogue {dialogue_id!r}: 'turns' must be a list")
+    out = []
+    for index, turn in enumerate(turns):
+        if not isinstance(turn, Mapping):
+            raise InvalidContextError(f"dialogue {dialogue_id!r}, turn {index}: a turn must be an object")
+        where = f"dialogue {dialogue_id!r}, utt_idx {turn.get('utt_idx', index)}"
+        speaker = turn.get("speaker")
+        text = turn.get("utterance")
+        if text is not None and not isinstance(text, str):
+            raise InvalidContextError(f"{where}: 'utterance' must be a string")
+        if speaker not in ("user", "system"):
+            raise InvalidContextError(f"{where}: 'speaker' must be 'user' or 'system', got {speaker!r}")
+        out.append((where, speaker, text, turn))
+    return dialogue_id, out
+
+
+def _convlab_dialogue(
+    raw: Any,
+    position: int,
+    *,
+    ontology: Ontology,
+    convlab_domain: str,
+    skip_unknown_values: bool,
+) -> Dialogue:
+    dialogue_id, turns = _convlab_turns(raw, position)
     names = frozenset(ontology.informable.get("name", ()))
     flags: dict[str, Any] = {"last_offered": None, "offer_happened": False, "last_informed_no_venue": False}
     out: list[DialogueTurn] = []
@@ -391,14 +413,7 @@ def _convlab_dialogue(
     system_acts: list[tuple[str, str, str, str]] = []
     last_state: Any = None
     user_turns = 0
-    for position_in, turn in enumerate(turns):
-        if not isinstance(turn, Mapping):
-            raise InvalidContextError(f"dialogue {dialogue_id!r}, turn {position_in}: a turn must be an object")
-        where = f"dialogue {dialogue_id!r}, utt_idx {turn.get('utt_idx', position_in)}"
-        speaker = turn.get("speaker")
-        text = turn.get("utterance")
-        if text is not None and not isinstance(text, str):
-            raise InvalidContextError(f"{where}: 'utterance' must be a string")
+    for where, speaker, text, turn in turns:
         acts = _acts(turn, where)
         if speaker == "user":
             user_turns += 1
@@ -407,8 +422,6 @@ def _convlab_dialogue(
             user_acts.extend(acts)
             last_state = turn.get("state")
             continue
-        if speaker != "system":
-            raise InvalidContextError(f"{where}: 'speaker' must be 'user' or 'system', got {speaker!r}")
         if user_turns == 0 and not out:
             # A system opening: no context (no user turn before it), but it is history.
             out.append(

@@ -17,7 +17,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,9 @@ from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
 from simscore.responses import Responses
 from simscore.stats import bootstrap_ci_shared
+
+if TYPE_CHECKING:
+    from simscore.strata import StratifiedComparison
 
 __all__ = ["compare", "Comparison", "DEFAULT_MEASURES"]
 
@@ -71,6 +74,25 @@ class Comparison:
     def mean(self, measure: str) -> float:
         """The rate (mean over scored contexts) of one measure."""
         return float(self.summary.loc[measure, "mean"])
+
+    def by_stratum(self, by: str, **options: Any) -> StratifiedComparison:
+        """Every measure per stratum of the metadata column ``by`` (e.g. ``flow``), with tests.
+
+        The comparison must have been made with the contexts' metadata
+        (``compare(a, b, metadata=contexts)``); ``options`` are those of
+        :func:`simscore.strata.stratify` (``cluster``, ``n_resamples``, ``n_permutations``,
+        ``confidence``, ``seed``).
+
+        >>> from simscore import Act, Response, Responses
+        >>> a = Responses({f"c{i}": Response(Act.parse("hello()")) for i in range(4)})
+        >>> b = Responses({f"c{i}": Response(Act.parse("hello()" if i % 2 else "bye()")) for i in range(4)})
+        >>> flows = {f"c{i}": {"flow": "seen" if i % 2 else "unseen"} for i in range(4)}
+        >>> compare(a, b, ["tmr"], metadata=flows).by_stratum("flow").table["mean"].tolist()
+        [1.0, 0.0]
+        """
+        from simscore.strata import stratify
+
+        return stratify(self, by, **options)
 
     def to_json_dict(self) -> dict[str, Any]:
         """Everything as plain JSON types (NaN becomes null)."""

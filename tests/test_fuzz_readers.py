@@ -24,6 +24,8 @@ from contexts.collect import read_convlab
 from contexts.context import ContextSet
 from contexts.dialogue_log import read_dialogue_log
 from contexts.domain import default_domain, load_ontology
+from contexts.flow_dialogues import read_flow_dialogues
+from contexts.flows import FlowGraph
 from contexts.generate import GridSpec, generate_grid
 from contexts.pydial import read_pydial_beliefs
 from policies.convlab import read_convlab_states, write_convlab_states
@@ -74,9 +76,10 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
     files["evaluation.csv"] = (",".join(EVALUATION_COLUMNS) + "\n" + ",".join(row) + "\n").encode()
     run_dialogues(HandcraftedPolicy(), 2, seed=0, log_path=seed / "dialogues.jsonl")
     write_convlab_states(list(generate_grid(GridSpec(levels=(0.0, 1.0))))[:3], seed / "states.jsonl")
+    FlowGraph.from_dialogues(read_flow_dialogues(seed / "dialogues.jsonl")).save(seed / "flows.json")
     for name, data in files.items():
         (seed / name).write_bytes(data)
-    for name in ("contexts.jsonl", "comparison.json", "responses.csv", "dialogues.jsonl", "states.jsonl"):
+    for name in ("contexts.jsonl", "comparison.json", "responses.csv", "dialogues.jsonl", "states.jsonl", "flows.json"):
         files[name] = (seed / name).read_bytes()
     files["tables.json"] = (seed / "tables" / "tables.json").read_bytes()
     files["seeds.json"] = (seed / "tables" / "seeds.json").read_bytes()
@@ -113,6 +116,9 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "table": ("seeds.json", in_tables("seeds.json")),
         "evaluation": ("evaluation.csv", evaluation),
         "ontology": ("ontology.json", load_ontology),
+        "flow-graph": ("flows.json", FlowGraph.load),
+        "flow-convlab": ("convlab.json", lambda p: read_flow_dialogues(p, kind="convlab")),
+        "flow-log": ("dialogues.jsonl", read_flow_dialogues),
     }
     return {key: (name, reader) for key, (name, reader) in readers.items() if name in files} | {
         "_bytes": ("", lambda p: files)  # type: ignore[dict-item]
@@ -182,7 +188,8 @@ def _replace_json_value(data: bytes, draw: st.DrawFn) -> bytes:
 
 READERS = [
     "responses", "responses-any", "responses-csv", "contexts", "config", "convlab", "pydial", "dialogue-log",
-    "convlab-states", "comparison", "tables-index", "table", "evaluation", "ontology",
+    "convlab-states", "comparison", "tables-index", "table", "evaluation", "ontology", "flow-graph", "flow-convlab",
+    "flow-log",
 ]
 
 

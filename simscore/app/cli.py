@@ -4,6 +4,13 @@
 scores two response logs against each other; further commands are registered by the modules
 that own them. Errors print ``simscore <command>: error: ...`` on stderr and exit with code 2.
 
+``--contexts C.jsonl`` joins the context set's metadata onto the per-context scores;
+``--by COLUMN`` then reports every measure per stratum of that metadata column (e.g. ``flow``
+= seen/unseen, see ``simscore contexts flows``) with bootstrap intervals, and the difference
+between strata with a permutation test (:mod:`simscore.strata`; ``--cluster dialogue_id``
+moves whole dialogues). An existing ``--out`` file is replaced only with ``--force``, and
+never one of the inputs.
+
 ``compare`` reads simscore's JSON Lines responses files and the CSV response logs of
 :func:`policies.adapters.read_responses_csv` (by suffix: ``.csv``; ``.jsonl``, ``.json``,
 ``.ndjson``; otherwise by content: JSON Lines if the file starts with ``{``). What it writes:
@@ -42,6 +49,7 @@ from simscore.measures import ALL_MEASURES
 
 if TYPE_CHECKING:
     from simscore.compare import Comparison
+    from simscore.strata import StratifiedComparison
 
 __all__ = ["main", "build_parser"]
 
@@ -74,12 +82,19 @@ def _compare_output(args: argparse.Namespace) -> tuple[str | None, str]:
     return args.out, _SUFFIX_FORMATS[suffix]
 
 
-def _render(comparison: Comparison, fmt: str, heading: str, signatures: bool) -> str:
+def _render(
+    comparison: Comparison, fmt: str, heading: str, signatures: bool, strata: StratifiedComparison | None = None
+) -> str:
     if fmt == "json":
-        return json.dumps(comparison.to_json_dict(), indent=1, allow_nan=False) + "\n"
+        data = comparison.to_json_dict()
+        if strata is not None:
+            data["strata"] = strata.to_json_dict()
+        return json.dumps(data, indent=1, allow_nan=False) + "\n"
     if fmt == "csv":
         return str(comparison.scores.to_csv(float_format="%.10g", lineterminator="\n"))
     lines = [heading, comparison.format_summary()]
+    if strata is not None:
+        lines += ["", strata.format()]
     if signatures:
         lines.append("")
         lines += [f"{name:<9} {signature}" for name, signature in comparison.signatures.items()]
@@ -88,24 +103,42 @@ def _render(comparison: Comparison, fmt: str, heading: str, signatures: bool) ->
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from simscore.compare import compare
-    from simscore.io import atomic_write_text
+    from simscore.io import atomic_write_text, prepare_output
     from simscore.measures import resolve_measures
     from simscore.responses_csv import read_responses
 
     path, fmt = _compare_output(args)  # fail on bad flags and bad names before reading files
+    if (args.by is not None or args.cluster is not None) and args.contexts is None:
+        raise ValueError("--by and --cluster need --contexts (the context set whose metadata holds the strata)")
+    if args.cluster is not None and args.by is None:
+        raise ValueError("--cluster applies to a stratified comparison: give --by")
     measures = resolve_measures(args.measures)
+    if path is not None:
+        inputs = [args.a, args.b, *([args.contexts] if args.contexts else [])]
+        prepare_output(path, inputs=inputs, overwrite=args.force)
     a = read_responses(args.a)
     b = read_responses(args.b)
-    comparison = compare(a, b, measures, n_resamples=args.resamples, seed=args.seed)
+    metadata = None
+    if args.contexts is not None:
+        from contexts.context import ContextSet
+
+        metadata = ContextSet.read_jsonl(args.contexts)
+    comparison = compare(a, b, measures, metadata=metadata, n_resamples=args.resamples, seed=args.seed)
+    strata = None
+    if args.by is not None:
+        strata = comparison.by_stratum(
+            args.by, cluster=args.cluster, n_resamples=args.resamples, n_permutations=args.permutations,
+            seed=args.seed,
+        )
     heading = f"{a.policy or args.a}  vs  {b.policy or args.b}  ({len(comparison.scores)} contexts)"
     if path is not None:
-        atomic_write_text(path, _render(comparison, fmt, heading, args.signatures))
+        atomic_write_text(path, _render(comparison, fmt, heading, args.signatures, strata))
     if args.score_only:
         sys.stdout.write("".join(f"{comparison.mean(name)!r}\n" for name in comparison.measures))
     elif path is None:
-        sys.stdout.write(_render(comparison, fmt, heading, args.signatures))
+        sys.stdout.write(_render(comparison, fmt, heading, args.signatures, strata))
     else:
-        sys.stdout.write(_render(comparison, "text", heading, args.signatures))
+        sys.stdout.write(_render(comparison, "text", heading, args.signatures, strata))
         print(f"wrote {path}")
     return 0
 
@@ -175,6 +208,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--signatures", action="store_true", help="also print every measure's signature (text format)")
+    p.add_argument(
+        "--contexts", metavar="FILE",
+        help="the context set (JSON Lines) the responses answer: its metadata joins the per-context scores",
+    )
+    p.add_argument(
+        "--by", metavar="COLUMN",
+        help="with --contexts: every measure per stratum of this metadata column (e.g. flow, flow_prefix, "
+        "pattern_repeat), with bootstrap intervals and a permutation test between strata",
+    )
+    p.add_argument(
+        "--cluster", metavar="COLUMN",
+        help="with --by: resample and permute whole groups of contexts (e.g. dialogue_id) instead of contexts",
+    )
+    p.add_argument(
+        "--permutations", type=int, default=10_000,
+        help="random splits of a Monte Carlo permutation test (default 10000; exact tests need none)",
+    )
+    p.add_argument("--force", action="store_true", help="replace the --out file if it exists (never an input)")
     p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("demo", help="the paper's experiment, small: train, collect, respond, score, report")

@@ -10,7 +10,9 @@
   method (``--json`` for machine-readable output);
 * ``simscore contexts export --format convlab3|convlab2 FILE --out states.jsonl`` — one
   ConvLab dialogue state per context, for a ConvLab policy run in its own environment
-  (``examples/convlab_answer_states.py``; see :mod:`policies.convlab`).
+  (``examples/convlab_answer_states.py``; see :mod:`policies.convlab`);
+* ``simscore contexts flows build|label|summary|sample|plot`` — conversation-flow graphs and
+  flow-labelled context sets (:mod:`simscore.app.cli_flows`).
 
 ``--ontology`` with ``--venues`` selects a user-supplied domain instead of the shipped one.
 The ``contexts`` package is imported only when one of these commands runs.
@@ -235,7 +237,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def add_subcommands(subparsers: Any) -> None:
-    """Add the ``contexts`` command (gen / collect / info / export) to an argparse sub-parser set.
+    """Add the ``contexts`` command (gen / collect / info / export / flows) to an argparse sub-parser set.
 
     Examples
     --------
@@ -318,3 +320,7 @@ def add_subcommands(subparsers: Any) -> None:
     )
     _add_domain_options(export)
     export.set_defaults(func=cmd_export)
+
+    from simscore.app import cli_flows  # it imports this module's argument types
+
+    cli_flows.add_subcommands(sub)
