@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from simscore.acts import Act
 from simscore.errors import ActParseError, FileFormatError, InvalidResponseError
-from simscore.io import atomic_open
+from simscore.io import atomic_open, read_lines
 from simscore.responses import Response, Responses
 
 __all__ = ["CSV_COLUMNS", "read_responses", "read_responses_csv", "write_responses_csv", "response_file_format"]
@@ -37,7 +37,8 @@ def read_responses_csv(path: str | os.PathLike[str], *, policy: str | None = Non
     act string) and ``text``; at least one of ``action`` and ``text`` must be present, and
     no other column. An empty cell means missing (so a CSV log cannot hold an empty text
     ``""``; use JSON Lines for that); every row needs an action or a text. Blank lines are
-    skipped; the file is UTF-8 (a byte-order mark is accepted).
+    skipped; the file is UTF-8 (a byte-order mark is accepted); a line may be up to
+    :data:`simscore.io.MAX_LINE_LENGTH` characters long, a cell up to 131,072 (:mod:`csv`'s limit).
 
     Parameters
     ----------
@@ -74,7 +75,7 @@ def read_responses_csv(path: str | os.PathLike[str], *, policy: str | None = Non
     except IsADirectoryError:
         raise FileFormatError(p, "is a directory, expected a file") from None
     with handle:
-        reader = csv.reader(handle, strict=True)
+        reader = csv.reader((line for _, line in read_lines(handle, p)), strict=True)
         try:
             pairs = _read_csv_rows(p, reader)
         except csv.Error as exc:

@@ -216,12 +216,21 @@ def read_evaluation(run_dir: str | os.PathLike[str]) -> tuple[EvaluationRecord, 
     path = Path(run_dir) / "evaluation.csv"
     if not path.exists():
         return ()
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    reader = csv.reader(io.StringIO(read_text(path), newline=""), strict=True)
+    try:
+        return _evaluation_records(path, reader)
+    except csv.Error as exc:
+        raise FileFormatError(path, f"malformed CSV ({exc})", line=reader.line_num + 1) from None
+
+
+def _evaluation_records(path: Path, reader: Any) -> tuple[EvaluationRecord, ...]:
     header = next(reader, None)
     if header is None or tuple(header) != EVALUATION_COLUMNS:
-        raise FileFormatError(path, f"expected the columns {', '.join(EVALUATION_COLUMNS)}, got {header}", line=1)
+        shown = repr(header) if len(repr(header)) < 200 else repr(header)[:197] + "..."
+        raise FileFormatError(path, f"expected the columns {', '.join(EVALUATION_COLUMNS)}, got {shown}", line=1)
     records = []
-    for line, row in enumerate(reader, start=2):
+    for row in reader:
+        line = reader.line_num
         if not row:
             continue
         if len(row) != len(EVALUATION_COLUMNS):
@@ -236,6 +245,7 @@ def read_evaluation(run_dir: str | os.PathLike[str]) -> tuple[EvaluationRecord, 
                 else:
                     values[name] = float(text_value)
             except ValueError:
-                raise FileFormatError(path, f"column {name!r}: bad value {text_value!r}", line=line) from None
+                shown = repr(text_value) if len(text_value) < 60 else repr(text_value[:57]) + "..."
+                raise FileFormatError(path, f"column {name!r}: bad value {shown}", line=line) from None
         records.append(EvaluationRecord(**values))
     return tuple(records)

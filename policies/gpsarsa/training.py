@@ -76,7 +76,7 @@ from policies.gpsarsa.evaluation import (
     read_evaluation,
     write_evaluation,
 )
-from policies.gpsarsa.learner import GPSarsaConfig
+from policies.gpsarsa.learner import GPSarsaConfig, read_checkpoint_json
 from policies.gpsarsa.policy import REWARD_ASSIGNMENTS, REWARDS, GPSarsaPolicy
 from policies.sim.domain_cache import domain_cache
 from policies.sim.features import feature_size
@@ -411,12 +411,7 @@ def _now() -> str:
 
 
 def _read_run(path: Path) -> dict[str, Any]:
-    import json
-
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{path}: cannot read the run description ({exc})") from None
+    info = read_checkpoint_json(path, what="run description")
     problem = format_problem(info, RUN_FORMAT, (RUN_VERSION,), what="run format")
     if problem:
         raise CheckpointError(f"{path}: {problem}")

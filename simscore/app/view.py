@@ -29,7 +29,7 @@ import pandas as pd
 
 from simscore.compare import Comparison
 from simscore.errors import ContextMismatchError, FileFormatError
-from simscore.io import atomic_open, prepare_output
+from simscore.io import atomic_open, prepare_output, read_json
 from simscore.measures import MEASURES
 from simscore.responses import Response, Responses
 
@@ -65,12 +65,7 @@ def read_comparison(path: str | os.PathLike[str]) -> Comparison:
     p = Path(path)
     if p.suffix.lower() != ".json":
         raise FileFormatError(p, "expected a comparison saved as .json (simscore compare A B --out CMP.json)")
-    try:
-        document = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileFormatError(p, "file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FileFormatError(p, f"cannot read a comparison: {exc}") from None
+    document = read_json(p)
     if not isinstance(document, dict):
         raise FileFormatError(p, f"expected a JSON object, got {type(document).__name__}")
     missing = [key for key in ("simscore", "signatures", "summary", "scores") if key not in document]
@@ -79,24 +74,73 @@ def read_comparison(path: str | os.PathLike[str]) -> Comparison:
     signatures, summary, records = document["signatures"], document["summary"], document["scores"]
     if not isinstance(signatures, dict) or not isinstance(summary, dict) or not isinstance(records, list):
         raise FileFormatError(p, "not a saved comparison: signatures/summary must be objects, scores a list")
-    if not all(isinstance(r, dict) and isinstance(r.get("context_id"), str) for r in records):
-        raise FileFormatError(p, "every score record needs a string 'context_id'")
+    _check_comparison(p, document)
     scores = pd.DataFrame.from_records(records, columns=["context_id", *_record_columns(records)])
     scores = scores.set_index("context_id")
     for name in signatures:
         if name not in scores.columns:
             raise FileFormatError(p, f"scores lack the column of measure {name!r}")
         scores[name] = pd.to_numeric(scores[name], errors="coerce").astype("float64")
-    summary_frame = pd.DataFrame.from_dict(summary, orient="index")
+    summary_frame = pd.DataFrame.from_dict(summary, orient="index", columns=_SUMMARY_FIELDS)
     summary_frame.index.name = "measure"
     return Comparison(
         scores=scores,
         summary=summary_frame,
-        signatures={str(k): str(v) for k, v in signatures.items()},
-        a=str(document.get("a") or ""),
-        b=str(document.get("b") or ""),
+        signatures=dict(signatures),
+        a=document.get("a") or "",
+        b=document.get("b") or "",
         info=dict(document.get("info") or {}),
     )
+
+
+_SUMMARY_FIELDS = ["mean", "count", "missing", "ci_low", "ci_high"]
+
+
+def _is_number(value: Any) -> bool:
+    """A JSON number (not a bool) or null: what a score or a summary statistic may be."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _check_comparison(path: Path, document: Mapping[str, Any]) -> None:
+    """Every field of a saved comparison has the type :meth:`Comparison.to_json_dict` writes.
+
+    A hand-edited file gets a :class:`FileFormatError` naming the field, not a traceback
+    from deep inside the page builder.
+    """
+
+    def bad(field: str, expected: str, value: Any) -> FileFormatError:
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        return FileFormatError(path, f"field {field}: expected {expected}, got {type(value).__name__} {shown}")
+
+    for key in ("a", "b"):
+        if document.get(key) is not None and not isinstance(document[key], str):
+            raise bad(key, "a string", document[key])
+    if document.get("info") is not None and not isinstance(document["info"], dict):
+        raise bad("info", "an object", document["info"])
+    for name, signature in document["signatures"].items():
+        if not isinstance(signature, str):
+            raise bad(f"signatures.{name}", "a string", signature)
+    for name, stats in document["summary"].items():
+        if not isinstance(stats, dict):
+            raise bad(f"summary.{name}", "an object", stats)
+        for key, value in stats.items():
+            if key not in _SUMMARY_FIELDS:
+                raise FileFormatError(path, f"field summary.{name}: unknown statistic {key!r}")
+            if not _is_number(value):
+                raise bad(f"summary.{name}.{key}", "a number or null", value)
+    measures = set(document["signatures"])
+    seen: set[str] = set()
+    for k, record in enumerate(document["scores"]):
+        if not isinstance(record, dict) or not isinstance(record.get("context_id"), str):
+            raise FileFormatError(path, f"field scores[{k}]: every score record needs a string 'context_id'")
+        if record["context_id"] in seen:
+            raise FileFormatError(path, f"field scores[{k}]: context id {record['context_id']!r} appears twice")
+        seen.add(record["context_id"])
+        for key, value in record.items():
+            if key in measures and not _is_number(value):
+                raise bad(f"scores[{k}].{key}", "a number or null", value)
+            if isinstance(value, (dict, list)):
+                raise bad(f"scores[{k}].{key}", "a number, string, boolean or null", value)
 
 
 def _record_columns(records: list[dict[str, Any]]) -> list[str]:
@@ -147,12 +191,8 @@ def _belief_json(context: Context) -> dict[str, Any]:
 def _turn(value: Any) -> int | None:
     if value is None or isinstance(value, bool):
         return None
-    try:
-        if pd.isna(value):
-            return None
-    except (TypeError, ValueError):
-        return None
-    return int(value) if float(value) == int(value) else None
+    number = _number(value)
+    return int(number) if number is not None and number == int(number) else None
 
 
 def view_data(

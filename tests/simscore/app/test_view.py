@@ -188,6 +188,65 @@ def test_bad_inputs_are_clear_errors(files: dict[str, Path], tmp_path: Path) -> 
         write_view(comparison, a, b, tmp_path / "x.html")
 
 
+def _edit(document: dict[str, Any], where: str, value: Any) -> None:
+    *keys, last = where.split(".")
+    for key in keys:
+        document = document[int(key)] if isinstance(document, list) else document[key]
+    document[int(last) if isinstance(document, list) else last] = value
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "message"),
+    [
+        ("summary.tmr", [0.5, 1], r"field summary.tmr: expected an object, got list \[0.5, 1\]"),
+        ("summary.tmr.mean", "high", r"field summary.tmr.mean: expected a number or null, got str 'high'"),
+        ("summary.tmr.mean", True, r"field summary.tmr.mean: expected a number or null, got bool True"),
+        ("summary.tmr.median", 0.5, "field summary.tmr: unknown statistic 'median'"),
+        ("signatures.tmr", {"v": 1}, r"field signatures.tmr: expected a string, got dict"),
+        ("scores.0.tmr", [1], r"field scores\[0\].tmr: expected a number or null, got list"),
+        ("scores.1.context_id", "same", r"field scores\[1\]: context id 'same' appears twice"),
+        ("scores.0.turn_index", {"x": 1}, r"field scores\[0\].turn_index: expected a number, string, boolean or null"),
+        ("info", [], "field info: expected an object, got list"),
+        ("a", 7, "field a: expected a string, got int 7"),
+    ],
+)
+def test_hand_edited_comparison_is_a_file_format_error(
+    files: dict[str, Path], tmp_path: Path, where: str, value: Any, message: str
+) -> None:
+    document = json.loads(files["cmp"].read_text(encoding="utf-8"))
+    _edit(document, where, value)
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(FileFormatError, match=message):
+        read_comparison(edited)
+
+
+def test_infinity_in_a_comparison_is_refused_and_a_huge_number_is_not_a_crash(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = files["cmp"].read_text(encoding="utf-8")
+    document = json.loads(text)
+    document["summary"]["tmr"]["mean"] = "__INF__"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document).replace('"__INF__"', "Infinity"), encoding="utf-8")
+    assert main(["view", str(edited), "--a", str(files["a"]), "--b", str(files["b"])]) == 2
+    assert "invalid JSON (non-standard JSON number Infinity)" in capsys.readouterr().err
+    # 1e999 is valid JSON (it reads as inf): shown as n/a, and a turn index of 1e999 as no turn
+    document["summary"]["tmr"]["mean"] = "__BIG__"
+    document["scores"][0]["turn_index"] = "__BIG__"
+    edited.write_text(json.dumps(document).replace('"__BIG__"', "1e999"), encoding="utf-8")
+    assert main(["view", str(edited), "--a", str(files["a"]), "--b", str(files["b"]), "--force"]) == 0
+    data = _data(edited.with_suffix(".html").read_text(encoding="utf-8"))
+    assert data["measures"][0]["mean"] is None
+
+
+def test_deeply_nested_comparison_is_a_file_format_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"simscore": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    with pytest.raises(FileFormatError, match="line 1: arrays and objects nested deeper than 64 levels"):
+        read_comparison(path)
+
+
 def _rendered(dom: str) -> str:
     """The cards the script rendered (the DOM without the embedded data)."""
     match = re.search(r'<main id="rows">(.*?)</main>', dom, re.S)
