@@ -45,6 +45,7 @@ __all__ = [
     "dumps",
     "format_problem",
     "prepare_output",
+    "same_file",
 ]
 
 
@@ -83,8 +84,13 @@ def prepare_output(
 ) -> Path:
     """Check, before any work, that ``path`` may be written; returns it as a :class:`~pathlib.Path`.
 
-    * An output that is one of the ``inputs`` (the same file, however it is spelt: links and
-      ``..`` resolved) is refused, even with ``overwrite``: nothing the user gave is replaced.
+    This is the one output check of simscore, contexts and policies: every public writer calls
+    it (with ``overwrite``) and every command calls it before any work (with its inputs, through
+    :func:`simscore.app.cli_files.check_outputs`); the write itself is :func:`atomic_open`.
+
+    * An output that is one of the ``inputs`` (the same file, however it is spelt: symbolic
+      links and ``..`` resolved, hard links compared by device and inode) is refused, even with
+      ``overwrite``: nothing the user gave is replaced.
     * An existing file is refused unless ``overwrite`` (the command line's ``--force``).
     * The directory must exist or be creatable, and be writable.
 
@@ -113,9 +119,9 @@ def prepare_output(
         raise OutputExistsError(f"{target} is a directory, expected a file name")
     resolved = target.resolve()
     for given in inputs:
-        if Path(given).resolve() == resolved:
+        if same_file(target, given):
             raise OutputExistsError(f"{target} is also an input: refusing to write over it")
-    if target.exists() and not overwrite:
+    if (target.exists() or target.is_symlink()) and not overwrite:
         raise OutputExistsError(f"{target} exists; use --force (or overwrite=True) to replace it")
     folder = resolved.parent
     existing = folder
@@ -126,6 +132,20 @@ def prepare_output(
     if not os.access(existing, os.W_OK | os.X_OK):
         raise PermissionError(f"{existing} is not writable: cannot write {target}")
     return target
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name the same file: the same inode if both exist, else the same resolved path.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> same_file(folder / "x" / ".." / "a.txt", folder / "a.txt")
+    True
+    """
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return Path(a).resolve() == Path(b).resolve()
 
 
 @contextlib.contextmanager

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from simscore.acts import Act
 from simscore.errors import ActParseError, FileFormatError, InvalidResponseError
-from simscore.io import atomic_open, read_lines
+from simscore.io import atomic_open, prepare_output, read_lines
 from simscore.responses import Response, Responses
 
 __all__ = ["CSV_COLUMNS", "read_responses", "read_responses_csv", "write_responses_csv", "response_file_format"]
@@ -153,15 +153,20 @@ def _read_csv_rows(path: Path, reader: Any) -> dict[str, Response]:
     return pairs
 
 
-def write_responses_csv(path: str | os.PathLike[str], responses: Responses | Mapping[str, Response]) -> None:
+def write_responses_csv(
+    path: str | os.PathLike[str], responses: Responses | Mapping[str, Response], *, overwrite: bool = False
+) -> None:
     """Write responses as a CSV response log (columns ``context_id, action, text``), atomically.
 
     Missing actions and texts are written as empty cells; the policy name and provenance are
     not stored (CSV has no header line for them — use
-    :meth:`Responses.to_jsonl <simscore.responses.Responses.to_jsonl>` to keep them).
+    :meth:`Responses.to_jsonl <simscore.responses.Responses.to_jsonl>` to keep them). An
+    existing file is replaced only with ``overwrite=True``.
 
     Raises
     ------
+    simscore.errors.OutputExistsError
+        ``path`` exists and ``overwrite`` is false (checked before any work).
     InvalidResponseError
         Naming the context whose text is ``""``: an empty cell reads back as missing, so an
         empty text cannot be stored in CSV.
@@ -177,6 +182,7 @@ def write_responses_csv(path: str | os.PathLike[str], responses: Responses | Map
     >>> dict(read_responses_csv(path)) == {"c1": Response(Act.parse('inform(name="la mimosa")'), "La Mimosa, then.")}
     True
     """
+    prepare_output(path, overwrite=overwrite)
     rows = []
     for context_id, response in responses.items():
         if not isinstance(response, Response):

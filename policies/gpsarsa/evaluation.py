@@ -26,7 +26,7 @@ import numpy as np
 from policies.gpsarsa.policy import GPSarsaPolicy
 from policies.sim.simulation import SimulationResult, SimulationSettings, run_dialogues
 from simscore.errors import FileFormatError
-from simscore.io import atomic_open, read_text
+from simscore.io import atomic_open, prepare_output, read_text
 from simscore.stats import t_interval, wilson_interval
 
 if TYPE_CHECKING:
@@ -197,7 +197,13 @@ def _format_value(value: Any) -> str:
     return repr(float(value)) if isinstance(value, float) else str(value)
 
 
-def write_evaluation(path: Path, records: Sequence[EvaluationRecord]) -> None:
+def write_evaluation(path: str | os.PathLike[str], records: Sequence[EvaluationRecord], *, overwrite: bool = False) -> None:
+    """Write a run's ``evaluation.csv`` (columns :data:`EVALUATION_COLUMNS`), atomically.
+
+    An existing file is replaced only with ``overwrite=True`` (:func:`train` rewrites its own
+    table after every checkpoint).
+    """
+    prepare_output(path, overwrite=overwrite)
     with atomic_open(path, "w") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(EVALUATION_COLUMNS)

@@ -163,7 +163,7 @@ import simscore.io
 from policies.gpsarsa import _gpkernels
 from simscore.checks import check_int, check_number
 from simscore.errors import CheckpointError, FileFormatError
-from simscore.io import atomic_open, dumps, format_problem, read_bytes, read_json
+from simscore.io import atomic_open, dumps, format_problem, prepare_output, read_bytes, read_json
 
 __all__ = [
     "CHECKPOINT_FORMAT",
@@ -966,13 +966,14 @@ class GPSarsa:
         return Path(stem + ".json"), Path(stem + ".npz")
 
     def save(
-        self, path_stem: str | os.PathLike[str], *, metadata: Mapping[str, Any] | None = None
+        self, path_stem: str | os.PathLike[str], *, metadata: Mapping[str, Any] | None = None, overwrite: bool = False
     ) -> None:
         """Write ``<path_stem>.npz`` and ``<path_stem>.json`` atomically.
 
         The ``.npz`` is written first; the ``.json`` names it and records its SHA-256, so
         an interrupted save is detected by :meth:`load`. The same state always gives the
-        same bytes.
+        same bytes. Existing files are replaced only with ``overwrite=True``
+        (:class:`~simscore.errors.OutputExistsError` otherwise, before anything is written).
 
         ``metadata`` (JSON-serialisable; e.g. what a policy wrapping the learner needs) is
         stored under the JSON's ``"metadata"`` key; :meth:`load` ignores it.
@@ -990,6 +991,8 @@ class GPSarsa:
         [0.0, 1.0]
         """
         json_path, npz_path = self._paths(path_stem)
+        prepare_output(json_path, overwrite=overwrite)
+        prepare_output(npz_path, overwrite=overwrite)
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
             for name, array in self.arrays().items():

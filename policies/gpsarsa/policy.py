@@ -370,8 +370,10 @@ class GPSarsaPolicy:
             },
         }
 
-    def save(self, path_stem: str | os.PathLike[str]) -> None:
+    def save(self, path_stem: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         """Write ``<path_stem>.npz`` and ``<path_stem>.json`` atomically (same state, same bytes).
+
+        Existing files are replaced only with ``overwrite=True``.
 
         Examples
         --------
@@ -383,7 +385,7 @@ class GPSarsaPolicy:
         >>> again.reward, again.seed, again.nlg_instance == policy.nlg_instance, again.training
         ('iq', 3, True, False)
         """
-        self.learner.save(path_stem, metadata=self.metadata())
+        self.learner.save(path_stem, metadata=self.metadata(), overwrite=overwrite)
 
     @classmethod
     def load(

@@ -561,7 +561,7 @@ def train(
     train_seconds = max((r.train_seconds for r in records if math.isfinite(r.train_seconds)), default=0.0)
     if existing and (not records or records[-1].dialogues != start):
         records.append(evaluate(math.nan))
-        write_evaluation(eval_path, records)
+        write_evaluation(eval_path, records, overwrite=True)  # the run's own table, rewritten as it grows
     run_dir.mkdir(parents=True, exist_ok=True)
     run_file.write("running", start)
 
@@ -583,10 +583,11 @@ def train(
             )
             train_seconds += time.perf_counter() - began
             done = target
-            policy.save(_stem(run_dir, done))
+            # a checkpoint past the last complete one is debris of an interrupted save of this run
+            policy.save(_stem(run_dir, done), overwrite=True)
             record = evaluate(train_seconds)
             records.append(record)
-            write_evaluation(eval_path, records)
+            write_evaluation(eval_path, records, overwrite=True)
             run_file.write("running" if done < config.dialogues else "complete", done)
             bar.set_postfix(success=f"{record.success_rate:.3f}", dictionary=record.dictionary_size, refresh=False)
     except KeyboardInterrupt:

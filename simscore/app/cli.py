@@ -44,6 +44,16 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from simscore._version import __version__
+from simscore.app.cli_types import (
+    checks_outputs,
+    input_file,
+    output_file,
+    output_folder,
+    permutations,
+    positive_int,
+    resamples,
+    seed,
+)
 from simscore.errors import SimscoreError
 from simscore.measures import ALL_MEASURES
 
@@ -101,9 +111,10 @@ def _render(
     return "\n".join(lines) + "\n"
 
 
+@checks_outputs
 def _cmd_compare(args: argparse.Namespace) -> int:
     from simscore.compare import compare
-    from simscore.io import atomic_write_text, prepare_output
+    from simscore.io import atomic_write_text
     from simscore.measures import resolve_measures
     from simscore.responses_csv import read_responses
 
@@ -113,9 +124,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.cluster is not None and args.by is None:
         raise ValueError("--cluster applies to a stratified comparison: give --by")
     measures = resolve_measures(args.measures)
-    if path is not None:
-        inputs = [args.a, args.b, *([args.contexts] if args.contexts else [])]
-        prepare_output(path, inputs=inputs, overwrite=args.force)
     a = read_responses(args.a)
     b = read_responses(args.b)
     metadata = None
@@ -150,6 +158,7 @@ def _stdout_is_data(args: argparse.Namespace) -> bool:
     return bool(args.score_only or args.out == "-" or (args.out is None and args.format in ("json", "csv")))
 
 
+@checks_outputs
 def _cmd_experiment(args: argparse.Namespace) -> int:
     from simscore.app.experiment import DEMO_CONFIG, load_config, run_experiment
 
@@ -164,8 +173,9 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def _experiment_options(p: argparse.ArgumentParser, default_out: str) -> None:
-    p.add_argument("--out", help=f"output folder; finished pieces in it are reused (default: {default_out})")
-    p.add_argument("--jobs", type=int, default=None, help="local worker processes (default: one per core)")
+    p.add_argument("--out", type=output_folder,
+                   help=f"output folder; finished pieces in it are reused (default: {default_out})")
+    p.add_argument("--jobs", type=positive_int, default=None, help="local worker processes (default: one per core)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run training and responding on this Dask scheduler (extra: simscore-dialogue[dask])")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -183,8 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("compare", help="score two response logs against each other")
-    p.add_argument("a", help="responses of policy A (simscore's JSON Lines responses file, or CSV)")
-    p.add_argument("b", help="responses of policy B (JSON Lines or CSV)")
+    p.add_argument("a", type=input_file, help="responses of policy A (simscore's JSON Lines responses file, or CSV)")
+    p.add_argument("b", type=input_file, help="responses of policy B (JSON Lines or CSV)")
     p.add_argument(
         "--measures",
         type=_measure_list,
@@ -192,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated measure names or groups ('all', 'action', 'text'); default: all eight",
     )
     p.add_argument(
-        "--out",
+        "--out", type=output_file,
         help="write the result to this file (format from --format, else .json: everything, .csv: per-context "
         "scores), or '-' for stdout (default format json)",
     )
@@ -205,11 +215,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--score-only", action="store_true",
         help="print only each measure's mean, one bare number per line in the order of --measures (nan if undefined)",
     )
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=seed, default=0, help="bootstrap and permutation seed (default 0)")
+    p.add_argument("--resamples", type=resamples, default=1000, help="bootstrap resamples (default 1000; 0: no intervals)")
     p.add_argument("--signatures", action="store_true", help="also print every measure's signature (text format)")
     p.add_argument(
-        "--contexts", metavar="FILE",
+        "--contexts", metavar="FILE", type=input_file,
         help="the context set (JSON Lines) the responses answer: its metadata joins the per-context scores",
     )
     p.add_argument(
@@ -222,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --by: resample and permute whole groups of contexts (e.g. dialogue_id) instead of contexts",
     )
     p.add_argument(
-        "--permutations", type=int, default=10_000,
+        "--permutations", type=permutations, default=10_000,
         help="random splits of a Monte Carlo permutation test (default 10000; exact tests need none)",
     )
     p.add_argument("--force", action="store_true", help="replace the --out file if it exists (never an input)")
@@ -231,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the paper's experiment, small: train, collect, respond, score, report")
     _experiment_options(p, "simscore-demo")
     p = sub.add_parser("run", help="run (or continue) an experiment described by a TOML file")
-    p.add_argument("config", help="experiment configuration (TOML), e.g. examples/paper.toml")
+    p.add_argument("config", type=input_file, help="experiment configuration (TOML), e.g. examples/paper.toml")
     _experiment_options(p, "simscore-<name>")
 
     for register in _extensions():

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simscore.app.cli_types import checks_outputs, input_file, output_folder, seed
 from simscore.checks import check_number
 from simscore.compare import compare
 from simscore.io import atomic_write_text, prepare_output
@@ -322,7 +323,7 @@ def _named_file(text: str) -> tuple[str, str]:
     name, sep, path = text.partition("=")
     if not sep or not name.strip() or not path.strip():
         raise argparse.ArgumentTypeError(f"expected NAME=FILE, got {text!r}")
-    return name.strip(), path.strip()
+    return name.strip(), input_file(path.strip())
 
 
 def _levels(text: str) -> tuple[float, ...]:
@@ -332,14 +333,13 @@ def _levels(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(f"expected probabilities separated by commas, got {text!r}") from None
 
 
+@checks_outputs
 def cmd_diagnose(args: argparse.Namespace) -> int:
     """``simscore diagnose``: run the degenerate and real policies, score, write the report."""
     from contexts.context import ContextSet
     from policies.degenerate import degenerate_policies
 
     measures = resolve_measures(args.measures)  # fail on a bad name before any work
-    for name in _OUTPUTS:
-        prepare_output(Path(args.out) / name, overwrite=args.force)
     contexts = ContextSet.read_jsonl(args.contexts) if args.contexts else default_contexts(args.levels)
     progress = not args.quiet
     real = {}
@@ -375,8 +375,9 @@ def add_subcommands(subparsers: Any) -> None:
     from simscore.app.cli import _measure_list
 
     p = subparsers.add_parser("diagnose", help="can a measure be fooled? degenerate policies vs real ones")
-    p.add_argument("--out", "-o", required=True, help="output folder (diagnose.md, diagnose.csv, diagnose.png)")
-    p.add_argument("--contexts", help="context set file (default: the generated grid at --levels)")
+    p.add_argument("--out", "-o", required=True, type=output_folder,
+                   help="output folder (diagnose.md, diagnose.csv, diagnose.png)")
+    p.add_argument("--contexts", type=input_file, help="context set file (default: the generated grid at --levels)")
     p.add_argument("--levels", type=_levels, default=DEFAULT_LEVELS,
                    help="top-value levels of the default grid (default 0.0,0.5,1.0: 162 contexts)")
     p.add_argument("--responses", nargs="+", type=_named_file, metavar="NAME=FILE",
@@ -387,7 +388,7 @@ def add_subcommands(subparsers: Any) -> None:
                    help="comma-separated measure names or groups ('all', 'action', 'text'); default: all eight")
     p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
                    help=f"gamed: within this of the real-vs-real mean (default {DEFAULT_TOLERANCE})")
-    p.add_argument("--seed", type=int, default=0, help="seed of the uniform policy and the bootstrap (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the uniform policy and the bootstrap (default 0)")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=cmd_diagnose)
+    p.set_defaults(func=cmd_diagnose, output_names=_OUTPUTS)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from simscore.app.cli_types import checks_outputs, input_file, output_file
 from simscore.compare import Comparison
 from simscore.errors import ContextMismatchError, FileFormatError
 from simscore.io import atomic_open, prepare_output, read_json
@@ -347,11 +348,13 @@ def write_view(
     return target
 
 
+@checks_outputs
 def cmd_view(args: argparse.Namespace) -> int:
     """``simscore view``: write the page for a saved comparison."""
     out = args.out or str(Path(args.comparison).with_suffix(".html"))
     inputs = [args.comparison, args.a, args.b, *([args.contexts] if args.contexts else [])]
-    prepare_output(out, inputs=inputs, overwrite=args.force)  # before reading anything
+    if args.out is None:  # a given --out was checked with the inputs before the command began
+        prepare_output(out, inputs=inputs, overwrite=args.force)
     comparison = read_comparison(args.comparison)
     a = Responses.read_jsonl(args.a)
     b = Responses.read_jsonl(args.b)
@@ -369,11 +372,11 @@ def cmd_view(args: argparse.Namespace) -> int:
 def add_subcommands(subparsers: Any) -> None:
     """Register ``simscore view``."""
     p = subparsers.add_parser("view", help="write an HTML page of the contexts where two policies differ")
-    p.add_argument("comparison", help="comparison saved by `simscore compare A B --out CMP.json`")
-    p.add_argument("--a", required=True, help="responses of policy A (JSON Lines), as given to compare")
-    p.add_argument("--b", required=True, help="responses of policy B (JSON Lines), as given to compare")
-    p.add_argument("--contexts", help="the context set (JSON Lines): adds beliefs and dialogue histories")
-    p.add_argument("--out", help="the page to write (default: COMPARISON with .html)")
+    p.add_argument("comparison", type=input_file, help="comparison saved by `simscore compare A B --out CMP.json`")
+    p.add_argument("--a", required=True, type=input_file, help="responses of policy A (JSON Lines), as given to compare")
+    p.add_argument("--b", required=True, type=input_file, help="responses of policy B (JSON Lines), as given to compare")
+    p.add_argument("--contexts", type=input_file, help="the context set (JSON Lines): adds beliefs and dialogue histories")
+    p.add_argument("--out", type=output_file, help="the page to write (default: COMPARISON with .html)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.set_defaults(func=cmd_view)
 
