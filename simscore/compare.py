@@ -30,6 +30,7 @@ from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
 from simscore.responses import Responses
 from simscore.stats import bootstrap_ci_shared
+from simscore.untrusted import spreadsheet_frame
 
 if TYPE_CHECKING:
     from simscore.strata import StratifiedComparison
@@ -122,8 +123,8 @@ class Comparison:
             raise ValueError(f"output path must end in .csv or .json, got {os.fspath(path)!r}")
         prepare_output(path, overwrite=overwrite)
         if suffix == "csv":
-            with atomic_open(path, "w") as handle:
-                self.scores.to_csv(handle, float_format="%.10g")
+            with atomic_open(path, "w") as handle:  # text cells that a spreadsheet would run are made inert
+                spreadsheet_frame(self.scores).to_csv(handle, float_format="%.10g")
         else:
             atomic_write_text(path, json.dumps(self.to_json_dict(), indent=1, allow_nan=False) + "\n")
 

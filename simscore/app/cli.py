@@ -56,6 +56,7 @@ from simscore.app.cli_types import (
 )
 from simscore.errors import SimscoreError
 from simscore.measures import ALL_MEASURES
+from simscore.untrusted import TerminalStream, spreadsheet_frame, terminal_text
 
 if TYPE_CHECKING:
     from simscore.compare import Comparison
@@ -101,7 +102,7 @@ def _render(
             data["strata"] = strata.to_json_dict()
         return json.dumps(data, indent=1, allow_nan=False) + "\n"
     if fmt == "csv":
-        return str(comparison.scores.to_csv(float_format="%.10g", lineterminator="\n"))
+        return str(spreadsheet_frame(comparison.scores).to_csv(float_format="%.10g", lineterminator="\n"))
     lines = [heading, comparison.format_summary()]
     if strata is not None:
         lines += ["", strata.format()]
@@ -138,7 +139,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             args.by, cluster=args.cluster, n_resamples=args.resamples, n_permutations=args.permutations,
             seed=args.seed,
         )
-    heading = f"{a.policy or args.a}  vs  {b.policy or args.b}  ({len(comparison.scores)} contexts)"
+    names = [terminal_text(response.policy or path) for response, path in ((a, args.a), (b, args.b))]
+    heading = f"{names[0]}  vs  {names[1]}  ({len(comparison.scores)} contexts)"
     if path is not None:
         atomic_write_text(path, _render(comparison, fmt, heading, args.signatures, strata))
     if args.score_only:
@@ -263,6 +265,39 @@ def _extensions() -> list:
     ]
 
 
+class _InertFormatter(logging.Formatter):
+    """Log lines with the characters a terminal acts on escaped (messages may quote files)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_text(super().format(record))
+
+
+@contextlib.contextmanager
+def _inert_terminal() -> Iterator[None]:
+    """While a command runs: its standard output and its warnings cannot drive the terminal.
+
+    Standard output goes through :class:`~simscore.untrusted.TerminalStream`; warnings are
+    shown with their message escaped. Standard error is left alone for the progress bars
+    (whose carriage returns are how they redraw); what the commands write there themselves
+    (errors, warnings, log lines) is escaped where it is written.
+    """
+    import warnings
+
+    stdout = sys.stdout
+    with warnings.catch_warnings():
+        show = warnings.showwarning
+
+        def inert(message: Warning | str, *rest: object, **options: object) -> None:
+            show(terminal_text(str(message), keep_lines=True), *rest, **options)  # type: ignore[arg-type]
+
+        warnings.showwarning = inert
+        sys.stdout = TerminalStream(stdout)  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            sys.stdout = stdout
+
+
 @contextlib.contextmanager
 def _console_log(quiet: bool, stream: object = None) -> Iterator[None]:
     """Show the ``simscore`` loggers' INFO messages on ``stream`` (default stdout) while a command runs.
@@ -275,7 +310,7 @@ def _console_log(quiet: bool, stream: object = None) -> Iterator[None]:
         yield
         return
     handler = logging.StreamHandler(sys.stdout if stream is None else stream)  # type: ignore[arg-type]
-    handler.setFormatter(logging.Formatter("[%(asctime)s] %(message)s", "%H:%M:%S"))
+    handler.setFormatter(_InertFormatter("[%(asctime)s] %(message)s", "%H:%M:%S"))
     previous_level = package.level
     package.addHandler(handler)
     package.setLevel(logging.INFO)
@@ -291,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with _console_log(quiet=False, stream=sys.stderr if _stdout_is_data(args) else None):
+        with _inert_terminal(), _console_log(quiet=False, stream=sys.stderr if _stdout_is_data(args) else None):
             return int(args.func(args))
     except BrokenPipeError:
         # output piped into a program that stopped reading (e.g. `| head`): not an error
@@ -299,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except (SimscoreError, OSError, ValueError) as exc:
-        print(f"simscore {args.command}: error: {exc}", file=sys.stderr)
+        print(f"simscore {args.command}: error: {terminal_text(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"simscore {args.command}: interrupted", file=sys.stderr)

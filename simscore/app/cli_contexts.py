@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from simscore.app.cli_types import checks_outputs, input_file, output_file, positive_int
 from simscore.errors import InvalidContextError, SkippedDialoguesWarning
+from simscore.untrusted import terminal_text
 
 if TYPE_CHECKING:
     from contexts.context import ContextSet
@@ -142,7 +143,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
             )
     for warning in caught:
         if issubclass(warning.category, SkippedDialoguesWarning):
-            print(f"simscore contexts collect: warning: {warning.message}", file=sys.stderr)
+            print(f"simscore contexts collect: warning: {terminal_text(str(warning.message))}", file=sys.stderr)
         else:
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     context_set.to_jsonl(args.out, overwrite=args.force)
@@ -221,11 +222,11 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"{args.file}: {summary['name']!r}, domain {summary['domain']!r}, {summary['contexts']} contexts")
     print(f"content hash: {summary['content_hash']}")
     if summary["built_by"]:
-        print(f"built by:     {summary['built_by']}")
+        print(f"built by:     {terminal_text(str(summary['built_by']))}")
     for title, key in (("source", "by_source"), ("turn", "by_turn"), ("method", "by_method")):
         print(f"by {title}:")
         for value, count in summary[key].items():
-            print(f"  {value:<16} {count:>8}")
+            print(f"  {terminal_text(str(value)):<16} {count:>8}")
     return 0
 
 

@@ -39,6 +39,7 @@ from simscore.io import atomic_write_text, prepare_output
 from simscore.measures import ALL_MEASURES, resolve_measures
 from simscore.policy import run_policy
 from simscore.responses import Responses
+from simscore.untrusted import spreadsheet_frame
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -313,7 +314,7 @@ def write_diagnose(
     folder = Path(out)
     paths = [prepare_output(folder / name, overwrite=overwrite) for name in _OUTPUTS]
     folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(paths[0], result.table.to_csv(index=False))
+    atomic_write_text(paths[0], spreadsheet_frame(result.table).to_csv(index=False))
     save_figure(_figure(result), paths[2])
     atomic_write_text(paths[1], _report(result, context_name, command))
     return paths[1]

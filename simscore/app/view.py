@@ -17,6 +17,7 @@ of user data with ``textContent``. Same inputs give the same bytes.
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import math
 import os
@@ -291,13 +292,9 @@ def _script_json(data: Any) -> str:
     return text
 
 
-def _html_text(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-
-
 def render_page(data: Mapping[str, Any]) -> str:
     """The HTML page for :func:`view_data`'s result (inline CSS and JavaScript, no network)."""
-    title = _html_text(f"simscore view: {data['a']} vs {data['b']}")
+    title = html.escape(f"simscore view: {data['a']} vs {data['b']}", quote=True)
     parts = {"TITLE": title, "CSS": _CSS, "JS": _JS, "DATA": _script_json(dict(data))}
     return re.sub(r"%(TITLE|CSS|JS|DATA)%", lambda match: parts[match.group(1)], _PAGE)
 
