@@ -23,13 +23,13 @@ import numpy as np
 import pandas as pd
 
 from simscore._version import __version__
-from simscore.checks import check_int
+from simscore.checks import check_int, check_number, check_seed
 from simscore.errors import ContextMismatchError, InvalidResponseError
 from simscore.io import atomic_open, atomic_write_text, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
 from simscore.responses import Responses
-from simscore.stats import bootstrap_ci_shared
+from simscore.stats import MAX_RESAMPLES, bootstrap_ci_shared
 from simscore.untrusted import spreadsheet_frame
 
 if TYPE_CHECKING:
@@ -247,7 +247,13 @@ def compare(
     >>> c.mean("dmr")
     1.0
     """
-    n_resamples = check_int("n_resamples", n_resamples, minimum=0, error=ValueError)
+    n_resamples = check_int("n_resamples", n_resamples, minimum=0, maximum=MAX_RESAMPLES, error=ValueError)
+    seed = check_seed("seed", seed)
+    confidence = check_number("confidence", confidence, minimum=0.0, exclusive_minimum=True)
+    if not confidence < 1.0:
+        raise ValueError(f"confidence must be < 1, got {confidence!r}")
+    if not isinstance(measures, (str, Measure, Iterable)):
+        raise TypeError(f"measures must be a name, a Measure or an iterable of them, got {type(measures).__name__}")
     resolved = resolve_measures(measures)
     ids = _align(a, b)
     meta = _metadata_frame(metadata, ids)

@@ -26,6 +26,7 @@ import json
 import os
 import re
 import secrets
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -131,6 +132,16 @@ def prepare_output(
         raise NotADirectoryError(f"{existing} is not a directory: cannot write {target}")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise PermissionError(f"{existing} is not writable: cannot write {target}")
+    # try what the write will do, leaving nothing behind (root passes os.access anywhere, /proc say)
+    try:
+        if existing == folder:
+            fd, probe = _create_temporary(folder, target.name)
+            os.close(fd)
+            os.unlink(probe)
+        else:  # the write will create the missing folders
+            os.rmdir(tempfile.mkdtemp(prefix=".simscore-probe-", dir=existing))
+    except OSError as exc:
+        raise PermissionError(f"{existing} is not writable ({exc.strerror}): cannot write {target}") from None
     return target
 
 

@@ -158,7 +158,7 @@ def spreadsheet_frame(frame: Any) -> Any:
         return any(isinstance(v, str) and _FORMULA.match(v) for v in values)
 
     def text(dtype: Any) -> bool:
-        return bool(dtype == object or pd.api.types.is_string_dtype(dtype))
+        return bool(pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype))
 
     columns = [c for c in frame.columns if text(frame[c].dtype) and needs(frame[c].array)]
     index_needs = text(frame.index.dtype) and needs(frame.index)

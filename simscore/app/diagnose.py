@@ -334,6 +334,13 @@ def _levels(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(f"expected probabilities separated by commas, got {text!r}") from None
 
 
+def _tolerance(text: str) -> float:
+    try:
+        return check_number("tolerance", float(text), minimum=0.0, finite=False)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+
+
 @checks_outputs
 def cmd_diagnose(args: argparse.Namespace) -> int:
     """``simscore diagnose``: run the degenerate and real policies, score, write the report."""
@@ -387,7 +394,7 @@ def add_subcommands(subparsers: Any) -> None:
                    help="leave out the two default handcrafted policies (needs --responses)")
     p.add_argument("--measures", type=_measure_list, default=list(ALL_MEASURES),
                    help="comma-separated measure names or groups ('all', 'action', 'text'); default: all eight")
-    p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
+    p.add_argument("--tolerance", type=_tolerance, default=DEFAULT_TOLERANCE,
                    help=f"gamed: within this of the real-vs-real mean (default {DEFAULT_TOLERANCE})")
     p.add_argument("--seed", type=seed, default=0, help="seed of the uniform policy and the bootstrap (default 0)")
     p.add_argument("--force", action="store_true", help="replace existing output files")

@@ -150,3 +150,24 @@ def test_empty_comparison_is_an_error() -> None:
     empty = Responses([])
     with pytest.raises(InvalidResponseError, match="nothing to compare: both response sets are empty"):
         compare(empty, empty, measures=["tmr"])
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"seed": 1.5}, TypeError, "seed must be an int, got float 1.5"),
+        ({"seed": True}, TypeError, "seed must be an int, got bool True"),
+        ({"seed": -1}, ValueError, "seed must be >= 0, got -1"),
+        ({"seed": 2**70}, ValueError, "seed must be <= 9,223,372,036,854,775,807"),
+        ({"confidence": "x"}, TypeError, "confidence must be a number, got str 'x'"),
+        ({"confidence": 1}, ValueError, "confidence must be < 1, got 1.0"),
+        ({"confidence": 0}, ValueError, r"confidence must be > 0.0, got 0"),
+        ({"n_resamples": 10**7}, ValueError, "n_resamples must be <= 1,000,000, got 10,000,000"),
+        ({"measures": 5}, TypeError, "measures must be a name, a Measure or an iterable of them, got int"),
+    ],
+)
+def test_bad_options_are_named(options, error, message) -> None:
+    r = Responses({"c1": Response(Act.parse("hello()"))})
+    options = {"measures": ["tmr"], **options}
+    with pytest.raises(error, match=message):
+        compare(r, r, **options)

@@ -10,7 +10,7 @@ import simscore.io
 from contexts.context import ContextSet
 from contexts.domain import load_domain
 from simscore.errors import FileFormatError
-from simscore.io import format_problem, parse_json, read_bytes, read_json, read_jsonl, read_text
+from simscore.io import format_problem, parse_json, prepare_output, read_bytes, read_json, read_jsonl, read_text
 from simscore.responses import Responses
 from simscore.tables_io import load_tables
 
@@ -123,3 +123,17 @@ def test_a_version_is_an_integer_not_something_equal_to_one(version: object) -> 
     assert format_problem({"format": "x", "version": version}, "x", (1,)) == (
         f"unsupported format version {version!r} (this simscore reads version 1)"
     )
+
+
+@pytest.mark.parametrize("where", ["/proc/simscore-out.json", "/proc/no-such-folder/out.json"])
+def test_an_unwritable_location_is_found_before_any_work(where: str) -> None:
+    if not Path("/proc").is_dir():
+        pytest.skip("no /proc here")
+    with pytest.raises(PermissionError, match=r"/proc is not writable \(.*\): cannot write " + where):
+        prepare_output(where)
+
+
+def test_checking_a_location_leaves_nothing_behind(tmp_path: Path) -> None:
+    prepare_output(tmp_path / "out.json")
+    prepare_output(tmp_path / "new" / "deeper" / "out.json")
+    assert list(tmp_path.iterdir()) == []
