@@ -26,9 +26,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
-from simscore.app.cli_types import checks_outputs, input_file, output_file
+from simscore.app.cli_types import checks_outputs, input_file, output_file, positive_int, seed
+from simscore.checks import check_int, check_seed
 from simscore.compare import Comparison
 from simscore.errors import ContextMismatchError, FileFormatError
 from simscore.io import atomic_open, prepare_output, read_json
@@ -38,10 +40,19 @@ from simscore.responses import Response, Responses
 if TYPE_CHECKING:
     from contexts.context import Context, ContextSet
 
-__all__ = ["add_subcommands", "cmd_view", "read_comparison", "view_data", "render_page", "write_view"]
+__all__ = [
+    "add_subcommands", "cmd_view", "read_comparison", "differing_ids", "select_rows", "view_data", "render_page",
+    "write_view", "MAX_ROWS",
+]
 
 #: Values shown per slot in a belief summary (the most probable ones).
 TOP_VALUES = 3
+
+#: Differing contexts a page holds unless asked for more: about 300 bytes each (with a context
+#: set about 1 kB), so a page of at most some 50 MB that a browser opens. Above it
+#: :func:`write_view` stops and names the ways out: ``limit``, ``sample`` or ``max_rows=None``
+#: (the command line's ``--limit N``, ``--sample N`` and ``--all``).
+MAX_ROWS = 50_000
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -197,11 +208,72 @@ def _turn(value: Any) -> int | None:
     return int(number) if number is not None and number == int(number) else None
 
 
+def differing_ids(comparison: Comparison, a: Responses, b: Responses) -> list[str]:
+    """The compared context ids whose two responses differ (action or text), in the comparison's order.
+
+    Raises
+    ------
+    ContextMismatchError
+        A responses file lacks compared context ids.
+    """
+    ids = [str(i) for i in comparison.scores.index]
+    _check_cover(ids, [("responses of A", a), ("responses of B", b)])
+    return [i for i in ids if _differs(a[i], b[i])]
+
+
+def _check_cover(ids: list[str], sources: list[tuple[str, Any]]) -> None:
+    for label, source in sources:
+        missing = [i for i in ids if i not in source]
+        if missing:
+            shown = ", ".join(repr(i) for i in missing[:5])
+            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+            raise ContextMismatchError(f"{label} lack {len(missing)} compared context id(s): {shown}{more}")
+
+
+def select_rows(differing: list[str], *, limit: int | None = None, sample: int | None = None, seed: int = 0,
+                max_rows: int | None = MAX_ROWS) -> tuple[list[str], str | None]:
+    """The differing ids a page shows, and how they were chosen (None: all of them).
+
+    ``limit`` keeps the first N, ``sample`` a seeded random N (in the comparison's order);
+    without either, more than ``max_rows`` is a :class:`ValueError` that names both (and
+    ``max_rows=None``, the command line's ``--all``).
+
+    >>> select_rows(["c1", "c2", "c3"], limit=2)
+    (['c1', 'c2'], 'the first 2')
+    >>> select_rows([f"c{i}" for i in range(10)], sample=3, seed=1)
+    (['c3', 'c4', 'c7'], 'a random sample of 3 (seed 1)')
+    """
+    if limit is not None and sample is not None:
+        raise ValueError("give a limit or a sample, not both")
+    if limit is not None:
+        check_int("limit", limit, minimum=1, error=ValueError)
+        return differing[:limit], (f"the first {limit:,}" if limit < len(differing) else None)
+    if sample is not None:
+        check_int("sample", sample, minimum=1, error=ValueError)
+        if sample >= len(differing):
+            return differing, None
+        rng = np.random.default_rng(check_seed("seed", seed, error=ValueError))
+        chosen = np.sort(rng.choice(len(differing), size=sample, replace=False))
+        return [differing[k] for k in chosen], f"a random sample of {sample:,} (seed {seed})"
+    if max_rows is not None and len(differing) > max_rows:
+        raise ValueError(
+            f"{len(differing):,} contexts differ: a page of all of them would be about "
+            f"{len(differing) * 300 / 2**20:,.0f} MB or more (more than {max_rows:,} contexts). Give --sample N for a "
+            f"seeded random sample (e.g. --sample {max_rows // 5:,}), --limit N for the first N, or --all for every one"
+        )
+    return differing, None
+
+
 def view_data(
     comparison: Comparison,
     a: Responses,
     b: Responses,
     contexts: ContextSet | None = None,
+    *,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    max_rows: int | None = MAX_ROWS,
 ) -> dict[str, Any]:
     """The page's data: the differing contexts with responses, scores, beliefs and histories.
 
@@ -213,37 +285,37 @@ def view_data(
         The two policies' responses; they must cover every compared context id.
     contexts : ContextSet, optional
         Adds belief summaries, dialogue histories and turn indices.
+    limit, sample, seed, max_rows
+        Which differing contexts the page holds (:func:`select_rows`): by default all, up to
+        :data:`MAX_ROWS`.
 
     Returns
     -------
     dict
         Plain JSON types only: titles, measures (name, level, mean, CI), counts and one row per
-        context whose responses differ (in the comparison's order).
+        context whose responses differ (in the comparison's order), ``differing`` (how many
+        differ) and ``selection`` (how the rows were chosen, or None for all).
 
     Raises
     ------
     ContextMismatchError
         A responses file or the context set lacks compared context ids.
+    ValueError
+        More than ``max_rows`` contexts differ and neither ``limit`` nor ``sample`` was given.
     """
     ids = [str(i) for i in comparison.scores.index]
-    sources: list[tuple[str, Any]] = [("responses of A", a), ("responses of B", b)]
+    differing = differing_ids(comparison, a, b)
     if contexts is not None:
-        sources.append(("the context set", contexts))
-    for label, source in sources:
-        missing = [i for i in ids if i not in source]
-        if missing:
-            shown = ", ".join(repr(i) for i in missing[:5])
-            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-            raise ContextMismatchError(f"{label} lack {len(missing)} compared context id(s): {shown}{more}")
+        _check_cover(ids, [("the context set", contexts)])
+    shown, selection = select_rows(differing, limit=limit, sample=sample, seed=seed, max_rows=max_rows)
     measures = list(comparison.measures)
     scores = comparison.scores
     has_turn = "turn_index" in scores.columns
+    position_of = {context_id: k for k, context_id in enumerate(ids)}
     rows = []
-    for position, context_id in enumerate(ids):
+    for context_id in shown:
         x, y = a[context_id], b[context_id]
-        if not _differs(x, y):
-            continue
-        values = scores.iloc[position]
+        values = scores.iloc[position_of[context_id]]
         row: dict[str, Any] = {
             "id": context_id,
             "a": _response_json(x),
@@ -278,6 +350,8 @@ def view_data(
         "a": comparison.a or a.policy or "A",
         "b": comparison.b or b.policy or "B",
         "total": len(ids),
+        "differing": len(differing),
+        "selection": selection,
         "measures": measure_rows,
         "has_contexts": contexts is not None,
         "rows": rows,
@@ -308,6 +382,10 @@ def write_view(
     contexts: ContextSet | None = None,
     overwrite: bool = False,
     inputs: Iterable[str | os.PathLike[str]] = (),
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    max_rows: int | None = MAX_ROWS,
 ) -> Path:
     """Write the view page of a comparison, atomically.
 
@@ -325,6 +403,9 @@ def write_view(
         Replace an existing file (the command line's ``--force``).
     inputs : paths
         Files read to build the page; the output is never one of them.
+    limit, sample, seed, max_rows
+        Which differing contexts the page holds (:func:`select_rows`); by default all of
+        them, up to :data:`MAX_ROWS`.
 
     Returns
     -------
@@ -337,9 +418,12 @@ def write_view(
         ``path`` exists (and not ``overwrite``) or is one of ``inputs``.
     ContextMismatchError
         The responses or contexts lack compared context ids.
+    ValueError
+        More than ``max_rows`` contexts differ and neither ``limit`` nor ``sample`` was given.
     """
     target = prepare_output(path, inputs=inputs, overwrite=overwrite)
-    page = render_page(view_data(comparison, a, b, contexts))
+    data = view_data(comparison, a, b, contexts, limit=limit, sample=sample, seed=seed, max_rows=max_rows)
+    page = render_page(data)
     with atomic_open(target, "w") as handle:
         handle.write(page)
     return target
@@ -360,9 +444,12 @@ def cmd_view(args: argparse.Namespace) -> int:
         from contexts.context import ContextSet
 
         contexts = ContextSet.read_jsonl(args.contexts)
-    path = write_view(comparison, a, b, out, contexts=contexts, overwrite=args.force, inputs=inputs)
-    differing = sum(1 for i in comparison.scores.index if _differs(a[i], b[i]))
-    print(f"wrote {path} ({differing} of {len(comparison.scores)} contexts differ)")
+    shown = {"limit": args.limit, "sample": args.sample, "seed": args.seed, "max_rows": None if args.all else MAX_ROWS}
+    differing = differing_ids(comparison, a, b)
+    _, selection = select_rows(differing, **shown)  # too many contexts: stop here, naming the options
+    path = write_view(comparison, a, b, out, contexts=contexts, overwrite=args.force, inputs=inputs, **shown)
+    chosen = f"; the page shows {selection}" if selection else ""
+    print(f"wrote {path} ({len(differing)} of {len(comparison.scores)} contexts differ{chosen})")
     return 0
 
 
@@ -375,6 +462,12 @@ def add_subcommands(subparsers: Any) -> None:
     p.add_argument("--contexts", type=input_file, help="the context set (JSON Lines): adds beliefs and dialogue histories")
     p.add_argument("--out", type=output_file, help="the page to write (default: COMPARISON with .html)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
+    show = p.add_mutually_exclusive_group()
+    show.add_argument("--limit", type=positive_int, metavar="N", help="only the first N differing contexts")
+    show.add_argument("--sample", type=positive_int, metavar="N", help="a seeded random sample of N differing contexts")
+    show.add_argument("--all", action="store_true",
+                      help=f"every differing context, even more than {MAX_ROWS:,} (a page of tens or hundreds of MB)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of --sample (default 0)")
     p.set_defaults(func=cmd_view)
 
 
@@ -490,7 +583,8 @@ _JS = r"""
   var byName = {};
   measures.forEach(function (m) { byName[m.name] = m; });
   document.getElementById("overview").textContent =
-    data.rows.length + " of " + data.total + " contexts have different responses (action or text)" +
+    data.differing + " of " + data.total + " contexts have different responses (action or text)" +
+    (data.selection ? "; this page holds " + data.selection + " of them" : "") +
     (data.has_contexts ? "." : "; no context set given, so no beliefs or histories.");
   var tbody = document.querySelector("#summary tbody");
   measures.forEach(function (m) {

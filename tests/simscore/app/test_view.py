@@ -247,6 +247,37 @@ def test_deeply_nested_comparison_is_a_file_format_error(tmp_path: Path) -> None
         read_comparison(path)
 
 
+def test_a_large_page_stops_and_offers_a_sample_or_a_cap(files: dict[str, Path], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import simscore.app.view as view
+
+    monkeypatch.setattr(view, "MAX_ROWS", 2)  # the example has 3 differing contexts
+    base = ["view", str(files["cmp"]), "--a", str(files["a"]), "--b", str(files["b"])]
+    page = files["cmp"].with_suffix(".html")
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert "3 contexts differ: a page of all of them would be about 0 MB or more (more than 2 contexts). " in err
+    assert "Give --sample N for a seeded random sample" in err and "--limit N for the first N, or --all" in err
+    assert not page.exists()
+    assert main([*base, "--limit", "2"]) == 0
+    assert "(3 of 4 contexts differ; the page shows the first 2)" in capsys.readouterr().out
+    data = _data(page.read_text(encoding="utf-8"))
+    assert [row["id"] for row in data["rows"]] == ["act", "text"]
+    assert (data["differing"], data["selection"]) == (3, "the first 2")
+    assert main([*base, "--sample", "2", "--seed", "3", "--force"]) == 0
+    capsys.readouterr()
+    sampled = _data(page.read_text(encoding="utf-8"))
+    assert len(sampled["rows"]) == 2 and sampled["selection"] == "a random sample of 2 (seed 3)"
+    assert main([*base, "--sample", "2", "--seed", "3", "--force"]) == 0
+    assert _data(page.read_text(encoding="utf-8")) == sampled  # seeded: the same sample
+    assert main([*base, "--all", "--force"]) == 0
+    assert len(_data(page.read_text(encoding="utf-8"))["rows"]) == 3
+    with pytest.raises(SystemExit):
+        main([*base, "--all", "--limit", "1"])
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
 def _rendered(dom: str) -> str:
     """The cards the script rendered (the DOM without the embedded data)."""
     match = re.search(r'<main id="rows">(.*?)</main>', dom, re.S)
