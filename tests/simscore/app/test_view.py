@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -276,44 +274,3 @@ def test_a_large_page_stops_and_offers_a_sample_or_a_cap(files: dict[str, Path],
     with pytest.raises(SystemExit):
         main([*base, "--all", "--limit", "1"])
     assert "not allowed with argument" in capsys.readouterr().err
-
-
-def _rendered(dom: str) -> str:
-    """The cards the script rendered (the DOM without the embedded data)."""
-    match = re.search(r'<main id="rows">(.*?)</main>', dom, re.S)
-    assert match is not None
-    return match.group(1)
-
-
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-
-
-def test_page_renders_in_headless_chromium(tmp_path: Path) -> None:
-    binary = _chromium()
-    if binary is None:
-        pytest.skip("no chromium binary on PATH (chromium / chromium-browser / google-chrome): install one to run")
-    a, b = _responses()
-    page = write_view(compare(a, b), a, b, tmp_path / "page.html", contexts=_contexts())
-    flags = [binary, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}"]
-    shot = tmp_path / "shot.png"
-    subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri()],
-                   check=True, capture_output=True, timeout=120)
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5000
-    def dom(address: str) -> str:
-        return subprocess.run([*flags, "--dump-dom", address], check=True, capture_output=True, text=True,
-                              timeout=120).stdout
-
-    everything = dom(page.as_uri())
-    assert re.search(r'id="count"[^>]*data-count="3"', everything), everything[:2000]
-    assert "3 of 3 differing contexts" in everything and everything.count('class="card"') == 3
-    assert "request(food)" in _rendered(everything) and "in the centre act" in _rendered(everything)
-    assert "&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in _rendered(everything)  # text, not markup
-    assert "<img" not in everything
-    # filters from the address: tmr < 1 keeps the two contexts whose actions differ, not the text-only one
-    filtered = dom(page.as_uri() + "#measure=tmr&op=lt&threshold=1")
-    assert "2 of 3 differing contexts" in filtered and filtered.count('class="card"') == 2
-    assert "Hi there." not in _rendered(filtered)
-    by_act = dom(page.as_uri() + "#act=bye&turn=3")
-    assert "1 of 3 differing contexts" in by_act
-    assert "Goodbye." in _rendered(by_act) and "request(food)" not in _rendered(by_act)
