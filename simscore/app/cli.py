@@ -35,13 +35,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import os
 import shlex
 import sys
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from simscore._version import __version__
 from simscore.app.cli_types import (
@@ -93,16 +92,20 @@ def _compare_output(args: argparse.Namespace) -> tuple[str | None, str]:
     return args.out, _SUFFIX_FORMATS[suffix]
 
 
-def _render(
-    comparison: Comparison, fmt: str, heading: str, signatures: bool, strata: StratifiedComparison | None = None
-) -> str:
+def _write(
+    handle: IO[str], comparison: Comparison, fmt: str, heading: str, signatures: bool,
+    strata: StratifiedComparison | None = None,
+) -> None:
+    """Write the comparison in ``fmt`` to an open file; JSON and CSV are written as they are made."""
     if fmt == "json":
-        data = comparison.to_json_dict()
-        if strata is not None:
-            data["strata"] = strata.to_json_dict()
-        return json.dumps(data, indent=1, allow_nan=False) + "\n"
-    if fmt == "csv":
-        return str(spreadsheet_frame(comparison.scores).to_csv(float_format="%.10g", lineterminator="\n"))
+        comparison.write_json(handle, extra=None if strata is None else {"strata": strata.to_json_dict()})
+    elif fmt == "csv":
+        spreadsheet_frame(comparison.scores).to_csv(handle, float_format="%.10g", lineterminator="\n")
+    else:
+        handle.write(_text(comparison, heading, signatures, strata))
+
+
+def _text(comparison: Comparison, heading: str, signatures: bool, strata: StratifiedComparison | None) -> str:
     lines = [heading, comparison.format_summary()]
     if strata is not None:
         lines += ["", strata.format()]
@@ -115,7 +118,7 @@ def _render(
 @checks_outputs
 def _cmd_compare(args: argparse.Namespace) -> int:
     from simscore.compare import compare
-    from simscore.io import atomic_write_text
+    from simscore.io import atomic_open
     from simscore.measures import resolve_measures
     from simscore.responses_csv import read_responses
 
@@ -142,13 +145,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     names = [terminal_text(response.policy or path) for response, path in ((a, args.a), (b, args.b))]
     heading = f"{names[0]}  vs  {names[1]}  ({len(comparison.scores)} contexts)"
     if path is not None:
-        atomic_write_text(path, _render(comparison, fmt, heading, args.signatures, strata))
+        with atomic_open(path, "w") as handle:
+            _write(handle, comparison, fmt, heading, args.signatures, strata)
     if args.score_only:
         sys.stdout.write("".join(f"{comparison.mean(name)!r}\n" for name in comparison.measures))
     elif path is None:
-        sys.stdout.write(_render(comparison, fmt, heading, args.signatures, strata))
+        _write(sys.stdout, comparison, fmt, heading, args.signatures, strata)
     else:
-        sys.stdout.write(_render(comparison, "text", heading, args.signatures, strata))
+        sys.stdout.write(_text(comparison, heading, args.signatures, strata))
         print(f"wrote {path}")
     return 0
 

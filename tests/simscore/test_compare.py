@@ -171,3 +171,20 @@ def test_bad_options_are_named(options, error, message) -> None:
     options = {"measures": ["tmr"], **options}
     with pytest.raises(error, match=message):
         compare(r, r, **options)
+
+
+def test_write_json_streams_the_bytes_of_json_dumps(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import io
+
+    module = importlib.import_module("simscore.compare")  # the package's name 'compare' is the function
+    ids = [f"c{i}" for i in range(10)]
+    a = Responses({i: Response(Act.parse("hello()" if k % 3 else "bye()"), "Hi.") for k, i in enumerate(ids)}, policy="a")
+    b = Responses({i: Response(Act.parse("hello()")) for i in ids}, policy="b")
+    comparison = compare(a, b, ["tmr", "cer"], metadata={i: {"turn_index": k, "note": None} for k, i in enumerate(ids)})
+    expected = json.dumps({**comparison.to_json_dict(), "strata": {"x": [1]}}, indent=1, allow_nan=False) + "\n"
+    for chunk in (3, 10, 10_000):  # chunk boundaries inside, at the end, beyond
+        monkeypatch.setattr(module, "JSON_CHUNK", chunk)
+        out = io.StringIO()
+        comparison.write_json(out, extra={"strata": {"x": [1]}})
+        assert out.getvalue() == expected
