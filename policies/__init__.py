@@ -13,7 +13,10 @@ evaluations (:mod:`policies.training`), adapters for other kinds of policies
 environment's observation), the ConvLab bridge (:mod:`policies.convlab`: both state layouts,
 act conversion, reseeding, the states file for a separate ConvLab environment) and a Gymnasium
 environment (:mod:`policies.env`, imported lazily: ``import policies`` does not import
-gymnasium; registered as ``simscore/RestaurantSearch-v0`` by :mod:`simscore.integrations.gym`).
+gymnasium; registered as ``simscore/RestaurantSearch-v0`` by :mod:`simscore.integrations.gym`),
+and local language models as policies (:mod:`policies.generative` with its prompts in
+:mod:`policies.prompts`; torch and transformers load only when a model does; tiny random
+models for tests in :mod:`policies.tiny_models`).
 
 Examples
 --------
@@ -44,10 +47,12 @@ from policies.convlab import context_seed, convlab_acts, read_convlab_states, re
 from policies.degenerate import ConstantPolicy, CyclicPolicy, EchoPolicy, UniformActPolicy, degenerate_policies
 from policies.domain_cache import DomainCache, domain_cache
 from policies.features import belief_features, feature_names, feature_size
+from policies.generative import Decoding, GenerativePolicy, model_folder_sha256
 from policies.gpsarsa import GPSarsa, GPSarsaConfig, GPSarsaDiagnostics, QEstimate
 from policies.gpsarsa_policy import GPSarsaPolicy
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
 from policies.nlg import TemplateNLG
+from policies.prompts import PromptTemplate, act_from_output, belief_text, dialogue_history
 from policies.rewards import (
     REWARD_MODELS,
     InteractionStats,
@@ -70,6 +75,7 @@ from policies.simulation import (
     simulated_contexts,
 )
 from policies.summary import SUMMARY_ACTIONS, SummaryActions, SummaryPolicy, action_mask, master_action
+from policies.tiny_models import TINY_ARCHITECTURES, write_tiny_model
 from policies.tracker import FocusTracker
 from policies.training import (
     EvaluationRecord,
@@ -156,6 +162,15 @@ __all__ = [
     "write_responses_csv",
     "EMPTY_ACT",
     "CSV_COLUMNS",
+    "GenerativePolicy",
+    "Decoding",
+    "PromptTemplate",
+    "belief_text",
+    "dialogue_history",
+    "act_from_output",
+    "model_folder_sha256",
+    "write_tiny_model",
+    "TINY_ARCHITECTURES",
 ]
 
 
