@@ -38,10 +38,11 @@ padding); causal models are padded on the left, with the attention mask and the 
 that make a padded prompt attend to the same tokens at the same positions as alone. Padding
 and batch size still change the order of some floating-point sums (a batch of one runs
 matrix-vector kernels; a padded row's attention reduces over more, masked, positions), so the
-logits agree across batch sizes to float rounding (the test model in float32: at most 1.2e-7),
-not bit for bit. Greedy outputs therefore agree unless two candidate tokens are within that
-rounding of each other; ``batch_size=1`` makes each response independent of the other
-contexts bit for bit. Same inputs, settings and machine: the same responses, every run.
+logits agree across batch sizes to float rounding, not bit for bit (the tiny test models in
+float32, logits up to 0.6: at most 2.4e-7 apart). Greedy outputs therefore agree unless two
+candidate tokens are within that rounding of each other; ``batch_size=1`` makes each response
+independent of the other contexts bit for bit. Same inputs, settings and machine: the same
+responses, every run.
 
 Examples
 --------
@@ -539,6 +540,13 @@ class GenerativePolicy:
 
     # -- generating -----------------------------------------------------------------------------
 
+    @staticmethod
+    def _context_id(context: Any) -> str:
+        context_id = getattr(context, "id", None)
+        if not isinstance(context_id, str):
+            raise InvalidContextError(f"sampling draws per context id: a context needs a string 'id', got {context!r}")
+        return context_id
+
     def _generate(self, batch: list[list[int]], seeds: list[int]) -> list[str]:
         """Generated texts (special tokens removed, stripped) for one batch of prompts."""
         import torch
@@ -588,7 +596,7 @@ class GenerativePolicy:
 
         items = list(contexts)
         encoded = [self._encode(context) for context in items]
-        seeds = [context_seed(self.decoding.seed, str(getattr(c, "id", ""))) for c in items]
+        seeds = [context_seed(self.decoding.seed, self._context_id(c)) for c in items] if self.decoding.sample else []
         order = sorted(range(len(items)), key=lambda i: len(encoded[i][0]))
         texts: list[str] = [""] * len(items)
         from tqdm.auto import tqdm
@@ -596,7 +604,7 @@ class GenerativePolicy:
         starts = range(0, len(order), self.batch_size)
         for start in tqdm(starts, desc=f"generating ({self.name})", unit="batch", disable=not self.progress, leave=False):
             chosen = order[start : start + self.batch_size]
-            generated = self._generate([encoded[i][0] for i in chosen], [seeds[i] for i in chosen])
+            generated = self._generate([encoded[i][0] for i in chosen], [seeds[i] for i in chosen] if seeds else [])
             for i, text in zip(chosen, generated):
                 texts[i] = text
         responses, unparsed = [], []

@@ -4,6 +4,7 @@ chat template, the act-parsing path, provenance, and the errors for bad model fo
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 from types import SimpleNamespace
@@ -80,9 +81,10 @@ def test_left_padding_changes_the_logits_by_float_rounding_only(models, contexts
         width = max(map(len, batch))
         ids = torch.tensor([[0] * (width - len(p)) + p for p in batch])
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in batch])
+        config = copy.deepcopy(policy.generation_config)
+        config.output_logits = config.return_dict_in_generate = True
         with torch.inference_mode():
-            out = policy.model.generate(input_ids=ids, attention_mask=mask, generation_config=policy.generation_config,
-                                        output_logits=True, return_dict_in_generate=True)
+            out = policy.model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
         return torch.stack(out.logits, dim=1)  # (batch, steps, vocabulary)
 
     together = logits(prompts)
@@ -295,3 +297,7 @@ def test_arguments_are_checked(models):
         Decoding(sample=True, top_p=1.5)
     with pytest.raises(TypeError, match="provenance must be JSON-serialisable"):
         GenerativePolicy(models["gpt2"], provenance={"x": object()})
+    sampler = GenerativePolicy(models["gpt2"], decoding=Decoding(max_new_tokens=2, sample=True))
+    with pytest.raises(InvalidContextError, match="a context needs a string 'id'"):
+        sampler.respond(SimpleNamespace(belief=BeliefState(), metadata={}))
+    assert GenerativePolicy(models["gpt2"], decoding=SHORT).respond_batch([]) == []
