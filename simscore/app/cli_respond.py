@@ -251,7 +251,7 @@ def load_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
         from policies import HandcraftedPolicy, RandomPolicy, SummaryPolicyAdapter
 
         inner = HandcraftedPolicy() if spec.kind == "handcrafted" else RandomPolicy(seed=args.seed or 0)
-        return SummaryPolicyAdapter(inner, name=args.name)
+        return SummaryPolicyAdapter(inner)  # --name renames the responses, not the template NLG's wording
     if spec.kind == "hf":
         return _generative_policy(spec, args)
     if spec.kind == "gpsarsa":

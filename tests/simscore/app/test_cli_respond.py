@@ -72,6 +72,9 @@ def test_handcrafted_and_random_by_name(folder, grid, capsys):
     expected = run_policy(SummaryPolicyAdapter(HandcraftedPolicy()), grid)
     got = Responses.read_jsonl(folder / "hc.jsonl")
     assert dict(got) == dict(expected) and got.provenance == expected.provenance
+    assert respond("handcrafted", folder / "C_gen.jsonl", "--out", folder / "named.jsonl", "--name", "rules") == 0
+    named = Responses.read_jsonl(folder / "named.jsonl")
+    assert named.policy == "rules" and dict(named) == dict(expected)  # the same words under another name
     assert respond("random", folder / "C_gen.jsonl", "--out", folder / "r.jsonl", "--seed", 3, "--quiet") == 0
     assert dict(Responses.read_jsonl(folder / "r.jsonl")) == dict(run_policy(SummaryPolicyAdapter(RandomPolicy(seed=3)), grid))
 
