@@ -43,6 +43,7 @@ FILE_COMMANDS: dict[str, list[str]] = {
     "contexts flows sample": ["{IN0}", "--out", "{OUT}"],
     "contexts flows plot": ["--graph", "{IN0}", "--test", "{IN1}", "--out", "{OUT}"],
     "view": ["{IN0}", "--a", "{IN1}", "--b", "{IN2}", "--contexts", "{IN3}", "--out", "{OUT}"],
+    "respond": ["handcrafted", "{IN0}", "--out", "{OUT}"],
 }
 #: Every command with a folder output (resumable folders, or fixed file names inside).
 FOLDER_COMMANDS: dict[str, list[str]] = {
@@ -184,6 +185,7 @@ READERS = {
     "policies.gpsarsa.evaluation.read_evaluation", "policies.gpsarsa.learner.GPSarsa.load",
     "policies.gpsarsa.learner.read_checkpoint_json", "policies.gpsarsa.policy.GPSarsaPolicy.load",
     "policies.gpsarsa.training.list_checkpoints", "policies.gpsarsa.training.load_checkpoint",
+    "policies.generative.model_folder_sha256",
 }
 #: The write mechanism behind the contract (callers check with prepare_output first) and the check itself.
 MECHANISM = {"simscore.io.atomic_open", "simscore.io.atomic_write_text", "simscore.io.write_jsonl",
@@ -192,7 +194,7 @@ MECHANISM = {"simscore.io.atomic_open", "simscore.io.atomic_write_text", "simsco
 FOLDER_WRITERS = {
     "simscore.app.experiment.run_experiment", "simscore.app.explain.explain", "simscore.app.report.write_report",
     "simscore.app.report.rebuild_report", "simscore.tables_io.save_tables", "simscore.plots.make_figures",
-    "policies.gpsarsa.training.train",
+    "policies.gpsarsa.training.train", "policies.tiny_models.write_tiny_model",
 }
 #: Writers that do not take overwrite yet: simscore/plots.py is being reworked by the appfolder branch
 #: (the figures take a Bootstrap object there); they get overwrite when that branch has landed.
