@@ -44,7 +44,7 @@ _SUMMARY_COLUMNS = ["mean", "count", "missing", "ci_low", "ci_high"]
 JSON_CHUNK = 10_000
 
 
-class _Records(list):  # type: ignore[type-arg]
+class _Records(list[Any]):
     """The per-context records of a scores frame, made :data:`JSON_CHUNK` rows at a time as they are iterated.
 
     A ``list`` to :mod:`json`'s encoder (which then asks only its length and iterates it), so

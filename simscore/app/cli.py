@@ -296,7 +296,7 @@ def _inert_terminal() -> Iterator[None]:
             show(terminal_text(str(message), keep_lines=True), *rest, **options)  # type: ignore[arg-type]
 
         warnings.showwarning = inert
-        sys.stdout = TerminalStream(stdout)  # type: ignore[assignment]
+        sys.stdout = TerminalStream(stdout)
         try:
             yield
         finally:

@@ -133,17 +133,17 @@ def _path(text: str, kind: type[str]) -> Any:
 
 def input_file(text: str) -> InputFile:
     """argparse type of a file the command reads."""
-    return _path(text, InputFile)  # type: ignore[no-any-return]
+    return _path(text, InputFile)
 
 
 def output_file(text: str) -> OutputFile:
     """argparse type of a file the command writes (checked by :func:`check_outputs`)."""
-    return _path(text, OutputFile)  # type: ignore[no-any-return]
+    return _path(text, OutputFile)
 
 
 def output_folder(text: str) -> OutputFolder:
     """argparse type of a folder the command writes into (checked by :func:`check_outputs`)."""
-    return _path(text, OutputFolder)  # type: ignore[no-any-return]
+    return _path(text, OutputFolder)
 
 
 def _values(args: argparse.Namespace, kind: type[str]) -> Iterator[str]:
