@@ -50,7 +50,7 @@ from simscore.io import atomic_write_text
 from simscore.measures import ALL_MEASURES, Measure, resolve_measures
 from simscore.parallel import run_jobs
 from simscore.responses import Responses
-from simscore.stats import MAX_RESAMPLES
+from simscore.stats import MAX_RESAMPLES, Bootstrap
 
 __all__ = ["ExperimentConfig", "ExperimentError", "DEMO_CONFIG", "run_experiment", "load_config"]
 
@@ -173,6 +173,11 @@ class ExperimentConfig:
     def runs(self) -> list[tuple[str, int, str]]:
         """``(reward, seed, run name)`` of every training run."""
         return [(reward, seed, f"{reward}-{seed}") for reward in self.rewards for seed in self.seeds]
+
+    @property
+    def bootstrap(self) -> Bootstrap:
+        """The [scoring] bootstrap settings of every interval, as one value."""
+        return Bootstrap(n_resamples=self.n_resamples, confidence=self.confidence, seed=self.bootstrap_seed)
 
     def run_config(self, reward: str, seed: int) -> TrainingConfig:
         """The training configuration of one run: the template with its reward and seed."""
@@ -527,7 +532,10 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, con
     from simscore import analysis as an
     from simscore.tables_io import collect_versions
 
-    bootstrap = {"n_resamples": config.n_resamples, "confidence": config.confidence, "seed": config.bootstrap_seed}
+    bootstrap = config.bootstrap
+    # first_turn and text_at_matching_actions take the run's resamples and seed at 95 % coverage,
+    # per_turn the defaults (as before the Bootstrap object; see the Part B fix)
+    pair_bootstrap = Bootstrap(n_resamples=config.n_resamples, seed=config.bootstrap_seed)
     sets = {name: ContextSet.read_jsonl(path) for name, path in context_files.items()}
     reward_ids = {reward: set(ContextSet.read_jsonl(out / "contexts" / f"col-{reward}.jsonl").ids)
                   for reward in config.rewards}
@@ -572,7 +580,7 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, con
         logger.info("text measures: %d distinct texts embedded up front, %.1f s", len(texts), time.perf_counter() - t0)
     for cs, contexts in sets.items():
         metadata = contexts.metadata_frame()
-        common = {"context_set": cs, "metadata": metadata, **bootstrap}
+        common = {"context_set": cs, "metadata": metadata, "bootstrap": bootstrap}
         ck = by_checkpoint[cs]
         seeds_here: list[an.AnalysisResult] = []
         for reward, runs in ck.items():
@@ -601,7 +609,7 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, con
                 turn_tables.append(an.per_turn(cross, group="reward models (final checkpoint)"))
             pairs = {k: c for r in seeds_here for k, c in r.comparisons.items()}
             pairs.update((k, c) for k, c in rm[-1].comparisons.items() if k.reward_a != k.reward_b)
-            first_turns.append(an.first_turn(pairs, n_resamples=config.n_resamples, seed=config.bootstrap_seed))
+            first_turns.append(an.first_turn(pairs, bootstrap=pair_bootstrap))
         logger.info("scored context set %r", cs)
     bar.close()
 
@@ -630,8 +638,7 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, con
             analyses["seeds"] = seeds_r.comparisons
         analyses["reward_models"] = {k: c for k, c in rm_r.comparisons.items() if k.reward_a != k.reward_b}
         tables["text_at_matching_actions"] = an.text_at_matching_actions(
-            analyses, measures=[m.name for m in measures if m.level == "text"], n_resamples=config.n_resamples,
-            seed=config.bootstrap_seed)
+            analyses, measures=[m.name for m in measures if m.level == "text"], bootstrap=pair_bootstrap)
     meta = {
         "title": f"simscore experiment {config.name!r}",
         "signatures": {m.name: m.signature() for m in measures},
@@ -640,7 +647,7 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, con
         "seeds": {"training": list(config.seeds), "evaluation": config.training.eval_seed,
                   "collection": config.collect_seed, "random_policy": config.random_seed,
                   "bootstrap": config.bootstrap_seed},
-        "bootstrap": bootstrap,
+        "bootstrap": bootstrap.to_dict(),
         "findings": config.findings.to_dict(),
         # the day the run was scored: written once, so `simscore report DIR` rebuilds the same text
         "date": datetime.datetime.now(datetime.UTC).date().isoformat(),

@@ -100,6 +100,7 @@ from simscore._version import __version__
 from simscore.app import paper
 from simscore.app.findings import Finding, Thresholds, findings, format_quantities
 from simscore.io import atomic_write_text
+from simscore.stats import Bootstrap
 from simscore.tables_io import TABLES_VERSION, load_tables, markdown_table
 
 __all__ = [
@@ -489,8 +490,8 @@ def _section_convergence(table: pd.DataFrame, threshold: float, config: Mapping[
     ]
 
 
-def _section_seeds(table: pd.DataFrame, bootstrap: Mapping[str, Any]) -> list[str]:
-    aggregate = analysis.seeds_aggregate(table, **bootstrap)
+def _section_seeds(table: pd.DataFrame, bootstrap: Bootstrap) -> list[str]:
+    aggregate = analysis.seeds_aggregate(table, bootstrap=bootstrap)
     wide = _wide(aggregate, ["context_set", "reward", "checkpoint"], extra=("pairs", "n_pairs"))
     shown, note = _paper_rows(wide, paper.seeds_means(), count_column="pairs", reference_count="n_pairs",
                               what="Table 4 (mean over its 3 trial pairs, on C_col)")
@@ -503,8 +504,8 @@ def _section_seeds(table: pd.DataFrame, bootstrap: Mapping[str, Any]) -> list[st
     ]
 
 
-def _section_reward_models(table: pd.DataFrame, bootstrap: Mapping[str, Any]) -> list[str]:
-    aggregate = analysis.reward_models_aggregate(table, **bootstrap)
+def _section_reward_models(table: pd.DataFrame, bootstrap: Bootstrap) -> list[str]:
+    aggregate = analysis.reward_models_aggregate(table, bootstrap=bootstrap)
     aggregate = aggregate.assign(
         value=[_with_interval(m, lo, hi) for m, lo, hi in
                zip(aggregate["mean"], aggregate["ci_low"], aggregate["ci_high"], strict=True)]
@@ -650,14 +651,14 @@ def _section_correlation(table: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _section_chance(tables: Mapping[str, pd.DataFrame], bootstrap: Mapping[str, Any]) -> list[str]:
+def _section_chance(tables: Mapping[str, pd.DataFrame], bootstrap: Bootstrap) -> list[str]:
     def get(name: str) -> pd.DataFrame | None:
         table = tables.get(name)
         return table if table is not None and not table.empty else None
 
     contrast = analysis.contrast(
         chance=tables["chance"], convergence=get("convergence"), seeds=get("seeds"),
-        reward_models=get("reward_models"), **bootstrap,
+        reward_models=get("reward_models"), bootstrap=bootstrap,
     )
     wide = _wide(contrast, ["context_set", "comparison"], extra=("pairs", "n_pairs"))
     return [
@@ -811,7 +812,7 @@ def build_report(
     meta = dict(meta or {})
     figure_paths = {k: Path(v) for k, v in (figures or {}).items()}
     base_dir = Path(base) if base is not None else None
-    bootstrap = dict(meta.get("bootstrap") or {})
+    bootstrap = Bootstrap.from_mapping(meta.get("bootstrap") or {})
     config: Mapping[str, Any] = meta["config"] if isinstance(meta.get("config"), Mapping) else {}
     known_thresholds = {f.name for f in dataclasses.fields(Thresholds)}
     saved = dict(meta.get("findings") or {})
@@ -933,7 +934,7 @@ def write_report(
     out = Path(directory)
     meta = dict(meta or {})
     if figures is None:
-        figures = make_figures(out / "figures", tables, **dict(meta.get("bootstrap") or {}))
+        figures = make_figures(out / "figures", tables, bootstrap=Bootstrap.from_mapping(meta.get("bootstrap") or {}))
     else:
         missing = [str(p) for p in figures.values() if not Path(p).is_file()]
         if missing:
