@@ -26,7 +26,6 @@ All randomness comes from a seed or a :class:`numpy.random.Generator` passed in.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypedDict
@@ -34,6 +33,7 @@ from typing import Any, NamedTuple, TypedDict
 import numpy as np
 
 from simscore.checks import check_int, check_number, check_seed
+from simscore.config import resolve_settings
 
 __all__ = [
     "MAX_RESAMPLES",
@@ -132,30 +132,8 @@ class Bootstrap:
 
     @classmethod
     def resolve(cls, bootstrap: Bootstrap | None, legacy: Mapping[str, Any], where: str) -> Bootstrap:
-        """The settings a function was called with: ``bootstrap=``, or the deprecated separate keywords.
-
-        ``legacy`` holds the keyword arguments ``n_resamples``, ``confidence`` and ``seed``
-        given to ``where`` (a :class:`DeprecationWarning` names the function); giving both is
-        an error, and so is any other keyword.
-        """
-        if legacy:
-            unknown = sorted(set(legacy) - set(BootstrapKeywords.__annotations__))
-            if unknown:
-                raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
-            if bootstrap is not None:
-                raise TypeError(f"{where}(): give bootstrap= or n_resamples/confidence/seed, not both")
-            warnings.warn(
-                f"{where}(n_resamples=, confidence=, seed=) is deprecated; pass bootstrap=Bootstrap(...) "
-                "(simscore.stats.Bootstrap)",
-                DeprecationWarning,
-                stacklevel=3,
-            )
-            return cls(**legacy)
-        if bootstrap is None:
-            return cls()
-        if not isinstance(bootstrap, Bootstrap):
-            raise TypeError(f"{where}(): bootstrap must be a simscore.stats.Bootstrap, got {type(bootstrap).__name__}")
-        return bootstrap
+        """``bootstrap=`` of the function ``where``, or its deprecated keywords (:func:`simscore.config.resolve_settings`)."""
+        return resolve_settings(cls, bootstrap, legacy, where=where, parameter="bootstrap", stacklevel=4)
 
 
 def _check_bootstrap(n_resamples: int, confidence: float) -> float:

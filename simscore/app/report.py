@@ -201,7 +201,7 @@ def _config_value(config: Mapping[str, Any], section: str, key: str) -> Any:
 # ----------------------------------------------------------------------------- findings
 
 
-def _findings_section(results: Sequence[Finding], thresholds: Mapping[str, Any], ignored: Sequence[str]) -> list[str]:
+def _findings_section(results: Sequence[Finding], thresholds: Thresholds, ignored: Sequence[str]) -> list[str]:
     rows = []
     for finding in results:
         label = f"({finding.number}) {finding.title}"
@@ -214,8 +214,7 @@ def _findings_section(results: Sequence[Finding], thresholds: Mapping[str, Any],
             rows.append((label, check.scope, verdict, format_quantities(check.ours) or "—", paper_text,
                          check.rule if i == 0 else "(as above)"))
     table = pd.DataFrame(rows, columns=["finding", "scope", "verdict", "ours", "paper", "threshold"])
-    defaults = Thresholds().to_dict()
-    changed = {k: v for k, v in thresholds.items() if k in defaults and v != defaults[k]}
+    changed = thresholds.changed()
     lines = [
         "Each finding the paper states, checked on this run per context set and reward model (the scope), "
         "beside the paper's number where it gives one. Verdicts: holds, partly (the direction is right but "
@@ -816,7 +815,7 @@ def build_report(
     config: Mapping[str, Any] = meta["config"] if isinstance(meta.get("config"), Mapping) else {}
     known_thresholds = {f.name for f in dataclasses.fields(Thresholds)}
     saved = dict(meta.get("findings") or {})
-    thresholds = {k: v for k, v in saved.items() if k in known_thresholds}
+    thresholds = Thresholds(**{k: v for k, v in saved.items() if k in known_thresholds})
     ignored = sorted(k for k in saved if k not in known_thresholds)
     known = [n for n in TABLE_NAMES if _present(tables, n)]
     for name in known:
@@ -848,7 +847,7 @@ def build_report(
         lines += ["Tables: " + ", ".join(f"[{n}]({n}.csv)" for n in linked) + " (CSV; JSON beside each).", ""]
 
     lines += ["## Findings", ""]
-    results = findings(**{name: tables[name] for name in _FINDING_TABLES if name in known}, **thresholds)
+    results = findings(**{name: tables[name] for name in _FINDING_TABLES if name in known}, thresholds=thresholds)
     lines += _findings_section(results, thresholds, ignored)
 
     if base_dir is not None:
@@ -862,7 +861,7 @@ def build_report(
     if setup:
         lines += ["## Set-up beside the paper's", "", *setup]
 
-    threshold = float(thresholds.get("converged_tmr", Thresholds().converged_tmr))
+    threshold = thresholds.converged_tmr
     for name in known:
         heading, caption = _SECTIONS[name]
         lines += [f"## {heading}", ""]
