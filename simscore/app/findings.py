@@ -389,13 +389,14 @@ _CLAIMS = {
     "first_turn": "At the first system turn, a seed pair's TMR is all-or-nothing (0 or 1) and its DMR is 1 (Figure 4).",
     "cer_cmr_agree": (
         "CER and CMR correlate very highly with a very low error over all pairs, much less on the "
-        "non-matching pairs (r = 0.466; Figure 6)."
+        "non-matching pairs (r = {facts.nonmatching_cer_cmr_r:.3f}; Figure 6)."
     ),
     "dmr_bleu_weak": "DMR and BLEU-4 correlate only weakly with the other measures (Figure 6).",
     "cer_use_agree": "CER and USE cosine correlate highly with a small error (Figure 6).",
     "text_below_one": (
-        "Where the actions match, the text measures stay well below 1 (angular ≈ 0.87, BLEU-4 ≈ 0.5, "
-        "BERTScore ≈ 0.92 at TMR 1.000 in Table 2): the same act, worded differently."
+        "Where the actions match, the text measures stay well below 1 (angular ≈ {text[use_ang]:.2f}, "
+        "BLEU-4 ≈ {text[bleu4]:.1f}, BERTScore ≈ {text[bertscore]:.2f} at TMR 1.000 in Table 2): the same act, "
+        "worded differently."
     ),
     "gen_below_col": "C_gen gives lower scores than C_col, with the same trends.",
 }
@@ -404,7 +405,10 @@ _ORDER = tuple(_CLAIMS)
 
 
 def _finding(name: str, checks: Sequence[Check] = (), reason: str = "") -> Finding:
-    return Finding(_ORDER.index(name) + 1, name, _TITLES[name], _CLAIMS[name], tuple(checks), reason)
+    """Finding ``name`` with its claim, the paper's numbers in it filled in from :func:`paper.facts`."""
+    facts = paper.facts()
+    claim = _CLAIMS[name].format(facts=facts, text=facts.text_at_tmr_one)
+    return Finding(_ORDER.index(name) + 1, name, _TITLES[name], claim, tuple(checks), reason)
 
 
 def _tmr_rows(table: pd.DataFrame | None, measure: str = "tmr") -> pd.DataFrame | None:
@@ -579,7 +583,8 @@ def _first_turn(table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Findi
         all_or_nothing = float(np.mean((np.abs(tmr) <= _EPS) | (np.abs(tmr - 1.0) <= _EPS)))
         dmr_one = float(np.mean(np.abs(dmr - 1.0) <= _EPS))
         ours = {"share TMR 0 or 1": all_or_nothing, "share DMR = 1": dmr_one, "pairs": len(tmr)}
-        theirs = {"share TMR 0 or 1": 1.0, "share DMR = 1": 1.0} if ref.has(cs, reward) else {}
+        share_paper = ref.facts.first_turn_share
+        theirs = {"share TMR 0 or 1": share_paper, "share DMR = 1": share_paper} if ref.has(cs, reward) else {}
         verdict = _both(all_or_nothing >= share - _EPS, dmr_one >= share - _EPS)
         note = (f"checkpoint {int(part['checkpoint'].max())}, turn {int(part['turn_index'].iloc[0])}; "
                 f"pair TMR {', '.join(_fmt(v) for v in tmr)}")

@@ -281,7 +281,7 @@ def _section_setup(tables: Mapping[str, pd.DataFrame], config: Mapping[str, Any]
     collect = _config_value(config, "contexts", "collect_dialogues")
     row("training dialogues per run", _config_value(config, "training", "dialogues"), facts.dialogues)
     row("a checkpoint every (dialogues)", _config_value(config, "training", "every"), facts.every)
-    row("reward models", ", ".join(rewards) if isinstance(rewards, list) else None, "ts, iq")
+    row("reward models", ", ".join(rewards) if isinstance(rewards, list) else None, ", ".join(facts.col_contexts))
     row("runs (seeds) per reward model", len(seeds) if isinstance(seeds, list) else None, facts.trials)
     row("evaluation dialogues per checkpoint", _config_value(config, "training", "eval_dialogues"),
         facts.eval_dialogues)
@@ -395,6 +395,7 @@ def _int_column(frame: pd.DataFrame, column: str) -> pd.DataFrame:
 
 def _section_performance(table: pd.DataFrame, config: Mapping[str, Any]) -> list[str]:
     reference = paper.performance()
+    facts = paper.facts()
     shown = pd.DataFrame({
         "reward": table["reward"],
         "checkpoint": table["checkpoint"],
@@ -440,7 +441,8 @@ def _section_performance(table: pd.DataFrame, config: Mapping[str, Any]) -> list
         lines += [
             f"**Absolute performance is saturated:** task success is at least {SATURATED_SUCCESS:g} at every "
             f"checkpoint of {', '.join(saturated)}, so these numbers cannot tell the runs apart — the paper's "
-            "point (its Table 1 stays between 0.94 and 1.00). The similarity measures below can.",
+            f"point (its Table 1 stays between {facts.success_range[0]:.2f} and {facts.success_range[1]:.2f}). "
+            "The similarity measures below can.",
             "",
         ]
     lines += [
@@ -450,13 +452,15 @@ def _section_performance(table: pd.DataFrame, config: Mapping[str, Any]) -> list
         markdown_table(_drop_blank(shown, ["reward"])),
         "",
     ]
-    note = ("Paper columns: its Table 1 (mean of 3 trials, 100 evaluation dialogues each) at the same number of "
-            "training dialogues")
-    note += (", or at the nearest checkpoint it has (\"nearest\"; it has 1,000, 5,000, 10,000, …, 40,000)."
-             if nearest_used else ".")
+    note = (f"Paper columns: its Table 1 (mean of {facts.trials} trials, {facts.eval_dialogues} evaluation "
+            "dialogues each) at the same number of training dialogues")
+    ks = facts.performance_checkpoints
+    note += (f", or at the nearest checkpoint it has (\"nearest\"; it has {', '.join(f'{k:,}' for k in ks[:3])}, …, "
+             f"{ks[-1]:,})." if nearest_used else ".")
     evaluation = _config_value(config, "training", "eval_dialogues")
-    if isinstance(evaluation, int) and evaluation != paper.facts().eval_dialogues:
-        note += f" This run evaluates each checkpoint on {evaluation:,} dialogues per run (the paper on 100)."
+    if isinstance(evaluation, int) and evaluation != facts.eval_dialogues:
+        note += (f" This run evaluates each checkpoint on {evaluation:,} dialogues per run (the paper on "
+                 f"{facts.eval_dialogues:,}).")
     note += (" The paper's IQ comes from its BiLSTM estimator, ours from the simulated environment's "
              "estimator: compare IQ trends, not values.")
     return [*lines, note, ""]
@@ -466,11 +470,12 @@ def _section_convergence(table: pd.DataFrame, threshold: float, config: Mapping[
     keys = ["context_set", "reward", "checkpoint"]
     runs = table.assign(runs=table.groupby(keys, sort=False)["run"].transform("nunique"))
     mean_over_runs = _wide(runs, keys, extra=("runs", "runs"))
+    facts = paper.facts()
     shown, note = _paper_rows(mean_over_runs, paper.convergence_means(), count_column="runs",
-                              reference_count="n_trials", what="Table 2 (mean over its 3 trials, on C_col)")
+                              reference_count="n_trials", what=f"Table 2 (mean over its {facts.trials} trials, on C_col)")
     every = _config_value(config, "training", "every")
-    if note and isinstance(every, int) and every != paper.facts().every:
-        note += f" The paper compares k with k − 1,000; this run with k − {every:,}."
+    if note and isinstance(every, int) and every != facts.every:
+        note += f" The paper compares k with k − {facts.every:,}; this run with k − {every:,}."
     stability = analysis.stability_table(table, threshold=threshold)
     stability = stability.assign(
         first=["never" if v is pd.NA else str(int(v)) for v in stability["first_stable"]]
@@ -493,7 +498,7 @@ def _section_seeds(table: pd.DataFrame, bootstrap: Bootstrap) -> list[str]:
     aggregate = analysis.seeds_aggregate(table, bootstrap=bootstrap)
     wide = _wide(aggregate, ["context_set", "reward", "checkpoint"], extra=("pairs", "n_pairs"))
     shown, note = _paper_rows(wide, paper.seeds_means(), count_column="pairs", reference_count="n_pairs",
-                              what="Table 4 (mean over its 3 trial pairs, on C_col)")
+                              what=f"Table 4 (mean over its {paper.facts().seed_pairs} trial pairs, on C_col)")
     return [
         "Every pair of runs of one reward model at the same checkpoint; mean over pairs.",
         "",
@@ -523,7 +528,7 @@ def _section_reward_models(table: pd.DataFrame, bootstrap: Bootstrap) -> list[st
             continue
         group = str(record["group"])
         if group == "ts-iq":
-            numbers, pairs = cross, 9
+            numbers, pairs = cross, facts.cross_pairs
         elif group in ("ts-ts", "iq-iq") and group[:2] in within.index:
             numbers, pairs = within.loc[group[:2]], int(within.loc[group[:2], "n_pairs"])
         else:
@@ -544,9 +549,10 @@ def _section_reward_models(table: pd.DataFrame, bootstrap: Bootstrap) -> list[st
     ]
     if added:
         lines += [
-            f"Rows \"{paper.COLLECTED_SET} {PAPER_MARK}\": the paper after 40,000 dialogues — ts-iq from its "
-            "Table 3 (mean over its 9 pairs, on the union of both collected sets), ts-ts and iq-iq from its "
-            "Table 4 (mean over 3 trial pairs, on the collected set of that reward model).",
+            f"Rows \"{paper.COLLECTED_SET} {PAPER_MARK}\": the paper after {facts.final_checkpoint:,} dialogues — "
+            f"ts-iq from its Table 3 (mean over its {facts.cross_pairs} pairs, on the union of both collected sets), "
+            f"ts-ts and iq-iq from its Table 4 (mean over {facts.seed_pairs} trial pairs, on the collected set of "
+            "that reward model).",
             "",
         ]
     return lines
