@@ -42,6 +42,7 @@ __all__ = [
     "TABLE_FORMAT",
     "INDEX_FORMAT",
     "TABLES_VERSION",
+    "INDEX_FILE",
     "SavedTables",
     "save_tables",
     "load_tables",
@@ -53,7 +54,9 @@ TABLE_FORMAT = "simscore-table"
 INDEX_FORMAT = "simscore-tables"
 #: Version of the table and index files written (and read) by this module.
 TABLES_VERSION = 1
-_INDEX = "tables.json"
+#: File name of the index of a folder of tables.
+INDEX_FILE = "tables.json"
+_INDEX = INDEX_FILE
 _RESERVED = frozenset({"tables", "report"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _DEFAULT_PACKAGES = (

@@ -10,6 +10,7 @@ already finished in the output folder:
    (``contexts/{col,col-<reward>,gen}.jsonl``);
 3. **respond**: every checkpoint of every run, and a seeded random policy (chance level), on
    every context set (``responses/<set>/<run>/ckpt-<dialogues>.jsonl``, skipped when present);
+   every path of the folder comes from :class:`simscore.app.folder.ExperimentFolder`;
 4. **score** with all measures: convergence, seeds, reward models, per turn, correlation,
    chance level and absolute performance, written into the folder itself as CSV/JSON tables,
    PNG figures (``figures/``) and a Markdown report (``report.md``) by :mod:`simscore.app.report`;
@@ -43,6 +44,7 @@ from policies.gpsarsa import compile_kernels
 from policies.training import TrainingConfig
 from simscore._version import __version__
 from simscore.app.findings import Thresholds
+from simscore.app.folder import COLLECTED, GENERATED, ExperimentFolder, RunId
 from simscore.checks import check_bool, check_int, check_number, check_seed
 from simscore.config import check_keys, convert_value, from_mapping, to_mapping
 from simscore.errors import ConfigError, ExperimentError, SimscoreError
@@ -170,9 +172,9 @@ class ExperimentConfig:
             )
 
     @property
-    def runs(self) -> list[tuple[str, int, str]]:
-        """``(reward, seed, run name)`` of every training run."""
-        return [(reward, seed, f"{reward}-{seed}") for reward in self.rewards for seed in self.seeds]
+    def runs(self) -> list[RunId]:
+        """Every training run (reward model and seed; ``.name`` is ``<reward>-<seed>``), rewards first."""
+        return [RunId(reward, seed) for reward in self.rewards for seed in self.seeds]
 
     @property
     def bootstrap(self) -> Bootstrap:
@@ -280,34 +282,34 @@ def _train_job(config: TrainingConfig, run_dir: str) -> dict[str, Any]:
     return {"run_dir": run_dir, "seconds": time.perf_counter() - start}
 
 
-def _respond_job(run_dir: str | None, run: str, context_files: dict[str, str], out_dir: str,
-                 random_seed: int) -> int:
-    """Write the responses of every checkpoint of one run (or of the random policy) once."""
+def _respond_job(folder: ExperimentFolder, run: RunId | None, context_sets: tuple[str, ...], random_seed: int) -> int:
+    """Write the responses of every checkpoint of one run (or of the random policy, ``run=None``) once."""
     from contexts import ContextSet
     from simscore.policy import run_policy
 
-    sets = {name: ContextSet.read_jsonl(path) for name, path in context_files.items()}
+    sets = {name: ContextSet.read_jsonl(folder.contexts(name)) for name in context_sets}
     written = 0
-    if run_dir is None:
+    if run is None:
         from policies import RandomPolicy, SummaryPolicyAdapter
 
         chance = SummaryPolicyAdapter(RandomPolicy(seed=random_seed), name="random")
         for name, contexts in sets.items():
-            path = Path(out_dir) / name / run / "random.jsonl"
+            path = folder.random_responses(name)
             if not path.exists():
                 run_policy(chance, contexts, name="random").to_jsonl(path)
                 written += 1
         return written
     from policies.training import list_checkpoints, load_checkpoint
 
+    run_dir = folder.run_dir(run)
     for checkpoint in (c.dialogues for c in list_checkpoints(run_dir)):
-        targets = {name: Path(out_dir) / name / run / f"ckpt-{checkpoint:06d}.jsonl" for name in sets}
+        targets = {name: folder.responses(name, run, checkpoint) for name in sets}
         if all(path.exists() for path in targets.values()):
             continue
         policy = load_checkpoint(run_dir, checkpoint)
         for name, path in targets.items():
             if not path.exists():
-                run_policy(policy, sets[name], name=f"{run}@{checkpoint}").to_jsonl(path)
+                run_policy(policy, sets[name], name=f"{run.name}@{checkpoint}").to_jsonl(path)
                 written += 1
     return written
 
@@ -339,9 +341,9 @@ def _run_log(path: Path) -> Iterator[None]:
         handler.close()
 
 
-def _check_folder(out: Path, config: ExperimentConfig) -> None:
+def _check_folder(folder: ExperimentFolder, config: ExperimentConfig) -> None:
     """Refuse to mix two different training set-ups in one folder."""
-    saved = out / "experiment.json"
+    saved = folder.experiment_file
     if not saved.exists():
         return
     try:
@@ -350,7 +352,7 @@ def _check_folder(out: Path, config: ExperimentConfig) -> None:
         raise ExperimentError(f"{saved}: unreadable experiment record; use a new output folder") from None
     if previous.get("training") != config.to_dict()["training"] or previous.get("contexts") != config.to_dict()["contexts"]:
         raise ExperimentError(
-            f"{out} holds an experiment with other [training]/[contexts] settings; "
+            f"{folder.root} holds an experiment with other [training]/[contexts] settings; "
             "use a new output folder (or delete this one)"
         )
 
@@ -384,22 +386,23 @@ def run_experiment(
     Progress messages go to the logger ``simscore.app.experiment`` (INFO) and, while the run
     lasts, into ``out_dir/run.log``; the command line also shows them on the terminal.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    _check_folder(out, config)
+    folder = ExperimentFolder(out_dir)
+    folder.root.mkdir(parents=True, exist_ok=True)
+    _check_folder(folder, config)
     atomic_write_text(
-        out / "experiment.json",
+        folder.experiment_file,
         json.dumps({"simscore": __version__, "config": config.to_dict()}, indent=1) + "\n",
     )
-    with _run_log(out / "run.log"):
-        return _run(config, out, n_jobs=n_jobs, scheduler=scheduler, progress=progress, command=command)
+    with _run_log(folder.run_log):
+        return _run(config, folder, n_jobs=n_jobs, scheduler=scheduler, progress=progress, command=command)
 
 
-def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: str | None, progress: bool,
-         command: str | None) -> Path:
+def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | None, scheduler: str | None,
+         progress: bool, command: str | None) -> Path:
     started = time.perf_counter()
     logger.info(
-        "experiment %r: %d runs x %d dialogues, output %s", config.name, len(config.runs), config.training.dialogues, out
+        "experiment %r: %d runs x %d dialogues, output %s", config.name, len(config.runs), config.training.dialogues,
+        folder.root,
     )
 
     measures = resolve_measures(list(config.measures))  # one set of instances: loaded ahead, then scoring
@@ -409,29 +412,26 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
     # fresh environment's numba cache is written by this process, not by several workers at once)
     t0 = time.perf_counter()
     compile_kernels()
-    train_jobs = [(config.run_config(reward, seed), str(out / "runs" / run)) for reward, seed, run in config.runs]
+    train_jobs = [(config.run_config(run.reward, run.seed), str(folder.run_dir(run))) for run in config.runs]
     run_jobs(_train_job, train_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="training", progress=progress)
     logger.info("training: %.1f s", time.perf_counter() - t0)
 
     # 2. contexts
     t0 = time.perf_counter()
-    context_files = _build_contexts(config, out)
+    context_sets = _build_contexts(config, folder)
     logger.info("contexts: %.1f s", time.perf_counter() - t0)
 
     # 3. responses
     t0 = time.perf_counter()
-    respond_jobs: list[tuple[str | None, str, dict[str, str], str, int]] = [
-        (str(out / "runs" / run), run, context_files, str(out / "responses"), config.random_seed)
-        for _, _, run in config.runs
-    ]
-    respond_jobs.append((None, "random", context_files, str(out / "responses"), config.random_seed))
+    runs: list[RunId | None] = [*config.runs, None]  # None: the random policy
+    respond_jobs = [(folder, run, context_sets, config.random_seed) for run in runs]
     written = sum(run_jobs(_respond_job, respond_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="responding",
                            progress=progress))
     logger.info("responses: %d new response files, %.1f s", written, time.perf_counter() - t0)
 
     # 4. scoring, tables, figures, report
     t0 = time.perf_counter()
-    tables, meta = _score(config, measures, out, context_files, progress)
+    tables, meta = _score(config, measures, folder, context_sets, progress)
     meta["command"] = command
     logger.info(
         "scoring (all comparisons, %d measures): %.1f s",
@@ -441,9 +441,9 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
     from simscore.app import report
     from simscore.tables_io import save_tables
 
-    save_tables(out, tables, meta)
-    _explain(out, config.bootstrap_seed, n_jobs)
-    path = report.write_report(out, tables, meta, figures=None)
+    save_tables(folder.root, tables, meta)
+    _explain(folder, config.bootstrap_seed, n_jobs)
+    path = report.write_report(folder.root, tables, meta, figures=None)
     logger.info("tables, figures and report: %.1f s -> %s", time.perf_counter() - t0, path)
     logger.info("total: %.1f s", time.perf_counter() - started)
     return path
@@ -471,53 +471,49 @@ def _preload_text_models(measures: Sequence[Measure]) -> None:
         threading.Thread(target=load_all, name="simscore-preload", daemon=True).start()
 
 
-def _explain(out: Path, seed: int, n_jobs: int | None) -> None:
-    """``simscore explain`` into ``out/explain`` (reads responses only; a failure is logged, not raised)."""
+def _explain(folder: ExperimentFolder, seed: int, n_jobs: int | None) -> None:
+    """``simscore explain`` into ``explain/`` (reads responses only; a failure is logged, not raised)."""
     from simscore.app.explain import explain
 
     t0 = time.perf_counter()
     try:
-        path = explain(out, seed=seed, n_jobs=n_jobs)
+        path = explain(folder.root, seed=seed, n_jobs=n_jobs)
     except (SimscoreError, ValueError) as exc:
         logger.warning("explain skipped: %s", exc)
         return
     logger.info("explain: %.1f s -> %s", time.perf_counter() - t0, path)
 
 
-def _build_contexts(config: ExperimentConfig, out: Path) -> dict[str, str]:
+def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple[str, ...]:
+    """Collect C_col (and make C_gen) where missing; returns the names of the context sets to score."""
     from contexts import ContextSet, collect_contexts, generate_grid
     from policies import run_dialogues
     from policies.training import load_checkpoint
 
     logs: dict[str, list[Path]] = {reward: [] for reward in config.rewards}
-    for reward, _, run in config.runs:
-        path = out / "logs" / f"{run}.jsonl"
+    for run in config.runs:
+        path = folder.log(run)
         if not path.exists():
-            policy = load_checkpoint(out / "runs" / run)
+            policy = load_checkpoint(folder.run_dir(run))
             policy.sampling_scale = config.collect_scale  # PyDial's evaluation dialogues sample (scale 1)
             run_dialogues(policy, config.collect_dialogues, seed=config.collect_seed, log_path=path,
                           settings=config.training.simulation(), log_source={
-                              "name": run, "reward": reward, "purpose": "C_col",
+                              "name": run.name, "reward": run.reward, "purpose": "C_col",
                               "sampling_scale": config.collect_scale})
-        logs[reward].append(path)
-    files: dict[str, str] = {}
-    target = out / "contexts"
-    col = target / "col.jsonl"
+        logs[run.reward].append(path)
+    col = folder.collected()
     if not col.exists():
         for reward, paths in logs.items():
-            _decisions(collect_contexts(paths, name=f"C_col^{reward.upper()}")).to_jsonl(
-                target / f"col-{reward}.jsonl"
-            )
+            _decisions(collect_contexts(paths, name=f"C_col^{reward.upper()}")).to_jsonl(folder.collected(reward))
         _decisions(collect_contexts([p for paths in logs.values() for p in paths], name="C_col")).to_jsonl(col)
-    files["col"] = str(col)
+    names = [COLLECTED]
     if config.generated:
-        gen = target / "gen.jsonl"
-        if not gen.exists():
-            generate_grid().to_jsonl(gen)
-        files["gen"] = str(gen)
-    sizes = {name: len(ContextSet.read_jsonl(path, verify_hash=False)) for name, path in files.items()}
+        if not folder.generated.exists():
+            generate_grid().to_jsonl(folder.generated)
+        names.append(GENERATED)
+    sizes = {name: len(ContextSet.read_jsonl(folder.contexts(name), verify_hash=False)) for name in names}
     logger.info("context sets: %s", ", ".join(f"{name} {n}" for name, n in sizes.items()))
-    return files
+    return tuple(names)
 
 
 def _decisions(contexts: Any) -> Any:
@@ -525,8 +521,8 @@ def _decisions(contexts: Any) -> Any:
     return contexts.filter(lambda context: (context.metadata.get("turn_index") or 0) > 0, name=contexts.name)
 
 
-def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, context_files: Mapping[str, str],
-           progress: bool) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: ExperimentFolder,
+           context_sets: Sequence[str], progress: bool) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
     from contexts import ContextSet
     from policies.training import list_checkpoints
     from simscore import analysis as an
@@ -536,10 +532,9 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, con
     # first_turn and text_at_matching_actions take the run's resamples and seed at 95 % coverage,
     # per_turn the defaults (as before the Bootstrap object; see the Part B fix)
     pair_bootstrap = Bootstrap(n_resamples=config.n_resamples, seed=config.bootstrap_seed)
-    sets = {name: ContextSet.read_jsonl(path) for name, path in context_files.items()}
-    reward_ids = {reward: set(ContextSet.read_jsonl(out / "contexts" / f"col-{reward}.jsonl").ids)
-                  for reward in config.rewards}
-    checkpoints = {run: [c.dialogues for c in list_checkpoints(out / "runs" / run)] for _, _, run in config.runs}
+    sets = {name: ContextSet.read_jsonl(folder.contexts(name)) for name in context_sets}
+    reward_ids = {reward: set(ContextSet.read_jsonl(folder.collected(reward)).ids) for reward in config.rewards}
+    checkpoints = {run.name: [c.dialogues for c in list_checkpoints(folder.run_dir(run))] for run in config.runs}
     final = min(ck[-1] for ck in checkpoints.values())
 
     # Every responses file read once: per context set, reward and run, the responses of each
@@ -549,14 +544,13 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, con
     finals: dict[str, dict[str, dict[str, Responses]]] = {}
     randoms: dict[str, Responses] = {}
     for cs in sets:
-        for reward, _, run in config.runs:
-            ids = reward_ids[reward] if cs == "col" else None
-            whole = {k: Responses.read_jsonl(out / "responses" / cs / run / f"ckpt-{k:06d}.jsonl")
-                     for k in checkpoints[run]}
-            by_checkpoint.setdefault(cs, {}).setdefault(reward, {})[run] = {
+        for run in config.runs:
+            ids = reward_ids[run.reward] if cs == COLLECTED else None
+            whole = {k: Responses.read_jsonl(folder.responses(cs, run, k)) for k in checkpoints[run.name]}
+            by_checkpoint.setdefault(cs, {}).setdefault(run.reward, {})[run.name] = {
                 k: r if ids is None else r.subset([i for i in r.ids if i in ids]) for k, r in whole.items()}
-            finals.setdefault(cs, {}).setdefault(reward, {})[run] = whole[final]
-        randoms[cs] = Responses.read_jsonl(out / "responses" / cs / "random" / "random.jsonl")
+            finals.setdefault(cs, {}).setdefault(run.reward, {})[run.name] = whole[final]
+        randoms[cs] = Responses.read_jsonl(folder.random_responses(cs))
 
     conv, seeds, rm, chance, turn_tables, first_turns = [], [], [], [], [], []
     from tqdm.auto import tqdm
@@ -600,7 +594,7 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, con
                 chance.append(an.chance_level(random, trained, measures, checkpoint=final, reward=reward,
                                               run=run, **common))
                 bar.update()
-        if cs == "col":
+        if cs == COLLECTED:
             seed_pairs = [c for r in seeds_here for c in r.select(checkpoint=final)]
             if seed_pairs:
                 turn_tables.append(an.per_turn(seed_pairs, group="seed pairs (final checkpoint)"))
@@ -620,7 +614,7 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, con
     if seeds_r is not None:
         pooled.extend(seeds_r.comparisons.values())
     tables: dict[str, pd.DataFrame] = {
-        "performance": an.performance_table(_evaluation_records(config, out)),
+        "performance": an.performance_table(_evaluation_records(config, folder)),
         "convergence": conv_r.table,
         "reward_models": rm_r.table,
         "correlation": an.correlation_table(pooled),
@@ -655,13 +649,13 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, con
     return tables, meta
 
 
-def _evaluation_records(config: ExperimentConfig, out: Path) -> pd.DataFrame:
+def _evaluation_records(config: ExperimentConfig, folder: ExperimentFolder) -> pd.DataFrame:
     from policies.training import read_evaluation
 
     rows = [
-        {"reward": reward, "run": run, "checkpoint": record.dialogues, "success_rate": record.success_rate,
+        {"reward": run.reward, "run": run.name, "checkpoint": record.dialogues, "success_rate": record.success_rate,
          "avg_iq": record.avg_iq, "avg_length": record.avg_length}
-        for reward, _, run in config.runs
-        for record in read_evaluation(out / "runs" / run)
+        for run in config.runs
+        for record in read_evaluation(folder.run_dir(run))
     ]
     return pd.DataFrame(rows)

@@ -99,6 +99,7 @@ from simscore import analysis
 from simscore._version import __version__
 from simscore.app import paper
 from simscore.app.findings import Finding, Thresholds, findings, format_quantities
+from simscore.app.folder import ExperimentFolder
 from simscore.io import atomic_write_text
 from simscore.stats import Bootstrap
 from simscore.tables_io import TABLES_VERSION, load_tables, markdown_table
@@ -160,11 +161,11 @@ def _with_interval(mean: float, low: float, high: float, digits: int = 3) -> str
     return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
-def _figure(figures: Mapping[str, Path], name: str, base: Path | None, caption: str) -> list[str]:
+def _figure(figures: Mapping[str, Path], name: str, folder: ExperimentFolder | None, caption: str) -> list[str]:
     path = figures.get(name)
     if path is None:
         return []
-    link = Path(os.path.relpath(Path(path), base)) if base is not None else Path(path)
+    link = Path(os.path.relpath(Path(path), folder.root)) if folder is not None else Path(path)
     return [f"![{caption}]({link.as_posix()})", ""]
 
 
@@ -708,7 +709,7 @@ def _toml(config: Mapping[str, Any], prefix: str = "") -> str | None:
     return "\n\n".join(part for part in ["\n".join(values), *tables] if part)
 
 
-def _section_reproduce(meta: Mapping[str, Any], base: Path | None) -> list[str]:
+def _section_reproduce(meta: Mapping[str, Any], folder: ExperimentFolder | None) -> list[str]:
     lines = ["## Reproduce", ""]
     config = meta.get("config")
     toml = _toml(config) if isinstance(config, Mapping) else None
@@ -729,8 +730,9 @@ def _section_reproduce(meta: Mapping[str, Any], base: Path | None) -> list[str]:
     versions = meta.get("versions") or {}
     made = f" with simscore {versions['simscore']}" if versions.get("simscore") else ""
     text = f"Scored on {meta['date']} (UTC){made}." if meta.get("date") else (f"Made{made}." if made else "")
-    if base is not None and (base / "run.log").is_file():
-        text += (" " if text else "") + "Log of the run: [run.log](run.log)."
+    if folder is not None and folder.run_log.is_file():
+        log = folder.link(folder.run_log)
+        text += (" " if text else "") + f"Log of the run: [{log}]({log})."
     if text:
         lines += [text, ""]
     if isinstance(config, Mapping):
@@ -816,7 +818,7 @@ def build_report(
     """
     meta = dict(meta or {})
     figure_paths = {k: Path(v) for k, v in (figures or {}).items()}
-    base_dir = Path(base) if base is not None else None
+    folder = ExperimentFolder(base) if base is not None else None
     bootstrap = Bootstrap.from_mapping(meta.get("bootstrap") or {})
     config: Mapping[str, Any] = meta["config"] if isinstance(meta.get("config"), Mapping) else {}
     known_thresholds = {f.name for f in dataclasses.fields(Thresholds)}
@@ -848,18 +850,19 @@ def build_report(
     intro += (f" The paper's published numbers (its Tables 1–4, shipped with simscore) stand beside ours, "
               f"in rows marked \"{PAPER_MARK}\" or columns named \"paper\".")
     lines += [intro, ""]
-    linked = [n for n in tables if base_dir is not None and (base_dir / f"{n}.csv").is_file()]
+    linked = {n: folder.link(folder.table(n)) for n in tables if folder is not None and folder.table(n).is_file()}
     if linked:
-        lines += ["Tables: " + ", ".join(f"[{n}]({n}.csv)" for n in linked) + " (CSV; JSON beside each).", ""]
+        lines += ["Tables: " + ", ".join(f"[{n}]({link})" for n, link in linked.items()) + " (CSV; JSON beside each).",
+                  ""]
 
     lines += ["## Findings", ""]
     results = findings(**{name: tables[name] for name in _FINDING_TABLES if name in known}, thresholds=thresholds)
     lines += _findings_section(results, thresholds, ignored)
 
-    if base_dir is not None:
+    if folder is not None:
         from simscore.app.explain import summary_paragraph
 
-        explained = summary_paragraph(base_dir)
+        explained = summary_paragraph(folder.root)
         if explained is not None:
             lines += ["## Explained: agreement beyond chance, where and why", "", explained, ""]
 
@@ -872,7 +875,7 @@ def build_report(
         heading, caption = _SECTIONS[name]
         lines += [f"## {heading}", ""]
         if caption is not None:
-            lines += _figure(figure_paths, name, base_dir, caption)
+            lines += _figure(figure_paths, name, folder, caption)
         table = tables[name]
         if name == "performance":
             lines += _section_performance(table, config)
@@ -902,7 +905,7 @@ def build_report(
     else:
         lines += ["No signatures were recorded.", ""]
 
-    lines += _section_reproduce(meta, base_dir)
+    lines += _section_reproduce(meta, folder)
     return "\n".join(lines)
 
 
@@ -936,16 +939,16 @@ def write_report(
     """
     from simscore.plots import make_figures
 
-    out = Path(directory)
+    folder = ExperimentFolder(directory)
     meta = dict(meta or {})
     if figures is None:
-        figures = make_figures(out / "figures", tables, bootstrap=Bootstrap.from_mapping(meta.get("bootstrap") or {}))
+        figures = make_figures(folder.figures, tables, bootstrap=Bootstrap.from_mapping(meta.get("bootstrap") or {}))
     else:
         missing = [str(p) for p in figures.values() if not Path(p).is_file()]
         if missing:
             raise FileNotFoundError(f"figures: no such file(s): {', '.join(missing)}")
-    text = build_report(tables, meta, figures=figures, base=out)
-    path = out / "report.md"
+    text = build_report(tables, meta, figures=figures, base=folder.root)
+    path = folder.report
     atomic_write_text(path, text)
     return path
 
