@@ -128,7 +128,10 @@ class Bootstrap:
         unknown = sorted(set(data) - set(BootstrapKeywords.__annotations__))
         if unknown:
             raise ValueError(f"{source}: unknown bootstrap setting(s) {', '.join(map(repr, unknown))}")
-        return cls(**data)
+        try:
+            return cls(**data)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{source}: {exc}") from None
 
     @classmethod
     def resolve(cls, bootstrap: Bootstrap | None, legacy: Mapping[str, Any], where: str) -> Bootstrap:

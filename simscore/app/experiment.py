@@ -45,6 +45,7 @@ from policies.training import TrainingConfig
 from simscore._version import __version__
 from simscore.app.findings import Thresholds
 from simscore.app.folder import COLLECTED, GENERATED, ExperimentFolder, RunId
+from simscore.app.record import RunRecord
 from simscore.checks import check_bool, check_int, check_number, check_seed
 from simscore.config import check_keys, convert_value, from_mapping, to_mapping
 from simscore.errors import ConfigError, ExperimentError, SimscoreError
@@ -381,7 +382,7 @@ def run_experiment(
         Progress bars.
     command : str, optional
         The command line that started the run (``simscore demo --out DIR``), recorded as
-        ``meta["command"]`` for the report's "Reproduce" section; None when run from Python.
+        in the run record for the report's "Reproduce" section; None when run from Python.
 
     Progress messages go to the logger ``simscore.app.experiment`` (INFO) and, while the run
     lasts, into ``out_dir/run.log``; the command line also shows them on the terminal.
@@ -431,19 +432,16 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
 
     # 4. scoring, tables, figures, report
     t0 = time.perf_counter()
-    tables, meta = _score(config, measures, folder, context_sets, progress)
-    meta["command"] = command
-    logger.info(
-        "scoring (all comparisons, %d measures): %.1f s",
-        len(meta["signatures"]), time.perf_counter() - t0,
-    )
+    tables = _score(config, measures, folder, context_sets, progress)
+    record = _record(config, measures, command)
+    logger.info("scoring (all comparisons, %d measures): %.1f s", len(record.signatures), time.perf_counter() - t0)
     t0 = time.perf_counter()
     from simscore.app import report
     from simscore.tables_io import save_tables
 
-    save_tables(folder.root, tables, meta)
+    save_tables(folder.root, tables, record.to_meta())
     _explain(folder, config.bootstrap_seed, n_jobs)
-    path = report.write_report(folder.root, tables, meta, figures=None)
+    path = report.write_report(folder.root, tables, record, figures=None)
     logger.info("tables, figures and report: %.1f s -> %s", time.perf_counter() - t0, path)
     logger.info("total: %.1f s", time.perf_counter() - started)
     return path
@@ -522,11 +520,10 @@ def _decisions(contexts: Any) -> Any:
 
 
 def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: ExperimentFolder,
-           context_sets: Sequence[str], progress: bool) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+           context_sets: Sequence[str], progress: bool) -> dict[str, pd.DataFrame]:
     from contexts import ContextSet
     from policies.training import list_checkpoints
     from simscore import analysis as an
-    from simscore.tables_io import collect_versions
 
     bootstrap = config.bootstrap
     # first_turn and text_at_matching_actions take the run's resamples and seed at 95 % coverage,
@@ -633,20 +630,28 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
         analyses["reward_models"] = {k: c for k, c in rm_r.comparisons.items() if k.reward_a != k.reward_b}
         tables["text_at_matching_actions"] = an.text_at_matching_actions(
             analyses, measures=[m.name for m in measures if m.level == "text"], bootstrap=pair_bootstrap)
-    meta = {
-        "title": f"simscore experiment {config.name!r}",
-        "signatures": {m.name: m.signature() for m in measures},
-        "config": config.to_dict(),
-        "versions": collect_versions(),
-        "seeds": {"training": list(config.seeds), "evaluation": config.training.eval_seed,
-                  "collection": config.collect_seed, "random_policy": config.random_seed,
-                  "bootstrap": config.bootstrap_seed},
-        "bootstrap": bootstrap.to_dict(),
-        "findings": config.findings.to_dict(),
+    return tables
+
+
+def _record(config: ExperimentConfig, measures: Sequence[Measure], command: str | None) -> RunRecord:
+    """What the tables are made with, saved beside them (``command``: None when started from Python)."""
+    from simscore.tables_io import collect_versions
+
+    return RunRecord(
+        title=f"simscore experiment {config.name!r}",
+        signatures={m.name: m.signature() for m in measures},
+        config=config.to_dict(),
+        versions=collect_versions(),
+        seeds={"training": list(config.seeds), "evaluation": config.training.eval_seed,
+               "collection": config.collect_seed, "random_policy": config.random_seed,
+               "bootstrap": config.bootstrap_seed},
+        bootstrap=config.bootstrap,
+        findings=config.findings,
         # the day the run was scored: written once, so `simscore report DIR` rebuilds the same text
-        "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
-    }
-    return tables, meta
+        date=datetime.datetime.now(datetime.UTC).date().isoformat(),
+        command=command,
+        command_recorded=True,
+    )
 
 
 def _evaluation_records(config: ExperimentConfig, folder: ExperimentFolder) -> pd.DataFrame:

@@ -28,22 +28,13 @@ with the paper's published numbers beside ours where the paper has them
 absolute performance is saturated (:data:`SATURATED_SUCCESS`), the measures' signatures and a
 "Reproduce" section (command, date, run log, configuration, package versions, citation).
 
-The ``meta`` dict (JSON-serialisable; every key optional):
+What the tables were made with comes as a :class:`~simscore.app.record.RunRecord` (title,
+signatures, configuration, versions, seeds, bootstrap settings, finding thresholds, date,
+command), or as its saved form, the ``meta`` object of ``tables.json``.
 
-- ``title``: report title;
-- ``signatures``: measure name → signature (``Comparison.signatures``);
-- ``config``: the experiment configuration;
-- ``versions``: package → version (:func:`simscore.tables_io.collect_versions`);
-- ``seeds``: the seeds used (training, policies, bootstrap), any JSON value;
-- ``bootstrap``: ``{"n_resamples", "confidence", "seed"}`` for the aggregates over pairs;
-- ``findings``: keyword arguments (thresholds) of :func:`simscore.app.findings.findings`
-  (unknown names, e.g. from an older simscore, are listed and ignored);
-- ``command``: the command line that started the run (None: started from Python);
-- ``date``: the ISO date the run was scored, written once by the pipeline.
-
-Everything in the report derives from the tables and ``meta`` (no clock, no host names; the
-only look at the folder is whether it holds ``run.log``, to link it), so rebuilding from saved
-tables gives the same text.
+Everything in the report derives from the tables and the record (no clock, no host names; the
+only look at the folder is whether it holds ``run.log`` and ``explain/``, to link them), so
+rebuilding from saved tables gives the same text.
 
 A pipeline, in outline (``ck[cs][reward][run]`` maps checkpoint → Responses, ``K`` is the
 final checkpoint, ``ctx[cs]`` the context set or its metadata frame)::
@@ -73,18 +64,17 @@ final checkpoint, ``ctx[cs]`` the context set or its metadata frame)::
                                              *cross.values()]),
         "chance": chance.table,
     }
-    meta = {"signatures": conv.select()[0].signatures, "config": config, "seeds": seeds_used,
-            "versions": tables_io.collect_versions(), "bootstrap": {"n_resamples": 1000, "seed": 0},
-            "findings": {"converged_tmr": 0.9}, "command": "simscore run my.toml --out DIR",
-            "date": "2020-07-01"}
-    tables_io.save_tables(out_dir, tables, meta)
-    report.write_report(out_dir, tables, meta)   # figures/*.png and report.md
+    record = RunRecord(signatures=conv.select()[0].signatures, config=config, seeds=seeds_used,
+                       versions=tables_io.collect_versions(), bootstrap=Bootstrap(n_resamples=1000),
+                       findings=Thresholds(converged_tmr=0.9), date="2020-07-01",
+                       command="simscore run my.toml --out DIR", command_recorded=True)
+    tables_io.save_tables(out_dir, tables, record.to_meta())
+    report.write_report(out_dir, tables, record)   # figures/*.png and report.md
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import os
@@ -100,6 +90,8 @@ from simscore._version import __version__
 from simscore.app import paper
 from simscore.app.findings import Finding, Thresholds, findings, format_quantities
 from simscore.app.folder import ExperimentFolder
+from simscore.app.record import RunRecord
+from simscore.errors import FileFormatError
 from simscore.io import atomic_write_text
 from simscore.stats import Bootstrap
 from simscore.tables_io import TABLES_VERSION, load_tables, markdown_table
@@ -709,13 +701,13 @@ def _toml(config: Mapping[str, Any], prefix: str = "") -> str | None:
     return "\n\n".join(part for part in ["\n".join(values), *tables] if part)
 
 
-def _section_reproduce(meta: Mapping[str, Any], folder: ExperimentFolder | None) -> list[str]:
+def _section_reproduce(record: RunRecord, folder: ExperimentFolder | None) -> list[str]:
     lines = ["## Reproduce", ""]
-    config = meta.get("config")
-    toml = _toml(config) if isinstance(config, Mapping) else None
-    if meta.get("command"):
-        lines += ["The command that produced this run:", "", "```sh", str(meta["command"]), "```", ""]
-    elif "command" in meta:
+    config = record.config
+    toml = _toml(config) if config is not None else None
+    if record.command:
+        lines += ["The command that produced this run:", "", "```sh", record.command, "```", ""]
+    elif record.command_recorded:
         lines += [
             "This run was started from Python (`simscore.app.experiment.run_experiment`). The same from the command "
             "line: save the configuration below as `experiment.toml` and run",
@@ -727,15 +719,15 @@ def _section_reproduce(meta: Mapping[str, Any], folder: ExperimentFolder | None)
         ]
     else:
         lines += ["The command that produced these tables was not recorded.", ""]
-    versions = meta.get("versions") or {}
+    versions = record.versions
     made = f" with simscore {versions['simscore']}" if versions.get("simscore") else ""
-    text = f"Scored on {meta['date']} (UTC){made}." if meta.get("date") else (f"Made{made}." if made else "")
+    text = f"Scored on {record.date} (UTC){made}." if record.date else (f"Made{made}." if made else "")
     if folder is not None and folder.run_log.is_file():
         log = folder.link(folder.run_log)
         text += (" " if text else "") + f"Log of the run: [{log}]({log})."
     if text:
         lines += [text, ""]
-    if isinstance(config, Mapping):
+    if config is not None:
         if toml is not None:
             lines += ["Configuration (TOML, as `simscore run` reads it):", "", "```toml", toml, "```", ""]
         else:
@@ -743,7 +735,8 @@ def _section_reproduce(meta: Mapping[str, Any], folder: ExperimentFolder | None)
     if versions:
         lines += ["Package versions:", "", markdown_table(pd.DataFrame(
             {"package": list(versions), "version": [str(v) for v in versions.values()]})), ""]
-    block: dict[str, Any] = {key: meta[key] for key in ("seeds", "bootstrap", "findings") if key in meta}
+    saved = record.to_meta()
+    block: dict[str, Any] = {key: saved[key] for key in ("seeds", "bootstrap", "findings") if key in saved}
     block["simscore_report_format"] = TABLES_VERSION
     lines += [
         "Seeds, bootstrap and finding thresholds:",
@@ -786,7 +779,7 @@ def _present(tables: Mapping[str, pd.DataFrame], name: str) -> bool:
 
 def build_report(
     tables: Mapping[str, pd.DataFrame],
-    meta: Mapping[str, Any] | None = None,
+    record: RunRecord | Mapping[str, Any] | None = None,
     *,
     figures: Mapping[str, str | os.PathLike[str]] | None = None,
     base: str | os.PathLike[str] | None = None,
@@ -797,9 +790,9 @@ def build_report(
     ----------
     tables : mapping name → DataFrame
         Tables by schema name (:data:`TABLE_NAMES`); missing or empty ones are skipped.
-    meta : mapping, optional
-        See the module docstring (title, signatures, config, versions, seeds, bootstrap,
-        findings, command, date).
+    record : RunRecord or mapping, optional
+        What the tables were made with (:class:`simscore.app.record.RunRecord`, or its saved
+        form, the ``meta`` of ``tables.json``).
     figures : mapping figure name → path, optional
         Figures to embed (:func:`simscore.plots.make_figures`).
     base : path-like, optional
@@ -816,20 +809,18 @@ def build_report(
     >>> text.splitlines()[0], "## Findings" in text, "## Reproduce" in text
     ('# Nothing yet', True, True)
     """
-    meta = dict(meta or {})
+    record = record if isinstance(record, RunRecord) else RunRecord.from_meta(record)
     figure_paths = {k: Path(v) for k, v in (figures or {}).items()}
     folder = ExperimentFolder(base) if base is not None else None
-    bootstrap = Bootstrap.from_mapping(meta.get("bootstrap") or {})
-    config: Mapping[str, Any] = meta["config"] if isinstance(meta.get("config"), Mapping) else {}
-    known_thresholds = {f.name for f in dataclasses.fields(Thresholds)}
-    saved = dict(meta.get("findings") or {})
-    thresholds = Thresholds(**{k: v for k, v in saved.items() if k in known_thresholds})
-    ignored = sorted(k for k in saved if k not in known_thresholds)
+    bootstrap = record.bootstrap_settings
+    config: Mapping[str, Any] = record.config or {}
+    thresholds = record.thresholds
+    ignored = record.ignored_thresholds
     known = [n for n in TABLE_NAMES if _present(tables, n)]
     for name in known:
         analysis.check_table(tables[name], name, f"tables[{name!r}]")
 
-    title = str(meta.get("title") or "simscore report: similarity of dialogue behaviour")
+    title = record.title or "simscore report: similarity of dialogue behaviour"
     lines = [f"# {title}", ""]
     sets: list[str] = []
     measures: list[str] = []
@@ -840,7 +831,7 @@ def build_report(
         if "measure" in table.columns:
             measures += list(table["measure"])
     intro = (
-        f"Policies compared with simscore {meta.get('versions', {}).get('simscore', __version__)} "
+        f"Policies compared with simscore {record.versions.get('simscore', __version__)} "
         "(Ultes & Maier, SIGDIAL 2020)."
     )
     if sets:
@@ -896,7 +887,7 @@ def build_report(
         elif name == "chance":
             lines += _section_chance(tables, bootstrap)
 
-    signatures = meta.get("signatures") or {}
+    signatures = record.signatures
     lines += ["## Measure signatures", ""]
     if signatures:
         lines += [markdown_table(pd.DataFrame(
@@ -905,7 +896,7 @@ def build_report(
     else:
         lines += ["No signatures were recorded.", ""]
 
-    lines += _section_reproduce(meta, folder)
+    lines += _section_reproduce(record, folder)
     return "\n".join(lines)
 
 
@@ -916,7 +907,7 @@ _FINDING_TABLES = ("convergence", "seeds", "reward_models", "correlation", "firs
 def write_report(
     directory: str | os.PathLike[str],
     tables: Mapping[str, pd.DataFrame],
-    meta: Mapping[str, Any] | None = None,
+    record: RunRecord | Mapping[str, Any] | None = None,
     *,
     figures: Mapping[str, str | os.PathLike[str]] | None = None,
 ) -> Path:
@@ -926,11 +917,11 @@ def write_report(
     ----------
     directory : path-like
         The experiment's output folder.
-    tables, meta
+    tables, record
         As for :func:`build_report`.
     figures : mapping figure name → path, optional
         Already drawn figures; default: :func:`simscore.plots.make_figures` into
-        ``DIR/figures`` with the bootstrap settings of ``meta["bootstrap"]``.
+        ``DIR/figures`` with the record's bootstrap settings.
 
     Returns
     -------
@@ -940,14 +931,14 @@ def write_report(
     from simscore.plots import make_figures
 
     folder = ExperimentFolder(directory)
-    meta = dict(meta or {})
+    record = record if isinstance(record, RunRecord) else RunRecord.from_meta(record)
     if figures is None:
-        figures = make_figures(folder.figures, tables, bootstrap=Bootstrap.from_mapping(meta.get("bootstrap") or {}))
+        figures = make_figures(folder.figures, tables, bootstrap=record.bootstrap_settings)
     else:
         missing = [str(p) for p in figures.values() if not Path(p).is_file()]
         if missing:
             raise FileNotFoundError(f"figures: no such file(s): {', '.join(missing)}")
-    text = build_report(tables, meta, figures=figures, base=folder.root)
+    text = build_report(tables, record, figures=figures, base=folder.root)
     path = folder.report
     atomic_write_text(path, text)
     return path
@@ -961,8 +952,13 @@ def rebuild_report(directory: str | os.PathLike[str]) -> Path:
     Path
         The report file.
     """
-    saved = load_tables(directory)
-    return write_report(directory, saved.tables, saved.meta)
+    folder = ExperimentFolder(directory)
+    saved = load_tables(folder.root)
+    try:
+        record = RunRecord.from_meta(saved.meta)
+    except ValueError as exc:
+        raise FileFormatError(folder.tables_index, str(exc)) from None
+    return write_report(folder.root, saved.tables, record)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
