@@ -52,7 +52,6 @@ from simscore.errors import ConfigError, ExperimentError, SimscoreError
 from simscore.io import atomic_write_text
 from simscore.measures import ALL_MEASURES, Measure, resolve_measures
 from simscore.parallel import run_jobs
-from simscore.responses import Responses
 from simscore.stats import MAX_RESAMPLES, Bootstrap
 
 __all__ = ["ExperimentConfig", "ExperimentError", "DEMO_CONFIG", "run_experiment", "load_config"]
@@ -432,7 +431,9 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
 
     # 4. scoring, tables, figures, report
     t0 = time.perf_counter()
-    tables = _score(config, measures, folder, context_sets, progress)
+    from simscore.app.analyses import score_experiment
+
+    tables = score_experiment(config, measures, folder, context_sets, _evaluation_records(config, folder), progress)
     record = _record(config, measures, command)
     logger.info("scoring (all comparisons, %d measures): %.1f s", len(record.signatures), time.perf_counter() - t0)
     t0 = time.perf_counter()
@@ -517,120 +518,6 @@ def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple
 def _decisions(contexts: Any) -> Any:
     """Only the policy's decision points: turn 0 of a simulated dialogue is the fixed greeting."""
     return contexts.filter(lambda context: (context.metadata.get("turn_index") or 0) > 0, name=contexts.name)
-
-
-def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: ExperimentFolder,
-           context_sets: Sequence[str], progress: bool) -> dict[str, pd.DataFrame]:
-    from contexts import ContextSet
-    from policies.training import list_checkpoints
-    from simscore import analysis as an
-
-    bootstrap = config.bootstrap
-    # first_turn and text_at_matching_actions take the run's resamples and seed at 95 % coverage,
-    # per_turn the defaults (as before the Bootstrap object; see the Part B fix)
-    pair_bootstrap = Bootstrap(n_resamples=config.n_resamples, seed=config.bootstrap_seed)
-    sets = {name: ContextSet.read_jsonl(folder.contexts(name)) for name in context_sets}
-    reward_ids = {reward: set(ContextSet.read_jsonl(folder.collected(reward)).ids) for reward in config.rewards}
-    checkpoints = {run.name: [c.dialogues for c in list_checkpoints(folder.run_dir(run))] for run in config.runs}
-    final = min(ck[-1] for ck in checkpoints.values())
-
-    # Every responses file read once: per context set, reward and run, the responses of each
-    # checkpoint (on C_col only the contexts collected with that reward), the final
-    # checkpoint on the whole set, and the random policy.
-    by_checkpoint: dict[str, dict[str, dict[str, dict[int, Responses]]]] = {}
-    finals: dict[str, dict[str, dict[str, Responses]]] = {}
-    randoms: dict[str, Responses] = {}
-    for cs in sets:
-        for run in config.runs:
-            ids = reward_ids[run.reward] if cs == COLLECTED else None
-            whole = {k: Responses.read_jsonl(folder.responses(cs, run, k)) for k in checkpoints[run.name]}
-            by_checkpoint.setdefault(cs, {}).setdefault(run.reward, {})[run.name] = {
-                k: r if ids is None else r.subset([i for i in r.ids if i in ids]) for k, r in whole.items()}
-            finals.setdefault(cs, {}).setdefault(run.reward, {})[run.name] = whole[final]
-        randoms[cs] = Responses.read_jsonl(folder.random_responses(cs))
-
-    conv, seeds, rm, chance, turn_tables, first_turns = [], [], [], [], [], []
-    from tqdm.auto import tqdm
-
-    steps = len(sets) * (2 * len(config.runs) + len(config.rewards) + 1)
-    bar = tqdm(total=steps, desc="scoring", unit="analysis", disable=not progress)
-    text_measures = [m for m in measures if m.level == "text" and hasattr(m, "prepare")]
-    if text_measures:
-        # The models work best on full batches: every text the analyses below will score,
-        # embedded once up front, instead of a few new ones per comparison.
-        t0 = time.perf_counter()
-        bar.set_postfix_str("embedding the texts")
-        everything = [r for cs in sets for runs in by_checkpoint[cs].values() for ks in runs.values()
-                      for r in ks.values()]
-        everything += [r for cs in sets for runs in finals[cs].values() for r in runs.values()]
-        everything += list(randoms.values())
-        texts = {t for r in everything for t in r.texts() if t is not None}
-        for measure in text_measures:
-            measure.prepare(texts)
-        bar.set_postfix_str("")
-        logger.info("text measures: %d distinct texts embedded up front, %.1f s", len(texts), time.perf_counter() - t0)
-    for cs, contexts in sets.items():
-        metadata = contexts.metadata_frame()
-        common = {"context_set": cs, "metadata": metadata, "bootstrap": bootstrap}
-        ck = by_checkpoint[cs]
-        seeds_here: list[an.AnalysisResult] = []
-        for reward, runs in ck.items():
-            for run, run_checkpoints in runs.items():
-                conv.append(an.convergence(run_checkpoints, measures, run=run, reward=reward, **common))
-                bar.update()
-            if len(runs) > 1:
-                seeds_here.append(an.seeds(runs, measures, reward=reward, **common))
-            bar.update()
-        seeds.extend(seeds_here)
-        union = finals[cs]
-        rm.append(an.reward_models(union, measures, checkpoint=final, **common))
-        bar.update()
-        random = randoms[cs]
-        for reward, final_runs in union.items():
-            for run, trained in final_runs.items():
-                chance.append(an.chance_level(random, trained, measures, checkpoint=final, reward=reward,
-                                              run=run, **common))
-                bar.update()
-        if cs == COLLECTED:
-            seed_pairs = [c for r in seeds_here for c in r.select(checkpoint=final)]
-            if seed_pairs:
-                turn_tables.append(an.per_turn(seed_pairs, group="seed pairs (final checkpoint)"))
-            cross = [c for key, c in rm[-1].comparisons.items() if key.reward_a != key.reward_b]
-            if cross:
-                turn_tables.append(an.per_turn(cross, group="reward models (final checkpoint)"))
-            pairs = {k: c for r in seeds_here for k, c in r.comparisons.items()}
-            pairs.update((k, c) for k, c in rm[-1].comparisons.items() if k.reward_a != k.reward_b)
-            first_turns.append(an.first_turn(pairs, bootstrap=pair_bootstrap))
-        logger.info("scored context set %r", cs)
-    bar.close()
-
-    conv_r, rm_r, chance_r = an.combine(conv), an.combine(rm), an.combine(chance)
-    seeds_r = an.combine(seeds) if seeds else None
-    cross = [c for key, c in rm_r.comparisons.items() if key.reward_a != key.reward_b]
-    pooled = [*conv_r.comparisons.values(), *cross]
-    if seeds_r is not None:
-        pooled.extend(seeds_r.comparisons.values())
-    tables: dict[str, pd.DataFrame] = {
-        "performance": an.performance_table(_evaluation_records(config, folder)),
-        "convergence": conv_r.table,
-        "reward_models": rm_r.table,
-        "correlation": an.correlation_table(pooled),
-        "chance": chance_r.table,
-    }
-    if seeds_r is not None:
-        tables["seeds"] = seeds_r.table
-    if turn_tables:
-        tables["per_turn"] = pd.concat(turn_tables, ignore_index=True)
-    if first_turns:
-        tables["first_turn"] = pd.concat(first_turns, ignore_index=True)
-    if any(m.level == "text" for m in measures):
-        analyses: dict[str, Mapping[Any, Any]] = {"convergence": conv_r.comparisons}
-        if seeds_r is not None:
-            analyses["seeds"] = seeds_r.comparisons
-        analyses["reward_models"] = {k: c for k, c in rm_r.comparisons.items() if k.reward_a != k.reward_b}
-        tables["text_at_matching_actions"] = an.text_at_matching_actions(
-            analyses, measures=[m.name for m in measures if m.level == "text"], bootstrap=pair_bootstrap)
-    return tables
 
 
 def _record(config: ExperimentConfig, measures: Sequence[Measure], command: str | None) -> RunRecord:
