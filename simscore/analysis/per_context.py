@@ -69,13 +69,13 @@ def pooled_scores(scores: ScoresArg) -> pd.DataFrame:
     is returned as it is.
     """
     comparisons = _as_comparisons(scores, "scores")
-    return scores if comparisons is None else _stack(comparisons)  # type: ignore[return-value]
+    return scores if comparisons is None else _stack(comparisons)
 
 
 def pool(scores: ScoresArg, measures: Iterable[str] | None) -> tuple[pd.DataFrame, list[str]]:
     """Stacked per-context scores and the measure columns to use."""
     comparisons = _as_comparisons(scores, "scores")
-    frame: pd.DataFrame = scores if comparisons is None else _stack(comparisons)  # type: ignore[assignment]
+    frame: pd.DataFrame = scores if comparisons is None else _stack(comparisons)
     if measures is not None:
         names = [measures] if isinstance(measures, str) else list(measures)
         missing = [m for m in names if m not in frame.columns]

@@ -182,7 +182,7 @@ def prepare_text_measures(measures: Sequence[Measure], responses: ExperimentResp
     bar.set_postfix_str("embedding the texts")
     texts = {t for s in responses.sets for r in s.all_responses() for t in r.texts() if t is not None}
     for measure in text_measures:
-        measure.prepare(texts)  # type: ignore[attr-defined]
+        measure.prepare(texts)
     bar.set_postfix_str("")
     logger.info("text measures: %d distinct texts embedded up front, %.1f s", len(texts), time.perf_counter() - t0)
 

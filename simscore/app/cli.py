@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from simscore._version import __version__
+from simscore.app.cli_args import measure_list
 from simscore.errors import SimscoreError
 from simscore.measures import ALL_MEASURES
 
@@ -44,13 +45,6 @@ if TYPE_CHECKING:
     from simscore.compare import Comparison
 
 __all__ = ["main", "build_parser"]
-
-
-def _measure_list(text: str) -> list[str]:
-    names = [part.strip() for part in text.replace(" ", ",").split(",") if part.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("expected measure names separated by commas")
-    return names
 
 
 _SUFFIX_FORMATS = {".json": "json", ".csv": "csv"}
@@ -154,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b", help="responses of policy B (JSON Lines or CSV)")
     p.add_argument(
         "--measures",
-        type=_measure_list,
+        type=measure_list,
         default=list(ALL_MEASURES),
         help="comma-separated measure names or groups ('all', 'action', 'text'); default: all eight",
     )

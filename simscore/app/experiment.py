@@ -457,7 +457,7 @@ def _preload_text_models(measures: Sequence[Measure]) -> None:
     progress (each model loads under its lock); a failure here is left to the scoring,
     which raises it with its own message.
     """
-    loaders = [m.load for m in measures if callable(getattr(m, "load", None))]
+    loaders = [load for m in measures if callable(load := getattr(m, "load", None))]
 
     def load_all() -> None:
         for load in loaders:
