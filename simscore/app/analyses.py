@@ -188,7 +188,7 @@ def prepare_text_measures(measures: Sequence[Measure], responses: ExperimentResp
 
 
 def score_set(data: SetResponses, measures: Sequence[Measure], *, final: int, bootstrap: Bootstrap,
-              pair_bootstrap: Bootstrap, bar: Any) -> SetScores:
+              bar: Any) -> SetScores:
     """Every analysis of one context set (``bar`` advances once per analysis)."""
     common: dict[str, Any] = {"context_set": data.name, "metadata": data.metadata, "bootstrap": bootstrap}
     convergence, seeds = [], []
@@ -210,29 +210,29 @@ def score_set(data: SetResponses, measures: Sequence[Measure], *, final: int, bo
             bar.update()
     scores = SetScores(tuple(convergence), tuple(seeds), reward_models, tuple(chance))
     if data.name == COLLECTED:
-        scores = _turns(scores, final, pair_bootstrap)
+        scores = _turns(scores, final, bootstrap)
     logger.info("scored context set %r", data.name)
     return scores
 
 
-def _turns(scores: SetScores, final: int, pair_bootstrap: Bootstrap) -> SetScores:
+def _turns(scores: SetScores, final: int, bootstrap: Bootstrap) -> SetScores:
     """The per-turn and first-turn tables of a set's seed pairs and cross-reward pairs."""
     per_turn = []
     seed_pairs = [c for r in scores.seeds for c in r.select(checkpoint=final)]
     if seed_pairs:
-        # per_turn keeps the default bootstrap (as before the Bootstrap object; see the Part B fix)
-        per_turn.append(an.per_turn(seed_pairs, group="seed pairs (final checkpoint)"))
+        per_turn.append(an.per_turn(seed_pairs, group="seed pairs (final checkpoint)", bootstrap=bootstrap))
     cross = _cross(scores.reward_models.comparisons)
     if cross:
-        per_turn.append(an.per_turn(list(cross.values()), group="reward models (final checkpoint)"))
+        per_turn.append(an.per_turn(list(cross.values()), group="reward models (final checkpoint)",
+                                    bootstrap=bootstrap))
     pairs: dict[Any, Comparison] = {k: c for r in scores.seeds for k, c in r.comparisons.items()}
     pairs.update(cross)
-    first = an.first_turn(pairs, bootstrap=pair_bootstrap)
+    first = an.first_turn(pairs, bootstrap=bootstrap)
     return SetScores(scores.convergence, scores.seeds, scores.reward_models, scores.chance, tuple(per_turn), first)
 
 
 def assemble_tables(scored: Sequence[SetScores], measures: Sequence[Measure], performance: pd.DataFrame,
-                    pair_bootstrap: Bootstrap) -> dict[str, pd.DataFrame]:
+                    bootstrap: Bootstrap) -> dict[str, pd.DataFrame]:
     """The experiment's tables from every context set's analyses (in the order they are saved)."""
     convergence = an.combine([r for s in scored for r in s.convergence])
     reward_models = an.combine([s.reward_models for s in scored])
@@ -265,7 +265,7 @@ def assemble_tables(scored: Sequence[SetScores], measures: Sequence[Measure], pe
             analyses["seeds"] = seeds.comparisons
         analyses["reward_models"] = cross
         tables["text_at_matching_actions"] = an.text_at_matching_actions(analyses, measures=text,
-                                                                         bootstrap=pair_bootstrap)
+                                                                         bootstrap=bootstrap)
     return tables
 
 
@@ -275,12 +275,9 @@ def score_experiment(config: ExperimentConfig, measures: Sequence[Measure], fold
     from tqdm.auto import tqdm
 
     responses = read_responses(config, folder, context_sets)
-    # first_turn and text_at_matching_actions take the run's resamples and seed at 95 % coverage
-    # (as before the Bootstrap object; see the Part B fix)
-    pair_bootstrap = Bootstrap(n_resamples=config.n_resamples, seed=config.bootstrap_seed)
     steps = len(context_sets) * (2 * len(config.runs) + len(config.rewards) + 1)
     with tqdm(total=steps, desc="scoring", unit="analysis", disable=not progress) as bar:
         prepare_text_measures(measures, responses, bar)
-        scored = [score_set(data, measures, final=responses.final, bootstrap=config.bootstrap,
-                            pair_bootstrap=pair_bootstrap, bar=bar) for data in responses.sets]
-    return assemble_tables(scored, measures, performance, pair_bootstrap)
+        scored = [score_set(data, measures, final=responses.final, bootstrap=config.bootstrap, bar=bar)
+                  for data in responses.sets]
+    return assemble_tables(scored, measures, performance, config.bootstrap)

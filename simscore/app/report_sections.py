@@ -373,7 +373,8 @@ def _section_reward_models(table: pd.DataFrame, run: ReportInput) -> list[str]:
     shown = pd.DataFrame(rows, columns=list(wide.columns))
     lines = [
         "Within-reward pairs (e.g. ts-ts, iq-iq) beside cross-reward pairs (e.g. ts-iq): mean over pairs "
-        "[95% bootstrap interval over pairs; a single pair shows its own interval over contexts].",
+        f"[{run.bootstrap.confidence * 100:g}% bootstrap interval over pairs; a single pair shows its own interval "
+        "over contexts].",
         "",
         markdown_table(_drop_blank(shown, ["context_set"])),
         "",
