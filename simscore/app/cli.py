@@ -32,13 +32,14 @@ import json
 import logging
 import os
 import shlex
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from simscore._version import __version__
 from simscore.app.cli_args import measure_list
-from simscore.errors import SimscoreError
+from simscore.errors import RunStopped, SimscoreError
 from simscore.measures import ALL_MEASURES
 
 if TYPE_CHECKING:
@@ -234,9 +235,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SimscoreError, OSError, ValueError) as exc:
         print(f"simscore {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"simscore {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        stopped = exc.signal if isinstance(exc, RunStopped) else signal.SIGINT
+        what = "interrupted" if stopped == signal.SIGINT else str(exc)
+        resume = "; run the same command again to continue" if args.command in ("run", "demo") else ""
+        print(f"simscore {args.command}: {what}{resume}", file=sys.stderr)
+        return 128 + int(stopped)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -51,7 +51,7 @@ from simscore.config import check_keys, convert_value, from_mapping, to_mapping
 from simscore.errors import ConfigError, ExperimentError, SimscoreError
 from simscore.io import atomic_write_text
 from simscore.measures import ALL_MEASURES, Measure, resolve_measures
-from simscore.parallel import run_jobs
+from simscore.parallel import run_jobs, stop_on_signals
 from simscore.stats import MAX_RESAMPLES, Bootstrap
 
 __all__ = ["ExperimentConfig", "ExperimentError", "DEMO_CONFIG", "run_experiment", "load_config"]
@@ -380,20 +380,39 @@ def run_experiment(
     progress : bool
         Progress bars.
     command : str, optional
-        The command line that started the run (``simscore demo --out DIR``), recorded as
-        in the run record for the report's "Reproduce" section; None when run from Python.
+        The command line that started the run (``simscore demo --out DIR``), recorded in the
+        run record for the report's "Reproduce" section; None when run from Python.
 
     Progress messages go to the logger ``simscore.app.experiment`` (INFO) and, while the run
     lasts, into ``out_dir/run.log``; the command line also shows them on the terminal.
+
+    One run at a time: the folder is locked while the run lasts (``simscore.lock``: process,
+    host, command; a second run is refused with
+    :class:`~simscore.errors.FolderInUseError`), and the lock of a run that was killed is
+    taken over. SIGTERM stops the run like Ctrl-C (:class:`~simscore.errors.RunStopped`): its
+    worker processes end, no file is left half-written, and running it again continues.
+
+    Raises
+    ------
+    simscore.errors.FolderInUseError
+        Another process writes the folder.
+    simscore.errors.ExperimentError
+        The folder holds pieces made with other settings that this run cannot remake.
     """
     folder = ExperimentFolder(out_dir)
     folder.root.mkdir(parents=True, exist_ok=True)
-    _check_folder(folder, config)
-    atomic_write_text(
-        folder.experiment_file,
-        json.dumps({"simscore": __version__, "config": config.to_dict()}, indent=1) + "\n",
-    )
-    with _run_log(folder.run_log):
+    with stop_on_signals(), folder.lock(command or "run_experiment (Python)") as lock, _run_log(folder.run_log):
+        if lock.taken_over is not None:
+            held = lock.taken_over
+            logger.warning("taking over the lock of %s (process %s on %s, since %s), which ended without releasing it",
+                           held.get("command", "?"), held.get("pid"), held.get("host"), held.get("since"))
+        for path in folder.remove_leftovers():
+            logger.info("removed %s, left by a write that was interrupted", folder.link(path))
+        _check_folder(folder, config)
+        atomic_write_text(
+            folder.experiment_file,
+            json.dumps({"simscore": __version__, "config": config.to_dict()}, indent=1) + "\n",
+        )
         return _run(config, folder, n_jobs=n_jobs, scheduler=scheduler, progress=progress, command=command)
 
 
@@ -500,11 +519,13 @@ def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple
                               "name": run.name, "reward": run.reward, "purpose": "C_col",
                               "sampling_scale": config.collect_scale})
         logs[run.reward].append(path)
-    col = folder.collected()
-    if not col.exists():
-        for reward, paths in logs.items():
+    # each file on its own (each is made from the logs alone), so a run stopped between two of them resumes
+    for reward, paths in logs.items():
+        if not folder.collected(reward).exists():
             _decisions(collect_contexts(paths, name=f"C_col^{reward.upper()}")).to_jsonl(folder.collected(reward))
-        _decisions(collect_contexts([p for paths in logs.values() for p in paths], name="C_col")).to_jsonl(col)
+    if not folder.collected().exists():
+        everything = [p for paths in logs.values() for p in paths]
+        _decisions(collect_contexts(everything, name="C_col")).to_jsonl(folder.collected())
     names = [COLLECTED]
     if config.generated:
         if not folder.generated.exists():

@@ -424,9 +424,12 @@ def summary_paragraph(directory: str | Path) -> str | None:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    """Run ``simscore explain``."""
-    path = explain(args.directory, seed=args.seed, n_permutations=args.permutations, top=args.top,
-                   n_jobs=args.jobs)
+    """Run ``simscore explain`` (the folder locked while it writes ``explain/``)."""
+    from simscore.parallel import stop_on_signals
+
+    with stop_on_signals(), ExperimentFolder(args.directory).lock_if_present("simscore explain"):
+        path = explain(args.directory, seed=args.seed, n_permutations=args.permutations, top=args.top,
+                       n_jobs=args.jobs)
     print(f"wrote {path}")
     return 0
 

@@ -21,6 +21,16 @@ folder name. Layout::
     figures/<figure>.png                     the figures (simscore.plots.make_figures)
     explain/                                 simscore explain (explain.md, CSV tables, a PNG)
     report.md                                the report (simscore.app.report)
+    simscore.lock                            while a run (or report, explain) writes the folder:
+                                             its process id, host and command
+
+One process at a time writes a folder: :meth:`ExperimentFolder.lock` holds ``simscore.lock``
+(an advisory ``flock`` lock, which the system releases when the process ends however it ends)
+and refuses a folder in use, naming the process, host and command that hold it; the lock
+file of a process that died is taken over (:attr:`FolderLock.taken_over`, for a log line).
+:meth:`ExperimentFolder.remove_leftovers` deletes the temporary files of writes that a killed
+process left behind (:func:`simscore.io.is_temporary`), so a resumed run leaves the folder as
+an uninterrupted one would.
 
 >>> folder = ExperimentFolder("out")
 >>> run = RunId("ts", 3)
@@ -32,13 +42,25 @@ folder name. Layout::
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import json
 import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from simscore.errors import FolderInUseError
+from simscore.io import is_temporary
 from simscore.tables_io import INDEX_FILE
 
-__all__ = ["RunId", "RunFiles", "ExperimentFolder", "COLLECTED", "GENERATED", "RANDOM"]
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: the lock file is created exclusively instead
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["RunId", "RunFiles", "ExperimentFolder", "FolderLock", "COLLECTED", "GENERATED", "RANDOM"]
 
 #: Name of the collected context set (both reward models), and the prefix of one reward's part.
 COLLECTED = "col"
@@ -164,6 +186,35 @@ class ExperimentFolder:
         """``explain/explain.md``."""
         return self.explain / "explain.md"
 
+    @property
+    def lock_file(self) -> Path:
+        """``simscore.lock``: who writes the folder now (:meth:`lock`)."""
+        return self.root / "simscore.lock"
+
+    def lock(self, command: str) -> FolderLock:
+        """The folder's lock for ``command`` (``with folder.lock("simscore run"): ...``); see :class:`FolderLock`."""
+        return FolderLock(self.lock_file, command)
+
+    def lock_if_present(self, command: str) -> contextlib.AbstractContextManager[Any]:
+        """:meth:`lock` if the folder exists (else nothing: the command that reads it says what is missing)."""
+        return self.lock(command) if self.root.is_dir() else contextlib.nullcontext()
+
+    def remove_leftovers(self) -> list[Path]:
+        """Delete the temporary files killed writes left anywhere in the folder; returns their paths.
+
+        Call it only while holding :meth:`lock`: another process's write in progress would
+        look the same.
+        """
+        removed = []
+        for directory, _, files in os.walk(self.root):
+            for name in files:
+                if is_temporary(name):
+                    path = Path(directory) / name
+                    with contextlib.suppress(FileNotFoundError):
+                        path.unlink()
+                    removed.append(path)
+        return sorted(removed)
+
     def link(self, path: Path) -> str:
         """``path`` relative to the folder, with forward slashes: a link in ``report.md``."""
         return path.relative_to(self.root).as_posix()
@@ -231,3 +282,114 @@ def _checkpoint_of(file_name: str) -> int | None:
         return None
     digits = file_name[len(_CHECKPOINT_PREFIX):-len(_JSONL)]
     return int(digits) if _digits(digits) else None
+
+
+class FolderLock:
+    """Exclusive use of an experiment folder by one process, recorded in its lock file.
+
+    Entering locks ``path`` (its folder must exist) and writes the holder into it (``pid``,
+    ``host``, ``since``, ``command``); leaving deletes it. A folder locked by a live process
+    raises :class:`~simscore.errors.FolderInUseError` naming that process. A lock file left by
+    a process that ended without leaving (killed) is taken over: :attr:`taken_over` holds what
+    it said, for a log line.
+
+    Parameters
+    ----------
+    path : Path
+        The lock file.
+    command : str
+        What this process does (``"simscore run"``), shown to anyone refused.
+    """
+
+    def __init__(self, path: Path, command: str) -> None:
+        self.path = path
+        self.command = command
+        self.taken_over: dict[str, Any] | None = None
+        self._fd: int | None = None
+
+    def __enter__(self) -> FolderLock:
+        fd = self._open_locked() if fcntl is not None else self._create_exclusive()
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": self.command,
+                  "since": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
+        os.ftruncate(fd, 0)
+        os.write(fd, (json.dumps(holder) + "\n").encode("utf-8"))
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            if _same_file(fd, self.path):
+                self.path.unlink()
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _open_locked(self) -> int:
+        """Open and lock the lock file (the system lock: released when a process ends, however)."""
+        assert fcntl is not None
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read_holder(fd)
+                os.close(fd)
+                raise FolderInUseError(self._in_use(holder)) from None
+            if _same_file(fd, self.path):  # not deleted by its last holder while we waited for it
+                self.taken_over = _read_holder(fd)
+                return fd
+            os.close(fd)
+
+    def _create_exclusive(self) -> int:  # pragma: no cover - only where fcntl is missing
+        """Without ``flock``: create the lock file exclusively; a holder whose process is gone is taken over."""
+        while True:
+            try:
+                return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+            except FileExistsError:
+                fd = os.open(self.path, os.O_RDONLY)
+                holder = _read_holder(fd)
+                os.close(fd)
+                if holder is not None and holder.get("host") == socket.gethostname() and _alive(holder.get("pid")):
+                    raise FolderInUseError(self._in_use(holder)) from None
+                self.taken_over = holder or {}
+                with contextlib.suppress(FileNotFoundError):
+                    self.path.unlink()
+
+    def _in_use(self, holder: dict[str, Any] | None) -> str:
+        folder = self.path.parent
+        if holder is None:
+            return f"{folder} is in use by another process (its lock file {self.path} is being written)"
+        return (f"{folder} is in use by another process: {holder.get('command', '?')} (process {holder.get('pid')} "
+                f"on {holder.get('host')}, since {holder.get('since')}); wait for it to finish or use another folder")
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path))
+    except FileNotFoundError:
+        return False
+
+
+def _read_holder(fd: int) -> dict[str, Any] | None:
+    """What a lock file says (None when empty or unreadable: being written, or not ours)."""
+    try:
+        data = os.pread(fd, 4096, 0)
+        holder = json.loads(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return holder if isinstance(holder, dict) else None
+
+
+def _alive(pid: Any) -> bool:  # pragma: no cover - only where fcntl is missing
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+

@@ -538,7 +538,10 @@ def rebuild_report(directory: str | os.PathLike[str]) -> Path:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    path = rebuild_report(args.directory)
+    from simscore.parallel import stop_on_signals
+
+    with stop_on_signals(), ExperimentFolder(args.directory).lock_if_present("simscore report"):
+        path = rebuild_report(args.directory)
     print(f"wrote {path}")
     return 0
 

@@ -139,3 +139,17 @@ def test_dask_cluster_gives_identical_results(tiny_run, tmp_path):
         assert filecmp.cmp(out / f"{name}.csv", other / f"{name}.csv", shallow=False), name
     for path in (out / "responses").rglob("*.jsonl"):
         assert filecmp.cmp(path, other / path.relative_to(out), shallow=False), path
+
+
+def test_a_folder_in_use_is_refused_before_any_work(tmp_path, capsys):
+    from simscore.app.folder import ExperimentFolder
+    from simscore.errors import FolderInUseError
+
+    folder = ExperimentFolder(tmp_path / "busy")
+    folder.root.mkdir()
+    with folder.lock("simscore run other.toml --out busy"):
+        with pytest.raises(FolderInUseError, match="in use by another process: simscore run other.toml --out busy"):
+            run_experiment(TINY, folder.root, n_jobs=1, progress=False)
+        assert main(["demo", "--out", str(folder.root), "--quiet"]) == 2
+        assert "simscore demo: error: " in capsys.readouterr().err
+        assert [p.name for p in folder.root.iterdir()] == ["simscore.lock"]  # nothing written

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from simscore.app.folder import ExperimentFolder, RunId
+from simscore.errors import FolderInUseError
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize(
@@ -70,3 +78,42 @@ def test_saved_responses_are_found_again(tmp_path: Path):
     assert [(r.run, r.reward, r.seed) for r in found] == [("iq-1", "iq", 1), ("ts-2", "ts", 2), ("ts-10", "ts", 10)]
     assert [k for k, _ in found[1].checkpoints] == [500, 1000]
     assert found[1].checkpoints[-1][1] == folder.responses("col", RunId("ts", 2), 1000)
+
+
+def test_the_lock_refuses_a_second_holder_names_it_and_goes_away(tmp_path: Path):
+    folder = ExperimentFolder(tmp_path)
+    with folder.lock("simscore run x.toml --out d") as lock:
+        assert lock.taken_over is None
+        holder = json.loads(folder.lock_file.read_text())
+        assert holder["pid"] == os.getpid() and holder["host"] == socket.gethostname()
+        with pytest.raises(FolderInUseError, match=rf"in use by another process: simscore run x.toml --out d "
+                                                   rf"\(process {os.getpid()} on {socket.gethostname()}, since "):
+            with folder.lock("simscore report"):
+                pass
+    assert not folder.lock_file.exists()
+    with folder.lock("again"):  # free again
+        pass
+
+
+def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path):
+    folder = ExperimentFolder(tmp_path)
+    code = ("import os, sys\nfrom simscore.app.folder import ExperimentFolder\n"
+            "lock = ExperimentFolder(sys.argv[1]).lock('simscore run old').__enter__()\nos._exit(9)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    dead = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, check=False)
+    assert dead.returncode == 9 and folder.lock_file.exists()  # the process ended without leaving
+    with folder.lock("simscore run new") as lock:
+        assert lock.taken_over is not None and lock.taken_over["command"] == "simscore run old"
+        assert json.loads(folder.lock_file.read_text())["command"] == "simscore run new"
+    assert not folder.lock_file.exists()
+
+
+def test_leftovers_of_killed_writes_are_removed(tmp_path: Path):
+    folder = ExperimentFolder(tmp_path)
+    kept = [tmp_path / "report.md", tmp_path / ".hidden.tmp", tmp_path / "runs" / "ts-1" / "x.0a1b2c3d4e5f.tmp"]
+    left = [tmp_path / ".report.md.0a1b2c3d4e5f.tmp", tmp_path / "runs" / "ts-1" / ".ckpt-000020.npz.ffffffffffff.tmp"]
+    for path in kept + left:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    assert folder.remove_leftovers() == sorted(left)
+    assert all(p.exists() for p in kept) and not any(p.exists() for p in left)
