@@ -45,6 +45,7 @@ from policies.training import TrainingConfig
 from simscore._version import __version__
 from simscore.app.findings import Thresholds
 from simscore.app.folder import COLLECTED, GENERATED, ExperimentFolder, RunId
+from simscore.app.provenance import check_collected, check_folder_settings, check_log, stale_random_responses
 from simscore.app.record import RunRecord
 from simscore.checks import check_bool, check_int, check_number, check_seed
 from simscore.config import check_keys, convert_value, from_mapping, to_mapping
@@ -341,22 +342,6 @@ def _run_log(path: Path) -> Iterator[None]:
         handler.close()
 
 
-def _check_folder(folder: ExperimentFolder, config: ExperimentConfig) -> None:
-    """Refuse to mix two different training set-ups in one folder."""
-    saved = folder.experiment_file
-    if not saved.exists():
-        return
-    try:
-        previous = json.loads(saved.read_text(encoding="utf-8"))["config"]
-    except (ValueError, KeyError, TypeError):
-        raise ExperimentError(f"{saved}: unreadable experiment record; use a new output folder") from None
-    if previous.get("training") != config.to_dict()["training"] or previous.get("contexts") != config.to_dict()["contexts"]:
-        raise ExperimentError(
-            f"{folder.root} holds an experiment with other [training]/[contexts] settings; "
-            "use a new output folder (or delete this one)"
-        )
-
-
 def run_experiment(
     config: ExperimentConfig,
     out_dir: str | os.PathLike[str],
@@ -408,7 +393,7 @@ def run_experiment(
                            held.get("command", "?"), held.get("pid"), held.get("host"), held.get("since"))
         for path in folder.remove_leftovers():
             logger.info("removed %s, left by a write that was interrupted", folder.link(path))
-        _check_folder(folder, config)
+        check_folder_settings(folder, config)
         atomic_write_text(
             folder.experiment_file,
             json.dumps({"simscore": __version__, "config": config.to_dict()}, indent=1) + "\n",
@@ -442,6 +427,8 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
 
     # 3. responses
     t0 = time.perf_counter()
+    for remade in stale_random_responses(folder, context_sets, config.random_seed):
+        logger.info("%s", remade)
     runs: list[RunId | None] = [*config.runs, None]  # None: the random policy
     respond_jobs = [(folder, run, context_sets, config.random_seed) for run in runs]
     written = sum(run_jobs(_respond_job, respond_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="responding",
@@ -459,8 +446,11 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
     from simscore.app import report
     from simscore.tables_io import save_tables
 
+    # the index and the report are written last: while the tables are replaced, there is neither
+    folder.report.unlink(missing_ok=True)
+    folder.tables_index.unlink(missing_ok=True)
     save_tables(folder.root, tables, record.to_meta())
-    _explain(folder, config.bootstrap_seed, n_jobs)
+    _explain(folder, context_sets, config.bootstrap_seed, n_jobs)
     path = report.write_report(folder.root, tables, record, figures=None)
     logger.info("tables, figures and report: %.1f s -> %s", time.perf_counter() - t0, path)
     logger.info("total: %.1f s", time.perf_counter() - started)
@@ -489,13 +479,13 @@ def _preload_text_models(measures: Sequence[Measure]) -> None:
         threading.Thread(target=load_all, name="simscore-preload", daemon=True).start()
 
 
-def _explain(folder: ExperimentFolder, seed: int, n_jobs: int | None) -> None:
-    """``simscore explain`` into ``explain/`` (reads responses only; a failure is logged, not raised)."""
+def _explain(folder: ExperimentFolder, context_sets: Sequence[str], seed: int, n_jobs: int | None) -> None:
+    """``simscore explain`` of the scored context sets into ``explain/`` (a failure is logged, not raised)."""
     from simscore.app.explain import explain
 
     t0 = time.perf_counter()
     try:
-        path = explain(folder.root, seed=seed, n_jobs=n_jobs)
+        path = explain(folder.root, seed=seed, n_jobs=n_jobs, context_sets=context_sets)
     except (SimscoreError, ValueError) as exc:
         logger.warning("explain skipped: %s", exc)
         return
@@ -506,12 +496,14 @@ def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple
     """Collect C_col (and make C_gen) where missing; returns the names of the context sets to score."""
     from contexts import ContextSet, collect_contexts, generate_grid
     from policies import run_dialogues
-    from policies.training import load_checkpoint
+    from policies.training import list_checkpoints, load_checkpoint
 
     logs: dict[str, list[Path]] = {reward: [] for reward in config.rewards}
     for run in config.runs:
         path = folder.log(run)
-        if not path.exists():
+        if path.exists():
+            check_log(folder, run, config, list_checkpoints(folder.run_dir(run))[-1].dialogues)
+        else:
             policy = load_checkpoint(folder.run_dir(run))
             policy.sampling_scale = config.collect_scale  # PyDial's evaluation dialogues sample (scale 1)
             run_dialogues(policy, config.collect_dialogues, seed=config.collect_seed, log_path=path,
@@ -521,9 +513,13 @@ def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple
         logs[run.reward].append(path)
     # each file on its own (each is made from the logs alone), so a run stopped between two of them resumes
     for reward, paths in logs.items():
-        if not folder.collected(reward).exists():
+        if folder.collected(reward).exists():
+            check_collected(folder, folder.collected(reward), [r for r in config.runs if r.reward == reward], config)
+        else:
             _decisions(collect_contexts(paths, name=f"C_col^{reward.upper()}")).to_jsonl(folder.collected(reward))
-    if not folder.collected().exists():
+    if folder.collected().exists():
+        check_collected(folder, folder.collected(), config.runs, config)
+    else:
         everything = [p for paths in logs.values() for p in paths]
         _decisions(collect_contexts(everything, name="C_col")).to_jsonl(folder.collected())
     names = [COLLECTED]

@@ -25,6 +25,7 @@ import argparse
 import itertools
 import logging
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -304,7 +305,7 @@ def _plot_floor(floor: pd.DataFrame, path: Path) -> None:
 
 
 def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, top: int = 5,
-            n_jobs: int | None = 1) -> Path:
+            n_jobs: int | None = 1, context_sets: Sequence[str] | None = None) -> Path:
     """Write ``DIR/explain/`` (``explain.md``, CSV tables, a PNG) for an experiment output folder.
 
     Parameters
@@ -320,6 +321,8 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
     n_jobs : int or None
         Threads for the two-sample test's permutations (None: one per core). The
         permutations are drawn up front, so the numbers do not depend on it.
+    context_sets : sequence of str, optional
+        The context sets to explain (default: every one with responses under ``responses/``).
 
     Returns
     -------
@@ -332,8 +335,8 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
         The folder has no saved run responses.
     """
     folder = ExperimentFolder(directory)
-    data = [_SetData(folder, cs, runs) for cs in folder.response_sets()
-            if len(runs := folder.run_responses(cs)) >= 2]
+    names = folder.response_sets() if context_sets is None else sorted(context_sets)
+    data = [_SetData(folder, cs, runs) for cs in names if len(runs := folder.run_responses(cs)) >= 2]
     if not data:
         raise SimscoreError(f"{folder.root}: no context set with responses of two or more runs under responses/")
     out = folder.explain

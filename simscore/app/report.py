@@ -529,6 +529,9 @@ def rebuild_report(directory: str | os.PathLike[str]) -> Path:
         The report file.
     """
     folder = ExperimentFolder(directory)
+    if folder.root.is_dir() and not folder.tables_index.exists():
+        raise FileFormatError(folder.tables_index, "missing: this folder holds no complete set of tables (the run "
+                              "that writes them has not finished); run the experiment (again)")
     saved = load_tables(folder.root)
     try:
         record = RunRecord.from_meta(saved.meta)

@@ -83,3 +83,15 @@ def test_rebuild_names_the_index_of_a_bad_record(tmp_path):
     tables_io.save_tables(tmp_path, col_only(synthetic_tables()), {"bootstrap": {"confidence": 2}})
     with pytest.raises(FileFormatError, match=r"tables.json: meta: bootstrap: confidence must be in \(0, 1\)"):
         report.rebuild_report(tmp_path)
+
+
+def test_the_report_is_not_rebuilt_from_tables_of_mixed_settings(tmp_path):
+    small = col_only(synthetic_tables())
+    tables_io.save_tables(tmp_path, small, {"bootstrap": {"n_resamples": 100}})
+    (tmp_path / "seeds.json").write_text((tmp_path / "seeds.json").read_text().replace('"n_resamples": 100',
+                                                                                        '"n_resamples": 200'))
+    with pytest.raises(FileFormatError, match=r"seeds \(other bootstrap\)"):
+        report.rebuild_report(tmp_path)
+    (tmp_path / "tables.json").unlink()  # a run deletes the index before it replaces the tables
+    with pytest.raises(FileFormatError, match="tables.json: missing: this folder holds no complete set of tables"):
+        report.rebuild_report(tmp_path)
