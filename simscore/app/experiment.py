@@ -1,7 +1,9 @@
 """The paper's experiment end to end (application layer: wires simscore, contexts and policies).
 
-Steps, each reusing what a previous (possibly interrupted) run of the same configuration
-already finished in the output folder:
+Steps, each reusing what a previous (possibly interrupted, even killed) run already finished
+in the output folder, once it is checked to be made with this run's settings
+(:mod:`simscore.app.provenance`: what each piece is made with, and which pieces are made again
+and which stop the run when a setting changes):
 
 1. **train** GP-SARSA for every reward model and seed (``runs/<reward>-<seed>/``: checkpoints
    every ``every`` dialogues and an evaluation table; an interrupted run resumes);
@@ -10,11 +12,14 @@ already finished in the output folder:
    (``contexts/{col,col-<reward>,gen}.jsonl``);
 3. **respond**: every checkpoint of every run, and a seeded random policy (chance level), on
    every context set (``responses/<set>/<run>/ckpt-<dialogues>.jsonl``, skipped when present);
-   every path of the folder comes from :class:`simscore.app.folder.ExperimentFolder`;
-4. **score** with all measures: convergence, seeds, reward models, per turn, correlation,
-   chance level and absolute performance, written into the folder itself as CSV/JSON tables,
+4. **score** with all measures (:mod:`simscore.app.analyses`): convergence, seeds, reward
+   models, per turn, correlation, chance level and absolute performance, written into the
+   folder itself as CSV/JSON tables with the run's record (:class:`simscore.app.record.RunRecord`),
    PNG figures (``figures/``) and a Markdown report (``report.md``) by :mod:`simscore.app.report`;
    ``simscore report DIR`` rebuilds figures and report from those tables.
+
+Every path of the folder comes from :class:`simscore.app.folder.ExperimentFolder`; the folder is
+locked while a run writes it.
 
 Steps 1 and 3 are independent jobs run through :func:`simscore.parallel.run_jobs` (local
 processes, or a Dask cluster). Configuration: :class:`ExperimentConfig`, from a TOML file
