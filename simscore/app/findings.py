@@ -158,11 +158,6 @@ class Thresholds:
         defaults = Thresholds().to_dict()
         return {name: value for name, value in self.to_dict().items() if value != defaults[name]}
 
-    @classmethod
-    def resolve(cls, thresholds: Thresholds | None, legacy: Mapping[str, Any], where: str) -> Thresholds:
-        """``thresholds=`` of the function ``where``, or its deprecated keywords (:func:`simscore.config.resolve_settings`)."""
-        return resolve_settings(cls, thresholds, legacy, where=where, parameter="thresholds", stacklevel=4)
-
 
 @dataclass(frozen=True)
 class Check:
@@ -776,7 +771,7 @@ def findings(
     >>> findings(convergence=conv, thresholds=Thresholds(converged_tmr=0.99))[0].verdict
     'partly'
     """
-    t = Thresholds.resolve(thresholds, legacy, "findings")
+    t = resolve_settings(Thresholds, thresholds, legacy, where="findings", parameter="thresholds")
     given = {
         "convergence": convergence, "seeds": seeds, "reward_models": reward_models, "correlation": correlation,
         "first_turn": first_turn, "text_at_matching_actions": text_at_matching_actions,

@@ -240,8 +240,9 @@ def test_bootstrap_settings_object_and_deprecated_keywords():
     pd.testing.assert_frame_equal(new, old)
     other = an.seeds_aggregate(table, bootstrap=an.Bootstrap(n_resamples=150, confidence=0.5, seed=4))
     assert (other["ci_high"] - other["ci_low"] < new["ci_high"] - new["ci_low"]).any()
-    with pytest.warns(DeprecationWarning, match="convergence"):
+    with pytest.warns(DeprecationWarning, match="convergence") as warned:
         legacy = an.convergence(runs["c"], ["tmr"], n_resamples=50)
+    assert warned[0].filename == __file__  # the warning points at the caller's line
     pd.testing.assert_frame_equal(legacy.table, an.convergence(runs["c"], ["tmr"],
                                                                bootstrap=an.Bootstrap(n_resamples=50)).table)
     with pytest.raises(TypeError, match="not both"):

@@ -82,8 +82,9 @@ def test_findings_take_one_thresholds_object_and_the_old_keywords_warn():
     assert set(parameters) == tables | {"collected_set", "generated_set", "thresholds", "legacy"}
     conv = pd.DataFrame(_conv("col", "ts", {1: 0.5, 2: 0.85, 3: 0.85, 4: 0.85}))
     new = findings(convergence=conv, thresholds=Thresholds(converged_tmr=0.85, late_fraction=0.5))
-    with pytest.warns(DeprecationWarning, match=r"findings\(converged_tmr=, late_fraction=\) is deprecated"):
+    with pytest.warns(DeprecationWarning, match=r"findings\(converged_tmr=, late_fraction=\) is deprecated") as warned:
         old = findings(convergence=conv, converged_tmr=0.85, late_fraction=0.5)
+    assert warned[0].filename == __file__
     assert old == new and new[0].verdict == "holds"
     with pytest.raises(TypeError, match="unexpected keyword argument 'converged'; did you mean 'converged_tmr'"):
         findings(converged=0.5)
