@@ -15,7 +15,7 @@ Defaults: a small generated grid (:func:`contexts.generate.generate_grid` on the
 domain with top-value levels 0.0, 0.5 and 1.0: 3³ × 6 methods = 162 contexts, so the text
 measures stay quick) and two real rule-based policies, the handcrafted policy
 (:class:`policies.handcrafted.HandcraftedPolicy`) and a variant that confirms less
-(``confirm_below=0.5``), each through :class:`policies.simulation.SummaryPolicyAdapter`.
+(``confirm_below=0.5``), each through :class:`policies.sim.simulation.SummaryPolicyAdapter`.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simscore.app.cli_args import measure_list
 from simscore.app.cli_types import checks_outputs, input_file, output_folder, seed
 from simscore.checks import check_number
 from simscore.compare import compare
@@ -380,8 +381,6 @@ def add_subcommands(subparsers: Any) -> None:
     >>> args.func is cmd_diagnose, args.measures, args.levels, args.force
     (True, ['action'], (0.0, 0.5, 1.0), False)
     """
-    from simscore.app.cli import _measure_list
-
     p = subparsers.add_parser("diagnose", help="can a measure be fooled? degenerate policies vs real ones")
     p.add_argument("--out", "-o", required=True, type=output_folder,
                    help="output folder (diagnose.md, diagnose.csv, diagnose.png)")
@@ -392,7 +391,7 @@ def add_subcommands(subparsers: Any) -> None:
                    help="further real policies' responses files on the same contexts")
     p.add_argument("--no-handcrafted", action="store_true",
                    help="leave out the two default handcrafted policies (needs --responses)")
-    p.add_argument("--measures", type=_measure_list, default=list(ALL_MEASURES),
+    p.add_argument("--measures", type=measure_list, default=list(ALL_MEASURES),
                    help="comma-separated measure names or groups ('all', 'action', 'text'); default: all eight")
     p.add_argument("--tolerance", type=_tolerance, default=DEFAULT_TOLERANCE,
                    help=f"gamed: within this of the real-vs-real mean (default {DEFAULT_TOLERANCE})")
