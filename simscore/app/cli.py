@@ -44,10 +44,10 @@ from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING
 
 from simscore._version import __version__
-from simscore.app.cli_args import measure_list
-from simscore.app.cli_types import (
+from simscore.app.cli_args import (
     checks_outputs,
     input_file,
+    measure_list,
     output_file,
     output_folder,
     permutations,

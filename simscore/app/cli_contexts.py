@@ -27,7 +27,7 @@ import warnings
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from simscore.app.cli_types import checks_outputs, input_file, output_file, positive_int
+from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int
 from simscore.errors import InvalidContextError, SkippedDialoguesWarning
 from simscore.untrusted import terminal_text
 

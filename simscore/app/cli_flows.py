@@ -25,7 +25,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from simscore.app.cli_types import checks_outputs, input_file, output_file, positive_int, seed
+from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int, seed
 
 if TYPE_CHECKING:
     from contexts.flow_dialogues import FlowDialogue

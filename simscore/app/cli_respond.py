@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simscore.app.cli_types import checks_outputs, input_file, output_file, positive_int, seed
+from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int, seed
 from simscore.errors import ConfigError, FileFormatError, UnparsedActWarning
 from simscore.io import parse_json, prepare_output
 

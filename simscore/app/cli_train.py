@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from simscore.app.cli_types import checks_outputs, output_folder, seed
+from simscore.app.cli_args import checks_outputs, output_folder, seed
 from simscore.errors import ConfigError
 
 __all__ = ["add_subcommands", "cmd_train"]

@@ -32,8 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simscore.app.cli_args import measure_list
-from simscore.app.cli_types import checks_outputs, input_file, output_folder, seed
+from simscore.app.cli_args import checks_outputs, input_file, measure_list, output_folder, seed
 from simscore.checks import check_number
 from simscore.compare import compare
 from simscore.io import atomic_write_text, prepare_output

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from simscore.app.cli_types import checks_outputs, input_file, output_file, positive_int, seed
+from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int, seed
 from simscore.checks import check_int, check_seed
 from simscore.compare import Comparison
 from simscore.errors import ContextMismatchError, FileFormatError
