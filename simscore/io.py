@@ -42,6 +42,7 @@ __all__ = [
     "read_bytes",
     "read_json",
     "parse_json",
+    "parse_toml",
     "read_lines",
     "dumps",
     "format_problem",
@@ -338,6 +339,41 @@ def parse_json(text: str, path: str | os.PathLike[str], *, line: int | None = No
     if deep_line is not None:
         raise FileFormatError(path, deep, line=line if line is not None else deep_line)
     return value
+
+
+def parse_toml(text: str, path: str | os.PathLike[str]) -> dict[str, Any]:
+    """TOML ``text`` read from ``path``, with tables and arrays nested at most :data:`MAX_NESTING` deep.
+
+    Raises
+    ------
+    FileFormatError
+        Naming the file (and the line, where :mod:`tomllib` gives one): invalid TOML, too deep
+        a nesting (which would otherwise exhaust Python's recursion).
+
+    >>> parse_toml('a = [[1], [2]]', "c.toml")
+    {'a': [[1], [2]]}
+    >>> parse_toml("a = " + "[" * 100_000 + "]" * 100_000, "c.toml")
+    Traceback (most recent call last):
+    ...
+    simscore.errors.FileFormatError: c.toml: tables and arrays nested deeper than 64 levels (simscore.io.MAX_NESTING)
+    """
+    import tomllib
+
+    deep = f"tables and arrays nested deeper than {MAX_NESTING} levels (simscore.io.MAX_NESTING)"
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise FileFormatError(path, deep) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise FileFormatError(path, f"invalid TOML ({exc})") from None
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:  # a configuration is small: walk it
+        value, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise FileFormatError(path, deep)
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return data
 
 
 def read_json(path: str | os.PathLike[str], *, limit: int | None = None) -> Any:

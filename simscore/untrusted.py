@@ -20,6 +20,12 @@ instructions:
   characters gets one more apostrophe, and loses one on reading).
 * **a web page** runs markup: :func:`html.escape` (with quotes) for text in HTML, and JSON
   with ``<``, ``>``, ``&`` escaped inside ``<script>`` (see :mod:`simscore.app.view`).
+* **Markdown** (``report.md``, ``explain.md``, opened in a viewer that renders HTML) runs what
+  a table title or a cell brings: an HTML tag or comment, a link or an image (which a viewer
+  loads), a line break that starts a heading or a list. :func:`markdown_text` writes ``<``
+  before a tag as ``&lt;``, breaks the ``](`` of links and images, escapes ``|`` and makes the
+  text one line; ordinary text (``TMR < 1``, ``[0.88, 1.00]``, ``use_cos``) is unchanged.
+  :func:`code_fence` gives a fenced code block a fence that its text cannot close.
 
 Examples
 --------
@@ -43,6 +49,8 @@ __all__ = [
     "read_spreadsheet_cell",
     "spreadsheet_frame",
     "FORMULA_STARTS",
+    "markdown_text",
+    "code_fence",
 ]
 
 # C0 controls (but line feed and tab, handled by the caller's choice), DEL, C1 controls, and
@@ -170,3 +178,29 @@ def spreadsheet_frame(frame: Any) -> Any:
     if index_needs:
         out.index = pd.Index([spreadsheet_cell(v) for v in frame.index], name=frame.index.name)
     return out
+
+
+_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+_LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` safe in one line of Markdown (a table cell, a heading): no tag, link, image or line break.
+
+    >>> markdown_text('<img src=x onerror=alert(1)> [click](javascript:x) a|b\\n# H')
+    '&lt;img src=x onerror=alert(1)> [click]\\\\(javascript:x) a\\\\|b # H'
+    >>> markdown_text("TMR < 1, CI [0.884, 1.000], use_cos")
+    'TMR < 1, CI [0.884, 1.000], use_cos'
+    """
+    text = terminal_text(_LINE_BREAKS.sub(" ", text), keep_lines=True)
+    return _TAG.sub("&lt;", text).replace("](", "]\\(").replace("|", "\\|")
+
+
+def code_fence(text: str) -> str:
+    """A backtick fence for a code block holding ``text``: longer than any run of backticks in it.
+
+    >>> code_fence("echo hi"), code_fence("a ```` b")
+    ('```', '`````')
+    """
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    return "`" * max(3, longest + 1)

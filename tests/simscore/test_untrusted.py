@@ -167,3 +167,32 @@ def test_view_title_escapes_every_html_special() -> None:
     page = render_page({"a": "<b>'x'</b>", "b": '"&"', "total": 0, "measures": [], "has_contexts": False, "rows": []})
     title = re.search(r"<title>(.*?)</title>", page).group(1)  # type: ignore[union-attr]
     assert title == "simscore view: &lt;b&gt;&#x27;x&#x27;&lt;/b&gt; vs &quot;&amp;&quot;"
+
+
+def test_report_title_and_command_cannot_inject_markdown() -> None:
+    from simscore.app.report import build_report
+
+    record = {"title": "Run <img src=x onerror=alert(1)>\n# fake heading [x](javascript:alert(1))",
+              "command": "simscore run a.toml --out 'x\n```\n<script>alert(1)</script>'"}
+    text = build_report({}, record)
+    assert text.startswith("# Run &lt;img src=x onerror=alert(1)> # fake heading [x]\\(javascript:alert(1))\n")
+    block = text[text.index("The command that produced this run:"):]
+    fence = block.splitlines()[2][: -len("sh")]
+    assert fence == "````" and block.splitlines()[3:6] == ["simscore run a.toml --out 'x", "```", "<script>alert(1)</script>'"]
+    assert block.splitlines()[6] == fence  # the ``` inside the command does not end the block
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("<b>bold</b>", "&lt;b>bold&lt;/b>"),
+        ("<!-- hidden -->", "&lt;!-- hidden -->"),
+        ("![](http://tracker/p.png)", "![]\\(http://tracker/p.png)"),
+        ("a\r\n* item", "a * item"),
+        ("x < y, [1, 2], use_cos, `code`", "x < y, [1, 2], use_cos, `code`"),
+    ],
+)
+def test_markdown_text(text: str, shown: str) -> None:
+    from simscore.untrusted import markdown_text
+
+    assert markdown_text(text) == shown
