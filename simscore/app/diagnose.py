@@ -315,7 +315,7 @@ def write_diagnose(
     paths = [prepare_output(folder / name, overwrite=overwrite) for name in _OUTPUTS]
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(paths[0], spreadsheet_frame(result.table).to_csv(index=False))
-    save_figure(_figure(result), paths[2])
+    save_figure(_figure(result), paths[2], overwrite=overwrite)
     atomic_write_text(paths[1], _report(result, context_name, command))
     return paths[1]
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import contexts
@@ -175,7 +176,7 @@ PATH_PARAMETERS = {"path", "json_path", "out", "path_stem", "log_path", "out_dir
 READERS = {
     "simscore.app.experiment.load_config", "simscore.app.explain.load_runs", "simscore.app.view.read_comparison",
     "simscore.io.read_jsonl", "simscore.io.read_text", "simscore.io.read_bytes", "simscore.io.read_json",
-    "simscore.io.parse_json", "simscore.io.read_lines", "simscore.responses.Responses.read_jsonl",
+    "simscore.io.parse_json", "simscore.io.parse_toml", "simscore.io.read_lines", "simscore.responses.Responses.read_jsonl",
     "simscore.responses_csv.read_responses", "simscore.responses_csv.read_responses_csv",
     "simscore.responses_csv.response_file_format", "simscore.tables_io.load_tables",
     "contexts.collect.import_convlab", "contexts.collect.read_convlab", "contexts.context.ContextSet.read_jsonl",
@@ -203,14 +204,6 @@ FOLDER_WRITERS = {
     "policies.gpsarsa.training.train", "policies.tiny_models.write_tiny_model",
     "simscore.app.provenance.stale_random_responses",
 }
-#: Writers that do not take overwrite yet: simscore/plots.py is being reworked by the appfolder branch
-#: (the figures take a Bootstrap object there); they get overwrite when that branch has landed.
-PENDING = {f"simscore.plots.{name}" for name in (
-    "plot_convergence", "plot_seeds", "plot_per_turn", "plot_reward_models", "plot_correlation", "plot_performance",
-    "plot_chance", "plot_behaviour", "save_figure",
-)}
-
-
 def _public_callables() -> Iterator[tuple[str, Callable[..., Any]]]:
     for package in (simscore, contexts, policies):
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
@@ -290,12 +283,43 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
             stem(p), overwrite=o),
         "policies.sim.simulation.run_dialogues": lambda p, o: run_dialogues(
             HandcraftedPolicy(), 1, seed=0, log_path=p, overwrite=o),
+        **{f"simscore.plots.{name}": _figure_writer(name) for name in FIGURE_WRITERS},
     }
+
+
+#: The figure writers of simscore.plots, each drawn from a small synthetic table.
+FIGURE_WRITERS = ("plot_convergence", "plot_seeds", "plot_per_turn", "plot_reward_models", "plot_correlation",
+                  "plot_performance", "plot_chance", "plot_behaviour", "save_figure")
+
+
+def _figure_writer(name: str) -> Callable[[Path, bool], Any]:
+    def write(path: Path, overwrite: bool) -> Any:
+        from simscore import analysis, plots
+        from tests.simscore.synthetic import synthetic_tables
+
+        target = path.with_suffix(".png")
+        tables = synthetic_tables()
+        if name == "save_figure":
+            return plots.save_figure(plots.draw_performance(tables["performance"]), target, overwrite=overwrite)
+        if name == "plot_behaviour":
+            history = pd.DataFrame({"step": [1, 2, 3], "tmr": [0.5, 0.9, 1.0], "tmr_ci_low": [0.4, 0.8, 1.0],
+                                    "tmr_ci_high": [0.6, 1.0, 1.0]})
+            return plots.plot_behaviour(history, target, overwrite=overwrite)
+        if name == "plot_chance":
+            contrast = analysis.contrast(chance=tables["chance"], convergence=tables["convergence"],
+                                         bootstrap=analysis.Bootstrap(n_resamples=20))
+            return plots.plot_chance(contrast, target, overwrite=overwrite)
+        table = tables[name.removeprefix("plot_")]
+        extra = {"bootstrap": analysis.Bootstrap(n_resamples=20)} if name in ("plot_seeds", "plot_reward_models") else {}
+        return getattr(plots, name)(table, target, overwrite=overwrite, **extra)
+
+    return write
 
 
 WRITERS = _writers()
 #: Where each writer's output lands when given ``path`` (the file the test makes exist first).
 LANDS = {
+    **{f"simscore.plots.{name}": lambda p: p.with_suffix(".png") for name in FIGURE_WRITERS},
     "simscore.compare.Comparison.save": lambda p: p.with_suffix(".json"),
     "simscore.app.diagnose.write_diagnose": lambda p: p.parent / "diagnose.md",
     "contexts.flow_plot.plot_flows": lambda p: p.with_suffix(".png"),
@@ -305,7 +329,7 @@ LANDS = {
 
 
 def test_every_public_function_that_takes_a_path_is_classified() -> None:
-    classified = READERS | PATHS_ONLY | MECHANISM | FOLDER_WRITERS | PENDING | set(WRITERS)
+    classified = READERS | PATHS_ONLY | MECHANISM | FOLDER_WRITERS | set(WRITERS)
     unknown = sorted(set(FOUND) - classified)
     assert not unknown, f"new public functions that take a path: {unknown}; add each to a table of this test"
     gone = sorted(classified - set(FOUND))
@@ -327,9 +351,3 @@ def test_every_writer_replaces_an_existing_file_only_when_asked(name: str, tmp_p
     assert target.read_bytes() != b"keep me\n"
     leftovers = [p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")]
     assert not leftovers, leftovers
-
-
-@pytest.mark.parametrize("name", sorted(PENDING))
-def test_pending_writers_are_still_pending(name: str) -> None:
-    # fails (so this table is updated) as soon as a pending writer takes overwrite
-    assert "overwrite" not in inspect.signature(FOUND[name]).parameters
