@@ -424,7 +424,7 @@ def summary_paragraph(directory: str | Path) -> str | None:
         return None
     try:
         paired = pd.read_csv(path)
-    except (pd.errors.EmptyDataError, OSError):
+    except (ValueError, OSError):  # empty or damaged (pandas' parser errors are ValueErrors): no summary
         return None
     parts = [f"on {r.context_set} seed pairs agree on {r.within_tmr:.1%} of contexts and reward-model pairs "
              f"on {r.across_tmr:.1%} (difference {r.difference:+.3f}, paired p = {r.p_value:.3g})"
