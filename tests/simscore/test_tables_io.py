@@ -188,3 +188,14 @@ def test_tables_are_inert_in_csv_and_markdown(tables, tmp_path):
     assert tables_io.markdown_table(cells).splitlines()[2:] == [
         "| &lt;script>alert(1)&lt;/script> |", "| [x]\\(http://evil) |", "| a b\\|c |", "| TMR < 1 [0, 1] |",
     ]
+
+
+def test_a_table_name_too_long_for_a_file_is_a_format_error(tables, tmp_path):
+    # found by the deep fuzz run: a 4,000-character name was an OSError (file name too long)
+    tables_io.save_tables(tmp_path, {"seeds": tables["seeds"]}, META)
+    index = json.loads((tmp_path / "tables.json").read_text())
+    (tmp_path / "tables.json").write_text(json.dumps({**index, "tables": ["x" * 4000]}))
+    with pytest.raises(FileFormatError, match=r"bad table name 'xxx.*\.\.\. \(a plain file stem of at most 200"):
+        tables_io.load_tables(tmp_path)
+    with pytest.raises(ValueError, match="at most 200"):
+        tables_io.save_tables(tmp_path / "other", {"x" * 201: tables["seeds"]}, META)

@@ -910,6 +910,18 @@ def test_compressed_or_fortran_ordered_arrays_are_refused(tmp_path):
         GPSarsa.load(tmp_path / "p")
 
 
+def test_a_npy_header_that_is_not_a_literal_is_a_checkpoint_error(tmp_path):
+    # found by the deep fuzz run: numpy parses the header as a Python literal (SyntaxError, TokenError)
+    trained().save(tmp_path / "p")
+    data = bytearray((tmp_path / "p.npz").read_bytes())
+    at = data.index(b"{'descr'")
+    data[at] = ord("z")
+    (tmp_path / "p.npz").write_bytes(bytes(data))
+    _set_checksum(tmp_path, "p", bytes(data))
+    with pytest.raises(CheckpointError, match=r"p\.npz: corrupt checkpoint arrays"):
+        GPSarsa.load(tmp_path / "p")
+
+
 def test_checkpoint_error_is_a_value_error(tmp_path):
     with pytest.raises(ValueError):
         GPSarsa.load(tmp_path / "missing")
