@@ -57,6 +57,7 @@ from policies.gpsarsa import (
 )
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
 from policies.observation import ObservationPolicy
+from policies.prompts import PromptTemplate, act_from_output, belief_text, dialogue_history
 from policies.sim import (
     MAX_TURNS,
     REWARD_MODELS,
@@ -92,7 +93,6 @@ from policies.sim import (
     task_success,
     task_success_reward,
 )
-from policies.prompts import PromptTemplate, act_from_output, belief_text, dialogue_history
 from policies.sim.observation import action_mask_for, observation_for
 from policies.tiny_models import TINY_ARCHITECTURES, write_tiny_model
 
