@@ -31,7 +31,7 @@ import difflib
 from collections.abc import Iterable, Iterator, Mapping
 
 from simscore.errors import UnknownMeasureError
-from simscore.measures._encoders import TFHubEncoder, UsemEncoder
+from simscore.measures._encoders import TFHubEncoder, UsemEncoder, default_use_encoder
 from simscore.measures.action import (
     ConceptErrorRate,
     ConceptMatchRate,
@@ -39,13 +39,9 @@ from simscore.measures.action import (
     TotalMatchRate,
 )
 from simscore.measures.base import Measure, PairwiseMeasure
-from simscore.measures.text import (
-    BertScore,
-    Bleu4,
-    UseAngular,
-    UseCosine,
-    default_use_encoder,
-)
+from simscore.measures.bertscore import BertScore
+from simscore.measures.bleu import Bleu4
+from simscore.measures.use import UseAngular, UseCosine
 
 __all__ = [
     "MEASURES",

