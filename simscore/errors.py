@@ -20,6 +20,7 @@ __all__ = [
     "SimulationError",
     "TextMeasureError",
     "ModelNotFoundError",
+    "MeasureOptionError",
     "ExperimentError",
     "ConfigError",
     "OutputExistsError",
@@ -27,6 +28,7 @@ __all__ = [
     "MissingValueWarning",
     "SkippedContextsWarning",
     "SkippedDialoguesWarning",
+    "TruncationWarning",
 ]
 
 
@@ -119,6 +121,10 @@ class ModelNotFoundError(SimscoreError, FileNotFoundError):
     """A local model directory, a file it must contain, or a baseline file does not exist."""
 
 
+class MeasureOptionError(SimscoreError, ValueError):
+    """A measure option is unknown, malformed, or given for a measure that is not selected."""
+
+
 class ExperimentError(SimscoreError, ValueError):
     """An experiment configuration or output folder is unusable."""
 
@@ -144,6 +150,11 @@ class MissingValueWarning(UserWarning):
 
 class SkippedContextsWarning(UserWarning):
     """Contexts were left out on request (``skip_invalid=True``) because they do not fit the domain."""
+
+
+class TruncationWarning(UserWarning):
+    """A text measure cut texts longer than its documented limit (the measure's signature
+    names the limit; the message says how many texts were cut and to what)."""
 
 
 class SkippedDialoguesWarning(UserWarning):

@@ -90,10 +90,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from policies.adapters import read_responses
     from simscore.compare import compare
     from simscore.io import atomic_write_text
-    from simscore.measures import resolve_measures
 
     path, fmt = _compare_output(args)  # fail on bad flags and bad names before reading files
-    measures = resolve_measures(args.measures)
+    measures = _compare_measures(args)
     a = read_responses(args.a)
     b = read_responses(args.b)
     comparison = compare(a, b, measures, n_resamples=args.resamples, seed=args.seed)
@@ -108,6 +107,20 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         sys.stdout.write(_render(comparison, "text", heading, args.signatures))
         print(f"wrote {path}")
     return 0
+
+
+def _options_help() -> str:
+    from simscore.measures import MEASURES, measure_options
+
+    return "; ".join(f"{name}: {', '.join(measure_options(name))}" for name in MEASURES if measure_options(name))
+
+
+def _compare_measures(args: argparse.Namespace) -> list:
+    """The measures of ``compare`` with ``--measure-option`` and ``--device``, checked before any work."""
+    from simscore.measures import options_from_assignments, resolve_measures, with_device
+
+    options = with_device(args.measures, options_from_assignments(args.measure_option), args.device)
+    return resolve_measures(args.measures, options=options)
 
 
 def _stdout_is_data(args: argparse.Namespace) -> bool:
@@ -175,6 +188,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--signatures", action="store_true", help="also print every measure's signature (text format)")
+    p.add_argument(
+        "--measure-option", action="append", default=[], metavar="MEASURE.OPTION=VALUE",
+        help="configure one measure (repeatable; checked before any work, recorded in the signatures), e.g. "
+        "bertscore.model=DIR bertscore.num_layers=17; the options: " + _options_help(),
+    )
+    p.add_argument(
+        "--device", metavar="cpu|cuda|cuda:N",
+        help="torch device of every model-backed measure (bertscore); checked before any work (default: cpu)",
+    )
     p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("demo", help="the paper's experiment, small: train, collect, respond, score, report")

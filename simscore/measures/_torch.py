@@ -1,0 +1,70 @@
+"""Torch devices for the model-backed measures: checked before any work, named in signatures.
+
+A device string is checked when a measure is configured -- ``"cpu"`` without importing
+torch, ``"cuda"`` / ``"cuda:N"`` against the GPUs torch can see -- so a device that does not
+exist stops a command before it reads a file, with a message that says what exists, instead
+of torch's ``AssertionError`` at scoring time.
+
+Examples
+--------
+>>> check_device("CPU")
+'cpu'
+>>> check_device("gpu")
+Traceback (most recent call last):
+...
+simscore.errors.TextMeasureError: device must be 'cpu', 'cuda' or 'cuda:N', got 'gpu'
+"""
+
+from __future__ import annotations
+
+import re
+
+from simscore.errors import TextMeasureError
+
+__all__ = ["check_device", "device_label"]
+
+_DEVICE = re.compile(r"cpu|cuda(?::(\d+))?")
+
+
+def check_device(device: object, *, name: str = "device") -> str:
+    """``device`` normalised (``"cpu"``, ``"cuda:N"``), or an error naming what exists.
+
+    Raises
+    ------
+    TextMeasureError
+        Not a device string, or a CUDA device torch cannot see (torch built without CUDA,
+        no GPU visible, or an index beyond the visible GPUs).
+    """
+    if not isinstance(device, str):
+        raise TextMeasureError(f"{name} must be 'cpu', 'cuda' or 'cuda:N', got {type(device).__name__} {device!r}")
+    text = device.strip().lower()
+    match = _DEVICE.fullmatch(text)
+    if match is None:
+        raise TextMeasureError(f"{name} must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    if text == "cpu":
+        return "cpu"
+    import torch
+
+    index = int(match.group(1) or 0)
+    if torch.version.cuda is None:
+        raise TextMeasureError(
+            f"{name} {device!r}: this torch ({torch.__version__}) was built without CUDA; "
+            "use 'cpu', or install a CUDA build of torch"
+        )
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count == 0:
+        raise TextMeasureError(f"{name} {device!r}: torch sees no CUDA device (CUDA_VISIBLE_DEVICES, driver?); use 'cpu'")
+    if index >= count:
+        visible = ", ".join(f"cuda:{i}" for i in range(count))
+        raise TextMeasureError(f"{name} {device!r}: torch sees {count} CUDA device(s): {visible}")
+    return f"cuda:{index}"
+
+
+def device_label(device: str) -> str:
+    """A device as a signature names it: ``cpu``, or ``cuda(<GPU name>)`` (numbers can differ
+    between GPU models, not between two GPUs of one model)."""
+    if device == "cpu":
+        return "cpu"
+    import torch
+
+    return f"cuda({torch.cuda.get_device_name(torch.device(device))})"
