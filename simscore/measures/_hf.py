@@ -2,20 +2,27 @@
 
 Shared by the model-backed text measures (:mod:`simscore.measures.bertscore`). Models are
 only ever read from a local directory: :func:`hub_offline` switches the Hugging Face Hub
-client offline while one loads, so a missing file is an error, never a download.
+client offline while one loads, so a missing file is an error, never a download. The
+embedding path is shared too: all new texts tokenized in one call of the fast tokenizer
+(:func:`tokenize_flat`), then embedded in batches of texts of one exact token count
+(:func:`length_batches`), which need no padding.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from simscore.errors import FileFormatError
 
-__all__ = ["hub_offline", "config_layers"]
+__all__ = ["hub_offline", "config_layers", "tokenize_flat", "length_batches", "rows"]
 
 
 @contextlib.contextmanager
@@ -57,3 +64,37 @@ def config_layers(model_dir: Path) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     return None
+
+
+def tokenize_flat(tokenizer: Any, texts: list[str], *, max_length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids of ``texts`` in one call of the (fast, Rust) tokenizer, special tokens added and
+    cut at ``max_length``: the ids of all texts one after the other, and each text's count.
+
+    Returns
+    -------
+    ids : ndarray of int64, shape (lengths.sum(),)
+    lengths : ndarray of int64, shape (len(texts),)
+    """
+    encoded = tokenizer(texts, add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"]
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    ids = np.fromiter(itertools.chain.from_iterable(encoded), dtype=np.int64, count=int(lengths.sum()))
+    return ids, lengths
+
+
+def length_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """Indices of texts grouped by exact token count (ascending, stable), each group cut into
+    batches of at most ``batch_size``: no batch needs padding, so no text's embedding depends
+    on the lengths of others (length-bucketed batches without the padding artefact).
+
+    >>> [b.tolist() for b in length_batches(np.array([3, 5, 3, 3, 5]), 2)]
+    [[0, 2], [3], [1, 4]]
+    """
+    order = np.argsort(lengths, kind="stable")
+    cuts = np.flatnonzero(np.diff(lengths[order])) + 1
+    return [group[start : start + batch_size] for group in np.split(order, cuts)
+            for start in range(0, len(group), batch_size)]
+
+
+def rows(ids: np.ndarray, starts: np.ndarray, batch: np.ndarray, length: int) -> np.ndarray:
+    """The ``(len(batch), length)`` matrix of the ids of texts ``batch`` (each ``length`` long)."""
+    return ids[starts[batch][:, None] + np.arange(length)]

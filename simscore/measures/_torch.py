@@ -17,11 +17,13 @@ simscore.errors.TextMeasureError: device must be 'cpu', 'cuda' or 'cuda:N', got 
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 
 from simscore.errors import TextMeasureError
 
-__all__ = ["check_device", "device_label"]
+__all__ = ["check_device", "device_label", "torch_threads"]
 
 _DEVICE = re.compile(r"cpu|cuda(?::(\d+))?")
 
@@ -68,3 +70,23 @@ def device_label(device: str) -> str:
     import torch
 
     return f"cuda({torch.cuda.get_device_name(torch.device(device))})"
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int) -> Iterator[None]:
+    """Run torch's CPU operations on ``threads`` threads inside the block, then restore.
+
+    The model-backed measures set their thread count once per scoring call (not per batch),
+    so torch's threads and numpy's BLAS threads never compete (BLAS is not used while torch
+    works); the process-wide setting is restored on the way out.
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    if before != threads:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)

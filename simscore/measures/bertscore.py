@@ -18,7 +18,6 @@ import json
 import math
 import os
 import threading
-from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,13 +27,14 @@ import numpy as np
 from simscore.checks import check_int
 from simscore.errors import FileFormatError, MissingDependencyError, ModelNotFoundError, TextMeasureError
 from simscore.measures._cache import LRUCache
-from simscore.measures._hf import config_layers, hub_offline
-from simscore.measures._torch import check_device
+from simscore.measures._encoders import available_cpus
+from simscore.measures._hf import config_layers, hub_offline, length_batches, rows, tokenize_flat
+from simscore.measures._torch import check_device, torch_threads
 from simscore.measures.base import dist_version
 from simscore.measures.options import DEVICE_OPTION, MeasureOption
 from simscore.measures.text_base import TextMeasure
 
-__all__ = ["BertScore", "EMBEDDING_CACHE_BYTES"]
+__all__ = ["BertScore", "EMBEDDING_CACHE_BYTES", "PAIR_CHUNK_ELEMENTS", "PAIR_BUCKET"]
 
 #: Bytes of token embeddings one ``BertScore`` remembers by default (1 GiB: about 35,000
 #: dialogue prompts on MiniLM); the least recently used sentences are forgotten first.
@@ -43,16 +43,65 @@ EMBEDDING_CACHE_BYTES = 1 << 30
 #: Bound on the number of sentences remembered (the bytes bound comes first in practice).
 _MAX_SENTENCES = 10_000_000
 
-#: A sentence's unit token embeddings, float32 (L, d), and raw token weights, float64 (L,).
-_Embedded = tuple[np.ndarray, np.ndarray]
+#: A sentence's unit token embeddings, a float32 tensor (L, d), and its token weights
+#: normalised to sum 1, a float64 tensor (L,), both on the model's device.
+_Embedded = tuple[Any, Any]
 
 
 def _nbytes(entry: _Embedded) -> int:
-    return int(entry[0].nbytes + entry[1].nbytes)
+    return int(entry[0].nelement() * entry[0].element_size() + entry[1].nelement() * 8)
 
 
-#: Token cosines per block of BERTScore pairs (float64, 2 MB: cache-sized, and reused).
-_SIM_BLOCK = 262_144
+def _greedy_f1(flat: Any, weights: Any, start_c: np.ndarray, len_c: np.ndarray,
+               start_r: np.ndarray, len_r: np.ndarray) -> Any:
+    """BERTScore F1 of a chunk of pairs (candidate, reference) as float64 tensor operations.
+
+    ``flat`` holds the unit token embeddings of every text of the call one after the other
+    (float64, on the device) and ``weights`` their normalised token weights; a pair's texts
+    start at ``start_c`` / ``start_r`` and have ``len_c`` / ``len_r`` tokens. Each side is
+    gathered into a ``(B, n, d)`` tensor padded to the chunk's longest text; padded
+    positions never win a maximum (-inf) and weigh 0.
+    """
+    import torch
+
+    device = flat.device
+    n, m = int(len_c.max()), int(len_r.max())
+    pos_c, pos_r = np.arange(n), np.arange(m)
+    valid_c = torch.from_numpy(pos_c[None, :] < len_c[:, None]).to(device)
+    valid_r = torch.from_numpy(pos_r[None, :] < len_r[:, None]).to(device)
+    # padded positions repeat the text's first token (any real index works: they are masked)
+    at_c = torch.from_numpy(start_c[:, None] + np.where(pos_c[None, :] < len_c[:, None], pos_c[None, :], 0)).to(device)
+    at_r = torch.from_numpy(start_r[:, None] + np.where(pos_r[None, :] < len_r[:, None], pos_r[None, :], 0)).to(device)
+    sim = torch.bmm(flat[at_c], flat[at_r].transpose(1, 2)).double()  # (B, n, m) cosines, float32 as bert-score
+    best_c = sim.masked_fill(~valid_r[:, None, :], -torch.inf).amax(dim=2)
+    best_r = sim.masked_fill(~valid_c[:, :, None], -torch.inf).amax(dim=1)
+    zero = torch.zeros((), dtype=sim.dtype, device=device)
+    precision = torch.where(valid_c, weights[at_c] * best_c, zero).sum(dim=1)
+    recall = torch.where(valid_r, weights[at_r] * best_r, zero).sum(dim=1)
+    return torch.nan_to_num(2.0 * precision * recall / (precision + recall), nan=0.0)
+
+
+def _prefix_space(tokenizer: Any) -> bool:
+    """Whether bert-score's ``sent_encode`` passes ``add_prefix_space`` for this tokenizer."""
+    from transformers import GPT2Tokenizer, RobertaTokenizer
+
+    return isinstance(tokenizer, (GPT2Tokenizer, RobertaTokenizer))
+
+
+#: Most elements (cosines and gathered embedding values) in one chunk of pair scoring:
+#: 2**24, 64 MB of float32, whatever the device.
+PAIR_CHUNK_ELEMENTS = 1 << 24
+
+#: Token counts of the pairs scored together are rounded up to a multiple of this (padding
+#: at most this many positions per text, masked).
+PAIR_BUCKET = 8
+
+#: Texts the fast tokenizer is checked on against bert-score's own at load.
+_PROBES = (
+    "What kind of food would you like?",
+    "  La Mimosa serves Mediterranean food, doesn't it? ",
+    "01223 362525 -- Café naïve",
+)
 
 _DEFAULT_BERT_NAME = "all-MiniLM-L6-v2"
 _DEFAULT_BERT_LAYERS = 6
@@ -94,14 +143,17 @@ def _read_baseline(path: Path, num_layers: int) -> float:
 class BertScore(TextMeasure):
     """``bertscore``: BERTScore F1 of bert-score 0.3.13, on a local model directory.
 
-    Each distinct sentence is tokenised with ``bert_score.utils.sent_encode`` and embedded
-    once with the truncated model of ``bert_score.utils.get_model`` (layer ``num_layers``);
-    each distinct unordered pair is then scored once with bert-score's greedy matching
+    Each distinct sentence is embedded once (while it stays in the cache) with the
+    truncated model of ``bert_score.utils.get_model`` (layer ``num_layers``): all the
+    sentences new to a call are tokenized in one call of the model's fast (Rust) tokenizer
+    -- which must give the ids of bert-score's own ``sent_encode``, checked at load -- and
+    embedded in batches of sentences of one exact token count, so no batch is padded and a
+    sentence's embedding does not depend on its batch-mates (batch-independence below).
+    Each distinct unordered pair is then scored once with bert-score's greedy matching
     (idf-weighted precision and recall of the best cosine per token, F1 their harmonic
     mean; an undefined F1 is 0 as in bert-score, then the optional baseline rescaling
-    ``(F - b) / (1 - b)``), all the new pairs of a call together: float32 token cosines
-    (as bert-score computes them) one matrix product per pair, the maxima and weighted sums
-    in float64 over padded blocks of pairs. The numbers equal
+    ``(F - b) / (1 - b)``), all the new pairs of a call together as tensor operations on the
+    model's device (:meth:`_f1_many`). The numbers equal
     ``bert_score.BERTScorer(...).score(cands, refs)[2]`` on the same pairs within 1e-6
     (measured: 3e-7 at most), with one documented
     exception: bert-score matches a batch of pairs padded to a common length, and a padding
@@ -110,12 +162,6 @@ class BertScore(TextMeasure):
     such a pair depends on the other pairs of its batch and is raised by up to ~2e-3. Here
     every pair gets its own value, the one bert-score returns for the pair scored alone (or
     with ``batch_size=1``), the value of the paper's definition.
-
-    Sentences new to a call are embedded ``batch_size`` at a time, sorted by token count
-    and text. As in bert-score itself, the padding of a batch moves the last float32 bits of
-    an embedding (about 1e-7 in F1); ``batch_size=1`` embeds every sentence alone, which
-    makes every score a pure function of its pair, bit for bit, at about 3x the embedding
-    time on an idle CPU (far more when other processes compete for the cores).
 
     Parameters
     ----------
@@ -134,10 +180,13 @@ class BertScore(TextMeasure):
         A bert-score baseline CSV (``LAYER,P,R,F``; row ``num_layers`` is used); F1 is then
         rescaled with its F baseline ``b``, and :attr:`bounds` becomes ``((-1-b)/(1-b), 1)``.
     batch_size : int, default 64
-        Sentences per forward pass.
+        Most sentences per forward pass (speed and memory only).
     device : str, default "cpu"
         Torch device for the model: ``"cpu"``, ``"cuda"`` or ``"cuda:N"``, checked when the
         measure is built (a device torch cannot see is an error naming the visible ones).
+    threads : int, optional
+        torch's CPU threads while the measure embeds and scores, set once per call and
+        restored after (default: every CPU this process may use; a larger value is clamped).
     cache_bytes : int, default EMBEDDING_CACHE_BYTES
         Most bytes of token embeddings remembered (least recently used sentences forgotten
         first, and embedded again if needed).
@@ -160,6 +209,7 @@ class BertScore(TextMeasure):
         "baseline_path": MeasureOption("path", "a bert-score baseline CSV to rescale F1 with"),
         "batch_size": MeasureOption("int", "sentences per forward pass (speed and memory only)"),
         "device": DEVICE_OPTION,
+        "threads": MeasureOption("int", "torch CPU threads (default: the CPUs available; speed only)"),
     }
 
     def __init__(
@@ -172,6 +222,7 @@ class BertScore(TextMeasure):
         baseline_path: str | os.PathLike[str] | None = None,
         batch_size: int = 64,
         device: str = "cpu",
+        threads: int | None = None,
         cache_bytes: int = EMBEDDING_CACHE_BYTES,
     ) -> None:
         super().__init__()
@@ -236,6 +287,8 @@ class BertScore(TextMeasure):
         batch_size = check_int("batch_size", batch_size, minimum=1, error=TextMeasureError)
         cache_bytes = check_int("cache_bytes", cache_bytes, minimum=1, error=TextMeasureError)
         device = check_device(device)
+        cpus = available_cpus()
+        threads = cpus if threads is None else check_int("threads", threads, minimum=1, error=TextMeasureError)
 
         self.model_dir = model_dir
         self.num_layers = num_layers
@@ -243,6 +296,8 @@ class BertScore(TextMeasure):
         self.idf_sentences: tuple[str, ...] | None = idf_sentences
         self.batch_size = batch_size
         self.device = device
+        #: torch's CPU threads while this measure works (clamped to the CPUs available)
+        self.threads: int = min(threads, cpus)
         self.baseline_path = None if baseline_path is None else Path(baseline_path)
         self.baseline: float | None = None
         self.bounds: tuple[float, float] = (-1.0, 1.0)
@@ -252,8 +307,8 @@ class BertScore(TextMeasure):
         self._lock = threading.Lock()
         self._model: Any = None
         self._tokenizer: Any = None
-        self._idf_dict: Any = None
-        # sentence -> (unit token embeddings float32 (L, d), raw token weights float64 (L,))
+        self._idf_table: np.ndarray | None = None  # token id -> weight, built at load
+        # sentence -> (unit token embeddings float32 (L, d), normalised token weights float64 (L,))
         self._cache: LRUCache[str, _Embedded] = LRUCache(
             "bertscore embeddings", max_entries=_MAX_SENTENCES, max_cost=cache_bytes, cost=_nbytes
         )
@@ -263,7 +318,7 @@ class BertScore(TextMeasure):
         empty: LRUCache[str, _Embedded] = LRUCache(
             self._cache.name, max_entries=self._cache.max_entries, max_cost=self._cache.max_cost, cost=_nbytes
         )
-        state.update(_lock=None, _model=None, _tokenizer=None, _idf_dict=None, _cache=empty)
+        state.update(_lock=None, _model=None, _tokenizer=None, _idf_table=None, _cache=empty)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -308,7 +363,9 @@ class BertScore(TextMeasure):
         if self._model is not None:
             return
         try:
-            from bert_score.utils import get_model, get_tokenizer, sent_encode
+            import torch
+            from bert_score.utils import get_model
+            from transformers import AutoTokenizer
         except ImportError as exc:
             raise MissingDependencyError(
                 "BertScore needs bert-score, transformers and torch, the text extra: "
@@ -317,122 +374,144 @@ class BertScore(TextMeasure):
         where = str(self.model_dir)
         try:
             with hub_offline():
-                tokenizer = get_tokenizer(where, use_fast=False)
+                tokenizer = AutoTokenizer.from_pretrained(where, use_fast=True)
+                if _prefix_space(tokenizer):  # bert-score encodes RoBERTa/GPT-2 texts with a prefix space
+                    tokenizer = AutoTokenizer.from_pretrained(where, use_fast=True, add_prefix_space=True)
                 model = get_model(where, self.num_layers, all_layers=False)
         except OSError as exc:
             raise ModelNotFoundError(f"model: cannot load {where!r}: {exc}") from exc
         except AssertionError as exc:  # bert-score checks num_layers with assert
             raise TextMeasureError(f"num_layers: {exc}") from exc
-        model.to(self.device)
-        if self.idf_sentences is None:
-            idf_dict: Any = defaultdict(lambda: 1.0)
-            idf_dict[tokenizer.sep_token_id] = 0.0
-            idf_dict[tokenizer.cls_token_id] = 0.0
-        else:
-            # bert_score.utils.get_idf_dict, without its process pool, and counting an empty
-            # sentence as the bare special tokens (bert-score crashes on it with
-            # transformers 5).
-            counts: dict[int, int] = defaultdict(int)
-            for sentence in self.idf_sentences:
-                if sentence.strip():
-                    ids = sent_encode(tokenizer, sentence)
-                else:
-                    ids = tokenizer.encode("", add_special_tokens=True)
-                for token in set(ids):
-                    counts[token] += 1
-            n_docs = len(self.idf_sentences)
-            idf_dict = defaultdict(lambda: math.log(n_docs + 1))
-            idf_dict.update({t: math.log((n_docs + 1) / (c + 1)) for t, c in counts.items()})
+        self._check_tokenizer(tokenizer)
+        model.to(torch.device(self.device))
+        self._idf_table = self._weights_table(tokenizer)
         self._tokenizer = tokenizer
-        self._idf_dict = idf_dict
         self._model = model
+
+    def _check_tokenizer(self, tokenizer: Any) -> None:
+        """The fast tokenizer must give bert-score's own ids (``sent_encode``) on a few probes;
+        a model whose tokenizers disagree is refused rather than scored differently."""
+        from bert_score.utils import get_tokenizer, sent_encode
+
+        with hub_offline():
+            reference = get_tokenizer(str(self.model_dir), use_fast=False)
+        ids, lengths = tokenize_flat(tokenizer, [t.strip() for t in _PROBES], max_length=self._max_length(tokenizer))
+        ours = np.split(ids, np.cumsum(lengths)[:-1])
+        for text, got in zip(_PROBES, ours):
+            expected = sent_encode(reference, text)
+            if got.tolist() != list(expected):
+                raise TextMeasureError(
+                    f"model {str(self.model_dir)!r}: the fast tokenizer gives {got.tolist()} for {text!r}, "
+                    f"bert-score's tokenizer {list(expected)}; this model cannot be scored as bert-score scores it"
+                )
+
+    @staticmethod
+    def _max_length(tokenizer: Any) -> int:
+        return int(tokenizer.model_max_length)  # bert-score's sent_encode truncates there
+
+    def _weights_table(self, tokenizer: Any) -> np.ndarray:
+        """Token id -> weight (float64): 1 with CLS and SEP 0 without idf (bert-score's
+        defaults); with idf, bert-score's ``get_idf_dict`` over ``idf_sentences`` (an empty
+        sentence counts as the bare special tokens: bert-score crashes on it with
+        transformers 5), log(n + 1) for a token in no sentence."""
+        size = max(len(tokenizer), int(getattr(tokenizer, "vocab_size", 0) or 0))
+        if self.idf_sentences is None:
+            table = np.ones(size, dtype=np.float64)
+            table[[tokenizer.sep_token_id, tokenizer.cls_token_id]] = 0.0
+            return table
+        n_docs = len(self.idf_sentences)
+        ids, lengths = tokenize_flat(tokenizer, [s.strip() for s in self.idf_sentences],
+                                     max_length=self._max_length(tokenizer))
+        owner = np.repeat(np.arange(n_docs), lengths)
+        pairs = np.unique(owner * size + ids)  # each token once per sentence
+        counts = np.bincount(pairs % size, minlength=size)
+        table = np.full(size, math.log(n_docs + 1), dtype=np.float64)
+        seen = np.flatnonzero(counts)
+        table[seen] = [math.log((n_docs + 1) / (c + 1)) for c in counts[seen].tolist()]
+        return table
 
     def _embed(self, texts: list[str]) -> dict[str, _Embedded]:
         """The embeddings of the (distinct, non-blank) ``texts``, embedding those not cached
-        yet (call with the lock held)."""
+        yet (call with the lock held): one call of the fast tokenizer for all of them, then
+        forward passes over batches of texts of one exact token count (no padding)."""
         import torch
-        from bert_score.utils import bert_encode, padding, sent_encode
 
         found = dict(zip(texts, self._cache.get_many(texts), strict=True))
         new = [text for text, entry in found.items() if entry is None]
         if not new:
             return found  # type: ignore[return-value]
-        tokenizer, idf_dict = self._tokenizer, self._idf_dict
-        ids = {text: sent_encode(tokenizer, text) for text in new}
-        new.sort(key=lambda text: (len(ids[text]), text))
-        for start in range(0, len(new), self.batch_size):
-            chunk = new[start : start + self.batch_size]
-            padded, lens, mask = padding([ids[t] for t in chunk], tokenizer.pad_token_id)
-            emb = bert_encode(
-                self._model, padded.to(self.device), attention_mask=mask.to(self.device)
-            )
-            emb = emb / torch.norm(emb, dim=-1, keepdim=True)  # bert-score's float32 step
-            emb_np = emb.cpu().numpy()
-            for i, text in enumerate(chunk):
-                n = int(lens[i])
-                weights = np.array([idf_dict[t] for t in ids[text]], dtype=np.float64)
-                found[text] = entry = (emb_np[i, :n].copy(), weights)
-                self._cache.put(text, entry)
+        # bert-score's sent_encode strips the text; the fast tokenizer gives its ids (checked at load)
+        ids, lengths = tokenize_flat(self._tokenizer, [text.strip() for text in new],
+                                     max_length=self._max_length(self._tokenizer))
+        starts = np.zeros(len(new), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        assert self._idf_table is not None  # built with the model, under the same lock
+        raw = self._idf_table[ids]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            weights = raw / np.repeat(np.add.reduceat(raw, starts), lengths)  # per sentence, float64
+        device = torch.device(self.device)
+        weights_dev = torch.from_numpy(weights).to(device)
+        for batch in length_batches(lengths, self.batch_size):
+            length = int(lengths[batch[0]])
+            emb = self._forward(torch.from_numpy(rows(ids, starts, batch, length)).to(device))
+            for row, k in enumerate(batch.tolist()):
+                entry = (emb[row], weights_dev[starts[k] : starts[k] + length])
+                found[new[k]] = entry
+                self._cache.put(new[k], entry)
         return found  # type: ignore[return-value]
+
+    def _forward(self, ids: Any) -> Any:
+        """Unit token embeddings ``(B, L, d)`` of a batch of token ids ``(B, L)``, no padding."""
+        import torch
+
+        with torch.inference_mode():
+            emb = self._model(ids, attention_mask=torch.ones_like(ids))[0]
+            return emb / torch.norm(emb, dim=-1, keepdim=True)  # bert-score's float32 step
 
     def _f1_many(self, pairs: list[tuple[str, str]], embedded: dict[str, _Embedded]) -> np.ndarray:
         """BERTScore F1 of every pair, from the ``embedded`` texts (call with the lock held).
 
-        Per pair ``(cand, ref)``: the cosine matrix of the unit token embeddings, one
-        float32 matrix product per pair as in bert-score (always the same call for the
-        same pair, so a pair's score does not depend on the other pairs; float64 products
-        would move F1 by ~2e-8 and take twice as long), then in float64 for blocks of pairs
-        at once, padded with -inf: the best cosine per token, the idf-weighted precision
-        and recall (weights normalised per sentence, summed in token order) and
-        F1 = 2PR / (P + R); an undefined F1 is 0, as in bert-score.
+        Pairs are grouped by the token counts of their two texts (rounded up to
+        :data:`PAIR_BUCKET`) and scored as tensor operations on the model's device, padded to
+        the longest texts of a chunk and masked, in chunks of at most
+        :data:`PAIR_CHUNK_ELEMENTS` elements (:func:`_greedy_f1`): the cosine matrices of the
+        float32 unit embeddings by one batched float32 matrix product (as bert-score computes
+        them), then in float64 the best cosine per token, the idf-weighted precision and
+        recall (weights normalised per sentence) and F1 = 2PR / (P + R); an undefined F1 is
+        0, as in bert-score. A batched float32 product rounds an entry according to the shape
+        of the call (MKL, measured: 1.2e-7 in a cosine), so a pair's score depends on the
+        other pairs of its call through that rounding only: 3e-9 measured, far inside the
+        1e-6 the measure promises (float64 cosines would remove it, at 2.5x the time on a CPU).
         """
+        import torch
+
         texts = list(dict.fromkeys(text for pair in pairs for text in pair))
-        emb: dict[str, np.ndarray] = {}
-        weights: dict[str, np.ndarray] = {}
-        with np.errstate(invalid="ignore", divide="ignore"):
-            for text in texts:
-                emb[text], raw = embedded[text]
-                weights[text] = raw / raw.sum()
-        lengths = {text: len(emb[text]) for text in texts}
-        # Pairs of similar lengths together keep the padding of a block small.
-        order = sorted(range(len(pairs)), key=lambda k: (lengths[pairs[k][0]], lengths[pairs[k][1]]))
-        f1 = np.empty(len(pairs), dtype=np.float64)
-        space = np.empty(max(_SIM_BLOCK, max(lengths.values()) ** 2), dtype=np.float64)
-        start = 0
-        while start < len(order):
-            stop, rows, cols = start, 0, 0
-            while stop < len(order):
-                cand, ref = pairs[order[stop]]
-                r, c = max(rows, lengths[cand]), max(cols, lengths[ref])
-                if stop > start and (stop - start + 1) * r * c > _SIM_BLOCK:
-                    break
-                rows, cols, stop = r, c, stop + 1
-            block = order[start:stop]
-            sim = space[: len(block) * rows * cols].reshape(len(block), rows, cols)
-            sim.fill(-np.inf)
-            w_cand = np.zeros((len(block), rows))
-            w_ref = np.zeros((len(block), cols))
-            for i, k in enumerate(block):
-                cand, ref = pairs[k]
-                n, m = lengths[cand], lengths[ref]
-                sim[i, :n, :m] = emb[cand] @ emb[ref].T
-                w_cand[i, :n] = weights[cand]
-                w_ref[i, :m] = weights[ref]
-            best_cand = sim.max(axis=2)  # -inf on padding rows
-            best_ref = sim.max(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                # padding: weight 0, best -inf; np.where keeps the product out of the sums,
-                # and a cumulative sum adds the tokens in order whatever the padding
-                precision = np.cumsum(
-                    np.where(np.isneginf(best_cand), 0.0, w_cand * best_cand), axis=1
-                )[:, -1]
-                recall = np.cumsum(
-                    np.where(np.isneginf(best_ref), 0.0, w_ref * best_ref), axis=1
-                )[:, -1]
-                score = 2.0 * precision * recall / (precision + recall)
-            f1[block] = np.where(np.isnan(score), 0.0, score)
-            start = stop
-        return f1
+        index = {text: i for i, text in enumerate(texts)}
+        entries = [embedded[text] for text in texts]
+        lengths = np.fromiter((len(e[1]) for e in entries), dtype=np.int64, count=len(texts))
+        starts = np.zeros(len(texts), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        flat = torch.cat([e[0] for e in entries])  # (tokens, d) float32 on the device
+        flat_w = torch.cat([e[1] for e in entries])
+        device, dim = flat.device, flat.shape[1]
+        cand = np.fromiter((index[c] for c, _ in pairs), dtype=np.int64, count=len(pairs))
+        ref = np.fromiter((index[r] for _, r in pairs), dtype=np.int64, count=len(pairs))
+        len_c, len_r = lengths[cand], lengths[ref]
+        # buckets of similar shapes (token counts rounded up to PAIR_BUCKET), padded to the
+        # longest of each chunk and masked: few, full tensor operations per call
+        bucket = -(-len_c // PAIR_BUCKET) * (int(lengths.max()) + PAIR_BUCKET) - (-len_r // PAIR_BUCKET)
+        order = np.lexsort((len_r, len_c, bucket))
+        cuts = np.flatnonzero(np.diff(bucket[order])) + 1
+        f1 = torch.empty(len(pairs), dtype=torch.float64, device=device)
+        for group in np.split(order, cuts):
+            n, m = int(len_c[group].max()), int(len_r[group].max())
+            size = max(1, PAIR_CHUNK_ELEMENTS // (n * m + (n + m) * dim))
+            for lo in range(0, len(group), size):
+                chunk = group[lo : lo + size]
+                f1[torch.from_numpy(chunk).to(device)] = _greedy_f1(
+                    flat, flat_w, starts[cand[chunk]], len_c[chunk], starts[ref[chunk]], len_r[chunk]
+                )
+        return f1.cpu().numpy()
 
     def load(self) -> None:
         with self._lock:
@@ -441,14 +520,16 @@ class BertScore(TextMeasure):
     def _prepare(self, texts: list[str]) -> int:
         with self._lock:
             self._load()
-            self._embed(texts)
+            with torch_threads(self.threads):
+                self._embed(texts)
         return len(texts)
 
     def _score_texts(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         with self._lock:
             self._load()
-            embedded = self._embed(sorted({text for pair in pairs for text in pair}))
-            f1 = self._f1_many(pairs, embedded)
+            with torch_threads(self.threads):
+                embedded = self._embed(sorted({text for pair in pairs for text in pair}))
+                f1 = self._f1_many(pairs, embedded)
         if self.baseline is not None:
             f1 = (f1 - self.baseline) / (1.0 - self.baseline)
         return f1

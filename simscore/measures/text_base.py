@@ -82,11 +82,10 @@ class TextMeasure(PairwiseMeasure):
         Optional: scoring embeds each new sentence anyway, but many comparisons each bring
         only a few new sentences, and a model works best on full batches (BERTScore: 1.3-1.5x
         faster per sentence, measured). An experiment calls this once with every text of its
-        responses. Blank texts and None are skipped. USE embeddings and BLEU do not depend
-        on the batch; BERTScore's token embeddings move by about 1e-7 with the padding of
-        their batch (see :class:`~simscore.measures.bertscore.BertScore`), so the set of
-        texts prepared together is part of what determines its last digits, as the order of
-        scoring calls is without it.
+        responses. Blank texts and None are skipped. BLEU does not depend on the batch; the
+        USE and BERTScore embeddings depend on their batch-mates only through the rounding of
+        the matrix products (below 1e-6, see their classes), so preparing changes a score by
+        no more than that.
 
         Returns
         -------

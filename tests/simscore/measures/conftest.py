@@ -51,16 +51,14 @@ def bert_reference():
 
 
 @pytest.fixture
-def bert_batches(monkeypatch) -> list[int]:
-    """The size of every batch bert-score's encoder is given from now on (appended as they come)."""
-    import bert_score.utils
+def bert_batches(monkeypatch) -> list[tuple[int, int]]:
+    """The shape (sentences, tokens) of every batch a BertScore embeds from now on."""
+    shapes: list[tuple[int, int]] = []
+    forward = BertScore._forward
 
-    sizes: list[int] = []
-    encode = bert_score.utils.bert_encode
+    def counting(self, ids):
+        shapes.append((int(ids.shape[0]), int(ids.shape[1])))
+        return forward(self, ids)
 
-    def counting(model, x, attention_mask, all_layers=False):
-        sizes.append(int(x.shape[0]))
-        return encode(model, x, attention_mask, all_layers)
-
-    monkeypatch.setattr(bert_score.utils, "bert_encode", counting)
-    return sizes
+    monkeypatch.setattr(BertScore, "_forward", counting)
+    return shapes
