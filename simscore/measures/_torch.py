@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 from simscore.errors import TextMeasureError
 
-__all__ = ["check_device", "device_label", "torch_threads"]
+__all__ = ["check_device", "check_dtype", "device_label", "torch_threads", "exact_float32", "DTYPES"]
 
 _DEVICE = re.compile(r"cpu|cuda(?::(\d+))?")
 
@@ -90,3 +90,50 @@ def torch_threads(threads: int) -> Iterator[None]:
     finally:
         if torch.get_num_threads() != before:
             torch.set_num_threads(before)
+
+
+#: The dtypes a model-backed measure can run its model in (its embeddings are float32 after).
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def check_dtype(dtype: object, device: str, *, name: str = "dtype") -> str:
+    """``dtype`` if the model can run in it on ``device`` (float16 needs a CUDA device).
+
+    >>> check_dtype("bfloat16", "cpu")
+    'bfloat16'
+    >>> check_dtype("float16", "cpu")
+    Traceback (most recent call last):
+    ...
+    simscore.errors.TextMeasureError: dtype 'float16' needs a CUDA device; on the CPU use 'float32' or 'bfloat16'
+    """
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise TextMeasureError(f"{name} must be one of {', '.join(map(repr, DTYPES))}, got {dtype!r}")
+    if dtype == "float16" and device == "cpu":
+        raise TextMeasureError(f"{name} 'float16' needs a CUDA device; on the CPU use 'float32' or 'bfloat16'")
+    return dtype
+
+
+@contextlib.contextmanager
+def exact_float32() -> Iterator[None]:
+    """float32 matrix products in float32 on CUDA inside the block (TF32 off), then restore.
+
+    torch lets CUDA round float32 products through TF32 when a program allows it
+    (``torch.backends.cuda.matmul.allow_tf32``, ``torch.set_float32_matmul_precision``, or
+    cuDNN's default); TF32 keeps 10 mantissa bits and moves an embedding by ~1e-3, and by an
+    amount that depends on the batch. The measures switch it off while they run their model
+    and restore the caller's settings after.
+    """
+    import torch
+
+    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    precision = torch.get_float32_matmul_precision()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    if precision != "highest":
+        torch.set_float32_matmul_precision("highest")
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
+        if precision != "highest":
+            torch.set_float32_matmul_precision(precision)

@@ -167,7 +167,7 @@ def test_bertscore_baseline_rescaling_equals_bert_score(tmp_path):
     got = measure.score_pairs(A, B)
     _assert_equals_bert_score(got, reference, A, B)
     assert got.min() < 0 and (got[SAME] == 1.0).all()
-    assert measure.signature().endswith("|rescale:minilm-baseline.tsv(F=0.68)")
+    assert "|rescale:minilm-baseline.tsv(F=0.68)|" in measure.signature()
 
 
 @pytest.mark.slow
@@ -178,13 +178,13 @@ def test_bertscore_any_local_model_directory_and_layer():
     reference = bert_score.BERTScorer(model_type=bert_dir(), num_layers=4)
     _assert_equals_bert_score(measure.score_pairs(A, B), reference, A, B)
     assert measure.signature() == (
-        "bertscore|bert-score:0.3.13|model:model|layer:4|idf:no|rescale:no"
+        "bertscore|bert-score:0.3.13|model:model|layer:4|idf:no|rescale:no|device:cpu|dtype:float32"
     )
 
 
 def test_bertscore_signature_and_configuration_errors(tmp_path):
     assert BertScore().signature() == (
-        "bertscore|bert-score:0.3.13|model:all-MiniLM-L6-v2|layer:6|idf:no|rescale:no"
+        "bertscore|bert-score:0.3.13|model:all-MiniLM-L6-v2|layer:6|idf:no|rescale:no|device:cpu|dtype:float32"
     )
     with pytest.raises(ModelNotFoundError, match="no such local model directory") as info:
         BertScore(model=tmp_path / "roberta-large", num_layers=17)

@@ -20,6 +20,7 @@ from simscore.measures import (
     with_device,
 )
 from simscore.measures._torch import check_device
+from simscore.measures.bertscore import BertScore
 from simscore.measures.use import use_encoder
 from tests.simscore.measures.corpus import bert_dir
 
@@ -135,6 +136,15 @@ def test_device_is_checked_before_any_work():
             resolve_measures(["bertscore"], options={"bertscore": {"device": "cuda:1"}})
 
 
+def test_device_and_dtype_are_in_the_signature():
+    assert BertScore().signature().endswith("|device:cpu|dtype:float32")
+    assert configure_measure("bertscore", {"dtype": "bfloat16"}).signature().endswith("|dtype:bfloat16")
+    with pytest.raises(MeasureOptionError, match="bertscore: dtype 'float16' needs a CUDA device"):
+        configure_measure("bertscore", {"dtype": "float16"})
+    with pytest.raises(MeasureOptionError, match="bertscore: dtype must be one of 'float32', 'bfloat16', 'float16'"):
+        configure_measure("bertscore", {"dtype": "fp32"})
+
+
 def test_with_device_sets_every_model_backed_measure_unless_given():
     assert with_device(["all"], {}, "cuda") == {"bertscore": {"device": "cuda"}}
     assert with_device(["bertscore"], {"bertscore": {"device": "cpu"}}, "cuda") == {"bertscore": {"device": "cpu"}}
@@ -144,6 +154,7 @@ def test_with_device_sets_every_model_backed_measure_unless_given():
 @needs_cuda
 def test_cuda_devices_are_accepted_and_named_in_the_signature():
     assert check_device("cuda") == "cuda:0"
+    assert f"|device:cuda({torch.cuda.get_device_name(0)})|" in BertScore(device="cuda").signature()
     count = torch.cuda.device_count()
     with pytest.raises(TextMeasureError, match=f"torch sees {count} CUDA device"):
         check_device(f"cuda:{count}")
