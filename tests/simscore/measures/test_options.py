@@ -62,7 +62,7 @@ def test_use_measures_configured_alike_share_one_encoder():
     cos, ang = resolve_measures(["use_cos", "use_ang"], options={"use_cos": {"threads": 1}, "use_ang": {"threads": 1}})
     assert cos.encoder is ang.encoder and cos.encoder.threads == 1
     assert cos.encoder is not MEASURES["use_cos"].encoder
-    with pytest.raises(MeasureOptionError, match="use_cos: threads applies to the default encoder"):
+    with pytest.raises(MeasureOptionError, match="use_cos: threads and max_tokens apply to the default encoder"):
         configure_measure("use_cos", {"threads": 1, "savedmodel": "/nowhere"})
 
 

