@@ -1,4 +1,8 @@
-"""The eight similarity measures in one registry.
+"""The eight similarity measures of the paper, and two more, in one registry.
+
+Beside the paper's eight, ``emb_cos`` and ``emb_ang`` (:mod:`simscore.measures.embedding`)
+score texts with any local sentence-embedding model; they are named on their own, never
+part of ``"all"`` or ``"text"``, which keep the paper's measures.
 
 ``MEASURES`` maps a name to a default-configured measure. Configure a variant with
 options by name -- ``resolve_measures(["bertscore"], options={"bertscore": {"model": DIR,
@@ -17,7 +21,7 @@ microseconds; the command line and the experiment, where a person wants the full
 default to :data:`ALL_MEASURES`. Everywhere a measure list is accepted, ``"all"``,
 ``"action"`` and ``"text"`` name those groups.
 
->>> list(MEASURES) == list(ALL_MEASURES)
+>>> list(MEASURES) == [*ALL_MEASURES, *EMBEDDING_MEASURES]
 True
 >>> [m.name for m in resolve_measures("action")]
 ['tmr', 'dmr', 'cer', 'cmr']
@@ -52,6 +56,7 @@ from simscore.measures.action import (
 from simscore.measures.base import Measure, PairwiseMeasure
 from simscore.measures.bertscore import BertScore
 from simscore.measures.bleu import Bleu4
+from simscore.measures.embedding import EmbeddingAngular, EmbeddingCosine
 from simscore.measures.options import MeasureOption, check_option_names, parse_assignment, parse_value
 from simscore.measures.use import UseAngular, UseCosine
 
@@ -60,6 +65,7 @@ __all__ = [
     "ACTION_MEASURES",
     "TEXT_MEASURES",
     "ALL_MEASURES",
+    "EMBEDDING_MEASURES",
     "DEFAULT_MEASURES",
     "MEASURE_GROUPS",
     "Measure",
@@ -79,6 +85,8 @@ __all__ = [
     "UseAngular",
     "Bleu4",
     "BertScore",
+    "EmbeddingCosine",
+    "EmbeddingAngular",
     "UsemEncoder",
     "TFHubEncoder",
     "default_use_encoder",
@@ -90,6 +98,8 @@ ACTION_MEASURES: tuple[str, ...] = ("tmr", "dmr", "cer", "cmr")
 TEXT_MEASURES: tuple[str, ...] = ("use_cos", "use_ang", "bleu4", "bertscore")
 #: All eight measures of the paper, in its order.
 ALL_MEASURES: tuple[str, ...] = ACTION_MEASURES + TEXT_MEASURES
+#: Sentence-embedding similarity with any local model (not in the paper, not in "all").
+EMBEDDING_MEASURES: tuple[str, ...] = ("emb_cos", "emb_ang")
 #: The library's default (see the module docstring): the action measures.
 DEFAULT_MEASURES: tuple[str, ...] = ACTION_MEASURES
 #: Names that stand for a group of measures wherever a measure list is accepted.
@@ -147,9 +157,11 @@ MEASURES: _Registry = _Registry(
         "use_ang": UseAngular,
         "bleu4": Bleu4,
         "bertscore": BertScore,
+        "emb_cos": EmbeddingCosine,
+        "emb_ang": EmbeddingAngular,
     }
 )
-assert tuple(MEASURES) == ALL_MEASURES
+assert tuple(MEASURES) == ALL_MEASURES + EMBEDDING_MEASURES
 
 
 def get_measure(measure: str | Measure) -> Measure:

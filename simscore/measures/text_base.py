@@ -32,16 +32,17 @@ array([0.33333333, 1.        , 1.        , 0.        ])
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import numpy as np
 
-from simscore.errors import InvalidResponseError
+from simscore.errors import InvalidResponseError, TextMeasureError
 from simscore.measures._cache import LRUCache
+from simscore.measures._encoders import CachingEncoder, SentenceEncoder
 from simscore.measures.base import PairwiseMeasure
 
-__all__ = ["TextMeasure", "PAIR_CACHE_ENTRIES"]
+__all__ = ["TextMeasure", "EncoderMeasure", "PAIR_CACHE_ENTRIES"]
 
 #: Distinct text pairs whose scores one measure instance remembers (about 100 MB of keys at
 #: most); the least recently used are forgotten first.
@@ -148,3 +149,89 @@ class TextMeasure(PairwiseMeasure):
             out[missing] = raw
             self._pair_cache.update(zip(new_keys, raw.tolist()))
         return out
+
+
+class EncoderMeasure(TextMeasure):
+    """A text measure on sentence embeddings: the cosine of the two L2-normalised embeddings,
+    clipped to [-1, 1] (``similarity = "cosine"``), or the angular similarity
+    1 - arccos(cosine) / pi (``"angular"``).
+
+    ``encoder`` is any :class:`~simscore.measures._encoders.SentenceEncoder`; ``None`` takes
+    the subclass's shared default (:meth:`_default_encoder`), so the cosine and angular
+    measures of one family embed each sentence once. The signature is
+    ``<name>|<encoder signature part>``.
+    """
+
+    similarity: Literal["cosine", "angular"] = "cosine"
+
+    def __init__(self, encoder: SentenceEncoder | None = None) -> None:
+        super().__init__()
+        if encoder is not None and not isinstance(encoder, SentenceEncoder):
+            raise TextMeasureError(
+                "encoder must provide encode(texts) and signature_part(), "
+                f"got {type(encoder).__name__}"
+            )
+        self._encoder = encoder
+
+    @staticmethod
+    def _default_encoder() -> SentenceEncoder:
+        raise TextMeasureError("this measure has no default encoder: pass encoder=")
+
+    @staticmethod
+    def _encoder_from_options(**options: Any) -> SentenceEncoder:
+        raise TextMeasureError("this measure builds no encoder from options: pass encoder=")
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any], shared: dict[Any, Any]) -> EncoderMeasure:
+        """The measure on :meth:`_encoder_from_options` of the options; the cosine and angular
+        measures of a family configured alike in one call share that encoder (each sentence
+        embedded once)."""
+        key = (cls._encoder_from_options, tuple(sorted((name, str(value)) for name, value in options.items())))
+        encoder = shared.get(key)
+        if encoder is None:
+            encoder = shared[key] = cls._encoder_from_options(**options)
+        return cls(encoder=encoder)
+
+    @property
+    def encoder(self) -> SentenceEncoder:
+        """The encoder in use; with ``encoder=None``, the family's shared default."""
+        return self._encoder if self._encoder is not None else self._default_encoder()
+
+    def signature(self) -> str:
+        """``<name>|<encoder signature part>``."""
+        return f"{self.name}|{self.encoder.signature_part()}"
+
+    def load(self) -> None:
+        if isinstance(self.encoder, CachingEncoder):
+            self.encoder.load()
+
+    def _prepare(self, texts: list[str]) -> int:
+        if not isinstance(self.encoder, CachingEncoder):
+            return 0  # a custom encoder may not cache: embedding ahead would be work twice
+        self.encoder.encode(texts)
+        return len(texts)
+
+    def _score_texts(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        cosines = self._cosines(pairs)
+        return cosines if self.similarity == "cosine" else 1.0 - np.arccos(cosines) / np.pi
+
+    def _cosines(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        texts = sorted({text for pair in pairs for text in pair})
+        emb = np.asarray(self.encoder.encode(texts), dtype=np.float64)
+        if emb.ndim != 2 or emb.shape[0] != len(texts):
+            raise TextMeasureError(
+                f"{self.name}: the encoder returned shape {emb.shape} for {len(texts)} texts"
+            )
+        norms = np.linalg.norm(emb, axis=1, keepdims=True)
+        bad = np.flatnonzero(~np.isfinite(norms[:, 0]) | (norms[:, 0] == 0.0))
+        if len(bad):
+            raise TextMeasureError(
+                f"{self.name}: the encoder returned a zero or non-finite embedding for "
+                f"{texts[bad[0]]!r}"
+            )
+        # Unit rows whatever the encoder promised (for a unit row a no-op up to the last bit).
+        emb = emb / norms
+        index = {text: i for i, text in enumerate(texts)}
+        left = emb[[index[s] for s, _ in pairs]]
+        right = emb[[index[t] for _, t in pairs]]
+        return np.clip(np.sum(left * right, axis=1), -1.0, 1.0)

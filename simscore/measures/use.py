@@ -22,22 +22,18 @@ array([1., 0.])
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any
-
-import numpy as np
 
 from simscore.errors import TextMeasureError
 from simscore.measures._encoders import (
     USEM_MAX_TOKENS,
-    CachingEncoder,
     SentenceEncoder,
     TFHubEncoder,
     UsemEncoder,
     default_use_encoder,
 )
 from simscore.measures.options import MeasureOption
-from simscore.measures.text_base import TextMeasure
+from simscore.measures.text_base import EncoderMeasure
 
 __all__ = ["UseCosine", "UseAngular", "use_encoder"]
 
@@ -63,71 +59,20 @@ def use_encoder(
     return UsemEncoder(threads, max_tokens=USEM_MAX_TOKENS if max_tokens is None else max_tokens)
 
 
-class _UseMeasure(TextMeasure):
+class _UseMeasure(EncoderMeasure):
     options = {
         "threads": MeasureOption("int", "BLAS threads of the default encoder (default: the CPUs available)"),
         "max_tokens": MeasureOption("int", "long-text rule: texts cut to this many pieces (default 1024)"),
         "savedmodel": MeasureOption("path", "a USE SavedModel directory, loaded with tensorflow-hub (extra tfhub)"),
     }
 
-    @classmethod
-    def from_options(cls, options: Mapping[str, Any], shared: dict[Any, Any]) -> TextMeasure:
-        """The measure on :func:`use_encoder` of the options; ``use_cos`` and ``use_ang``
-        configured alike in one call share one encoder (each sentence embedded once)."""
-        key = ("use-encoder", tuple(sorted((name, str(value)) for name, value in options.items())))
-        encoder = shared.get(key)
-        if encoder is None:
-            encoder = shared[key] = use_encoder(**options)
-        return cls(encoder=encoder)
+    @staticmethod
+    def _encoder_from_options(**options: Any) -> SentenceEncoder:
+        return use_encoder(**options)
 
-    def __init__(self, encoder: SentenceEncoder | None = None) -> None:
-        super().__init__()
-        if encoder is not None and not isinstance(encoder, SentenceEncoder):
-            raise TextMeasureError(
-                "encoder must provide encode(texts) and signature_part(), "
-                f"got {type(encoder).__name__}"
-            )
-        self._encoder = encoder
-
-    @property
-    def encoder(self) -> SentenceEncoder:
-        """The encoder in use; with ``encoder=None``, the shared :func:`default_use_encoder`."""
-        return self._encoder if self._encoder is not None else default_use_encoder()
-
-    def signature(self) -> str:
-        """``<name>|<encoder signature part>``."""
-        return f"{self.name}|{self.encoder.signature_part()}"
-
-    def load(self) -> None:
-        if isinstance(self.encoder, CachingEncoder):
-            self.encoder.load()
-
-    def _prepare(self, texts: list[str]) -> int:
-        if not isinstance(self.encoder, CachingEncoder):
-            return 0  # a custom encoder may not cache: embedding ahead would be work twice
-        self.encoder.encode(texts)
-        return len(texts)
-
-    def _cosines(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        texts = sorted({text for pair in pairs for text in pair})
-        emb = np.asarray(self.encoder.encode(texts), dtype=np.float64)
-        if emb.ndim != 2 or emb.shape[0] != len(texts):
-            raise TextMeasureError(
-                f"{self.name}: the encoder returned shape {emb.shape} for {len(texts)} texts"
-            )
-        norms = np.linalg.norm(emb, axis=1, keepdims=True)
-        bad = np.flatnonzero(~np.isfinite(norms[:, 0]) | (norms[:, 0] == 0.0))
-        if len(bad):
-            raise TextMeasureError(
-                f"{self.name}: the encoder returned a zero or non-finite embedding for "
-                f"{texts[bad[0]]!r}"
-            )
-        # Unit rows whatever the encoder promised (for a unit row a no-op up to the last bit).
-        emb = emb / norms
-        index = {text: i for i, text in enumerate(texts)}
-        left = emb[[index[s] for s, _ in pairs]]
-        right = emb[[index[t] for _, t in pairs]]
-        return np.clip(np.sum(left * right, axis=1), -1.0, 1.0)
+    @staticmethod
+    def _default_encoder() -> SentenceEncoder:
+        return default_use_encoder()
 
 
 class UseCosine(_UseMeasure):
@@ -152,9 +97,7 @@ class UseCosine(_UseMeasure):
 
     name = "use_cos"
     bounds = (-1.0, 1.0)
-
-    def _score_texts(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        return self._cosines(pairs)
+    similarity = "cosine"
 
 
 class UseAngular(_UseMeasure):
@@ -173,6 +116,4 @@ class UseAngular(_UseMeasure):
 
     name = "use_ang"
     bounds = (0.0, 1.0)
-
-    def _score_texts(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        return 1.0 - np.arccos(self._cosines(pairs)) / np.pi
+    similarity = "angular"

@@ -21,6 +21,7 @@ from simscore.measures import (
 )
 from simscore.measures._torch import check_device
 from simscore.measures.bertscore import BertScore
+from simscore.measures.embedding import LocalSentenceEncoder
 from simscore.measures.use import use_encoder
 from tests.simscore.measures.corpus import bert_dir
 
@@ -40,7 +41,9 @@ needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device (none 
 @pytest.mark.parametrize("name", list(MEASURES))
 def test_every_option_is_a_keyword_of_what_builds_the_measure(name):
     cls = MEASURES.classes[name]
-    builder = use_encoder if name in ("use_cos", "use_ang") else cls.__init__
+    builders = {"use_cos": use_encoder, "use_ang": use_encoder,
+                "emb_cos": LocalSentenceEncoder.__init__, "emb_ang": LocalSentenceEncoder.__init__}
+    builder = builders.get(name, cls.__init__)
     params = {
         p.name for p in inspect.signature(builder).parameters.values()
         if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "self"
