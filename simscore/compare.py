@@ -27,6 +27,7 @@ from simscore.checks import check_int
 from simscore.errors import ContextMismatchError, InvalidResponseError
 from simscore.io import atomic_open, atomic_write_text, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
+from simscore.measures._progress import show_progress
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
 from simscore.responses import Responses
 from simscore.stats import bootstrap_ci_shared
@@ -183,6 +184,7 @@ def compare(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    progress: bool = True,
 ) -> Comparison:
     """Score every pair of responses of two policies over the same contexts.
 
@@ -198,6 +200,9 @@ def compare(
     n_resamples, confidence, seed
         Bootstrap settings for the confidence interval of each mean (seeded: same inputs,
         same interval); ``n_resamples=0`` skips the intervals (NaN).
+    progress : bool, default True
+        A progress bar on stderr while a text measure embeds, when that takes more than a
+        second and stderr is a terminal (:mod:`simscore.measures._progress`); False: none.
 
     Returns
     -------
@@ -230,19 +235,20 @@ def compare(
     meta = _metadata_frame(metadata, ids)
     columns: dict[str, np.ndarray] = {}
     factorised: dict[str, tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]] = {}
-    for measure in resolved:
-        pick = Responses.actions if measure.level == "action" else Responses.texts
-        if isinstance(measure, PairwiseMeasure):
-            if measure.level not in factorised:
-                # ids follow a's order; b needs a look-up only if its order differs
-                b_ids = None if b.ids == a.ids else ids
-                factorised[measure.level] = unique_pairs(pick(a), pick(b, b_ids))
-            values, pair_a, pair_b, inverse = factorised[measure.level]
-            scores = measure.score_distinct(values, pair_a, pair_b)[inverse]
-            warn_missing(measure.name, int(np.isnan(scores).sum()), measure.level)
-        else:
-            scores = np.asarray(measure.score_pairs(pick(a, ids), pick(b, ids)), dtype=np.float64)
-        columns[measure.name] = scores
+    with show_progress(progress):
+        for measure in resolved:
+            pick = Responses.actions if measure.level == "action" else Responses.texts
+            if isinstance(measure, PairwiseMeasure):
+                if measure.level not in factorised:
+                    # ids follow a's order; b needs a look-up only if its order differs
+                    b_ids = None if b.ids == a.ids else ids
+                    factorised[measure.level] = unique_pairs(pick(a), pick(b, b_ids))
+                values, pair_a, pair_b, inverse = factorised[measure.level]
+                scores = measure.score_distinct(values, pair_a, pair_b)[inverse]
+                warn_missing(measure.name, int(np.isnan(scores).sum()), measure.level)
+            else:
+                scores = np.asarray(measure.score_pairs(pick(a, ids), pick(b, ids)), dtype=np.float64)
+            columns[measure.name] = scores
 
     frame = pd.DataFrame(columns, index=pd.Index(ids, name="context_id"))
     if meta is not None:

@@ -95,7 +95,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     measures = _compare_measures(args)
     a = read_responses(args.a)
     b = read_responses(args.b)
-    comparison = compare(a, b, measures, n_resamples=args.resamples, seed=args.seed)
+    comparison = compare(a, b, measures, n_resamples=args.resamples, seed=args.seed, progress=not args.quiet)
     heading = f"{a.policy or args.a}  vs  {b.policy or args.b}  ({len(comparison.scores)} contexts)"
     if path is not None:
         atomic_write_text(path, _render(comparison, fmt, heading, args.signatures))
@@ -195,8 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--device", metavar="cpu|cuda|cuda:N",
-        help="torch device of every model-backed measure (bertscore); checked before any work (default: cpu)",
+        help="torch device of every model-backed measure (bertscore, emb_cos, emb_ang); checked before any work "
+        "(default: cpu)",
     )
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar (one appears on a terminal when embedding takes more than a second)")
     p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("demo", help="the paper's experiment, small: train, collect, respond, score, report")

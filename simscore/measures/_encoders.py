@@ -52,6 +52,7 @@ from simscore.checks import check_int
 from simscore.errors import MissingDependencyError, ModelNotFoundError, TextMeasureError, TruncationWarning
 from simscore.measures import _usem3
 from simscore.measures._cache import LRUCache
+from simscore.measures._progress import progress_bar
 from simscore.measures.base import dist_version
 
 __all__ = [
@@ -348,13 +349,14 @@ class UsemEncoder(CachingEncoder):
                 n_tokens = 0
             groups[-1].append(k)
             n_tokens += len(sentence)
-        with limit():
+        with limit(), progress_bar(len(texts), "use: embedding") as bar:
             for group in groups:
                 rows = [ids[k] for k in group]
                 rows.extend([filler] * (USEM_MIN_BATCH - len(rows)))
                 buffer = np.empty((len(rows), dim), dtype=np.float32)
                 encode_batch(rows, sum(map(len, rows)), buffer)
                 out[group] = buffer[: len(group)]
+                bar.update(len(group))
         return out
 
     def __repr__(self) -> str:

