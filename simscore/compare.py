@@ -28,6 +28,7 @@ from simscore.checks import check_int, check_number, check_seed
 from simscore.errors import ContextMismatchError, InvalidResponseError, MissingValueWarning
 from simscore.io import atomic_open, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
+from simscore.measures._progress import show_progress
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
 from simscore.responses import Responses
 from simscore.stats import MAX_RESAMPLES, bootstrap_ci_shared
@@ -273,6 +274,7 @@ def compare(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    progress: bool = True,
 ) -> Comparison:
     """Score every pair of responses of two policies over the same contexts.
 
@@ -288,6 +290,9 @@ def compare(
     n_resamples, confidence, seed
         Bootstrap settings for the confidence interval of each mean (seeded: same inputs,
         same interval); ``n_resamples=0`` skips the intervals (NaN).
+    progress : bool, default True
+        A progress bar on stderr while a text measure embeds, when that takes more than a
+        second and stderr is a terminal (:mod:`simscore.measures._progress`); False: none.
 
     Returns
     -------
@@ -327,23 +332,24 @@ def compare(
     columns: dict[str, np.ndarray] = {}
     factorised: dict[str, tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]] = {}
     textless: dict[str, int] = {}
-    for measure in resolved:
-        pick = Responses.actions if measure.level == "action" else Responses.texts
-        if isinstance(measure, PairwiseMeasure):
-            if measure.level not in factorised:
-                # ids follow a's order; b needs a look-up only if its order differs
-                b_ids = None if b.ids == a.ids else ids
-                factorised[measure.level] = unique_pairs(pick(a), pick(b, b_ids))
-            values, pair_a, pair_b, inverse = factorised[measure.level]
-            scores = measure.score_distinct(values, pair_a, pair_b)[inverse]
-            missing = int(np.isnan(scores).sum())
-            if measure.level == "text" and missing:
-                textless[measure.name] = missing  # one warning for all of them, saying how to add words
+    with show_progress(progress):
+        for measure in resolved:
+            pick = Responses.actions if measure.level == "action" else Responses.texts
+            if isinstance(measure, PairwiseMeasure):
+                if measure.level not in factorised:
+                    # ids follow a's order; b needs a look-up only if its order differs
+                    b_ids = None if b.ids == a.ids else ids
+                    factorised[measure.level] = unique_pairs(pick(a), pick(b, b_ids))
+                values, pair_a, pair_b, inverse = factorised[measure.level]
+                scores = measure.score_distinct(values, pair_a, pair_b)[inverse]
+                missing = int(np.isnan(scores).sum())
+                if measure.level == "text" and missing:
+                    textless[measure.name] = missing  # one warning for all of them, saying how to add words
+                else:
+                    warn_missing(measure.name, missing, measure.level)
             else:
-                warn_missing(measure.name, missing, measure.level)
-        else:
-            scores = np.asarray(measure.score_pairs(pick(a, ids), pick(b, ids)), dtype=np.float64)
-        columns[measure.name] = scores
+                scores = np.asarray(measure.score_pairs(pick(a, ids), pick(b, ids)), dtype=np.float64)
+            columns[measure.name] = scores
     if textless:
         _warn_textless(textless, a, b, ids)
 

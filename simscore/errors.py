@@ -21,6 +21,7 @@ __all__ = [
     "TextMeasureError",
     "ModelNotFoundError",
     "UnsupportedModelError",
+    "MeasureOptionError",
     "ExperimentError",
     "ConfigError",
     "OutputExistsError",
@@ -32,6 +33,7 @@ __all__ = [
     "SkippedDialoguesWarning",
     "UnparsedActWarning",
     "ShortenedPromptWarning",
+    "TruncationWarning",
 ]
 
 
@@ -129,6 +131,8 @@ class ModelNotFoundError(SimscoreError, FileNotFoundError):
 
 class UnsupportedModelError(SimscoreError, ValueError):
     """A local model folder is not a Hugging Face model, or holds a model that does not generate text."""
+class MeasureOptionError(SimscoreError, ValueError):
+    """A measure option is unknown, malformed, or given for a measure that is not selected."""
 
 
 class ExperimentError(SimscoreError, ValueError):
@@ -183,6 +187,11 @@ class MissingValueWarning(UserWarning):
 
 class SkippedContextsWarning(UserWarning):
     """Contexts were left out on request (``skip_invalid=True``) because they do not fit the domain."""
+
+
+class TruncationWarning(UserWarning):
+    """A text measure cut texts longer than its documented limit (the measure's signature
+    names the limit; the message says how many texts were cut and to what)."""
 
 
 class SkippedDialoguesWarning(UserWarning):

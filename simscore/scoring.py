@@ -198,6 +198,7 @@ def score(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    progress: bool = True,
 ) -> ScoreResult:
     """Score ``a[i]`` against ``b[i]`` for every ``i`` with each measure.
 
@@ -214,6 +215,9 @@ def score(
         How to read the items (module docstring); ``"action"`` is an alias of ``"act"``.
     n_resamples, confidence, seed
         Bootstrap settings of each mean's interval (seeded: same inputs, same interval).
+    progress : bool, default True
+        A progress bar on stderr while a text measure embeds for more than a second, on a
+        terminal only (as :func:`~simscore.compare.compare`).
 
     Returns
     -------
@@ -273,7 +277,8 @@ def score(
                     raise InvalidResponseError(f"{name}[{i}]: a text must be a string or None, got {type(text).__name__}")
                 responses[context_id] = Response(text=text) if text is not None else Response(Act("none"))
         sides.append(Responses(responses, policy=name))
-    comparison = compare(sides[0], sides[1], resolved, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    comparison = compare(sides[0], sides[1], resolved, n_resamples=n_resamples, confidence=confidence, seed=seed,
+                         progress=progress)
 
     out: dict[str, MeasureScore] = {}
     for measure in resolved:

@@ -114,7 +114,6 @@ def _text(comparison: Comparison, heading: str, signatures: bool, strata: Strati
 def _cmd_compare(args: argparse.Namespace) -> int:
     from simscore.compare import compare
     from simscore.io import atomic_open
-    from simscore.measures import resolve_measures
     from simscore.responses_csv import read_responses
 
     path, fmt = _compare_output(args)  # fail on bad flags and bad names before reading files
@@ -122,7 +121,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise ValueError("--by and --cluster need --contexts (the context set whose metadata holds the strata)")
     if args.cluster is not None and args.by is None:
         raise ValueError("--cluster applies to a stratified comparison: give --by")
-    measures = resolve_measures(args.measures)
+    measures = _compare_measures(args)
     a = read_responses(args.a)
     b = read_responses(args.b)
     metadata = None
@@ -130,7 +129,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         from contexts.context import ContextSet
 
         metadata = ContextSet.read_jsonl(args.contexts)
-    comparison = compare(a, b, measures, metadata=metadata, n_resamples=args.resamples, seed=args.seed)
+    comparison = compare(a, b, measures, metadata=metadata, n_resamples=args.resamples, seed=args.seed,
+                         progress=not args.quiet)
     strata = None
     if args.by is not None:
         strata = comparison.by_stratum(
@@ -150,6 +150,20 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         sys.stdout.write(_text(comparison, heading, args.signatures, strata))
         print(f"wrote {path}")
     return 0
+
+
+def _options_help() -> str:
+    from simscore.measures import MEASURES, measure_options
+
+    return "; ".join(f"{name}: {', '.join(measure_options(name))}" for name in MEASURES if measure_options(name))
+
+
+def _compare_measures(args: argparse.Namespace) -> list:
+    """The measures of ``compare`` with ``--measure-option`` and ``--device``, checked before any work."""
+    from simscore.measures import options_from_assignments, resolve_measures, with_device
+
+    options = with_device(args.measures, options_from_assignments(args.measure_option), args.device)
+    return resolve_measures(args.measures, options=options)
 
 
 def _stdout_is_data(args: argparse.Namespace) -> bool:
@@ -237,6 +251,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="random splits of a Monte Carlo permutation test (default 10000; exact tests need none)",
     )
     p.add_argument("--force", action="store_true", help="replace the --out file if it exists (never an input)")
+    p.add_argument(
+        "--measure-option", action="append", default=[], metavar="MEASURE.OPTION=VALUE",
+        help="configure one measure (repeatable; checked before any work, recorded in the signatures), e.g. "
+        "bertscore.model=DIR bertscore.num_layers=17; the options: " + _options_help(),
+    )
+    p.add_argument(
+        "--device", metavar="cpu|cuda|cuda:N",
+        help="torch device of every model-backed measure (bertscore, emb_cos, emb_ang); checked before any work "
+        "(default: cpu)",
+    )
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar (one appears on a terminal when embedding takes more than a second)")
     p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("demo", help="the paper's experiment, small: train, collect, respond, score, report")

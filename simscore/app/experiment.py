@@ -108,6 +108,11 @@ class ExperimentConfig:
     findings : Thresholds
         [findings] Thresholds of the paper's findings in the report (names and defaults:
         :class:`simscore.app.findings.Thresholds`).
+    measure_options : mapping of str to mapping
+        [measures.<name>] Options of a measure, one table per measure, e.g.
+        ``[measures.bertscore]`` with ``model = "/models/roberta-large"``, ``num_layers = 17``,
+        ``device = "cuda"`` (:func:`simscore.measures.measure_options` lists them); checked
+        with the measures, before any work, and recorded in the signatures.
     """
 
     name: str = "demo"
@@ -124,6 +129,7 @@ class ExperimentConfig:
     confidence: float = 0.95
     random_seed: int = 0
     findings: Thresholds = dataclasses.field(default_factory=Thresholds)
+    measure_options: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
 
     #: TOML table → the fields read from it (``training`` also takes every field of the template).
     SECTIONS: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -168,7 +174,8 @@ class ExperimentConfig:
                     f"measures must be a list of measure names or groups (e.g. ['tmr', 'dmr'] or ['all']), "
                     f"got {self.measures!r}"
                 )
-            resolve_measures(list(self.measures))
+            object.__setattr__(self, "measure_options", _plain_options(self.measure_options))
+            resolve_measures(list(self.measures), options=self.measure_options)
         except (TypeError, ValueError, KeyError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
             raise ExperimentError(message) from None
@@ -201,6 +208,8 @@ class ExperimentConfig:
             template.pop(key)
         out["training"].update(template)
         out["findings"] = self.findings.to_dict()
+        if self.measure_options:
+            out["measures"] = {name: dict(values) for name, values in self.measure_options.items()}
         return out
 
     @classmethod
@@ -214,7 +223,7 @@ class ExperimentConfig:
         """
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: expected a table, got {type(data).__name__}")
-        check_keys(data, ["name", *cls.SECTIONS, "findings"], source=source)
+        check_keys(data, ["name", *cls.SECTIONS, "findings", "measures"], source=source)
         hints = typing.get_type_hints(cls)
         kwargs: dict[str, Any] = {}
         if "name" in data:
@@ -226,6 +235,9 @@ class ExperimentConfig:
                 raise ConfigError(f"{source}: [{section}] must be a table, got {type(value).__name__} {value!r}")
             if section == "findings":
                 kwargs["findings"] = from_mapping(Thresholds, value, source=source, table="findings")
+                continue
+            if section == "measures":
+                kwargs["measure_options"] = _read_measure_options(value, source=source)
                 continue
             own = cls.SECTIONS[section]
             if section == "training":
@@ -244,6 +256,33 @@ class ExperimentConfig:
             return cls(**kwargs)
         except ExperimentError as exc:
             raise ConfigError(f"{source}: {exc}") from None
+
+
+def _read_measure_options(tables: Mapping[str, Any], *, source: str) -> dict[str, dict[str, Any]]:
+    """``[measures.<name>]`` tables: known measure and option names (values: the measures check them)."""
+    from simscore.measures import MEASURES, measure_options
+
+    check_keys(tables, list(MEASURES), source=source, table="measures")
+    out: dict[str, dict[str, Any]] = {}
+    for name, options in tables.items():
+        if not isinstance(options, Mapping):
+            raise ConfigError(f"{source}: [measures.{name}] must be a table of options, got {options!r}")
+        check_keys(options, list(measure_options(name)), source=source, table=f"measures.{name}")
+        out[name] = dict(options)
+    return out
+
+
+def _plain_options(options: Any) -> dict[str, dict[str, Any]]:
+    """Measure options as plain data (paths as str, sequences as lists), as TOML and JSON hold them."""
+    if not isinstance(options, Mapping):
+        raise ValueError(f"measure_options must map measure names to options, got {type(options).__name__}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, values in options.items():
+        if not isinstance(values, Mapping):
+            raise ValueError(f"measure_options[{name!r}] must map option names to values, got {values!r}")
+        out[name] = {key: os.fspath(v) if isinstance(v, os.PathLike) else list(v) if isinstance(v, tuple) else v
+                     for key, v in values.items()}
+    return out
 
 
 #: ``simscore demo``: three seeds per reward, 5,000 dialogues, a checkpoint every 500.
@@ -414,7 +453,8 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
         folder.root,
     )
 
-    measures = resolve_measures(list(config.measures))  # one set of instances: loaded ahead, then scoring
+    # one set of instances: loaded ahead, then scoring
+    measures = resolve_measures(list(config.measures), options=config.measure_options)
     _preload_text_models(measures)
 
     # 1. training (the learner's compiled loops are compiled or loaded here first, so that a

