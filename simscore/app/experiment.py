@@ -54,9 +54,9 @@ from simscore.app.provenance import check_collected, check_folder_settings, chec
 from simscore.app.record import RunRecord
 from simscore.checks import check_bool, check_int, check_number, check_seed
 from simscore.config import check_keys, convert_value, from_mapping, to_mapping
-from simscore.errors import ConfigError, ExperimentError, SimscoreError
+from simscore.errors import ConfigError, ExperimentError, MissingDependencyError, SimscoreError
 from simscore.io import atomic_write_text
-from simscore.measures import ALL_MEASURES, Measure, resolve_measures
+from simscore.measures import ALL_MEASURES, MEASURE_GROUPS, Measure, resolve_measures
 from simscore.parallel import run_jobs, stop_on_signals
 from simscore.stats import MAX_RESAMPLES, Bootstrap
 
@@ -168,7 +168,7 @@ class ExperimentConfig:
                     f"measures must be a list of measure names or groups (e.g. ['tmr', 'dmr'] or ['all']), "
                     f"got {self.measures!r}"
                 )
-            resolve_measures(list(self.measures))
+            _check_measures(self.measures)
         except (TypeError, ValueError, KeyError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
             raise ExperimentError(message) from None
@@ -244,6 +244,26 @@ class ExperimentConfig:
             return cls(**kwargs)
         except ExperimentError as exc:
             raise ConfigError(f"{source}: {exc}") from None
+
+
+def _check_measures(measures: Sequence[str]) -> None:
+    """Every name a known measure or group, each measure once.
+
+    A known measure whose optional packages are missing passes: the configuration is valid
+    (``DEMO_CONFIG`` names all eight measures and must import in a bare install); the run
+    resolves its measures before any work and then names the extra to install.
+    """
+    for name in measures:
+        try:
+            resolve_measures([name])
+        except MissingDependencyError:
+            pass
+    expanded = [member for name in measures for member in MEASURE_GROUPS.get(name, (name,))]
+    repeated = sorted({name for name in expanded if expanded.count(name) > 1})
+    if repeated:
+        raise ValueError(f"measures: each name may appear once, repeated: {', '.join(repeated)}")
+    if not expanded:
+        raise ValueError("measures: need at least one measure")
 
 
 #: ``simscore demo``: three seeds per reward, 5,000 dialogues, a checkpoint every 500.
