@@ -37,6 +37,7 @@ embedding caches, so scoring the next batch costs only the new sentences.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -189,24 +190,43 @@ def _detect_kind(items: Sequence[Any]) -> str:
     return "act"  # every string is an act (or every item is None: the cheap measures then)
 
 
+def _renamed(value: Any, old_value: Any, name: str, old_name: str) -> Any:
+    """A parameter under its documented name or, with a DeprecationWarning, under its old one."""
+    if old_value is None:
+        if value is None:
+            raise TypeError(f"score() missing required argument: {name!r}")
+        return value
+    if value is not None:
+        raise TypeError(f"score() got both {name!r} and its deprecated name {old_name!r}")
+    warnings.warn(f"score({old_name}=...) is deprecated; use score({name}=...)", DeprecationWarning, stacklevel=3)
+    return old_value
+
+
 def score(
-    a: Sequence[Any],
-    b: Sequence[Any],
+    predictions: Sequence[Any] | None = None,
+    references: Sequence[Any] | None = None,
     measures: str | Measure | Iterable[str | Measure] | None = None,
     *,
     kind: str = "auto",
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    a: Sequence[Any] | None = None,
+    b: Sequence[Any] | None = None,
 ) -> ScoreResult:
-    """Score ``a[i]`` against ``b[i]`` for every ``i`` with each measure.
+    """Score ``predictions[i]`` against ``references[i]`` for every ``i`` with each measure.
+
+    The names follow ``score(predictions, references)`` of sacrebleu and ``evaluate``; the
+    eight measures are symmetric, so which side is which matters only for a measure of your own.
 
     Parameters
     ----------
-    a, b : sequence
+    predictions, references : sequence
         Two equal-length lists of texts, act strings, ConvLab act lists or
-        :class:`~simscore.acts.Act` objects (``None`` = missing). Order matters only for
-        asymmetric measures (none of the eight is).
+        :class:`~simscore.acts.Act` objects (``None`` = missing).
+    a, b : sequence, optional
+        Deprecated keyword names of ``predictions`` and ``references`` (a
+        ``DeprecationWarning``); passing both names of one side is an error.
     measures : names or Measure objects, optional
         Default: the action measures for acts, the text measures for texts. Pass measure
         instances to reuse their models and caches across calls.
@@ -236,11 +256,15 @@ def score(
     >>> r.kind, float(r["bleu4"].scores[1])
     ('text', 1.0)
     """
-    items_a, items_b = _as_list(a, "a"), _as_list(b, "b")
+    predictions = _renamed(predictions, a, "predictions", "a")
+    references = _renamed(references, b, "references", "b")
+    items_a, items_b = _as_list(predictions, "predictions"), _as_list(references, "references")
     if len(items_a) != len(items_b):
-        raise InvalidResponseError(f"a and b must have the same length, got {len(items_a)} and {len(items_b)}")
+        raise InvalidResponseError(
+            f"predictions and references must have the same length, got {len(items_a)} and {len(items_b)}"
+        )
     if not items_a:
-        raise InvalidResponseError("a and b are empty: nothing to score")
+        raise InvalidResponseError("predictions and references are empty: nothing to score")
     if kind not in _KIND_ALIASES:
         raise ValueError(f"kind must be 'auto', 'act' or 'text', got {kind!r}")
     resolved_kind = _KIND_ALIASES[kind]
@@ -259,7 +283,7 @@ def score(
 
     ids = [str(i) for i in range(len(items_a))]
     sides = []
-    for name, items in (("a", items_a), ("b", items_b)):
+    for name, items in (("predictions", items_a), ("references", items_b)):
         responses: dict[str, Response] = {}
         if level == "action":
             cache: dict[str, Act] = {}

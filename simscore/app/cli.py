@@ -45,15 +45,16 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from simscore._version import __version__
-from simscore.app.cli_args import measure_list
+from simscore.app.cli_args import installed_measures, measure_list
 from simscore.errors import RunStopped, SimscoreError
-from simscore.measures import ALL_MEASURES
 
 if TYPE_CHECKING:
     from simscore.compare import Comparison
     from simscore.strata import StratifiedComparison
 
 __all__ = ["main", "build_parser"]
+
+logger = logging.getLogger(__name__)
 
 
 _SUFFIX_FORMATS = {".json": "json", ".csv": "csv"}
@@ -96,6 +97,17 @@ def _render(
     return "\n".join(lines) + "\n"
 
 
+def _default_measures() -> list[str]:
+    """compare's default: every measure whose packages are installed; the log names what the text extra adds."""
+    usable, missing = installed_measures()
+    if missing:
+        logger.info(
+            "measures %s left out: their packages are not installed (pip install 'simscore-dialogue[text]'); "
+            "scoring %s", ", ".join(missing), ", ".join(usable),
+        )
+    return usable
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from simscore.compare import compare
     from simscore.io import atomic_write_text, prepare_output
@@ -107,7 +119,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise ValueError("--by and --cluster need --contexts (the context set whose metadata holds the strata)")
     if args.cluster is not None and args.by is None:
         raise ValueError("--cluster applies to a stratified comparison: give --by")
-    measures = resolve_measures(args.measures)
+    measures = resolve_measures(args.measures if args.measures is not None else _default_measures())
     if path is not None:
         inputs = [args.a, args.b, *([args.contexts] if args.contexts else [])]
         prepare_output(path, inputs=inputs, overwrite=args.force)
@@ -136,13 +148,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         sys.stdout.write(_render(comparison, "text", heading, args.signatures, strata))
         print(f"wrote {path}")
     return 0
-
-
-def _stdout_is_data(args: argparse.Namespace) -> bool:
-    """Whether the command writes data (JSON, CSV, bare scores) on stdout: log messages go to stderr then."""
-    if getattr(args, "command", None) != "compare":
-        return False
-    return bool(args.score_only or args.out == "-" or (args.out is None and args.format in ("json", "csv")))
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:
@@ -183,8 +188,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--measures",
         type=measure_list,
-        default=list(ALL_MEASURES),
-        help="comma-separated measure names or groups ('all', 'action', 'text'); default: all eight",
+        default=None,
+        help="comma-separated measure names or groups ('all', 'action', 'text'); default: every measure whose "
+        "packages are installed (all eight with the text extra, else the action measures and bleu4; the log "
+        "names the extra). The API's compare() defaults to the action measures instead: no model is loaded "
+        "unless asked for",
     )
     p.add_argument(
         "--out",
@@ -231,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in _extensions():
         register(sub)
+    _add_log_options(parser)
     return parser
 
 
@@ -249,35 +258,61 @@ def _extensions() -> list:
     ]
 
 
-@contextlib.contextmanager
-def _console_log(quiet: bool, stream: object = None) -> Iterator[None]:
-    """Show the ``simscore`` loggers' INFO messages on ``stream`` (default stdout) while a command runs.
+def _add_log_options(parser: argparse.ArgumentParser) -> None:
+    """``--quiet`` and ``--verbose`` on every sub-command (a command's own ``--quiet`` also hides its bars)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                _add_log_options(child)
+            return
+    options = {option for action in parser._actions for option in action.option_strings}
+    if "--quiet" in options:
+        quiet = next(a for a in parser._actions if "--quiet" in a.option_strings)
+        quiet.help = f"{quiet.help}; the log shows only warnings and errors"
+    else:
+        parser.add_argument("--quiet", action="store_true", help="the log (stderr) shows only warnings and errors")
+    parser.add_argument("--verbose", action="store_true", help="the log (stderr) also shows debugging messages")
 
-    Left alone when the caller has configured the ``simscore`` logger (or the root logger)
-    itself, so an embedding program keeps control of where messages go.
+
+#: The loggers the command line shows (the three packages').
+LOGGERS = ("simscore", "contexts", "policies")
+
+
+@contextlib.contextmanager
+def _console_log(level: int, stream: object = None) -> Iterator[None]:
+    """Show the packages' log messages from ``level`` up on ``stream`` (default stderr) while a command runs.
+
+    Messages go to stderr so that stdout holds only a command's output (a table, JSON, CSV, bare
+    scores). Left alone when the caller has configured one of the packages' loggers (or the
+    root logger) itself, so an embedding program keeps control of where messages go.
     """
-    package = logging.getLogger("simscore")
-    if quiet or package.handlers or logging.getLogger().handlers:
+    loggers = [logging.getLogger(name) for name in LOGGERS]
+    if any(logger.handlers for logger in loggers) or logging.getLogger().handlers:
         yield
         return
-    handler = logging.StreamHandler(sys.stdout if stream is None else stream)  # type: ignore[arg-type]
+    handler = logging.StreamHandler(sys.stderr if stream is None else stream)  # type: ignore[arg-type]
     handler.setFormatter(logging.Formatter("[%(asctime)s] %(message)s", "%H:%M:%S"))
-    previous_level = package.level
-    package.addHandler(handler)
-    package.setLevel(logging.INFO)
+    previous_levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.setLevel(level)
     try:
         yield
     finally:
-        package.removeHandler(handler)
-        package.setLevel(previous_level)
+        for logger, previous in zip(loggers, previous_levels):
+            logger.removeHandler(handler)
+            logger.setLevel(previous)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``simscore`` command; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.quiet and args.verbose:
+        parser.error("--quiet and --verbose exclude each other")
+    level = logging.WARNING if args.quiet else logging.DEBUG if args.verbose else logging.INFO
     try:
-        with _console_log(quiet=False, stream=sys.stderr if _stdout_is_data(args) else None):
+        with _console_log(level):
             return int(args.func(args))
     except BrokenPipeError:
         # output piped into a program that stopped reading (e.g. `| head`): not an error

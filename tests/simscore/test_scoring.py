@@ -51,7 +51,7 @@ def test_auto_reads_prose_as_text_and_defaults_to_text_measures():
 
 @pytest.mark.parametrize("kind", ["act", "action"])
 def test_explicit_act_kind_rejects_prose_with_a_hint(kind):
-    with pytest.raises(ActParseError, match=r"a\[1\].*kind='text'"):
+    with pytest.raises(ActParseError, match=r"predictions\[1\].*kind='text'"):
         score(["hello()", "Hi there"], ["hello()", "bye()"], kind=kind)
 
 
@@ -104,8 +104,8 @@ def test_seeded_intervals_are_reproducible():
         (["hello()"], ["bye()"], {"kind": "acts"}, ValueError, "kind must be"),
         (["hello()"], ["bye()"], {"measures": "bleu4"}, ValueError, "'bleu4' score texts, but the items were read as acts"),
         (["Hi"], ["Yo"], {"measures": "tmr"}, ValueError, "'tmr' score actions, but the items were read as texts"),
-        ([3], ["bye()"], {"kind": "act"}, InvalidResponseError, r"a\[0\]: expected an Act"),
-        ([3], ["bye"], {"kind": "text", "measures": "bleu4"}, InvalidResponseError, r"a\[0\]: a text must be a string"),
+        ([3], ["bye()"], {"kind": "act"}, InvalidResponseError, r"predictions\[0\]: expected an Act"),
+        ([3], ["bye"], {"kind": "text", "measures": "bleu4"}, InvalidResponseError, r"predictions\[0\]: a text must be a string"),
         (["hello()"], ["bye()"], {"measures": "tmrr"}, KeyError, "did you mean 'tmr'"),
     ],
 )
@@ -119,3 +119,24 @@ def test_numpy_arrays_and_tuples_are_accepted():
         warnings.simplefilter("error")
         result = score(np.array(["hello()", "bye()"]), ("hello()", "bye()"), measures="tmr")
     assert result["tmr"].mean == 1.0
+
+
+def test_parameters_are_named_predictions_and_references():
+    by_name = score(predictions=["request(food)"], references=["request(area)"], measures="dmr")
+    assert by_name["dmr"].mean == 1.0
+
+
+def test_old_parameter_names_still_work_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match=r"score\(a=\.\.\.\) is deprecated; use score\(predictions=\.\.\.\)"):
+        old = score(a=["request(food)"], references=["request(area)"], measures="tmr")
+    assert old["tmr"].mean == 0.0
+    with pytest.raises(TypeError, match="both 'references' and its deprecated name 'b'"):
+        score(["hello()"], ["hello()"], b=["hello()"])
+    with pytest.raises(TypeError, match="missing required argument: 'references'"):
+        score(["hello()"])
+
+
+def test_an_unknown_measure_is_a_value_error_and_still_a_key_error():
+    for caught in (ValueError, KeyError):
+        with pytest.raises(caught, match=r"unknown measure 'tmrr'; did you mean 'tmr'\? \(known: tmr, dmr"):
+            score(["hello()"], ["bye()"], measures="tmrr")
