@@ -393,8 +393,10 @@ def run_experiment(
         The command line that started the run (``simscore demo --out DIR``), recorded in the
         run record for the report's "Reproduce" section; None when run from Python.
 
+    Notes
+    -----
     Progress messages go to the logger ``simscore.app.experiment`` (INFO) and, while the run
-    lasts, into ``out_dir/run.log``; the command line also shows them on the terminal.
+    lasts, into ``out_dir/run.log``; the command line also shows them on stderr.
 
     One run at a time: the folder is locked while the run lasts (``simscore.lock``: process,
     host, command; a second run is refused with
