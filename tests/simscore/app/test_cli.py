@@ -239,3 +239,13 @@ def test_api_and_cli_defaults_differ_as_documented():
     compare_parser = dict(_leaves(build_parser()))[("compare",)]
     help_text = next(a.help for a in compare_parser._actions if "--measures" in a.option_strings)
     assert "every measure whose packages are installed" in help_text and "compare() defaults to the action measures" in help_text
+
+
+def test_no_help_text_shows_rest_markup():
+    import re
+
+    from simscore.app.cli import build_parser
+
+    for path, parser in _leaves(build_parser()):
+        text = parser.format_help()
+        assert not re.search(r"``|:(mod|class|func|meth|data|attr):`", text), path
