@@ -33,7 +33,6 @@ Examples
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from collections import Counter
@@ -55,6 +54,7 @@ from simscore.errors import (
     NoContextsError,
     SkippedDialoguesWarning,
 )
+from simscore.io import read_json
 
 __all__ = ["collect_contexts", "import_convlab", "read_convlab", "dialogue_contexts"]
 
@@ -527,15 +527,9 @@ def read_convlab(
 
 
 def _load_convlab_json(path: Path) -> list[Any]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except FileNotFoundError:
-        raise FileFormatError(path, "file not found") from None
-    except IsADirectoryError:
-        raise FileFormatError(path, "is a directory, expected dialogues.json") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise FileFormatError(path, f"invalid JSON ({exc})") from None
+    if path.is_dir():
+        raise FileFormatError(path, "is a directory, expected dialogues.json")
+    data = read_json(path)
     if not isinstance(data, list):
         raise FileFormatError(path, f"expected a JSON list of dialogues, got {type(data).__name__}")
     return data

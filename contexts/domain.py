@@ -32,7 +32,7 @@ from typing import Any
 
 from contexts._frozen import FrozenDict
 from simscore.errors import FileFormatError, InvalidContextError
-from simscore.io import read_text
+from simscore.io import read_json, read_text
 
 __all__ = [
     "AREAS",
@@ -521,15 +521,7 @@ def load_domain(
 
 
 def _read_json(path: Path) -> Any:
-    text = read_text(path)
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except ValueError as exc:
-        raise FileFormatError(path, f"invalid JSON ({exc})") from None
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"non-standard JSON number {name}")
+    return read_json(path)
 
 
 def _venue_from_row(row: Mapping[str, Any], path: object, where: str, line: int | None) -> Venue:

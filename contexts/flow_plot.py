@@ -140,5 +140,5 @@ def plot_flows(
     target = prepare_output(path, overwrite=overwrite)
     if target.suffix.lower() != ".png":
         raise ValueError(f"path must end in .png, got {os.fspath(path)!r}")
-    return save_figure(draw_flows(graph, walks, top=top), target)
+    return save_figure(draw_flows(graph, walks, top=top), target, overwrite=overwrite)
 

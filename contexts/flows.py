@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from contexts.flow_dialogues import FlowDialogue, FlowTurn
 from simscore.checks import check_int
 from simscore.errors import FileFormatError, InvalidContextError
-from simscore.io import atomic_write_text, format_problem, prepare_output, read_text
+from simscore.io import atomic_write_text, format_problem, parse_json, prepare_output, read_text
 
 if TYPE_CHECKING:
     import networkx
@@ -414,17 +414,8 @@ class FlowGraph:
             raise FileFormatError(p, "is a directory, expected a flow-graph file")
         if size > MAX_FLOW_GRAPH_BYTES:
             raise FileFormatError(p, f"{size:,} bytes; flow-graph files are read up to {MAX_FLOW_GRAPH_BYTES:,}")
-        try:
-            data = json.loads(read_text(p), parse_constant=_reject_constant)
-        except json.JSONDecodeError as exc:
-            raise FileFormatError(p, f"invalid JSON ({exc.msg}, column {exc.colno})", line=exc.lineno) from None
-        except ValueError as exc:
-            raise FileFormatError(p, f"invalid JSON ({exc})") from None
+        data = parse_json(read_text(p, limit=MAX_FLOW_GRAPH_BYTES), p)
         return _parse(p, data, cls)
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"non-standard JSON number {name}")
 
 
 def _field_error(path: Path, field: str, problem: str) -> FileFormatError:

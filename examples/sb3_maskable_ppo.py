@@ -90,7 +90,7 @@ def main() -> None:
     stopped = evaluate(model, args)
     stopped["wall_seconds"] = seconds
     stopped["stopped_by_callback"] = callback.stopped_at is not None
-    figure = plot_behaviour(history, args.out / "behaviour.png", threshold=args.threshold,
+    figure = plot_behaviour(history, args.out / "behaviour.png", overwrite=True, threshold=args.threshold,
                             stopped_at=callback.stopped_at, xlabel="MaskablePPO training steps",
                             title="MaskablePPO (masked): greedy behaviour on C_gen, each check vs the previous")
     how = f"stopped by the callback at step {callback.stopped_at}" if callback.stopped_at else "not converged"
@@ -108,7 +108,7 @@ def main() -> None:
         saved = budget["steps"] - stopped["steps"]
         summary.update(budget=budget, steps_saved=saved, runs_identical_until_stop=bool(identical))
         observer.history().to_csv(args.out / "history_budget.csv", index=False)
-        plot_behaviour(observer.history(), args.out / "behaviour_budget.png", threshold=args.threshold,
+        plot_behaviour(observer.history(), args.out / "behaviour_budget.png", overwrite=True, threshold=args.threshold,
                        stopped_at=callback.stopped_at, xlabel="MaskablePPO training steps",
                        title=f"MaskablePPO, fixed budget of {args.budget} steps (the line: where the callback stopped)")
         print(f"fixed budget of {budget['steps']} steps ({seconds:.0f} s): success {budget['success_rate']:.3f} "

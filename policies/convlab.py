@@ -60,7 +60,7 @@ from contexts.belief import BeliefState
 from simscore.acts import convlab_order_problem
 from simscore.checks import check_int, check_number
 from simscore.errors import FileFormatError, InvalidContextError
-from simscore.io import read_jsonl, write_jsonl
+from simscore.io import prepare_output, read_jsonl, write_jsonl
 
 __all__ = [
     "STATE_FORMATS",
@@ -484,11 +484,13 @@ def write_convlab_states(
     domain: str = "restaurant",
     slot_names: Mapping[str, str] | None = None,
     min_probability: float = 0.0,
+    overwrite: bool = False,
 ) -> int:
     """Write one ConvLab state per context to a states file (module docstring), atomically.
 
     The ConvLab side of the two-environment workflow reads it (see
-    ``examples/convlab_answer_states.py``). Options as in :func:`to_convlab_state`.
+    ``examples/convlab_answer_states.py``). Options as in :func:`to_convlab_state`; an existing
+    file is replaced only with ``overwrite=True``.
 
     Returns
     -------
@@ -499,6 +501,8 @@ def write_convlab_states(
     ------
     InvalidContextError
         For a context without a string id or with bad metadata (nothing is written then).
+    simscore.errors.OutputExistsError
+        ``path`` exists and ``overwrite`` is false (checked before any work).
 
     Examples
     --------
@@ -512,6 +516,7 @@ def write_convlab_states(
     ('convlab2', 'gen/area=0.0/pricerange=0.0/food=0.0/method=none', '')
     """
     check_state_format(state_format)
+    prepare_output(path, overwrite=overwrite)
     items = list(contexts)
     states = []
     for context in items:

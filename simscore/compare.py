@@ -16,28 +16,53 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from simscore._version import __version__
-from simscore.checks import check_int
+from simscore.checks import check_int, check_number, check_seed
 from simscore.errors import ContextMismatchError, InvalidResponseError, MissingValueWarning
-from simscore.io import atomic_open, atomic_write_text, prepare_output
+from simscore.io import atomic_open, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
 from simscore.responses import Responses
-from simscore.stats import bootstrap_ci_shared
+from simscore.stats import MAX_RESAMPLES, bootstrap_ci_shared
+from simscore.untrusted import spreadsheet_frame
 
 if TYPE_CHECKING:
     from simscore.strata import StratifiedComparison
 
-__all__ = ["compare", "Comparison", "DEFAULT_MEASURES"]
+__all__ = ["compare", "Comparison", "DEFAULT_MEASURES", "JSON_CHUNK"]
 
 _SUMMARY_COLUMNS = ["mean", "count", "missing", "ci_low", "ci_high"]
+
+#: Per-context records made at a time by :meth:`Comparison.write_json`.
+JSON_CHUNK = 10_000
+
+
+class _Records(list[Any]):
+    """The per-context records of a scores frame, made :data:`JSON_CHUNK` rows at a time as they are iterated.
+
+    A ``list`` to :mod:`json`'s encoder (which then asks only its length and iterates it), so
+    the records of millions of contexts are never all in memory at once. Each chunk goes
+    through pandas' ``to_json`` as the whole frame did, so the values are the same.
+    """
+
+    def __init__(self, scores: pd.DataFrame) -> None:
+        super().__init__()
+        self._scores = scores
+
+    def __len__(self) -> int:
+        return len(self._scores)
+
+    def __iter__(self) -> Iterator[Any]:
+        for start in range(0, len(self._scores), JSON_CHUNK):
+            chunk = self._scores.iloc[start : start + JSON_CHUNK]
+            yield from json.loads(chunk.reset_index().to_json(orient="records"))
 
 
 @dataclass(frozen=True)
@@ -97,11 +122,15 @@ class Comparison:
 
     def to_json_dict(self) -> dict[str, Any]:
         """Everything as plain JSON types (NaN becomes null)."""
+        document = self._json_document()
+        document["scores"] = list(document["scores"])
+        return document
+
+    def _json_document(self) -> dict[str, Any]:
         summary = {
             name: {col: _json_number(row[col]) for col in _SUMMARY_COLUMNS}
             for name, row in self.summary.iterrows()
         }
-        records = json.loads(self.scores.reset_index().to_json(orient="records"))
         return {
             "simscore": __version__,
             "a": self.a,
@@ -109,11 +138,30 @@ class Comparison:
             "info": self.info,
             "signatures": self.signatures,
             "summary": summary,
-            "scores": records,
+            "scores": _Records(self.scores),
         }
 
+    def write_json(self, handle: IO[str], *, extra: Mapping[str, Any] | None = None) -> None:
+        """Write :meth:`to_json_dict` (and ``extra`` keys after it) to an open text file, as it is made.
+
+        The bytes are those of ``json.dumps(document, indent=1)`` plus a line break, but the
+        per-context records are made :data:`JSON_CHUNK` rows at a time and the text is written
+        as it is encoded: a comparison of millions of contexts costs a chunk of memory, not a
+        second copy of its scores as Python objects and a third as one string.
+        """
+        document = self._json_document()
+        document.update(extra or {})
+        pieces: list[str] = []
+        for piece in json.JSONEncoder(indent=1, allow_nan=False).iterencode(document):
+            pieces.append(piece)
+            if len(pieces) >= 16_384:  # write in blocks: one call per piece would cost more than the encoding
+                handle.write("".join(pieces))
+                pieces.clear()
+        pieces.append("\n")
+        handle.write("".join(pieces))
+
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
-        """Write per-context scores as ``.csv`` or everything as ``.json``, atomically.
+        """Write per-context scores as ``.csv`` or everything as ``.json`` (:meth:`write_json`), atomically.
 
         An existing file is replaced only with ``overwrite=True``
         (:class:`~simscore.errors.OutputExistsError` otherwise).
@@ -122,11 +170,11 @@ class Comparison:
         if suffix not in ("csv", "json"):
             raise ValueError(f"output path must end in .csv or .json, got {os.fspath(path)!r}")
         prepare_output(path, overwrite=overwrite)
-        if suffix == "csv":
-            with atomic_open(path, "w") as handle:
-                self.scores.to_csv(handle, float_format="%.10g")
-        else:
-            atomic_write_text(path, json.dumps(self.to_json_dict(), indent=1, allow_nan=False) + "\n")
+        with atomic_open(path, "w") as handle:
+            if suffix == "csv":  # text cells that a spreadsheet would run are made inert
+                spreadsheet_frame(self.scores).to_csv(handle, float_format="%.10g")
+            else:
+                self.write_json(handle)
 
     def format_summary(self) -> str:
         """A readable fixed-width table of the summary.
@@ -266,7 +314,13 @@ def compare(
     >>> c.mean("dmr")
     1.0
     """
-    n_resamples = check_int("n_resamples", n_resamples, minimum=0, error=ValueError)
+    n_resamples = check_int("n_resamples", n_resamples, minimum=0, maximum=MAX_RESAMPLES, error=ValueError)
+    seed = check_seed("seed", seed)
+    confidence = check_number("confidence", confidence, minimum=0.0, exclusive_minimum=True)
+    if not confidence < 1.0:
+        raise ValueError(f"confidence must be < 1, got {confidence!r}")
+    if not isinstance(measures, (str, Measure, Iterable)):
+        raise TypeError(f"measures must be a name, a Measure or an iterable of them, got {type(measures).__name__}")
     resolved = resolve_measures(measures)
     ids = _align(a, b)
     meta = _metadata_frame(metadata, ids)

@@ -74,11 +74,14 @@ class FileFormatError(SimscoreError, ValueError):
         The file.
     line : int or None
         1-based line number of the bad line, when known.
+    reason : str
+        What is wrong, without the file and line.
     """
 
     def __init__(self, path: object, message: str, line: int | None = None) -> None:
         self.path = str(path)
         self.line = line
+        self.reason = message
         where = f", line {line}" if line is not None else ""
         super().__init__(f"{self.path}{where}: {message}")
 

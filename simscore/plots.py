@@ -31,7 +31,7 @@ import pandas as pd
 
 from simscore import analysis
 from simscore.errors import MissingDependencyError
-from simscore.io import atomic_open
+from simscore.io import atomic_open, prepare_output
 from simscore.stats import Bootstrap, BootstrapKeywords
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -209,11 +209,21 @@ def _set_title(figure: Figure, title: str) -> None:
     figure.suptitle(title, fontsize=11, fontweight="bold")
 
 
-def save_figure(figure: Figure, path: str | os.PathLike[str]) -> Path:
-    """Write ``figure`` as a PNG atomically (temporary file in the same directory, then rename)."""
-    target = Path(path)
-    if target.suffix.lower() != ".png":
+def _png(path: str | os.PathLike[str], overwrite: bool) -> Path:
+    """``path`` checked as a figure's output (a ``.png``; the output contract) before anything is drawn."""
+    if Path(path).suffix.lower() != ".png":
         raise ValueError(f"path must end in .png, got {os.fspath(path)!r}")
+    return prepare_output(path, overwrite=overwrite)
+
+
+def save_figure(figure: Figure, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Write ``figure`` as a PNG atomically (temporary file in the same directory, then rename).
+
+    An existing file is replaced only with ``overwrite=True``
+    (:class:`~simscore.errors.OutputExistsError` otherwise); so for every ``plot_*`` function,
+    which checks its ``path`` before it draws.
+    """
+    target = _png(path, overwrite)
     with _style(), atomic_open(target, "wb") as handle:
         figure.savefig(handle, format="png")
     return target
@@ -254,9 +264,10 @@ def draw_convergence(table: pd.DataFrame, *, measures: Sequence[str] | None = No
 
 
 def plot_convergence(table: pd.DataFrame, path: str | os.PathLike[str], *,
-                     measures: Sequence[str] | None = None) -> Path:
+                     measures: Sequence[str] | None = None, overwrite: bool = False) -> Path:
     """:func:`draw_convergence` written to ``path`` (PNG); returns the path."""
-    return save_figure(draw_convergence(table, measures=measures), path)
+    target = _png(path, overwrite)  # before drawing
+    return save_figure(draw_convergence(table, measures=measures), target, overwrite=overwrite)
 
 
 # ----------------------------------------------------------------------------- seeds
@@ -300,10 +311,12 @@ def draw_seeds(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
 
 
 def plot_seeds(table: pd.DataFrame, path: str | os.PathLike[str], *, measures: Sequence[str] | None = None,
-               bootstrap: Bootstrap | None = None, **legacy: Unpack[BootstrapKeywords]) -> Path:
+               bootstrap: Bootstrap | None = None, overwrite: bool = False,
+               **legacy: Unpack[BootstrapKeywords]) -> Path:
     """:func:`draw_seeds` written to ``path`` (PNG); returns the path."""
     settings = Bootstrap.resolve(bootstrap, legacy, "plot_seeds")
-    return save_figure(draw_seeds(table, measures=measures, bootstrap=settings), path)
+    target = _png(path, overwrite)  # before drawing
+    return save_figure(draw_seeds(table, measures=measures, bootstrap=settings), target, overwrite=overwrite)
 
 
 # ----------------------------------------------------------------------------- per turn
@@ -349,9 +362,10 @@ def draw_per_turn(table: pd.DataFrame, *, measures: Sequence[str] | None = None)
 
 
 def plot_per_turn(table: pd.DataFrame, path: str | os.PathLike[str], *,
-                  measures: Sequence[str] | None = None) -> Path:
+                  measures: Sequence[str] | None = None, overwrite: bool = False) -> Path:
     """:func:`draw_per_turn` written to ``path`` (PNG); returns the path."""
-    return save_figure(draw_per_turn(table, measures=measures), path)
+    target = _png(path, overwrite)  # before drawing
+    return save_figure(draw_per_turn(table, measures=measures), target, overwrite=overwrite)
 
 
 # ----------------------------------------------------------------------------- grouped bars
@@ -414,10 +428,11 @@ def draw_reward_models(table: pd.DataFrame, *, measures: Sequence[str] | None = 
 
 def plot_reward_models(table: pd.DataFrame, path: str | os.PathLike[str], *,
                        measures: Sequence[str] | None = None, bootstrap: Bootstrap | None = None,
-                       **legacy: Unpack[BootstrapKeywords]) -> Path:
+                       overwrite: bool = False, **legacy: Unpack[BootstrapKeywords]) -> Path:
     """:func:`draw_reward_models` written to ``path`` (PNG); returns the path."""
     settings = Bootstrap.resolve(bootstrap, legacy, "plot_reward_models")
-    return save_figure(draw_reward_models(table, measures=measures, bootstrap=settings), path)
+    target = _png(path, overwrite)  # before drawing
+    return save_figure(draw_reward_models(table, measures=measures, bootstrap=settings), target, overwrite=overwrite)
 
 
 def draw_chance(table: pd.DataFrame, *, measures: Sequence[str] | None = None) -> Figure:
@@ -441,9 +456,10 @@ def draw_chance(table: pd.DataFrame, *, measures: Sequence[str] | None = None) -
 
 
 def plot_chance(table: pd.DataFrame, path: str | os.PathLike[str], *,
-                measures: Sequence[str] | None = None) -> Path:
+                measures: Sequence[str] | None = None, overwrite: bool = False) -> Path:
     """:func:`draw_chance` written to ``path`` (PNG); returns the path."""
-    return save_figure(draw_chance(table, measures=measures), path)
+    target = _png(path, overwrite)  # before drawing
+    return save_figure(draw_chance(table, measures=measures), target, overwrite=overwrite)
 
 
 # ----------------------------------------------------------------------------- correlation
@@ -496,9 +512,10 @@ def draw_correlation(table: pd.DataFrame) -> Figure:
     return figure
 
 
-def plot_correlation(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+def plot_correlation(table: pd.DataFrame, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
     """:func:`draw_correlation` written to ``path`` (PNG); returns the path."""
-    return save_figure(draw_correlation(table), path)
+    target = _png(path, overwrite)  # before drawing
+    return save_figure(draw_correlation(table), target, overwrite=overwrite)
 
 
 # ----------------------------------------------------------------------------- performance
@@ -536,9 +553,10 @@ def draw_performance(table: pd.DataFrame) -> Figure:
     return figure
 
 
-def plot_performance(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+def plot_performance(table: pd.DataFrame, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
     """:func:`draw_performance` written to ``path`` (PNG); returns the path."""
-    return save_figure(draw_performance(table), path)
+    target = _png(path, overwrite)  # before drawing
+    return save_figure(draw_performance(table), target, overwrite=overwrite)
 
 
 # ----------------------------------------------------------------------------- behaviour monitor
@@ -606,9 +624,11 @@ def draw_behaviour(
     return figure
 
 
-def plot_behaviour(history: pd.DataFrame, path: str | os.PathLike[str], **kwargs: Any) -> Path:
+def plot_behaviour(history: pd.DataFrame, path: str | os.PathLike[str], *, overwrite: bool = False,
+                   **kwargs: Any) -> Path:
     """:func:`draw_behaviour` written to ``path`` (PNG); returns the path."""
-    return save_figure(draw_behaviour(history, **kwargs), path)
+    target = _png(path, overwrite)  # before drawing
+    return save_figure(draw_behaviour(history, **kwargs), target, overwrite=overwrite)
 
 
 # ----------------------------------------------------------------------------- all figures
@@ -622,6 +642,9 @@ def make_figures(
     **legacy: Unpack[BootstrapKeywords],
 ) -> dict[str, Path]:
     """Draw every figure whose table is present (and not empty) into ``directory``.
+
+    The folder's figures are this function's own: the ones it draws replace those of an
+    earlier call.
 
     Parameters
     ----------
@@ -654,17 +677,17 @@ def make_figures(
         path = out / f"{name}.png"
         table = tables[name]
         if name == "performance":
-            written[name] = plot_performance(table, path)
+            written[name] = plot_performance(table, path, overwrite=True)
         elif name == "convergence":
-            written[name] = plot_convergence(table, path)
+            written[name] = plot_convergence(table, path, overwrite=True)
         elif name == "seeds":
-            written[name] = plot_seeds(table, path, bootstrap=settings)
+            written[name] = plot_seeds(table, path, bootstrap=settings, overwrite=True)
         elif name == "per_turn":
-            written[name] = plot_per_turn(table, path)
+            written[name] = plot_per_turn(table, path, overwrite=True)
         elif name == "reward_models":
-            written[name] = plot_reward_models(table, path, bootstrap=settings)
+            written[name] = plot_reward_models(table, path, bootstrap=settings, overwrite=True)
         elif name == "correlation":
-            written[name] = plot_correlation(table, path)
+            written[name] = plot_correlation(table, path, overwrite=True)
         elif name == "chance":
             contrast = analysis.contrast(
                 chance=table,
@@ -673,5 +696,5 @@ def make_figures(
                 reward_models=tables["reward_models"] if has("reward_models") else None,
                 bootstrap=settings,
             )
-            written[name] = plot_chance(contrast, path)
+            written[name] = plot_chance(contrast, path, overwrite=True)
     return written

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from simscore.acts import Act
-from simscore.errors import InvalidResponseError
+from simscore.errors import ActParseError, InvalidResponseError
 from simscore.responses import Response, Responses
 
 __all__ = ["Policy", "BatchPolicy", "Realiser", "run_policy"]
@@ -125,6 +125,9 @@ def run_policy(
         )
     if nlg is not None and not callable(getattr(nlg, "realise", None)):
         raise TypeError(f"nlg must have a realise(act, belief) method (e.g. policies.TemplateNLG), got {type(nlg).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__} {name!r}")
+    contexts = _checked_contexts(contexts)
     label = name or getattr(policy, "name", None) or type(policy).__name__
     batch = getattr(policy, "respond_batch", None)
     pairs: Iterable[tuple[Any, Any]]
@@ -149,10 +152,7 @@ def run_policy(
     contexts_by_id: dict[str, Any] = {}
     for context, response in pairs:
         if not isinstance(response, Response):
-            raise InvalidResponseError(
-                f"policy {label!r} returned {type(response).__name__} for context "
-                f"{getattr(context, 'id', context)!r}, expected simscore.Response"
-            )
+            raise InvalidResponseError(_not_a_response(label, context, response))
         out[context.id] = response
         if nlg is not None:
             contexts_by_id[context.id] = context
@@ -161,6 +161,42 @@ def run_policy(
     if nlg is not None:
         provenance = {**provenance, "nlg_texts": {"nlg": repr(nlg), "count": _word(out, contexts_by_id, nlg, label)}}
     return Responses(out, policy=str(label), provenance=provenance)
+
+
+def _checked_contexts(contexts: Any) -> Sequence[Any] | Iterable[Any]:
+    """``contexts`` if it is an iterable of objects with a string ``id``, else a TypeError naming it.
+
+    A list or a ContextSet is checked whole before the policy is asked anything; another
+    iterable is read once into a list for that.
+    """
+    if isinstance(contexts, (str, bytes)) or not isinstance(contexts, Iterable):
+        raise TypeError(
+            f"contexts must be a ContextSet or an iterable of contexts (objects with an 'id'), "
+            f"got {type(contexts).__name__} {contexts!r:.60}"
+        )
+    items = contexts if isinstance(contexts, Sequence) or hasattr(contexts, "__len__") else list(contexts)
+    for position, context in enumerate(items):
+        if not isinstance(getattr(context, "id", None), str):
+            raise TypeError(
+                f"contexts[{position}] must be a context (an object with a string 'id', e.g. contexts.Context), "
+                f"got {type(context).__name__} {context!r:.60}"
+            )
+    return items
+
+
+def _not_a_response(label: str, context: Any, response: Any) -> str:
+    message = (
+        f"policy {label!r} returned {type(response).__name__} for context {getattr(context, 'id', context)!r}, "
+        "expected simscore.Response"
+    )
+    if isinstance(response, str):
+        try:
+            Act.parse(response)
+        except ActParseError as exc:
+            return (f"{message}: {response!r:.80} is neither a Response nor a valid act ({exc.reason}); return "
+                    "Response(text=...) for a prompt or Response(Act.parse(...)) for an act")
+        return f"{message}: wrap the act as Response(Act.parse({response!r:.60}))"
+    return message
 
 
 def _word(responses: dict[str, Response], contexts: dict[str, Any], nlg: Realiser, label: str) -> int:

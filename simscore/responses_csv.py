@@ -19,8 +19,9 @@ from typing import Any, Literal
 
 from simscore.acts import Act
 from simscore.errors import ActParseError, FileFormatError, InvalidResponseError
-from simscore.io import atomic_open
+from simscore.io import atomic_open, prepare_output, read_lines
 from simscore.responses import Response, Responses
+from simscore.untrusted import read_spreadsheet_cell, spreadsheet_cell
 
 __all__ = ["CSV_COLUMNS", "read_responses", "read_responses_csv", "write_responses_csv", "response_file_format"]
 
@@ -37,7 +38,10 @@ def read_responses_csv(path: str | os.PathLike[str], *, policy: str | None = Non
     act string) and ``text``; at least one of ``action`` and ``text`` must be present, and
     no other column. An empty cell means missing (so a CSV log cannot hold an empty text
     ``""``; use JSON Lines for that); every row needs an action or a text. Blank lines are
-    skipped; the file is UTF-8 (a byte-order mark is accepted).
+    skipped; a leading apostrophe before a formula character is dropped (what
+    :func:`write_responses_csv` adds so that spreadsheets do not run the cell); the file is
+    UTF-8 (a byte-order mark is accepted); a line may be up to
+    :data:`simscore.io.MAX_LINE_LENGTH` characters long, a cell up to 131,072 (:mod:`csv`'s limit).
 
     Parameters
     ----------
@@ -74,7 +78,7 @@ def read_responses_csv(path: str | os.PathLike[str], *, policy: str | None = Non
     except IsADirectoryError:
         raise FileFormatError(p, "is a directory, expected a file") from None
     with handle:
-        reader = csv.reader(handle, strict=True)
+        reader = csv.reader((line for _, line in read_lines(handle, p)), strict=True)
         try:
             pairs = _read_csv_rows(p, reader)
         except csv.Error as exc:
@@ -126,6 +130,7 @@ def _read_csv_rows(path: Path, reader: Any) -> dict[str, Response]:
             raise FileFormatError(
                 path, f"expected {width} cells ({', '.join(header)}), found {len(row)}", line=start
             )
+        row = [read_spreadsheet_cell(cell) for cell in row]
         context_id = row[id_at]
         if not context_id:
             raise FileFormatError(path, "empty 'context_id'", line=start)
@@ -152,15 +157,23 @@ def _read_csv_rows(path: Path, reader: Any) -> dict[str, Response]:
     return pairs
 
 
-def write_responses_csv(path: str | os.PathLike[str], responses: Responses | Mapping[str, Response]) -> None:
+def write_responses_csv(
+    path: str | os.PathLike[str], responses: Responses | Mapping[str, Response], *, overwrite: bool = False
+) -> None:
     """Write responses as a CSV response log (columns ``context_id, action, text``), atomically.
 
     Missing actions and texts are written as empty cells; the policy name and provenance are
     not stored (CSV has no header line for them — use
-    :meth:`Responses.to_jsonl <simscore.responses.Responses.to_jsonl>` to keep them).
+    :meth:`Responses.to_jsonl <simscore.responses.Responses.to_jsonl>` to keep them). An
+    existing file is replaced only with ``overwrite=True``. A cell that a spreadsheet would run
+    as a formula (a text starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return,
+    and not a plain number) is written with a leading apostrophe
+    (:func:`simscore.untrusted.spreadsheet_cell`), which :func:`read_responses_csv` removes.
 
     Raises
     ------
+    simscore.errors.OutputExistsError
+        ``path`` exists and ``overwrite`` is false (checked before any work).
     InvalidResponseError
         Naming the context whose text is ``""``: an empty cell reads back as missing, so an
         empty text cannot be stored in CSV.
@@ -176,6 +189,7 @@ def write_responses_csv(path: str | os.PathLike[str], responses: Responses | Map
     >>> dict(read_responses_csv(path)) == {"c1": Response(Act.parse('inform(name="la mimosa")'), "La Mimosa, then.")}
     True
     """
+    prepare_output(path, overwrite=overwrite)
     rows = []
     for context_id, response in responses.items():
         if not isinstance(response, Response):
@@ -188,7 +202,7 @@ def write_responses_csv(path: str | os.PathLike[str], responses: Responses | Map
                 "missing); use Responses.to_jsonl"
             )
         action = "" if response.action is None else str(response.action)
-        rows.append((context_id, action, response.text or ""))
+        rows.append(tuple(spreadsheet_cell(cell) for cell in (context_id, action, response.text or "")))
     with atomic_open(path, "w", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)

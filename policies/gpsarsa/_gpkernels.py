@@ -12,23 +12,50 @@ The names of the mathematics are those of the :mod:`policies.gpsarsa` docstring:
 action's block, a belief's kernel values ``values`` against the dictionary (block order).
 
 Compiled code is cached next to this file (``__pycache__``) or, where that is not writable,
-in numba's user cache directory; the first use in a fresh environment compiles (a few
-seconds).
+in numba's user cache directory (``NUMBA_CACHE_DIR``, else ``~/.cache/numba``); the first use in
+a fresh environment compiles (a few seconds). Where neither is writable (a system or container
+install with a read-only home), the loops are compiled in memory in each process instead
+(:data:`CACHED` is then false; numba would otherwise refuse to define them, and so
+``import policies`` would fail): the same machine code, compiled at the first use of each
+process. Setting ``NUMBA_CACHE_DIR`` to a writable folder brings the cache back.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-__all__ = ["add_rows", "belief_kernel", "pack_blocks", "posterior", "select", "ald", "inverse_ldl", "learn_update"]
+__all__ = ["add_rows", "belief_kernel", "pack_blocks", "posterior", "select", "ald", "inverse_ldl", "learn_update", "CACHED"]
 
-_JIT: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
+_JIT: dict[str, Any] = {"nogil": True, "error_model": "numpy"}
+
+#: Whether the compiled loops are cached on disk (False: compiled in memory in each process,
+#: because no cache folder is writable).
+CACHED = True
 
 
-@njit(**_JIT)
+def _compiled(function: Callable[..., Any]) -> Any:
+    """``function`` compiled with numba, cached on disk where a cache folder is writable."""
+    global CACHED
+    if CACHED:
+        try:
+            return njit(cache=True, **_JIT)(function)
+        except RuntimeError as exc:  # numba's "cannot cache function ...: no locator available"
+            if "no locator available" not in str(exc):
+                raise
+            CACHED = False
+            logging.getLogger(__name__).info(
+                "no writable cache folder for numba (%s): compiling GP-SARSA's loops in memory; "
+                "set NUMBA_CACHE_DIR to a writable folder to cache them", exc
+            )
+    return njit(cache=False, **_JIT)(function)
+
+
+@_compiled
 def add_rows(out, matrix, row0, col0, weights):  # pragma: no cover - compiled
     """``out[i] += Σ_j weights[j] · matrix[row0 + j, col0 + i]`` for ``i < len(out)``.
 
@@ -56,7 +83,7 @@ def add_rows(out, matrix, row0, col0, weights):  # pragma: no cover - compiled
         j += 1
 
 
-@njit(**_JIT)
+@_compiled
 def belief_kernel(features_t, b, values):  # pragma: no cover - compiled
     """``values += Fᵀ-rows · b`` over the non-zero entries of ``b`` (in order); returns ``b · b``.
 
@@ -74,7 +101,7 @@ def belief_kernel(features_t, b, values):  # pragma: no cover - compiled
     return norm2
 
 
-@njit(**_JIT)
+@_compiled
 def pack_blocks(cov, starts, sizes, offsets, packed):  # pragma: no cover - compiled
     """Copy each action's same-action block of C̃ into ``packed`` at ``offsets[a]`` (row-major).
 
@@ -89,7 +116,7 @@ def pack_blocks(cov, starts, sizes, offsets, packed):  # pragma: no cover - comp
                 packed[offset + j * n + i] = row[s + i]
 
 
-@njit(**_JIT)
+@_compiled
 def posterior(packed, alpha, starts, sizes, offsets, values, norm2, mean, var):  # pragma: no cover - compiled
     """Posterior mean and variance of every action at a belief, into ``mean`` and ``var``.
 
@@ -119,7 +146,7 @@ def posterior(packed, alpha, starts, sizes, offsets, values, norm2, mean, var): 
         var[a] = v if v > 0.0 else 0.0
 
 
-@njit(**_JIT)
+@_compiled
 def select(packed, alpha, starts, sizes, offsets, values, norm2, z, scale, mask):  # pragma: no cover - compiled
     """The available action with the largest ``mean + scale·std·z`` (greedy: ``scale <= 0``).
 
@@ -143,7 +170,7 @@ def select(packed, alpha, starts, sizes, offsets, values, norm2, z, scale, mask)
     return best
 
 
-@njit(**_JIT)
+@_compiled
 def ald(inv_chol, n, start, rows, stacked, x, norms, nu, coef, kvec, sizes, joined):  # pragma: no cover
     """ALD-test the turns ``rows`` (in order) of one action against its block of ``n`` points.
 
@@ -199,7 +226,7 @@ def ald(inv_chol, n, start, rows, stacked, x, norms, nu, coef, kvec, sizes, join
     return n
 
 
-@njit(**_JIT)
+@_compiled
 def inverse_ldl(gram, factor, pivots):  # pragma: no cover - compiled
     """``factor`` (M, unit lower triangular) and ``pivots`` (d) with ``M gram Mᵀ = diag(d)``.
 
@@ -235,7 +262,7 @@ def inverse_ldl(gram, factor, pivots):  # pragma: no cover - compiled
     return -1
 
 
-@njit(**_JIT)
+@_compiled
 def learn_update(
     cov, alpha, turn_start, turn_size, turn_old, coef, kvec, returns, sigma2, pivots, packed, starts, sizes, offsets,
     block_of,

@@ -26,7 +26,7 @@ import numpy as np
 from policies.gpsarsa.policy import GPSarsaPolicy
 from policies.sim.simulation import SimulationResult, SimulationSettings, run_dialogues
 from simscore.errors import FileFormatError
-from simscore.io import atomic_open, read_text
+from simscore.io import atomic_open, prepare_output, read_text
 from simscore.stats import t_interval, wilson_interval
 
 if TYPE_CHECKING:
@@ -197,7 +197,13 @@ def _format_value(value: Any) -> str:
     return repr(float(value)) if isinstance(value, float) else str(value)
 
 
-def write_evaluation(path: Path, records: Sequence[EvaluationRecord]) -> None:
+def write_evaluation(path: str | os.PathLike[str], records: Sequence[EvaluationRecord], *, overwrite: bool = False) -> None:
+    """Write a run's ``evaluation.csv`` (columns :data:`EVALUATION_COLUMNS`), atomically.
+
+    An existing file is replaced only with ``overwrite=True`` (:func:`train` rewrites its own
+    table after every checkpoint).
+    """
+    prepare_output(path, overwrite=overwrite)
     with atomic_open(path, "w") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(EVALUATION_COLUMNS)
@@ -216,12 +222,21 @@ def read_evaluation(run_dir: str | os.PathLike[str]) -> tuple[EvaluationRecord, 
     path = Path(run_dir) / "evaluation.csv"
     if not path.exists():
         return ()
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    reader = csv.reader(io.StringIO(read_text(path), newline=""), strict=True)
+    try:
+        return _evaluation_records(path, reader)
+    except csv.Error as exc:
+        raise FileFormatError(path, f"malformed CSV ({exc})", line=reader.line_num + 1) from None
+
+
+def _evaluation_records(path: Path, reader: Any) -> tuple[EvaluationRecord, ...]:
     header = next(reader, None)
     if header is None or tuple(header) != EVALUATION_COLUMNS:
-        raise FileFormatError(path, f"expected the columns {', '.join(EVALUATION_COLUMNS)}, got {header}", line=1)
+        shown = repr(header) if len(repr(header)) < 200 else repr(header)[:197] + "..."
+        raise FileFormatError(path, f"expected the columns {', '.join(EVALUATION_COLUMNS)}, got {shown}", line=1)
     records = []
-    for line, row in enumerate(reader, start=2):
+    for row in reader:
+        line = reader.line_num
         if not row:
             continue
         if len(row) != len(EVALUATION_COLUMNS):
@@ -236,6 +251,7 @@ def read_evaluation(run_dir: str | os.PathLike[str]) -> tuple[EvaluationRecord, 
                 else:
                     values[name] = float(text_value)
             except ValueError:
-                raise FileFormatError(path, f"column {name!r}: bad value {text_value!r}", line=line) from None
+                shown = repr(text_value) if len(text_value) < 60 else repr(text_value[:57]) + "..."
+                raise FileFormatError(path, f"column {name!r}: bad value {shown}", line=line) from None
         records.append(EvaluationRecord(**values))
     return tuple(records)

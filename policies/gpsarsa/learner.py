@@ -148,9 +148,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
-import json
 import math
 import os
+import tokenize
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -160,10 +160,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+import simscore.io
 from policies.gpsarsa import _gpkernels
 from simscore.checks import check_int, check_number
-from simscore.errors import CheckpointError
-from simscore.io import atomic_open, dumps, format_problem
+from simscore.errors import CheckpointError, FileFormatError
+from simscore.io import atomic_open, dumps, format_problem, prepare_output, read_bytes, read_json
 
 __all__ = [
     "CHECKPOINT_FORMAT",
@@ -176,6 +177,7 @@ __all__ = [
     "Decision",
     "Episode",
     "compile_kernels",
+    "read_checkpoint_json",
 ]
 
 CHECKPOINT_FORMAT = "simscore.gpsarsa"
@@ -965,13 +967,14 @@ class GPSarsa:
         return Path(stem + ".json"), Path(stem + ".npz")
 
     def save(
-        self, path_stem: str | os.PathLike[str], *, metadata: Mapping[str, Any] | None = None
+        self, path_stem: str | os.PathLike[str], *, metadata: Mapping[str, Any] | None = None, overwrite: bool = False
     ) -> None:
         """Write ``<path_stem>.npz`` and ``<path_stem>.json`` atomically.
 
         The ``.npz`` is written first; the ``.json`` names it and records its SHA-256, so
         an interrupted save is detected by :meth:`load`. The same state always gives the
-        same bytes.
+        same bytes. Existing files are replaced only with ``overwrite=True``
+        (:class:`~simscore.errors.OutputExistsError` otherwise, before anything is written).
 
         ``metadata`` (JSON-serialisable; e.g. what a policy wrapping the learner needs) is
         stored under the JSON's ``"metadata"`` key; :meth:`load` ignores it.
@@ -989,6 +992,8 @@ class GPSarsa:
         [0.0, 1.0]
         """
         json_path, npz_path = self._paths(path_stem)
+        prepare_output(json_path, overwrite=overwrite)
+        prepare_output(npz_path, overwrite=overwrite)
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
             for name, array in self.arrays().items():
@@ -1040,9 +1045,24 @@ class GPSarsa:
         except (TypeError, ValueError) as exc:
             raise CheckpointError(f"{json_path}: invalid config: {exc}") from None
         counts = header["counts"]
+        expected = _expected_arrays(config, counts)
+        # what the header implies is checked against the file's size before anything is read
+        needed = sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in expected.values())
+        size = header["arrays"]["bytes"]
+        if needed > size:
+            raise CheckpointError(
+                f"{json_path}: counts.dictionary_size {counts['dictionary_size']:,} and config.feature_dim "
+                f"{config.feature_dim:,} imply {needed:,} bytes of arrays, but arrays.bytes is {size:,}"
+            )
         try:
-            data = npz_path.read_bytes()
-        except OSError as exc:
+            actual = npz_path.stat().st_size
+            if actual != size:
+                raise CheckpointError(
+                    f"{npz_path}: {actual:,} bytes, but {json_path.name} records {size:,} "
+                    "(the file is corrupt or from another save)"
+                )
+            data = read_bytes(npz_path, limit=size)
+        except (OSError, FileFormatError) as exc:
             raise CheckpointError(
                 f"{npz_path}: cannot read the checkpoint arrays ({exc})"
             ) from None
@@ -1052,7 +1072,7 @@ class GPSarsa:
                 f"{npz_path}: checksum mismatch (sha256 {digest}, but {json_path.name} "
                 f"records {header['arrays']['sha256']}); the file is corrupt or from another save"
             )
-        arrays = _read_arrays(npz_path, data)
+        arrays = _read_arrays(npz_path, data, expected)
         learner = cls(config)
         learner._restore(arrays, counts, npz_path)
         return learner
@@ -1065,20 +1085,8 @@ class GPSarsa:
         def bad(message: str) -> CheckpointError:
             return CheckpointError(f"{where}: {message}")
 
-        expected = {
-            "features": ((m, cfg.feature_dim), np.float64),
-            "actions": ((m,), np.int64),
-            "alpha": ((m,), np.float64),
-            "covariance": ((m, m), np.float64),
-            "inverse_cholesky": ((sum(n * n for n in per_action),), np.float64),
-        }
-        for name, (shape, dtype) in expected.items():
+        for name in _ARRAY_NAMES:  # shapes and dtypes were checked by _read_arrays
             arr = arrays[name]
-            if arr.shape != shape or arr.dtype != dtype:
-                raise bad(
-                    f"array {name!r} has shape {arr.shape} and dtype {arr.dtype}, "
-                    f"expected shape {shape} and dtype {np.dtype(dtype)}"
-                )
             if arr.dtype == np.float64 and not np.isfinite(arr).all():
                 raise bad(f"array {name!r} contains non-finite values")
         acts = arrays["actions"]
@@ -1138,17 +1146,29 @@ def compile_kernels() -> None:
     learner.q_values(np.array([1.0, 1.0]))
 
 
-def _read_header(json_path: Path) -> dict[str, Any]:
+def read_checkpoint_json(json_path: str | os.PathLike[str], *, what: str = "checkpoint header") -> Any:
+    """The JSON document of a checkpoint file (a header, a run description), read within bounds.
+
+    Read by :func:`simscore.io.read_json` with a limit of
+    :data:`simscore.io.MAX_LINE_LENGTH` bytes (a header is one line of a few kB).
+
+    Raises
+    ------
+    simscore.errors.CheckpointError
+        The file cannot be read, is too large, not UTF-8 or not JSON (naming the file and ``what``).
+    """
+    if not Path(json_path).exists():
+        raise CheckpointError(f"{json_path}: cannot read the {what} (no such file)")
     try:
-        text = json_path.read_text(encoding="utf-8")
+        return read_json(json_path, limit=simscore.io.MAX_LINE_LENGTH)
+    except FileFormatError as exc:
+        raise CheckpointError(f"{json_path}: {exc.reason}") from None
     except OSError as exc:
-        raise CheckpointError(f"{json_path}: cannot read the checkpoint header ({exc})") from None
-    except UnicodeDecodeError:
-        raise CheckpointError(f"{json_path}: not UTF-8 text; corrupt checkpoint header") from None
-    try:
-        header = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CheckpointError(f"{json_path}: invalid JSON ({exc})") from None
+        raise CheckpointError(f"{json_path}: cannot read the {what} ({exc})") from None
+
+
+def _read_header(json_path: Path) -> dict[str, Any]:
+    header = read_checkpoint_json(json_path)
     problem = format_problem(header, CHECKPOINT_FORMAT, (CHECKPOINT_VERSION,))
     if problem:
         raise CheckpointError(f"{json_path}: {problem}")
@@ -1177,20 +1197,66 @@ def _read_header(json_path: Path) -> dict[str, Any]:
     digest = header["arrays"].get("sha256")
     if not isinstance(digest, str):
         raise CheckpointError(f"{json_path}: arrays.sha256 is missing")
+    check_int(f"{json_path}: arrays.bytes", header["arrays"].get("bytes"), minimum=0, error=CheckpointError)
     return header
 
 
-def _read_arrays(npz_path: Path, data: bytes) -> dict[str, np.ndarray]:
+def _expected_arrays(config: GPSarsaConfig, counts: Mapping[str, Any]) -> dict[str, tuple[tuple[int, ...], type]]:
+    """Shape and dtype of every stored array, as the header's counts and config imply."""
+    m = counts["dictionary_size"]
+    return {
+        "features": ((m, config.feature_dim), np.float64),
+        "actions": ((m,), np.int64),
+        "alpha": ((m,), np.float64),
+        "covariance": ((m, m), np.float64),
+        "inverse_cholesky": ((sum(n * n for n in counts["per_action"]),), np.float64),
+    }
+
+
+def _read_arrays(
+    npz_path: Path, data: bytes, expected: Mapping[str, tuple[tuple[int, ...], type]]
+) -> dict[str, np.ndarray]:
+    """The arrays of a checkpoint's ``.npz``, each one's header checked before it is loaded.
+
+    Every member must be stored uncompressed (as :meth:`GPSarsa.save` writes it), with the
+    shape and dtype ``expected`` and as many bytes as they take: nothing is allocated that the
+    file does not hold.
+    """
     arrays: dict[str, np.ndarray] = {}
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-            missing = [name for name in _ARRAY_NAMES if name not in archive.files]
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = set(archive.namelist())
+            missing = [name for name in _ARRAY_NAMES if f"{name}.npy" not in members]
             if missing:
                 raise CheckpointError(f"{npz_path}: missing array(s) {missing}")
-            for name in _ARRAY_NAMES:
-                arrays[name] = archive[name]
+            for name, (shape, dtype) in expected.items():
+                info = archive.getinfo(f"{name}.npy")
+                if info.compress_type != zipfile.ZIP_STORED:
+                    raise CheckpointError(f"{npz_path}: array {name!r} is compressed; checkpoints store arrays as written")
+                with archive.open(info) as member:
+                    version = np.lib.format.read_magic(member)
+                    if version not in ((1, 0), (2, 0)):
+                        raise CheckpointError(f"{npz_path}: array {name!r} has .npy format version {version}")
+                    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                                   else np.lib.format.read_array_header_2_0)
+                    stored_shape, fortran, stored_dtype = read_header(member)
+                    if stored_shape != shape or stored_dtype != np.dtype(dtype) or fortran:
+                        raise CheckpointError(
+                            f"{npz_path}: array {name!r} has shape {stored_shape} and dtype {stored_dtype}"
+                            f"{' (Fortran order)' if fortran else ''}, expected shape {shape} and dtype "
+                            f"{np.dtype(dtype)}"
+                        )
+                    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+                    held = info.file_size - member.tell()
+                    if held != nbytes:
+                        raise CheckpointError(
+                            f"{npz_path}: array {name!r} holds {held:,} bytes of data, its shape needs {nbytes:,}"
+                        )
+                    member.seek(0)
+                    arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
     except CheckpointError:
         raise
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+    # numpy reads a .npy header as a Python literal: a damaged one is also a SyntaxError or a TokenError
+    except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError, zipfile.BadZipFile) as exc:
         raise CheckpointError(f"{npz_path}: corrupt checkpoint arrays ({exc})") from None
     return arrays

@@ -70,7 +70,6 @@ missing, corrupt or wrong-version file and for a checkpoint of another domain.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -79,7 +78,7 @@ import numpy as np
 
 from contexts.belief import BeliefState
 from contexts.domain import default_domain
-from policies.gpsarsa.learner import Episode, Evaluation, GPSarsa, GPSarsaConfig, QEstimate
+from policies.gpsarsa.learner import Episode, Evaluation, GPSarsa, GPSarsaConfig, QEstimate, read_checkpoint_json
 from policies.sim.domain_cache import domain_cache, domain_fingerprint
 from policies.sim.features import BeliefFeatures, feature_size
 from policies.sim.rewards import REWARD_MODELS
@@ -371,8 +370,10 @@ class GPSarsaPolicy:
             },
         }
 
-    def save(self, path_stem: str | os.PathLike[str]) -> None:
+    def save(self, path_stem: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         """Write ``<path_stem>.npz`` and ``<path_stem>.json`` atomically (same state, same bytes).
+
+        Existing files are replaced only with ``overwrite=True``.
 
         Examples
         --------
@@ -384,7 +385,7 @@ class GPSarsaPolicy:
         >>> again.reward, again.seed, again.nlg_instance == policy.nlg_instance, again.training
         ('iq', 3, True, False)
         """
-        self.learner.save(path_stem, metadata=self.metadata())
+        self.learner.save(path_stem, metadata=self.metadata(), overwrite=overwrite)
 
     @classmethod
     def load(
@@ -410,10 +411,9 @@ class GPSarsaPolicy:
         """
         learner = GPSarsa.load(path_stem)  # validates both files and the checksum
         json_path = Path(os.fspath(path_stem) + ".json")
-        try:
-            header = json.loads(json_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:  # changed since GPSarsa.load
-            raise CheckpointError(f"{json_path}: cannot read the checkpoint header ({exc})") from None
+        header = read_checkpoint_json(json_path)
+        if not isinstance(header, dict):  # changed since GPSarsa.load
+            raise CheckpointError(f"{json_path}: expected a JSON object")
         meta = header.get("metadata")
         if not isinstance(meta, dict):
             raise CheckpointError(f"{json_path}: no policy metadata; not a GPSarsaPolicy checkpoint")
@@ -436,6 +436,20 @@ class GPSarsaPolicy:
                 f"{json_path}: the checkpoint was trained in domain {stored.get('name')!r} with "
                 f"fingerprint {str(stored.get('fingerprint'))[:12]}..., but the given domain "
                 f"{domain.name!r} has fingerprint {fingerprint[:12]}..."
+            )
+        # the learner's action k is the k-th summary action: a stored order that differs from
+        # this code's would silently map every decision to another act
+        names = list(domain_cache(domain).space.names)
+        stored_names = stored.get("summary_actions")
+        if stored_names != names:
+            differ = "" if not isinstance(stored_names, list) else next(
+                (f" (first difference at action {k}: {a!r} stored, {b!r} here)"
+                 for k, (a, b) in enumerate(zip(stored_names, names)) if a != b),
+                f" ({len(stored_names)} stored, {len(names)} here)",
+            )
+            raise CheckpointError(
+                f"{json_path}: metadata.domain.summary_actions differ from this code's summary actions{differ}; "
+                "the checkpoint was saved by another version of the policy"
             )
         try:
             return cls(

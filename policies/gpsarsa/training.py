@@ -76,7 +76,7 @@ from policies.gpsarsa.evaluation import (
     read_evaluation,
     write_evaluation,
 )
-from policies.gpsarsa.learner import GPSarsaConfig
+from policies.gpsarsa.learner import GPSarsaConfig, read_checkpoint_json
 from policies.gpsarsa.policy import REWARD_ASSIGNMENTS, REWARDS, GPSarsaPolicy
 from policies.sim.domain_cache import domain_cache
 from policies.sim.features import feature_size
@@ -411,12 +411,7 @@ def _now() -> str:
 
 
 def _read_run(path: Path) -> dict[str, Any]:
-    import json
-
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{path}: cannot read the run description ({exc})") from None
+    info = read_checkpoint_json(path, what="run description")
     problem = format_problem(info, RUN_FORMAT, (RUN_VERSION,), what="run format")
     if problem:
         raise CheckpointError(f"{path}: {problem}")
@@ -566,7 +561,7 @@ def train(
     train_seconds = max((r.train_seconds for r in records if math.isfinite(r.train_seconds)), default=0.0)
     if existing and (not records or records[-1].dialogues != start):
         records.append(evaluate(math.nan))
-        write_evaluation(eval_path, records)
+        write_evaluation(eval_path, records, overwrite=True)  # the run's own table, rewritten as it grows
     run_dir.mkdir(parents=True, exist_ok=True)
     run_file.write("running", start)
 
@@ -588,10 +583,11 @@ def train(
             )
             train_seconds += time.perf_counter() - began
             done = target
-            policy.save(_stem(run_dir, done))
+            # a checkpoint past the last complete one is debris of an interrupted save of this run
+            policy.save(_stem(run_dir, done), overwrite=True)
             record = evaluate(train_seconds)
             records.append(record)
-            write_evaluation(eval_path, records)
+            write_evaluation(eval_path, records, overwrite=True)
             run_file.write("running" if done < config.dialogues else "complete", done)
             bar.set_postfix(success=f"{record.success_rate:.3f}", dictionary=record.dictionary_size, refresh=False)
     except KeyboardInterrupt:

@@ -77,6 +77,7 @@ from policies.sim.observation import observation_for
 from policies.sim.rewards import IQEstimator, RewardModel, reward_model
 from policies.sim.simulation import MAX_TURNS, DialogueSimulator, SimulationSettings
 from policies.sim.usersim import UserGoal, UserSimulatorConfig
+from simscore.checks import check_seed
 
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
@@ -187,6 +188,10 @@ class RestaurantSearchEnv(gym.Env):
 
         ``options={"goal": UserGoal(...)}`` fixes the user's goal for this episode.
         """
+        if seed is not None:
+            check_seed("seed", seed, error=ValueError)
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"options must be a dict (e.g. {{'goal': UserGoal(...)}}) or None, got {type(options).__name__}")
         super().reset(seed=seed)
         goal = (options or {}).get("goal")
         if goal is not None and not isinstance(goal, UserGoal):
@@ -198,7 +203,8 @@ class RestaurantSearchEnv(gym.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """One system turn with summary action ``action``."""
-        if not self.action_space.contains(action):
+        # a bool is an int to Python and to gymnasium's Discrete space, never an action index
+        if isinstance(action, (bool, np.bool_)) or not self.action_space.contains(action):
             raise ValueError(f"action must be an int in [0, {len(self.sim.space)}), got {action!r}")
         sim = self.sim
         if sim.done:

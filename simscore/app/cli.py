@@ -35,18 +35,29 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import os
 import shlex
 import signal
 import sys
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from simscore._version import __version__
-from simscore.app.cli_args import installed_measures, measure_list
+from simscore.app.cli_args import (
+    checks_outputs,
+    input_file,
+    installed_measures,
+    measure_list,
+    output_file,
+    output_folder,
+    permutations,
+    positive_int,
+    resamples,
+    seed,
+)
 from simscore.errors import RunStopped, SimscoreError
+from simscore.untrusted import TerminalStream, spreadsheet_frame, terminal_text
 
 if TYPE_CHECKING:
     from simscore.compare import Comparison
@@ -78,16 +89,20 @@ def _compare_output(args: argparse.Namespace) -> tuple[str | None, str]:
     return args.out, _SUFFIX_FORMATS[suffix]
 
 
-def _render(
-    comparison: Comparison, fmt: str, heading: str, signatures: bool, strata: StratifiedComparison | None = None
-) -> str:
+def _write(
+    handle: IO[str], comparison: Comparison, fmt: str, heading: str, signatures: bool,
+    strata: StratifiedComparison | None = None,
+) -> None:
+    """Write the comparison in ``fmt`` to an open file; JSON and CSV are written as they are made."""
     if fmt == "json":
-        data = comparison.to_json_dict()
-        if strata is not None:
-            data["strata"] = strata.to_json_dict()
-        return json.dumps(data, indent=1, allow_nan=False) + "\n"
-    if fmt == "csv":
-        return str(comparison.scores.to_csv(float_format="%.10g", lineterminator="\n"))
+        comparison.write_json(handle, extra=None if strata is None else {"strata": strata.to_json_dict()})
+    elif fmt == "csv":
+        spreadsheet_frame(comparison.scores).to_csv(handle, float_format="%.10g", lineterminator="\n")
+    else:
+        handle.write(_text(comparison, heading, signatures, strata))
+
+
+def _text(comparison: Comparison, heading: str, signatures: bool, strata: StratifiedComparison | None) -> str:
     lines = [heading, comparison.format_summary()]
     if strata is not None:
         lines += ["", strata.format()]
@@ -108,9 +123,10 @@ def _default_measures() -> list[str]:
     return usable
 
 
+@checks_outputs
 def _cmd_compare(args: argparse.Namespace) -> int:
     from simscore.compare import compare
-    from simscore.io import atomic_write_text, prepare_output
+    from simscore.io import atomic_open
     from simscore.measures import resolve_measures
     from simscore.responses_csv import read_responses
 
@@ -120,9 +136,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.cluster is not None and args.by is None:
         raise ValueError("--cluster applies to a stratified comparison: give --by")
     measures = resolve_measures(args.measures if args.measures is not None else _default_measures())
-    if path is not None:
-        inputs = [args.a, args.b, *([args.contexts] if args.contexts else [])]
-        prepare_output(path, inputs=inputs, overwrite=args.force)
     a = read_responses(args.a)
     b = read_responses(args.b)
     metadata = None
@@ -137,19 +150,22 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             args.by, cluster=args.cluster, n_resamples=args.resamples, n_permutations=args.permutations,
             seed=args.seed,
         )
-    heading = f"{a.policy or args.a}  vs  {b.policy or args.b}  ({len(comparison.scores)} contexts)"
+    names = [terminal_text(response.policy or path) for response, path in ((a, args.a), (b, args.b))]
+    heading = f"{names[0]}  vs  {names[1]}  ({len(comparison.scores)} contexts)"
     if path is not None:
-        atomic_write_text(path, _render(comparison, fmt, heading, args.signatures, strata))
+        with atomic_open(path, "w") as handle:
+            _write(handle, comparison, fmt, heading, args.signatures, strata)
     if args.score_only:
         sys.stdout.write("".join(f"{comparison.mean(name)!r}\n" for name in comparison.measures))
     elif path is None:
-        sys.stdout.write(_render(comparison, fmt, heading, args.signatures, strata))
+        _write(sys.stdout, comparison, fmt, heading, args.signatures, strata)
     else:
-        sys.stdout.write(_render(comparison, "text", heading, args.signatures, strata))
+        sys.stdout.write(_text(comparison, heading, args.signatures, strata))
         print(f"wrote {path}")
     return 0
 
 
+@checks_outputs
 def _cmd_experiment(args: argparse.Namespace) -> int:
     from simscore.app.experiment import DEMO_CONFIG, load_config, run_experiment
 
@@ -164,8 +180,9 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def _experiment_options(p: argparse.ArgumentParser, default_out: str) -> None:
-    p.add_argument("--out", help=f"output folder; finished pieces in it are reused (default: {default_out})")
-    p.add_argument("--jobs", type=int, default=None, help="local worker processes (default: one per core)")
+    p.add_argument("--out", type=output_folder,
+                   help=f"output folder; finished pieces in it are reused (default: {default_out})")
+    p.add_argument("--jobs", type=positive_int, default=None, help="local worker processes (default: one per core)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run training and responding on this Dask scheduler (extra: simscore-dialogue[dask])")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -183,8 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("compare", help="score two response logs against each other")
-    p.add_argument("a", help="responses of policy A (simscore's JSON Lines responses file, or CSV)")
-    p.add_argument("b", help="responses of policy B (JSON Lines or CSV)")
+    p.add_argument("a", type=input_file, help="responses of policy A (simscore's JSON Lines responses file, or CSV)")
+    p.add_argument("b", type=input_file, help="responses of policy B (JSON Lines or CSV)")
     p.add_argument(
         "--measures",
         type=measure_list,
@@ -195,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
         "unless asked for",
     )
     p.add_argument(
-        "--out",
+        "--out", type=output_file,
         help="write the result to this file (format from --format, else .json: everything, .csv: per-context "
         "scores), or '-' for stdout (default format json)",
     )
@@ -208,11 +225,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--score-only", action="store_true",
         help="print only each measure's mean, one bare number per line in the order of --measures (nan if undefined)",
     )
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=seed, default=0, help="bootstrap and permutation seed (default 0)")
+    p.add_argument("--resamples", type=resamples, default=1000, help="bootstrap resamples (default 1000; 0: no intervals)")
     p.add_argument("--signatures", action="store_true", help="also print every measure's signature (text format)")
     p.add_argument(
-        "--contexts", metavar="FILE",
+        "--contexts", metavar="FILE", type=input_file,
         help="the context set (JSON Lines) the responses answer: its metadata joins the per-context scores",
     )
     p.add_argument(
@@ -225,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --by: resample and permute whole groups of contexts (e.g. dialogue_id) instead of contexts",
     )
     p.add_argument(
-        "--permutations", type=int, default=10_000,
+        "--permutations", type=permutations, default=10_000,
         help="random splits of a Monte Carlo permutation test (default 10000; exact tests need none)",
     )
     p.add_argument("--force", action="store_true", help="replace the --out file if it exists (never an input)")
@@ -234,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the paper's experiment, small: train, collect, respond, score, report")
     _experiment_options(p, "simscore-demo")
     p = sub.add_parser("run", help="run (or continue) an experiment described by a TOML file")
-    p.add_argument("config", help="experiment configuration (TOML), e.g. examples/paper.toml")
+    p.add_argument("config", type=input_file, help="experiment configuration (TOML), e.g. examples/paper.toml")
     _experiment_options(p, "simscore-<name>")
 
     for register in _extensions():
@@ -274,6 +291,39 @@ def _add_log_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true", help="the log (stderr) also shows debugging messages")
 
 
+class _InertFormatter(logging.Formatter):
+    """Log lines with the characters a terminal acts on escaped (messages may quote files)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_text(super().format(record))
+
+
+@contextlib.contextmanager
+def _inert_terminal() -> Iterator[None]:
+    """While a command runs: its standard output and its warnings cannot drive the terminal.
+
+    Standard output goes through :class:`~simscore.untrusted.TerminalStream`; warnings are
+    shown with their message escaped. Standard error is left alone for the progress bars
+    (whose carriage returns are how they redraw); what the commands write there themselves
+    (errors, warnings, log lines) is escaped where it is written.
+    """
+    import warnings
+
+    stdout = sys.stdout
+    with warnings.catch_warnings():
+        show = warnings.showwarning
+
+        def inert(message: Warning | str, *rest: object, **options: object) -> None:
+            show(terminal_text(str(message), keep_lines=True), *rest, **options)  # type: ignore[arg-type]
+
+        warnings.showwarning = inert
+        sys.stdout = TerminalStream(stdout)
+        try:
+            yield
+        finally:
+            sys.stdout = stdout
+
+
 #: The loggers the command line shows (the three packages').
 LOGGERS = ("simscore", "contexts", "policies")
 
@@ -291,7 +341,7 @@ def _console_log(level: int, stream: object = None) -> Iterator[None]:
         yield
         return
     handler = logging.StreamHandler(sys.stderr if stream is None else stream)  # type: ignore[arg-type]
-    handler.setFormatter(logging.Formatter("[%(asctime)s] %(message)s", "%H:%M:%S"))
+    handler.setFormatter(_InertFormatter("[%(asctime)s] %(message)s", "%H:%M:%S"))
     previous_levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.addHandler(handler)
@@ -312,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--quiet and --verbose exclude each other")
     level = logging.WARNING if args.quiet else logging.DEBUG if args.verbose else logging.INFO
     try:
-        with _console_log(level):
+        with _inert_terminal(), _console_log(level):
             return int(args.func(args))
     except BrokenPipeError:
         # output piped into a program that stopped reading (e.g. `| head`): not an error
@@ -320,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except (SimscoreError, OSError, ValueError) as exc:
-        print(f"simscore {args.command}: error: {exc}", file=sys.stderr)
+        print(f"simscore {args.command}: error: {terminal_text(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
         stopped = exc.signal if isinstance(exc, RunStopped) else signal.SIGINT

@@ -3,16 +3,65 @@
 The sub-command modules (:mod:`simscore.app.cli`, :mod:`simscore.app.diagnose`, ...) import
 these from here, so none of them imports another sub-command's module: the CLI registers
 the sub-commands, never the other way round.
+
+**Names and numbers**: :func:`measure_list`; :func:`seed`, :func:`positive_int`,
+:func:`resamples` and :func:`permutations` turn a bad value into argparse's usage error naming
+the option and the value (``simscore compare: error: argument --seed: expected a seed, an
+integer from 0 to 9223372036854775807, got '1.5'``), before any file is read.
+
+**Files: the output contract on the command line.** Every ``simscore`` sub-command types its
+path arguments with these argparse types:
+:func:`input_file` for a file it reads, :func:`output_file` for a file it writes and
+:func:`output_folder` for a folder it writes into (a command that writes fixed file names into
+its folder lists them with ``parser.set_defaults(output_names=(...))``), and its function is
+decorated with :func:`checks_outputs`: however it is called, :func:`check_outputs` runs
+first, before any work, and applies
+:func:`simscore.io.prepare_output` — the one output check of simscore, contexts and policies —
+to every output with every input of the command:
+
+* an output is never one of the inputs, however it is spelt (links and ``..`` resolved, hard
+  links compared by inode), not even with ``--force``;
+* an existing file is replaced only with ``--force``;
+* the location must be writable;
+* an output folder is not an existing file and not an input.
+
+The writers the commands call check again (``overwrite=args.force``), so a file that appears
+while a command works is not replaced either. ``tests/simscore/app/test_output_contract.py``
+walks the parser and fails for a command whose ``--out`` is not declared here.
+
+Examples
+--------
+>>> import argparse
+>>> parser = argparse.ArgumentParser()
+>>> _ = parser.add_argument("log", type=input_file)
+>>> _ = parser.add_argument("--out", type=output_file)
+>>> args = parser.parse_args(["a.jsonl", "--out", "a.jsonl"])
+>>> check_outputs(args)
+Traceback (most recent call last):
+...
+simscore.errors.OutputExistsError: a.jsonl is also an input: refusing to write over it
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
+from simscore.checks import MAX_SEED
+from simscore.errors import OutputExistsError
+from simscore.io import prepare_output, same_file
 from simscore.measures import ALL_MEASURES
+from simscore.stats import MAX_RESAMPLES
 
-__all__ = ["measure_list", "installed_measures", "TEXT_EXTRA_PACKAGES"]
+__all__ = [
+    "measure_list", "InputFile", "OutputFile", "OutputFolder", "input_file", "output_file", "output_folder",
+    "check_outputs", "checks_outputs", "seed", "positive_int", "resamples", "permutations",
+    "installed_measures", "TEXT_EXTRA_PACKAGES",
+]
 
 #: What each text measure's default configuration imports beyond the core install (the text extra).
 TEXT_EXTRA_PACKAGES: dict[str, tuple[str, ...]] = {
@@ -53,3 +102,143 @@ def measure_list(text: str) -> list[str]:
     if not names:
         raise argparse.ArgumentTypeError("expected measure names separated by commas")
     return names
+
+
+def _integer(text: str, expected: str, minimum: int, maximum: int | None = None) -> int:
+    try:
+        value = int(text.strip(), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+    return value
+
+
+def seed(text: str) -> int:
+    """argparse type of a seed: an integer from 0 to :data:`simscore.checks.MAX_SEED`.
+
+    >>> seed("7")
+    7
+    >>> seed("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a seed, an integer from 0 to 9223372036854775807, got '-1'
+    """
+    return _integer(text, f"a seed, an integer from 0 to {MAX_SEED}", 0, MAX_SEED)
+
+
+def positive_int(text: str) -> int:
+    """argparse type of an integer >= 1.
+
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a positive integer, got '0'
+    """
+    return _integer(text, "a positive integer", 1)
+
+
+def resamples(text: str) -> int:
+    """argparse type of a number of bootstrap resamples: 0 (no intervals) to :data:`simscore.stats.MAX_RESAMPLES`."""
+    return _integer(text, f"an integer from 0 to {MAX_RESAMPLES:,}", 0, MAX_RESAMPLES)
+
+
+def permutations(text: str) -> int:
+    """argparse type of a number of random permutations: 1 to :data:`simscore.stats.MAX_RESAMPLES`."""
+    return _integer(text, f"an integer from 1 to {MAX_RESAMPLES:,}", 1, MAX_RESAMPLES)
+
+#: The ``--out`` value that means standard output (``simscore compare ... --out -``).
+STDOUT = "-"
+
+
+class InputFile(str):
+    """A command-line value naming a file the command reads."""
+
+    __slots__ = ()
+
+
+class OutputFile(str):
+    """A command-line value naming a file the command writes (``-``: standard output)."""
+
+    __slots__ = ()
+
+
+class OutputFolder(str):
+    """A command-line value naming a folder the command writes into."""
+
+    __slots__ = ()
+
+
+def _path(text: str, kind: type[str]) -> Any:
+    if not text:
+        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    if "\0" in text:
+        raise argparse.ArgumentTypeError(f"a path cannot contain a NUL character: {text!r}")
+    return kind(text)
+
+
+def input_file(text: str) -> InputFile:
+    """argparse type of a file the command reads."""
+    return _path(text, InputFile)
+
+
+def output_file(text: str) -> OutputFile:
+    """argparse type of a file the command writes (checked by :func:`check_outputs`)."""
+    return _path(text, OutputFile)
+
+
+def output_folder(text: str) -> OutputFolder:
+    """argparse type of a folder the command writes into (checked by :func:`check_outputs`)."""
+    return _path(text, OutputFolder)
+
+
+def _values(args: argparse.Namespace, kind: type[str]) -> Iterator[str]:
+    """Every value of type ``kind`` in the parsed arguments (also inside lists and NAME=FILE pairs)."""
+    stack = list(vars(args).values())
+    while stack:
+        value = stack.pop()
+        if isinstance(value, kind):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Apply the output contract to every output of a parsed command line, before any work.
+
+    Raises
+    ------
+    simscore.errors.OutputExistsError
+        An output is an input, or exists and ``--force`` was not given (naming the path).
+    NotADirectoryError, PermissionError
+        The location cannot be written.
+    """
+    inputs = sorted(set(_values(args, InputFile)))
+    force = bool(getattr(args, "force", False))
+    for out in _values(args, OutputFile):
+        if out != STDOUT:
+            prepare_output(out, inputs=inputs, overwrite=force)
+    for folder in _values(args, OutputFolder):
+        path = Path(folder)
+        if path.exists() and not path.is_dir():
+            raise OutputExistsError(f"{folder} is a file, expected a folder")
+        for given in inputs:
+            if same_file(path, given):
+                raise OutputExistsError(f"{folder} is also an input: refusing to write over it")
+        for name in getattr(args, "output_names", ()):
+            prepare_output(path / name, inputs=inputs, overwrite=force)
+
+
+def checks_outputs(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Decorate a command's function so that :func:`check_outputs` runs before it, however it is called.
+
+    The wrapper carries ``checks_outputs = True``, which the output-contract test looks for.
+    """
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        check_outputs(args)
+        return command(args)
+
+    run.checks_outputs = True  # type: ignore[attr-defined]
+    return run

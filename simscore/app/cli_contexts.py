@@ -27,8 +27,9 @@ import warnings
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int
 from simscore.errors import InvalidContextError, SkippedDialoguesWarning
-from simscore.io import prepare_output
+from simscore.untrusted import terminal_text
 
 if TYPE_CHECKING:
     from contexts.context import ContextSet
@@ -61,19 +62,9 @@ def _slot_value(text: str) -> tuple[str, str]:
     return slot.strip(), value.strip()
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def _add_domain_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--ontology", help="ontology JSON of a user-supplied domain (with --venues)")
-    parser.add_argument("--venues", help="venues (.json, .csv or SQLite .db) of a user-supplied domain")
+    parser.add_argument("--ontology", type=input_file, help="ontology JSON of a user-supplied domain (with --venues)")
+    parser.add_argument("--venues", type=input_file, help="venues (.json, .csv or SQLite .db) of a user-supplied domain")
 
 
 def _domain(args: argparse.Namespace) -> Domain:
@@ -86,6 +77,7 @@ def _domain(args: argparse.Namespace) -> Domain:
     return load_domain(args.ontology, args.venues)
 
 
+@checks_outputs
 def cmd_gen(args: argparse.Namespace) -> int:
     """``simscore contexts gen``: write the C_gen grid."""
     from contexts.generate import GridSpec, generate_grid
@@ -100,13 +92,13 @@ def cmd_gen(args: argparse.Namespace) -> int:
     if args.value:
         options["values"] = dict(args.value)
     spec = GridSpec(**options)
-    prepare_output(args.out, overwrite=args.force)  # before the work
     context_set = generate_grid(spec, domain=_domain(args), name=args.name)
     context_set.to_jsonl(args.out, overwrite=args.force)
     print(f"wrote {len(context_set)} contexts to {args.out} (content hash {context_set.content_hash[:12]})")
     return 0
 
 
+@checks_outputs
 def cmd_collect(args: argparse.Namespace) -> int:
     """``simscore contexts collect``: write C_col from dialogue logs, ConvLab-3 files or PyDial belief logs."""
     from contexts.collect import collect_contexts, import_convlab
@@ -118,7 +110,6 @@ def cmd_collect(args: argparse.Namespace) -> int:
         raise InvalidContextError("--skip-unknown-values applies to --convlab and --pydial input only")
     if args.convlab_domain is not None and not args.convlab:
         raise InvalidContextError("--convlab-domain applies to --convlab input only")
-    prepare_output(args.out, inputs=args.logs, overwrite=args.force)  # never over an input; before the work
     domain = _domain(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SkippedDialoguesWarning)
@@ -152,7 +143,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
             )
     for warning in caught:
         if issubclass(warning.category, SkippedDialoguesWarning):
-            print(f"simscore contexts collect: warning: {warning.message}", file=sys.stderr)
+            print(f"simscore contexts collect: warning: {terminal_text(str(warning.message))}", file=sys.stderr)
         else:
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     context_set.to_jsonl(args.out, overwrite=args.force)
@@ -164,6 +155,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     return 0
 
 
+@checks_outputs
 def cmd_export(args: argparse.Namespace) -> int:
     """``simscore contexts export``: write one ConvLab state per context (the two-environment workflow)."""
     from contexts.context import ContextSet
@@ -176,6 +168,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         state_format=args.format,
         domain=args.convlab_domain,
         min_probability=args.min_probability,
+        overwrite=args.force,
     )
     layout = {"convlab3": "ConvLab-3", "convlab2": "ConvLab-2"}[args.format]
     print(f"wrote {count} {layout} states ({args.convlab_domain!r} domain) of {args.file} to {args.out}")
@@ -217,6 +210,7 @@ def context_set_summary(context_set: ContextSet) -> dict[str, Any]:
     }
 
 
+@checks_outputs
 def cmd_info(args: argparse.Namespace) -> int:
     """``simscore contexts info``: describe a context-set file."""
     from contexts.context import ContextSet
@@ -228,11 +222,11 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"{args.file}: {summary['name']!r}, domain {summary['domain']!r}, {summary['contexts']} contexts")
     print(f"content hash: {summary['content_hash']}")
     if summary["built_by"]:
-        print(f"built by:     {summary['built_by']}")
+        print(f"built by:     {terminal_text(str(summary['built_by']))}")
     for title, key in (("source", "by_source"), ("turn", "by_turn"), ("method", "by_method")):
         print(f"by {title}:")
         for value, count in summary[key].items():
-            print(f"  {value:<16} {count:>8}")
+            print(f"  {terminal_text(str(value)):<16} {count:>8}")
     return 0
 
 
@@ -253,7 +247,7 @@ def add_subcommands(subparsers: Any) -> None:
     sub.required = True
 
     gen = sub.add_parser("gen", help="generate the C_gen grid of belief states")
-    gen.add_argument("--out", "-o", required=True, help="output file (JSON Lines)")
+    gen.add_argument("--out", "-o", required=True, type=output_file, help="output file (JSON Lines)")
     gen.add_argument("--name", default="C_gen", help="name of the context set (default C_gen)")
     gen.add_argument("--levels", type=_float_list, help="top-value probabilities, e.g. 0,0.2,0.4,0.6,0.8,1")
     gen.add_argument("--slots", type=_name_list, help="grid slots (default area,pricerange,food)")
@@ -268,14 +262,14 @@ def add_subcommands(subparsers: Any) -> None:
 
     collect = sub.add_parser("collect", help="collect C_col from dialogue logs, ConvLab-3 data or PyDial beliefs")
     collect.add_argument(
-        "logs", nargs="+", metavar="LOG",
+        "logs", nargs="+", metavar="LOG", type=input_file,
         help="dialogue-log files (JSON Lines), or ConvLab-3 dialogues.json files (--convlab), or PyDial belief logs "
         "(--pydial)",
     )
-    collect.add_argument("--out", "-o", required=True, help="output file (JSON Lines)")
+    collect.add_argument("--out", "-o", required=True, type=output_file, help="output file (JSON Lines)")
     collect.add_argument("--name", default="C_col", help="name of the context set (default C_col)")
     collect.add_argument(
-        "--dialogues-per-source", type=_positive_int, metavar="N", help="use the first N dialogues of each source"
+        "--dialogues-per-source", type=positive_int, metavar="N", help="use the first N dialogues of each source"
     )
     collect.add_argument("--deduplicate", action="store_true", help="drop repeated belief states")
     collect.add_argument("--convlab", action="store_true", help="the inputs are ConvLab-3 dialogues.json files")
@@ -296,7 +290,7 @@ def add_subcommands(subparsers: Any) -> None:
     collect.set_defaults(func=cmd_collect)
 
     info = sub.add_parser("info", help="describe a context-set file")
-    info.add_argument("file", help="context-set file (JSON Lines)")
+    info.add_argument("file", type=input_file, help="context-set file (JSON Lines)")
     info.add_argument("--json", action="store_true", help="print the summary as JSON")
     _add_domain_options(info)
     info.set_defaults(func=cmd_info)
@@ -304,13 +298,13 @@ def add_subcommands(subparsers: Any) -> None:
     export = sub.add_parser(
         "export", help="write one ConvLab dialogue state per context (for a ConvLab policy in its own environment)"
     )
-    export.add_argument("file", help="context-set file (JSON Lines)")
+    export.add_argument("file", type=input_file, help="context-set file (JSON Lines)")
     export.add_argument(
         "--format", required=True, choices=("convlab3", "convlab2"),
         help="state layout: convlab3 (flat belief_state) or convlab2 (belief_state[domain]['semi'/'book'], "
         "which ConvLab-3's own rule-based MultiWOZ policy reads)",
     )
-    export.add_argument("--out", "-o", required=True, help="states file (JSON Lines)")
+    export.add_argument("--out", "-o", required=True, type=output_file, help="states file (JSON Lines)")
     export.add_argument(
         "--convlab-domain", default="restaurant", metavar="DOMAIN", help="ConvLab domain of the slots (default restaurant)"
     )
@@ -318,6 +312,7 @@ def add_subcommands(subparsers: Any) -> None:
         "--min-probability", type=_probability, default=0.0, metavar="P",
         help="write a slot's top value only if its probability exceeds P (default 0)",
     )
+    export.add_argument("--force", action="store_true", help="replace the output file if it exists (never an input)")
     _add_domain_options(export)
     export.set_defaults(func=cmd_export)
 

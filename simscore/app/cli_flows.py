@@ -25,8 +25,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from simscore.app.cli_contexts import _positive_int
-from simscore.io import prepare_output
+from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int, seed
 
 if TYPE_CHECKING:
     from contexts.flow_dialogues import FlowDialogue
@@ -57,11 +56,11 @@ def _dialogues(paths: list[str], args: argparse.Namespace) -> list[FlowDialogue]
     return out
 
 
+@checks_outputs
 def cmd_build(args: argparse.Namespace) -> int:
     """``simscore contexts flows build``: write the flow graph of training dialogues."""
     from contexts.flows import FlowGraph
 
-    prepare_output(args.out, inputs=args.dialogues, overwrite=args.force)
     dialogues = _dialogues(args.dialogues, args)
     graph = FlowGraph.from_dialogues(
         dialogues, domain_agnostic=args.domain_agnostic, built={"files": list(args.dialogues), "split": args.split}
@@ -71,13 +70,13 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+@checks_outputs
 def cmd_label(args: argparse.Namespace) -> int:
     """``simscore contexts flows label``: write the contexts with flow labels and pattern tags."""
     from contexts.context import ContextSet
     from contexts.flow_labels import flow_summary, label_contexts
     from contexts.flows import FlowGraph
 
-    prepare_output(args.out, inputs=[args.contexts, args.graph, *args.dialogues], overwrite=args.force)
     graph = FlowGraph.load(args.graph)
     contexts = ContextSet.read_jsonl(args.contexts)
     labelled = label_contexts(contexts, graph, _dialogues(args.dialogues, args), name=args.name)
@@ -90,6 +89,7 @@ def cmd_label(args: argparse.Namespace) -> int:
     return 0
 
 
+@checks_outputs
 def cmd_summary(args: argparse.Namespace) -> int:
     """``simscore contexts flows summary``: describe a graph and / or a labelled context set."""
     from contexts.context import ContextSet
@@ -111,12 +111,12 @@ def cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+@checks_outputs
 def cmd_sample(args: argparse.Namespace) -> int:
     """``simscore contexts flows sample``: write a subset balanced between strata."""
     from contexts.context import ContextSet
     from contexts.flow_labels import sample_balanced
 
-    prepare_output(args.out, inputs=[args.contexts], overwrite=args.force)
     sample = sample_balanced(
         ContextSet.read_jsonl(args.contexts), by=args.by, per_stratum=args.per_stratum, seed=args.seed, name=args.name
     )
@@ -129,12 +129,12 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
+@checks_outputs
 def cmd_plot(args: argparse.Namespace) -> int:
     """``simscore contexts flows plot``: the figure of the most frequent paths and the exits of test dialogues."""
     from contexts.flow_plot import plot_flows
     from contexts.flows import FlowGraph
 
-    prepare_output(args.out, inputs=[args.graph, *(args.test or [])], overwrite=args.force)
     graph = FlowGraph.load(args.graph)
     walks = None if not args.test else [graph.walk(d) for d in _dialogues(args.test, args)]
     plot_flows(graph, args.out, walks, top=args.top, overwrite=args.force)
@@ -159,46 +159,46 @@ def add_subcommands(subparsers: Any) -> None:
     sub.required = True
 
     build = sub.add_parser("build", help="build the flow graph of training dialogues")
-    build.add_argument("dialogues", nargs="+", metavar="DIALOGUES", help="training dialogues (files)")
-    build.add_argument("--out", "-o", required=True, help="flow-graph file (JSON)")
+    build.add_argument("dialogues", nargs="+", metavar="DIALOGUES", type=input_file, help="training dialogues (files)")
+    build.add_argument("--out", "-o", required=True, type=output_file, help="flow-graph file (JSON)")
     build.add_argument("--domain-agnostic", action="store_true", help="drop the domain from slot names (FRAPI's nodes)")
     _add_input_options(build)
     build.add_argument("--force", action="store_true", help="replace the output file if it exists (never an input)")
     build.set_defaults(func=cmd_build)
 
     label = sub.add_parser("label", help="tag each context with seen/unseen flow and complex patterns")
-    label.add_argument("contexts", help="context-set file (JSON Lines) collected from the --dialogues")
-    label.add_argument("--graph", required=True, help="flow-graph file of the training dialogues")
-    label.add_argument("--dialogues", nargs="+", required=True, metavar="FILE",
+    label.add_argument("contexts", type=input_file, help="context-set file (JSON Lines) collected from the --dialogues")
+    label.add_argument("--graph", required=True, type=input_file, help="flow-graph file of the training dialogues")
+    label.add_argument("--dialogues", nargs="+", required=True, metavar="FILE", type=input_file,
                        help="the dialogues the contexts were collected from")
-    label.add_argument("--out", "-o", required=True, help="labelled context-set file (JSON Lines)")
+    label.add_argument("--out", "-o", required=True, type=output_file, help="labelled context-set file (JSON Lines)")
     label.add_argument("--name", help="name of the labelled set (default: the input's)")
     _add_input_options(label)
     label.add_argument("--force", action="store_true", help="replace the output file if it exists (never an input)")
     label.set_defaults(func=cmd_label)
 
     summary = sub.add_parser("summary", help="nodes, edges, unseen-flow shares and pattern counts")
-    summary.add_argument("contexts", nargs="?", help="labelled context-set file")
-    summary.add_argument("--graph", help="flow-graph file")
+    summary.add_argument("contexts", nargs="?", type=input_file, help="labelled context-set file")
+    summary.add_argument("--graph", type=input_file, help="flow-graph file")
     summary.add_argument("--json", action="store_true", help="print the summary as JSON")
     summary.set_defaults(func=cmd_summary)
 
     sample = sub.add_parser("sample", help="a seeded subset balanced between strata (default: seen and unseen flows)")
-    sample.add_argument("contexts", help="labelled context-set file")
-    sample.add_argument("--out", "-o", required=True, help="output file (JSON Lines)")
+    sample.add_argument("contexts", type=input_file, help="labelled context-set file")
+    sample.add_argument("--out", "-o", required=True, type=output_file, help="output file (JSON Lines)")
     sample.add_argument("--by", default="flow", help="metadata key of the strata (default flow; e.g. flow_prefix)")
-    sample.add_argument("--per-stratum", type=_positive_int, metavar="N",
+    sample.add_argument("--per-stratum", type=positive_int, metavar="N",
                         help="contexts per stratum (default: the smallest stratum's size)")
-    sample.add_argument("--seed", type=int, default=0, help="which contexts are drawn (default 0)")
+    sample.add_argument("--seed", type=seed, default=0, help="which contexts are drawn (default 0)")
     sample.add_argument("--name", help="name of the sampled set")
     sample.add_argument("--force", action="store_true", help="replace the output file if it exists (never an input)")
     sample.set_defaults(func=cmd_sample)
 
     plot = sub.add_parser("plot", help="figure: most frequent training paths, where test dialogues leave the graph")
-    plot.add_argument("--graph", required=True, help="flow-graph file")
-    plot.add_argument("--out", "-o", required=True, help="PNG file")
-    plot.add_argument("--test", nargs="+", metavar="FILE", help="test dialogues whose exits are drawn")
-    plot.add_argument("--top", type=_positive_int, default=8, help="paths drawn (default 8, at most 8)")
+    plot.add_argument("--graph", required=True, type=input_file, help="flow-graph file")
+    plot.add_argument("--out", "-o", required=True, type=output_file, help="PNG file")
+    plot.add_argument("--test", nargs="+", metavar="FILE", type=input_file, help="test dialogues whose exits are drawn")
+    plot.add_argument("--top", type=positive_int, default=8, help="paths drawn (default 8, at most 8)")
     _add_input_options(plot)
     plot.add_argument("--force", action="store_true", help="replace the output file if it exists (never an input)")
     plot.set_defaults(func=cmd_plot)

@@ -52,15 +52,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import json
 import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simscore.errors import ConfigError, UnparsedActWarning
-from simscore.io import prepare_output
+from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int, seed
+from simscore.errors import ConfigError, FileFormatError, UnparsedActWarning
+from simscore.io import parse_json, prepare_output
 
 __all__ = ["add_subcommands", "cmd_respond", "load_policy", "PolicySpec"]
 
@@ -158,10 +158,10 @@ def _python_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
             raise ConfigError(f"POLICY: {spec.target} has no attribute {spec.attribute!r}")
         obj = getattr(obj, part)
     if isinstance(obj, type):
-        try:
-            kwargs = json.loads(args.policy_kwargs) if args.policy_kwargs else {}
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"--policy-kwargs is not valid JSON ({exc})") from None
+        try:  # strict and bounded like every JSON simscore reads (no NaN, no 100,000 nested brackets)
+            kwargs = parse_json(args.policy_kwargs, "--policy-kwargs") if args.policy_kwargs else {}
+        except FileFormatError as exc:
+            raise ConfigError(f"--policy-kwargs is not valid JSON ({exc.reason})") from None
         if not isinstance(kwargs, dict):
             raise ConfigError(f"--policy-kwargs must be a JSON object, got {args.policy_kwargs!r}")
         obj = obj(**kwargs)
@@ -263,15 +263,18 @@ def _progress(args: argparse.Namespace) -> bool:
     return not args.quiet and sys.stderr.isatty()
 
 
+@checks_outputs
 def cmd_respond(args: argparse.Namespace) -> int:
     """``simscore respond``: answer a context set with a policy and write the responses."""
     from contexts import ContextSet
-    from policies import TemplateNLG, write_responses_csv
+    from policies import TemplateNLG
     from simscore.policy import run_policy
+    from simscore.responses_csv import write_responses_csv
 
     spec = PolicySpec.parse(args.policy)
     _check_options(spec, args)  # bad flags fail before anything is read
-    prepare_output(args.out, inputs=[args.contexts, *spec.input_files], overwrite=args.force)  # before the work
+    # the policy's own files (a model folder, a module) are inputs too, known once its spec is read
+    prepare_output(args.out, inputs=[args.contexts, *spec.input_files], overwrite=args.force)
     context_set = ContextSet.read_jsonl(args.contexts)
     policy = load_policy(spec, args)
     name = args.name or getattr(policy, "name", None) or type(policy).__name__
@@ -285,7 +288,7 @@ def cmd_respond(args: argparse.Namespace) -> int:
         else:
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     if str(args.out).lower().endswith(".csv"):
-        write_responses_csv(args.out, responses)
+        write_responses_csv(args.out, responses, overwrite=args.force)
     else:
         responses.to_jsonl(args.out, overwrite=args.force)
     actions = sum(action is not None for action in responses.actions())
@@ -314,24 +317,25 @@ def add_subcommands(subparsers: Any) -> None:
     )
     p.add_argument("policy", metavar="POLICY", help="handcrafted, random, hf:DIR, a GP-SARSA run folder, "
                    "MODULE:NAME or FILE.py:NAME")
-    p.add_argument("contexts", metavar="CONTEXTS", help="context-set file (JSON Lines)")
-    p.add_argument("--out", "-o", required=True, help="responses file (JSON Lines; .csv for CSV without provenance)")
+    p.add_argument("contexts", metavar="CONTEXTS", type=input_file, help="context-set file (JSON Lines)")
+    p.add_argument("--out", "-o", required=True, type=output_file,
+                   help="responses file (JSON Lines; .csv for CSV without provenance)")
     p.add_argument("--force", action="store_true", help="replace the output file if it exists (never an input)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--name", help="policy name recorded in the responses (default: the policy's own)")
-    p.add_argument("--seed", type=int, help="random: its seed; hf: with --sample the sampling seed; ConvLab-style: "
+    p.add_argument("--seed", type=seed, help="random: its seed; hf: with --sample the sampling seed; ConvLab-style: "
                    "reseed the global generators per context")
     p.add_argument("--nlg", choices=("template",), help="word act-only responses with the template NLG")
     p.add_argument("--nlg-instance", metavar="NAME", help="the template NLG's policy instance (default: the policy's name)")
-    p.add_argument("--checkpoint", type=int, metavar="N", help="GP-SARSA: the checkpoint after N training dialogues")
+    p.add_argument("--checkpoint", type=positive_int, metavar="N", help="GP-SARSA: the checkpoint after N training dialogues")
     g = p.add_argument_group("hf:DIR (local Hugging Face models)")
-    g.add_argument("--max-new-tokens", type=int, metavar="N", help="tokens per response at most (default 40)")
-    g.add_argument("--batch-size", type=int, metavar="N", help="prompts generated together (default 8)")
+    g.add_argument("--max-new-tokens", type=positive_int, metavar="N", help="tokens per response at most (default 40)")
+    g.add_argument("--batch-size", type=positive_int, metavar="N", help="prompts generated together (default 8)")
     g.add_argument("--device", help="cpu (default), cuda, cuda:1, mps, ...")
     g.add_argument("--dtype", choices=("float32", "float16", "bfloat16", "float64"), help="default float32")
     g.add_argument("--sample", action="store_true", help="seeded sampling instead of greedy decoding")
     g.add_argument("--temperature", type=float, help="sampling temperature (with --sample)")
-    g.add_argument("--top-k", type=int, help="sample among the k most probable tokens (with --sample)")
+    g.add_argument("--top-k", type=positive_int, help="sample among the k most probable tokens (with --sample)")
     g.add_argument("--top-p", type=float, help="nucleus sampling threshold (with --sample)")
     g.add_argument("--acts", action="store_true", help="ask for one act in simscore's act syntax and parse it")
     g.add_argument("--source", choices=("auto", "history", "belief"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from simscore.app.cli_args import checks_outputs, output_folder, seed
 from simscore.errors import ConfigError
 
 __all__ = ["add_subcommands", "cmd_train"]
@@ -43,6 +44,7 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
+@checks_outputs
 def cmd_train(args: argparse.Namespace) -> int:
     """``simscore train``: train (or resume) one run and print its evaluation table."""
     from policies.gpsarsa.training import TrainingConfig, train
@@ -89,13 +91,14 @@ def add_subcommands(subparsers: Any) -> None:
     )
     parser.add_argument("--reward", required=True, choices=("ts", "iq"),
                         help="reward model: ts = task success, iq = interaction quality")
-    parser.add_argument("--seed", required=True, type=_integer, help="training seed")
-    parser.add_argument("--out", "-o", required=True, help="run directory (resumed if it holds the same run)")
+    parser.add_argument("--seed", required=True, type=seed, help="training seed")
+    parser.add_argument("--out", "-o", required=True, type=output_folder,
+                        help="run directory (resumed if it holds the same run)")
     # defaults (None here) are TrainingConfig's, so the CLI, the TOML and the API share one set
     parser.add_argument("--dialogues", type=_integer, help="training dialogues in total (default 40000)")
     parser.add_argument("--every", type=_integer, help="checkpoint every N dialogues (default 1000)")
     parser.add_argument("--eval", type=_integer, metavar="N", help="evaluation dialogues per checkpoint (default 100)")
-    parser.add_argument("--eval-seed", type=_integer, help="seed of the fixed evaluation users")
+    parser.add_argument("--eval-seed", type=seed, help="seed of the fixed evaluation users")
     parser.add_argument("--sigma", type=float, help="GP noise standard deviation (default 5)")
     parser.add_argument("--nu", type=float, help="ALD dictionary threshold (default 0.001)")
     parser.add_argument("--gamma", type=float, help="discount factor (default 1)")

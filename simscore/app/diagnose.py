@@ -32,13 +32,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simscore.app.cli_args import measure_list
+from simscore.app.cli_args import checks_outputs, input_file, measure_list, output_folder, seed
 from simscore.checks import check_number
 from simscore.compare import compare
 from simscore.io import atomic_write_text, prepare_output
 from simscore.measures import ALL_MEASURES, resolve_measures
 from simscore.policy import run_policy
 from simscore.responses import Responses
+from simscore.untrusted import spreadsheet_frame
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -313,8 +314,8 @@ def write_diagnose(
     folder = Path(out)
     paths = [prepare_output(folder / name, overwrite=overwrite) for name in _OUTPUTS]
     folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(paths[0], result.table.to_csv(index=False))
-    save_figure(_figure(result), paths[2])
+    atomic_write_text(paths[0], spreadsheet_frame(result.table).to_csv(index=False))
+    save_figure(_figure(result), paths[2], overwrite=overwrite)
     atomic_write_text(paths[1], _report(result, context_name, command))
     return paths[1]
 
@@ -323,7 +324,7 @@ def _named_file(text: str) -> tuple[str, str]:
     name, sep, path = text.partition("=")
     if not sep or not name.strip() or not path.strip():
         raise argparse.ArgumentTypeError(f"expected NAME=FILE, got {text!r}")
-    return name.strip(), path.strip()
+    return name.strip(), input_file(path.strip())
 
 
 def _levels(text: str) -> tuple[float, ...]:
@@ -333,14 +334,20 @@ def _levels(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(f"expected probabilities separated by commas, got {text!r}") from None
 
 
+def _tolerance(text: str) -> float:
+    try:
+        return check_number("tolerance", float(text), minimum=0.0, finite=False)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+
+
+@checks_outputs
 def cmd_diagnose(args: argparse.Namespace) -> int:
     """``simscore diagnose``: run the degenerate and real policies, score, write the report."""
     from contexts.context import ContextSet
     from policies.degenerate import degenerate_policies
 
     measures = resolve_measures(args.measures)  # fail on a bad name before any work
-    for name in _OUTPUTS:
-        prepare_output(Path(args.out) / name, overwrite=args.force)
     contexts = ContextSet.read_jsonl(args.contexts) if args.contexts else default_contexts(args.levels)
     progress = not args.quiet
     real = {}
@@ -374,8 +381,9 @@ def add_subcommands(subparsers: Any) -> None:
     (True, ['action'], (0.0, 0.5, 1.0), False)
     """
     p = subparsers.add_parser("diagnose", help="can a measure be fooled? degenerate policies vs real ones")
-    p.add_argument("--out", "-o", required=True, help="output folder (diagnose.md, diagnose.csv, diagnose.png)")
-    p.add_argument("--contexts", help="context set file (default: the generated grid at --levels)")
+    p.add_argument("--out", "-o", required=True, type=output_folder,
+                   help="output folder (diagnose.md, diagnose.csv, diagnose.png)")
+    p.add_argument("--contexts", type=input_file, help="context set file (default: the generated grid at --levels)")
     p.add_argument("--levels", type=_levels, default=DEFAULT_LEVELS,
                    help="top-value levels of the default grid (default 0.0,0.5,1.0: 162 contexts)")
     p.add_argument("--responses", nargs="+", type=_named_file, metavar="NAME=FILE",
@@ -384,9 +392,9 @@ def add_subcommands(subparsers: Any) -> None:
                    help="leave out the two default handcrafted policies (needs --responses)")
     p.add_argument("--measures", type=measure_list, default=list(ALL_MEASURES),
                    help="comma-separated measure names or groups ('all', 'action', 'text'); default: all eight")
-    p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
+    p.add_argument("--tolerance", type=_tolerance, default=DEFAULT_TOLERANCE,
                    help=f"gamed: within this of the real-vs-real mean (default {DEFAULT_TOLERANCE})")
-    p.add_argument("--seed", type=int, default=0, help="seed of the uniform policy and the bootstrap (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the uniform policy and the bootstrap (default 0)")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=cmd_diagnose)
+    p.set_defaults(func=cmd_diagnose, output_names=_OUTPUTS)

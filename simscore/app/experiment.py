@@ -36,7 +36,6 @@ import logging
 import os
 import threading
 import time
-import tomllib
 import typing
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+import simscore.io
 from policies.gpsarsa import compile_kernels
 from policies.gpsarsa.training import TrainingConfig
 from simscore._version import __version__
@@ -54,8 +54,8 @@ from simscore.app.provenance import check_collected, check_folder_settings, chec
 from simscore.app.record import RunRecord
 from simscore.checks import check_bool, check_int, check_number, check_seed
 from simscore.config import check_keys, convert_value, from_mapping, to_mapping
-from simscore.errors import ConfigError, ExperimentError, MissingDependencyError, SimscoreError
-from simscore.io import atomic_write_text
+from simscore.errors import ConfigError, ExperimentError, FileFormatError, MissingDependencyError, SimscoreError
+from simscore.io import atomic_write_text, parse_toml, read_bytes
 from simscore.measures import ALL_MEASURES, MEASURE_GROUPS, Measure, resolve_measures
 from simscore.parallel import run_jobs, stop_on_signals
 from simscore.stats import MAX_RESAMPLES, Bootstrap
@@ -280,19 +280,19 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
         (the message names the file, table and key).
     """
     p = Path(path)
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: configuration file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{p}: is a directory, expected a TOML file") from None
+    if not p.exists():
+        raise ConfigError(f"{p}: configuration file not found")
+    if p.is_dir():
+        raise ConfigError(f"{p}: is a directory, expected a TOML file")
+    try:  # bounded: a configuration is at most simscore.io.MAX_LINE_LENGTH bytes, nested at most MAX_NESTING
+        raw = read_bytes(p, limit=simscore.io.MAX_LINE_LENGTH)
+        text = raw.decode("utf-8")
+        data = parse_toml(text, p)
     except UnicodeDecodeError as exc:
         line = exc.object[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{p}, line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x})") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{p}: invalid TOML ({exc})") from None
+    except FileFormatError as exc:
+        raise ConfigError(str(exc)) from None
     return ExperimentConfig.from_dict(data, source=str(p))
 
 

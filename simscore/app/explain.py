@@ -32,10 +32,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simscore.app.cli_args import permutations, positive_int
+from simscore.app.cli_args import seed as seed_type
 from simscore.app.folder import ExperimentFolder, RunFiles
+from simscore.checks import check_int, check_seed
 from simscore.errors import SimscoreError
 from simscore.io import atomic_open, atomic_write_text
 from simscore.responses import Responses
+from simscore.stats import MAX_RESAMPLES
+from simscore.untrusted import markdown_text
 
 __all__ = ["explain", "add_subcommands", "cmd_explain", "load_runs", "RunFiles"]
 
@@ -266,13 +271,13 @@ def _write_csv(frame: pd.DataFrame, path: Path) -> None:
 def _fmt(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
         return "n/a" if math.isnan(value) else f"{value:.3f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return markdown_text(str(value))  # ids, acts and texts come from files: no tag, link or line break
 
 
 def _md(frame: pd.DataFrame) -> str:
     if frame is None or frame.empty:
         return "_(nothing to show)_\n"
-    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    head = "| " + " | ".join(markdown_text(str(c)) for c in frame.columns) + " |"
     rule = "|" + "---|" * len(frame.columns)
     body = ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([head, rule, *body]) + "\n"
@@ -301,7 +306,7 @@ def _plot_floor(floor: pd.DataFrame, path: Path) -> None:
             ax.invert_yaxis()
             ax.set_xlabel("disagreement (1 − TMR)")
             ax.set_title(cs)
-        save_figure(figure, path)
+        save_figure(figure, path, overwrite=True)  # explain/ is this command's own folder, remade each run
 
 
 def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, top: int = 5,
@@ -333,7 +338,14 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
     ------
     SimscoreError
         The folder has no saved run responses.
+    ValueError, TypeError
+        A bad ``seed``, ``n_permutations``, ``top`` or ``n_jobs`` (checked before any work).
     """
+    seed = check_seed("seed", seed)
+    n_permutations = check_int("n_permutations", n_permutations, minimum=1, maximum=MAX_RESAMPLES)
+    top = check_int("top", top, minimum=1)
+    if n_jobs is not None:
+        n_jobs = check_int("n_jobs", n_jobs, minimum=1)
     folder = ExperimentFolder(directory)
     names = folder.response_sets() if context_sets is None else sorted(context_sets)
     data = [_SetData(folder, cs, runs) for cs in names if len(runs := folder.run_responses(cs)) >= 2]
@@ -373,7 +385,7 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
         _write_csv(frame, out / f"{name}.csv")
     _plot_floor(floor, out / "churn_floor.png")
 
-    lines = [f"# Explain: {folder.root.name}", "",
+    lines = [f"# Explain: {markdown_text(folder.root.name)}", "",
              f"Final policy of a run = its highest checkpoint. Seed {seed}, {n_permutations} permutations.", "",
              "## 1. Chance-corrected agreement", "",
              "TMR/DMR beside Cohen's κ and Gwet's AC1 on the full act (TMR) and the intents (DMR), "
@@ -392,7 +404,7 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
              f"Top {top} separating contexts (agree within reward models, disagree across), with the responses of "
              f"one {pair[0]} and one {pair[1]} run:", ""]
     for sep in sep_parts:
-        lines += [f"**{sep['context_set'].iloc[0]}**", "", _md(sep.drop(columns="context_set"))]
+        lines += [f"**{markdown_text(str(sep['context_set'].iloc[0]))}**", "", _md(sep.drop(columns="context_set"))]
     lines += ["## 5. Why?", "",
               f"Decision-tree probe (context features → do a {pair[0]} and an {pair[1]} final policy disagree?), "
               "held-out accuracy vs the majority baseline; classifier two-sample test between the same two "
@@ -412,7 +424,7 @@ def summary_paragraph(directory: str | Path) -> str | None:
         return None
     try:
         paired = pd.read_csv(path)
-    except (pd.errors.EmptyDataError, OSError):
+    except (ValueError, OSError):  # empty or damaged (pandas' parser errors are ValueErrors): no summary
         return None
     parts = [f"on {r.context_set} seed pairs agree on {r.within_tmr:.1%} of contexts and reward-model pairs "
              f"on {r.across_tmr:.1%} (difference {r.difference:+.3f}, paired p = {r.p_value:.3g})"
@@ -450,9 +462,9 @@ def add_subcommands(subparsers: Any) -> None:
     """
     p = subparsers.add_parser("explain", help="chance-corrected agreement, churn floor, where and why policies differ")
     p.add_argument("directory", help="experiment output folder (writes DIR/explain/)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the tests and classifiers (default 0)")
-    p.add_argument("--permutations", type=int, default=200, help="permutations of the tests (default 200)")
-    p.add_argument("--top", type=int, default=5, help="rows of the top-N tables (default 5)")
-    p.add_argument("--jobs", type=int, default=None,
+    p.add_argument("--seed", type=seed_type, default=0, help="seed of the tests and classifiers (default 0)")
+    p.add_argument("--permutations", type=permutations, default=200, help="permutations of the tests (default 200)")
+    p.add_argument("--top", type=positive_int, default=5, help="rows of the top-N tables (default 5)")
+    p.add_argument("--jobs", type=positive_int, default=None,
                    help="threads for the two-sample test's permutations (default: one per core)")
     p.set_defaults(func=cmd_explain)

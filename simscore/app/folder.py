@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from simscore.errors import FolderInUseError
-from simscore.io import is_temporary
+from simscore.io import is_temporary, parse_json
 from simscore.tables_io import INDEX_FILE
 
 try:
@@ -376,7 +376,7 @@ def _read_holder(fd: int) -> dict[str, Any] | None:
     """What a lock file says (None when empty or unreadable: being written, or not ours)."""
     try:
         data = os.pread(fd, 4096, 0)
-        holder = json.loads(data.decode("utf-8"))
+        holder = parse_json(data.decode("utf-8"), "lock")  # strict and bounded: 4,096 '[' are not a holder
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return holder if isinstance(holder, dict) else None

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from simscore.app.folder import ExperimentFolder, RunId
 from simscore.errors import ExperimentError
-from simscore.io import read_jsonl
+from simscore.io import read_json, read_jsonl
 
 if TYPE_CHECKING:
     from simscore.app.experiment import ExperimentConfig
@@ -79,7 +79,7 @@ def check_folder_settings(folder: ExperimentFolder, config: ExperimentConfig) ->
     if not saved_path.exists():
         return
     try:
-        saved = json.loads(saved_path.read_text(encoding="utf-8"))["config"]
+        saved = read_json(saved_path)["config"]  # bounded and strict; its errors are ValueErrors
         if not isinstance(saved, Mapping):
             raise TypeError
     except (ValueError, KeyError, TypeError):

@@ -103,6 +103,7 @@ from simscore.app.report_sections import (
 from simscore.errors import FileFormatError
 from simscore.io import atomic_write_text
 from simscore.tables_io import TABLES_VERSION, load_tables, markdown_table
+from simscore.untrusted import code_fence, markdown_text
 
 __all__ = [
     "TABLE_NAMES",
@@ -319,7 +320,8 @@ def _section_reproduce(record: RunRecord, folder: ExperimentFolder | None) -> li
     config = record.config
     toml = _toml(config) if config is not None else None
     if record.command:
-        lines += ["The command that produced this run:", "", "```sh", record.command, "```", ""]
+        fence = code_fence(record.command)  # a path in the command cannot close the block
+        lines += ["The command that produced this run:", "", f"{fence}sh", record.command, fence, ""]
     elif record.command_recorded:
         lines += [
             "This run was started from Python (`simscore.app.experiment.run_experiment`). The same from the command "
@@ -453,12 +455,12 @@ def _introduction(run: ReportInput, present: Sequence[str], folder: ExperimentFo
         "(Ultes & Maier, SIGDIAL 2020)."
     )
     if sets:
-        intro += f" Context sets: {', '.join(dict.fromkeys(sets))}."
+        intro += f" Context sets: {', '.join(markdown_text(s) for s in dict.fromkeys(sets))}."
     if measures:
-        intro += f" Measures: {', '.join(_label(m) for m in dict.fromkeys(measures))}."
+        intro += f" Measures: {', '.join(markdown_text(_label(m)) for m in dict.fromkeys(measures))}."
     intro += (f" The paper's published numbers (its Tables 1–4, shipped with simscore) stand beside ours, "
               f"in rows marked \"{PAPER_MARK}\" or columns named \"paper\".")
-    lines = [f"# {title}", "", intro, ""]
+    lines = [f"# {markdown_text(title)}", "", intro, ""]  # the title comes from the configuration
     if folder is not None:
         linked = {n: folder.link(folder.table(n)) for n in run.tables if folder.table(n).is_file()}
         if linked:

@@ -17,6 +17,7 @@ of user data with ``textContent``. Same inputs give the same bytes.
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import math
 import os
@@ -25,21 +26,33 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
+from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int, seed
+from simscore.checks import check_int, check_seed
 from simscore.compare import Comparison
 from simscore.errors import ContextMismatchError, FileFormatError
-from simscore.io import atomic_open, prepare_output
+from simscore.io import atomic_open, prepare_output, read_json
 from simscore.measures import MEASURES
 from simscore.responses import Response, Responses
 
 if TYPE_CHECKING:
     from contexts.context import Context, ContextSet
 
-__all__ = ["add_subcommands", "cmd_view", "read_comparison", "view_data", "render_page", "write_view"]
+__all__ = [
+    "add_subcommands", "cmd_view", "read_comparison", "differing_ids", "select_rows", "view_data", "render_page",
+    "write_view", "MAX_ROWS",
+]
 
 #: Values shown per slot in a belief summary (the most probable ones).
 TOP_VALUES = 3
+
+#: Differing contexts a page holds unless asked for more: about 300 bytes each (with a context
+#: set about 1 kB), so a page of at most some 50 MB that a browser opens. Above it
+#: :func:`write_view` stops and names the ways out: ``limit``, ``sample`` or ``max_rows=None``
+#: (the command line's ``--limit N``, ``--sample N`` and ``--all``).
+MAX_ROWS = 50_000
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -65,12 +78,7 @@ def read_comparison(path: str | os.PathLike[str]) -> Comparison:
     p = Path(path)
     if p.suffix.lower() != ".json":
         raise FileFormatError(p, "expected a comparison saved as .json (simscore compare A B --out CMP.json)")
-    try:
-        document = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileFormatError(p, "file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FileFormatError(p, f"cannot read a comparison: {exc}") from None
+    document = read_json(p)
     if not isinstance(document, dict):
         raise FileFormatError(p, f"expected a JSON object, got {type(document).__name__}")
     missing = [key for key in ("simscore", "signatures", "summary", "scores") if key not in document]
@@ -79,24 +87,73 @@ def read_comparison(path: str | os.PathLike[str]) -> Comparison:
     signatures, summary, records = document["signatures"], document["summary"], document["scores"]
     if not isinstance(signatures, dict) or not isinstance(summary, dict) or not isinstance(records, list):
         raise FileFormatError(p, "not a saved comparison: signatures/summary must be objects, scores a list")
-    if not all(isinstance(r, dict) and isinstance(r.get("context_id"), str) for r in records):
-        raise FileFormatError(p, "every score record needs a string 'context_id'")
+    _check_comparison(p, document)
     scores = pd.DataFrame.from_records(records, columns=["context_id", *_record_columns(records)])
     scores = scores.set_index("context_id")
     for name in signatures:
         if name not in scores.columns:
             raise FileFormatError(p, f"scores lack the column of measure {name!r}")
         scores[name] = pd.to_numeric(scores[name], errors="coerce").astype("float64")
-    summary_frame = pd.DataFrame.from_dict(summary, orient="index")
+    summary_frame = pd.DataFrame.from_dict(summary, orient="index", columns=_SUMMARY_FIELDS)
     summary_frame.index.name = "measure"
     return Comparison(
         scores=scores,
         summary=summary_frame,
-        signatures={str(k): str(v) for k, v in signatures.items()},
-        a=str(document.get("a") or ""),
-        b=str(document.get("b") or ""),
+        signatures=dict(signatures),
+        a=document.get("a") or "",
+        b=document.get("b") or "",
         info=dict(document.get("info") or {}),
     )
+
+
+_SUMMARY_FIELDS = ["mean", "count", "missing", "ci_low", "ci_high"]
+
+
+def _is_number(value: Any) -> bool:
+    """A JSON number (not a bool) or null: what a score or a summary statistic may be."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _check_comparison(path: Path, document: Mapping[str, Any]) -> None:
+    """Every field of a saved comparison has the type :meth:`Comparison.to_json_dict` writes.
+
+    A hand-edited file gets a :class:`FileFormatError` naming the field, not a traceback
+    from deep inside the page builder.
+    """
+
+    def bad(field: str, expected: str, value: Any) -> FileFormatError:
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        return FileFormatError(path, f"field {field}: expected {expected}, got {type(value).__name__} {shown}")
+
+    for key in ("a", "b"):
+        if document.get(key) is not None and not isinstance(document[key], str):
+            raise bad(key, "a string", document[key])
+    if document.get("info") is not None and not isinstance(document["info"], dict):
+        raise bad("info", "an object", document["info"])
+    for name, signature in document["signatures"].items():
+        if not isinstance(signature, str):
+            raise bad(f"signatures.{name}", "a string", signature)
+    for name, stats in document["summary"].items():
+        if not isinstance(stats, dict):
+            raise bad(f"summary.{name}", "an object", stats)
+        for key, value in stats.items():
+            if key not in _SUMMARY_FIELDS:
+                raise FileFormatError(path, f"field summary.{name}: unknown statistic {key!r}")
+            if not _is_number(value):
+                raise bad(f"summary.{name}.{key}", "a number or null", value)
+    measures = set(document["signatures"])
+    seen: set[str] = set()
+    for k, record in enumerate(document["scores"]):
+        if not isinstance(record, dict) or not isinstance(record.get("context_id"), str):
+            raise FileFormatError(path, f"field scores[{k}]: every score record needs a string 'context_id'")
+        if record["context_id"] in seen:
+            raise FileFormatError(path, f"field scores[{k}]: context id {record['context_id']!r} appears twice")
+        seen.add(record["context_id"])
+        for key, value in record.items():
+            if key in measures and not _is_number(value):
+                raise bad(f"scores[{k}].{key}", "a number or null", value)
+            if isinstance(value, (dict, list)):
+                raise bad(f"scores[{k}].{key}", "a number, string, boolean or null", value)
 
 
 def _record_columns(records: list[dict[str, Any]]) -> list[str]:
@@ -147,12 +204,64 @@ def _belief_json(context: Context) -> dict[str, Any]:
 def _turn(value: Any) -> int | None:
     if value is None or isinstance(value, bool):
         return None
-    try:
-        if pd.isna(value):
-            return None
-    except (TypeError, ValueError):
-        return None
-    return int(value) if float(value) == int(value) else None
+    number = _number(value)
+    return int(number) if number is not None and number == int(number) else None
+
+
+def differing_ids(comparison: Comparison, a: Responses, b: Responses) -> list[str]:
+    """The compared context ids whose two responses differ (action or text), in the comparison's order.
+
+    Raises
+    ------
+    ContextMismatchError
+        A responses file lacks compared context ids.
+    """
+    ids = [str(i) for i in comparison.scores.index]
+    _check_cover(ids, [("responses of A", a), ("responses of B", b)])
+    return [i for i in ids if _differs(a[i], b[i])]
+
+
+def _check_cover(ids: list[str], sources: list[tuple[str, Any]]) -> None:
+    for label, source in sources:
+        missing = [i for i in ids if i not in source]
+        if missing:
+            shown = ", ".join(repr(i) for i in missing[:5])
+            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+            raise ContextMismatchError(f"{label} lack {len(missing)} compared context id(s): {shown}{more}")
+
+
+def select_rows(differing: list[str], *, limit: int | None = None, sample: int | None = None, seed: int = 0,
+                max_rows: int | None = MAX_ROWS) -> tuple[list[str], str | None]:
+    """The differing ids a page shows, and how they were chosen (None: all of them).
+
+    ``limit`` keeps the first N, ``sample`` a seeded random N (in the comparison's order);
+    without either, more than ``max_rows`` is a :class:`ValueError` that names both (and
+    ``max_rows=None``, the command line's ``--all``).
+
+    >>> select_rows(["c1", "c2", "c3"], limit=2)
+    (['c1', 'c2'], 'the first 2')
+    >>> select_rows([f"c{i}" for i in range(10)], sample=3, seed=1)
+    (['c3', 'c4', 'c7'], 'a random sample of 3 (seed 1)')
+    """
+    if limit is not None and sample is not None:
+        raise ValueError("give a limit or a sample, not both")
+    if limit is not None:
+        check_int("limit", limit, minimum=1, error=ValueError)
+        return differing[:limit], (f"the first {limit:,}" if limit < len(differing) else None)
+    if sample is not None:
+        check_int("sample", sample, minimum=1, error=ValueError)
+        if sample >= len(differing):
+            return differing, None
+        rng = np.random.default_rng(check_seed("seed", seed, error=ValueError))
+        chosen = np.sort(rng.choice(len(differing), size=sample, replace=False))
+        return [differing[k] for k in chosen], f"a random sample of {sample:,} (seed {seed})"
+    if max_rows is not None and len(differing) > max_rows:
+        raise ValueError(
+            f"{len(differing):,} contexts differ: a page of all of them would be about "
+            f"{len(differing) * 300 / 2**20:,.0f} MB or more (more than {max_rows:,} contexts). Give --sample N for a "
+            f"seeded random sample (e.g. --sample {max_rows // 5:,}), --limit N for the first N, or --all for every one"
+        )
+    return differing, None
 
 
 def view_data(
@@ -160,6 +269,11 @@ def view_data(
     a: Responses,
     b: Responses,
     contexts: ContextSet | None = None,
+    *,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    max_rows: int | None = MAX_ROWS,
 ) -> dict[str, Any]:
     """The page's data: the differing contexts with responses, scores, beliefs and histories.
 
@@ -171,37 +285,37 @@ def view_data(
         The two policies' responses; they must cover every compared context id.
     contexts : ContextSet, optional
         Adds belief summaries, dialogue histories and turn indices.
+    limit, sample, seed, max_rows
+        Which differing contexts the page holds (:func:`select_rows`): by default all, up to
+        :data:`MAX_ROWS`.
 
     Returns
     -------
     dict
         Plain JSON types only: titles, measures (name, level, mean, CI), counts and one row per
-        context whose responses differ (in the comparison's order).
+        context whose responses differ (in the comparison's order), ``differing`` (how many
+        differ) and ``selection`` (how the rows were chosen, or None for all).
 
     Raises
     ------
     ContextMismatchError
         A responses file or the context set lacks compared context ids.
+    ValueError
+        More than ``max_rows`` contexts differ and neither ``limit`` nor ``sample`` was given.
     """
     ids = [str(i) for i in comparison.scores.index]
-    sources: list[tuple[str, Any]] = [("responses of A", a), ("responses of B", b)]
+    differing = differing_ids(comparison, a, b)
     if contexts is not None:
-        sources.append(("the context set", contexts))
-    for label, source in sources:
-        missing = [i for i in ids if i not in source]
-        if missing:
-            shown = ", ".join(repr(i) for i in missing[:5])
-            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-            raise ContextMismatchError(f"{label} lack {len(missing)} compared context id(s): {shown}{more}")
+        _check_cover(ids, [("the context set", contexts)])
+    shown, selection = select_rows(differing, limit=limit, sample=sample, seed=seed, max_rows=max_rows)
     measures = list(comparison.measures)
     scores = comparison.scores
     has_turn = "turn_index" in scores.columns
+    position_of = {context_id: k for k, context_id in enumerate(ids)}
     rows = []
-    for position, context_id in enumerate(ids):
+    for context_id in shown:
         x, y = a[context_id], b[context_id]
-        if not _differs(x, y):
-            continue
-        values = scores.iloc[position]
+        values = scores.iloc[position_of[context_id]]
         row: dict[str, Any] = {
             "id": context_id,
             "a": _response_json(x),
@@ -236,6 +350,8 @@ def view_data(
         "a": comparison.a or a.policy or "A",
         "b": comparison.b or b.policy or "B",
         "total": len(ids),
+        "differing": len(differing),
+        "selection": selection,
         "measures": measure_rows,
         "has_contexts": contexts is not None,
         "rows": rows,
@@ -250,13 +366,9 @@ def _script_json(data: Any) -> str:
     return text
 
 
-def _html_text(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-
-
 def render_page(data: Mapping[str, Any]) -> str:
     """The HTML page for :func:`view_data`'s result (inline CSS and JavaScript, no network)."""
-    title = _html_text(f"simscore view: {data['a']} vs {data['b']}")
+    title = html.escape(f"simscore view: {data['a']} vs {data['b']}", quote=True)
     parts = {"TITLE": title, "CSS": _CSS, "JS": _JS, "DATA": _script_json(dict(data))}
     return re.sub(r"%(TITLE|CSS|JS|DATA)%", lambda match: parts[match.group(1)], _PAGE)
 
@@ -270,6 +382,10 @@ def write_view(
     contexts: ContextSet | None = None,
     overwrite: bool = False,
     inputs: Iterable[str | os.PathLike[str]] = (),
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    max_rows: int | None = MAX_ROWS,
 ) -> Path:
     """Write the view page of a comparison, atomically.
 
@@ -287,6 +403,9 @@ def write_view(
         Replace an existing file (the command line's ``--force``).
     inputs : paths
         Files read to build the page; the output is never one of them.
+    limit, sample, seed, max_rows
+        Which differing contexts the page holds (:func:`select_rows`); by default all of
+        them, up to :data:`MAX_ROWS`.
 
     Returns
     -------
@@ -299,19 +418,24 @@ def write_view(
         ``path`` exists (and not ``overwrite``) or is one of ``inputs``.
     ContextMismatchError
         The responses or contexts lack compared context ids.
+    ValueError
+        More than ``max_rows`` contexts differ and neither ``limit`` nor ``sample`` was given.
     """
     target = prepare_output(path, inputs=inputs, overwrite=overwrite)
-    page = render_page(view_data(comparison, a, b, contexts))
+    data = view_data(comparison, a, b, contexts, limit=limit, sample=sample, seed=seed, max_rows=max_rows)
+    page = render_page(data)
     with atomic_open(target, "w") as handle:
         handle.write(page)
     return target
 
 
+@checks_outputs
 def cmd_view(args: argparse.Namespace) -> int:
     """``simscore view``: write the page for a saved comparison."""
     out = args.out or str(Path(args.comparison).with_suffix(".html"))
     inputs = [args.comparison, args.a, args.b, *([args.contexts] if args.contexts else [])]
-    prepare_output(out, inputs=inputs, overwrite=args.force)  # before reading anything
+    if args.out is None:  # a given --out was checked with the inputs before the command began
+        prepare_output(out, inputs=inputs, overwrite=args.force)
     comparison = read_comparison(args.comparison)
     a = Responses.read_jsonl(args.a)
     b = Responses.read_jsonl(args.b)
@@ -320,21 +444,30 @@ def cmd_view(args: argparse.Namespace) -> int:
         from contexts.context import ContextSet
 
         contexts = ContextSet.read_jsonl(args.contexts)
-    path = write_view(comparison, a, b, out, contexts=contexts, overwrite=args.force, inputs=inputs)
-    differing = sum(1 for i in comparison.scores.index if _differs(a[i], b[i]))
-    print(f"wrote {path} ({differing} of {len(comparison.scores)} contexts differ)")
+    shown = {"limit": args.limit, "sample": args.sample, "seed": args.seed, "max_rows": None if args.all else MAX_ROWS}
+    differing = differing_ids(comparison, a, b)
+    _, selection = select_rows(differing, **shown)  # too many contexts: stop here, naming the options
+    path = write_view(comparison, a, b, out, contexts=contexts, overwrite=args.force, inputs=inputs, **shown)
+    chosen = f"; the page shows {selection}" if selection else ""
+    print(f"wrote {path} ({len(differing)} of {len(comparison.scores)} contexts differ{chosen})")
     return 0
 
 
 def add_subcommands(subparsers: Any) -> None:
     """Register ``simscore view``."""
     p = subparsers.add_parser("view", help="write an HTML page of the contexts where two policies differ")
-    p.add_argument("comparison", help="comparison saved by `simscore compare A B --out CMP.json`")
-    p.add_argument("--a", required=True, help="responses of policy A (JSON Lines), as given to compare")
-    p.add_argument("--b", required=True, help="responses of policy B (JSON Lines), as given to compare")
-    p.add_argument("--contexts", help="the context set (JSON Lines): adds beliefs and dialogue histories")
-    p.add_argument("--out", help="the page to write (default: COMPARISON with .html)")
+    p.add_argument("comparison", type=input_file, help="comparison saved by `simscore compare A B --out CMP.json`")
+    p.add_argument("--a", required=True, type=input_file, help="responses of policy A (JSON Lines), as given to compare")
+    p.add_argument("--b", required=True, type=input_file, help="responses of policy B (JSON Lines), as given to compare")
+    p.add_argument("--contexts", type=input_file, help="the context set (JSON Lines): adds beliefs and dialogue histories")
+    p.add_argument("--out", type=output_file, help="the page to write (default: COMPARISON with .html)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
+    show = p.add_mutually_exclusive_group()
+    show.add_argument("--limit", type=positive_int, metavar="N", help="only the first N differing contexts")
+    show.add_argument("--sample", type=positive_int, metavar="N", help="a seeded random sample of N differing contexts")
+    show.add_argument("--all", action="store_true",
+                      help=f"every differing context, even more than {MAX_ROWS:,} (a page of tens or hundreds of MB)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of --sample (default 0)")
     p.set_defaults(func=cmd_view)
 
 
@@ -450,7 +583,8 @@ _JS = r"""
   var byName = {};
   measures.forEach(function (m) { byName[m.name] = m; });
   document.getElementById("overview").textContent =
-    data.rows.length + " of " + data.total + " contexts have different responses (action or text)" +
+    data.differing + " of " + data.total + " contexts have different responses (action or text)" +
+    (data.selection ? "; this page holds " + data.selection + " of them" : "") +
     (data.has_contexts ? "." : "; no context set given, so no beliefs or histories.");
   var tbody = document.querySelector("#summary tbody");
   measures.forEach(function (m) {

@@ -23,7 +23,7 @@ from policies.convlab import (
     to_convlab_state,
     write_convlab_states,
 )
-from simscore.errors import FileFormatError, InvalidContextError
+from simscore.errors import FileFormatError, InvalidContextError, OutputExistsError
 
 ONTOLOGY = default_domain().ontology
 
@@ -298,7 +298,9 @@ def test_states_file_round_trip(tmp_path):
     assert [cid for cid, _ in states] == [THAI_CENTRE.id, "c2"]
     assert states[1][1] == to_convlab_state(BeliefState(), state_format="convlab2")
     # a plain list of contexts has no name or hash
-    write_convlab_states([THAI_CENTRE], path)
+    with pytest.raises(OutputExistsError, match="exists; use --force"):
+        write_convlab_states([THAI_CENTRE], path)
+    write_convlab_states([THAI_CENTRE], path, overwrite=True)
     assert read_convlab_states(path)[0]["contexts"] == {"name": None, "content_hash": None}
 
 

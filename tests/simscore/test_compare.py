@@ -153,6 +153,44 @@ def test_empty_comparison_is_an_error() -> None:
         compare(empty, empty, measures=["tmr"])
 
 
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"seed": 1.5}, TypeError, "seed must be an int, got float 1.5"),
+        ({"seed": True}, TypeError, "seed must be an int, got bool True"),
+        ({"seed": -1}, ValueError, "seed must be >= 0, got -1"),
+        ({"seed": 2**70}, ValueError, "seed must be <= 9,223,372,036,854,775,807"),
+        ({"confidence": "x"}, TypeError, "confidence must be a number, got str 'x'"),
+        ({"confidence": 1}, ValueError, "confidence must be < 1, got 1.0"),
+        ({"confidence": 0}, ValueError, r"confidence must be > 0.0, got 0"),
+        ({"n_resamples": 10**7}, ValueError, "n_resamples must be <= 1,000,000, got 10,000,000"),
+        ({"measures": 5}, TypeError, "measures must be a name, a Measure or an iterable of them, got int"),
+    ],
+)
+def test_bad_options_are_named(options, error, message) -> None:
+    r = Responses({"c1": Response(Act.parse("hello()"))})
+    options = {"measures": ["tmr"], **options}
+    with pytest.raises(error, match=message):
+        compare(r, r, **options)
+
+
+def test_write_json_streams_the_bytes_of_json_dumps(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import io
+
+    module = importlib.import_module("simscore.compare")  # the package's name 'compare' is the function
+    ids = [f"c{i}" for i in range(10)]
+    a = Responses({i: Response(Act.parse("hello()" if k % 3 else "bye()"), "Hi.") for k, i in enumerate(ids)}, policy="a")
+    b = Responses({i: Response(Act.parse("hello()")) for i in ids}, policy="b")
+    comparison = compare(a, b, ["tmr", "cer"], metadata={i: {"turn_index": k, "note": None} for k, i in enumerate(ids)})
+    expected = json.dumps({**comparison.to_json_dict(), "strata": {"x": [1]}}, indent=1, allow_nan=False) + "\n"
+    for chunk in (3, 10, 10_000):  # chunk boundaries inside, at the end, beyond
+        monkeypatch.setattr(module, "JSON_CHUNK", chunk)
+        out = io.StringIO()
+        comparison.write_json(out, extra={"strata": {"x": [1]}})
+        assert out.getvalue() == expected
+
+
 def test_missing_texts_give_one_warning_that_says_how_to_add_words():
     a = Responses({"c1": Response(P("hello()")), "c2": Response(P("bye()"))}, policy="acts-only")
     b = Responses({"c1": Response(P("hello()"), "Hi."), "c2": Response(P("bye()"), "Bye.")}, policy="worded")

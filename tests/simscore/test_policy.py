@@ -45,6 +45,46 @@ def test_bad_batches_are_errors(policy, message):
         run_policy(policy, CONTEXTS)
 
 
+@pytest.mark.parametrize(
+    ("contexts", "name", "error"),
+    [
+        (["a"], None, r"contexts\[0\] must be a context \(an object with a string 'id', e.g. contexts.Context\), got str 'a'"),
+        ("abc", None, r"contexts must be a ContextSet or an iterable of contexts \(objects with an 'id'\), got str 'abc'"),
+        (None, None, "contexts must be a ContextSet or an iterable of contexts .*got NoneType None"),
+        ([SimpleNamespace(id="c1"), SimpleNamespace(id=2)], None, r"contexts\[1\] must be a context"),
+        ([SimpleNamespace(id="c1")], 5, "name must be a str, got int 5"),
+    ],
+)
+def test_bad_arguments_are_named_before_the_policy_is_asked(contexts, name, error) -> None:
+    asked = []
+
+    class Recording:
+        def respond(self, context):
+            asked.append(context)
+            return Response(text="hi")
+
+    with pytest.raises(TypeError, match=error):
+        run_policy(Recording(), contexts, name=name)
+    assert asked == []
+
+
+@pytest.mark.parametrize(
+    ("returned", "hint"),
+    [
+        ("inform(food=", r"'inform\(food=' is neither a Response nor a valid act \(.*\); return Response\(text=...\) for a "
+                         r"prompt or Response\(Act.parse\(...\)\) for an act"),
+        ("hello()", r"wrap the act as Response\(Act.parse\('hello\(\)'\)\)"),
+    ],
+)
+def test_a_policy_returning_a_string_is_told_what_to_return(returned: str, hint: str) -> None:
+    class Stringly:
+        def respond(self, context):
+            return returned
+
+    with pytest.raises(InvalidResponseError, match=r"policy 'Stringly' returned str for context 'c1', expected simscore.Response: " + hint):
+        run_policy(Stringly(), [SimpleNamespace(id="c1")])
+
+
 class _Words:
     """A realiser that shows what it was given."""
 

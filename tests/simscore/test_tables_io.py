@@ -145,3 +145,57 @@ def test_tables_saved_with_other_settings_are_refused(tables, tmp_path):
         tables_io.load_tables(tmp_path)
     tables_io.save_tables(tmp_path, tables, other)  # the run finished: consistent again
     assert tables_io.load_tables(tmp_path).meta["bootstrap"] == {"n_resamples": 50, "seed": 1}
+
+
+@pytest.mark.parametrize(
+    ("column", "index", "value", "message"),
+    [
+        ("count", 9, 1.5, r"column 'count', record 0: expected an integer \(int column\), got 1.5"),
+        ("count", 9, True, r"column 'count', record 0: expected an integer \(int column\), got true"),
+        ("mean", 6, "0.5", r"column 'mean', record 0: expected a number or null \(float column\), got \"0.5\""),
+        ("run_a", 3, 7, r"column 'run_a', record 0: expected a string \(str column\), got 7"),
+    ],
+)
+def test_a_value_of_another_type_is_refused_not_converted(tables, tmp_path, column, index, value, message):
+    # numpy would read 1.5 into an int column as 1 (silently), and true as 1
+    tables_io.save_tables(tmp_path, {"seeds": tables["seeds"]}, META)
+    document = json.loads((tmp_path / "seeds.json").read_text())
+    assert document["columns"][index] == column
+    document["records"][0][index] = value
+    (tmp_path / "seeds.json").write_text(json.dumps(document))
+    with pytest.raises(FileFormatError, match=message):
+        tables_io.load_tables(tmp_path)
+
+
+def test_a_version_true_and_deep_nesting_are_refused(tables, tmp_path):
+    tables_io.save_tables(tmp_path, {"seeds": tables["seeds"]}, META)
+    index = json.loads((tmp_path / "tables.json").read_text())
+    (tmp_path / "tables.json").write_text(json.dumps({**index, "version": True}))
+    with pytest.raises(FileFormatError, match="unsupported format version True"):
+        tables_io.load_tables(tmp_path)
+    (tmp_path / "tables.json").write_text('{"format": "simscore-tables", "tables": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(FileFormatError, match=r"tables\.json, line 1: arrays and objects nested deeper than 64 levels"):
+        tables_io.load_tables(tmp_path)
+
+
+def test_tables_are_inert_in_csv_and_markdown(tables, tmp_path):
+    seeds = tables["seeds"].copy()
+    seeds.loc[0, "run_a"] = '=HYPERLINK("http://x")'
+    tables_io.save_tables(tmp_path, {"seeds": seeds}, META)
+    assert ",\"'=HYPERLINK(\"\"http://x\"\")\"," in (tmp_path / "seeds.csv").read_text()
+    assert tables_io.load_tables(tmp_path).tables["seeds"].loc[0, "run_a"] == '=HYPERLINK("http://x")'  # JSON: exact
+    cells = pd.DataFrame({"name": ["<script>alert(1)</script>", "[x](http://evil)", "a\nb|c", "TMR < 1 [0, 1]"]})
+    assert tables_io.markdown_table(cells).splitlines()[2:] == [
+        "| &lt;script>alert(1)&lt;/script> |", "| [x]\\(http://evil) |", "| a b\\|c |", "| TMR < 1 [0, 1] |",
+    ]
+
+
+def test_a_table_name_too_long_for_a_file_is_a_format_error(tables, tmp_path):
+    # found by the deep fuzz run: a 4,000-character name was an OSError (file name too long)
+    tables_io.save_tables(tmp_path, {"seeds": tables["seeds"]}, META)
+    index = json.loads((tmp_path / "tables.json").read_text())
+    (tmp_path / "tables.json").write_text(json.dumps({**index, "tables": ["x" * 4000]}))
+    with pytest.raises(FileFormatError, match=r"bad table name 'xxx.*\.\.\. \(a plain file stem of at most 200"):
+        tables_io.load_tables(tmp_path)
+    with pytest.raises(ValueError, match="at most 200"):
+        tables_io.save_tables(tmp_path / "other", {"x" * 201: tables["seeds"]}, META)

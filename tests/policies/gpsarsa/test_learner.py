@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import math
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -799,7 +800,7 @@ def _edit_header(tmp_path: Path, stem: str, change) -> None:
 
 def _set_checksum(tmp_path: Path, stem: str, data: bytes) -> None:
     digest = hashlib.sha256(data).hexdigest()
-    _edit_header(tmp_path, stem, lambda h: h["arrays"].update(sha256=digest))
+    _edit_header(tmp_path, stem, lambda h: h["arrays"].update(sha256=digest, bytes=len(data)))
 
 
 def _flip_a_byte(tmp_path: Path, stem: str) -> None:
@@ -820,14 +821,17 @@ def _truncate_with_valid_checksum(tmp_path: Path, stem: str) -> None:
     ("damage", "message"),
     [
         (_flip_a_byte, r"p\.npz: checksum mismatch"),
-        (_truncate_with_valid_checksum, r"p\.npz: corrupt checkpoint arrays"),
+        (_truncate_with_valid_checksum, r"p\.json: counts.dictionary_size .* imply [\d,]+ bytes of arrays, but "
+                                        "arrays.bytes is 100"),
+        (lambda t, s: _edit_header(t, s, lambda h: h["arrays"].update(bytes=10**6)), r"p\.npz: [\d,]+ bytes, but p\.json "
+                                                                                    r"records 1,000,000"),
         (
             lambda t, s: _rewrite_npz(t, s, lambda a: a.pop("alpha")),
             r"missing array\(s\) \['alpha'\]",
         ),
         (
-            lambda t, s: _rewrite_npz(t, s, lambda a: a.update(covariance=a["covariance"][:-1])),
-            "array 'covariance' has shape",
+            lambda t, s: _rewrite_npz(t, s, lambda a: a.update(covariance=a["covariance"].ravel())),
+            r"array 'covariance' has shape \(\d+,\) and dtype float64, expected shape \(\d+, \d+\)",
         ),
         (
             lambda t, s: _rewrite_npz(t, s, lambda a: a.update(alpha=a["alpha"].astype("f4"))),
@@ -864,6 +868,61 @@ def test_damaged_checkpoints_raise_checkpoint_error(tmp_path, damage, message):
     trained().save(tmp_path / "p")
     damage(tmp_path, "p")
     with pytest.raises(CheckpointError, match=message):
+        GPSarsa.load(tmp_path / "p")
+
+
+def test_a_huge_declared_array_is_refused_before_anything_is_allocated(tmp_path):
+    # a 9 kB checkpoint whose header declares a 120,000-point dictionary (a 107 GiB covariance)
+    trained().save(tmp_path / "p")
+    m = 120_000
+    _edit_header(tmp_path, "p", lambda h: h["counts"].update(dictionary_size=m, per_action=[m, 0, 0, 0]))
+    tracemalloc.start()
+    try:
+        with pytest.raises(CheckpointError, match=r"dictionary_size 120,000 and config.feature_dim 5 imply 230,406,720,000 bytes of arrays, but "
+                                                 r"arrays.bytes is 5,0\d\d"):
+            GPSarsa.load(tmp_path / "p")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * 2**20
+    # the header's arrays.bytes made to agree: the file's size does not, and nothing is read
+    _edit_header(tmp_path, "p", lambda h: h["arrays"].update(bytes=10**12))
+    with pytest.raises(CheckpointError, match=r"p\.npz: 5,0\d\d bytes, but p\.json records 1,000,000,000,000"):
+        GPSarsa.load(tmp_path / "p")
+
+
+def test_compressed_or_fortran_ordered_arrays_are_refused(tmp_path):
+    trained().save(tmp_path / "p")
+    with np.load(tmp_path / "p.npz", allow_pickle=False) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    with zipfile.ZipFile(buffer, "a") as archive:
+        archive.comment = b" " * 60_000  # as large as the arrays need, so only the compression is wrong
+    (tmp_path / "p.npz").write_bytes(buffer.getvalue())
+    _set_checksum(tmp_path, "p", buffer.getvalue())
+    with pytest.raises(CheckpointError, match="array 'features' is compressed"):
+        GPSarsa.load(tmp_path / "p")
+    _rewrite_npz(tmp_path, "p", lambda a: a.update(covariance=np.asfortranarray(a["covariance"])))
+    if not np.isfortran(np.asfortranarray(arrays["covariance"])):  # a 1 x 1 matrix is both orders
+        pytest.skip("too small a dictionary to tell the orders apart")
+    with pytest.raises(CheckpointError, match=r"array 'covariance' .*\(Fortran order\)"):
+        GPSarsa.load(tmp_path / "p")
+
+
+def test_a_npy_header_that_is_not_a_literal_is_a_checkpoint_error(tmp_path):
+    # found by the deep fuzz run: numpy parses the header as a Python literal (SyntaxError, TokenError)
+    trained().save(tmp_path / "p")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(tmp_path / "p.npz") as archive, zipfile.ZipFile(buffer, "w") as damaged:
+        for info in archive.infolist():
+            member = archive.read(info)
+            if info.filename == "features.npy":  # a valid CRC: only numpy's header parser can object
+                member = member.replace(b"{'descr'", b"z'descr'", 1)
+            damaged.writestr(info, member)
+    (tmp_path / "p.npz").write_bytes(buffer.getvalue())
+    _set_checksum(tmp_path, "p", buffer.getvalue())
+    with pytest.raises(CheckpointError, match=r"p\.npz: corrupt checkpoint arrays \(\('EOF in multi-line statement'"):
         GPSarsa.load(tmp_path / "p")
 
 

@@ -375,10 +375,17 @@ def _edit_json(path: Path, edit) -> None:
     path.write_text(json.dumps(header))
 
 
+def _damage_in_place(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        (lambda stem: stem.with_suffix(".npz").write_bytes(b"PK\x03\x04 broken"), "checksum mismatch"),
+        (lambda stem: _damage_in_place(stem.with_suffix(".npz")), "checksum mismatch"),
+        (lambda stem: stem.with_suffix(".npz").write_bytes(b"PK\x03\x04 broken"), "11 bytes, but policy.json records"),
         (lambda stem: stem.with_suffix(".json").write_text("{not json"), "invalid JSON"),
         (lambda stem: stem.with_suffix(".json").unlink(), "cannot read the checkpoint header"),
         (lambda stem: stem.with_suffix(".npz").unlink(), "cannot read the checkpoint arrays"),
@@ -396,9 +403,11 @@ def _edit_json(path: Path, edit) -> None:
          "invalid policy metadata .reward must be one of"),
         (lambda stem: _edit_json(stem.with_suffix(".json"), lambda h: h["metadata"]["domain"].update(fingerprint="0")),
          "trained in domain 'restaurants'"),
+        (lambda stem: _edit_json(stem.with_suffix(".json"), lambda h: h["metadata"]["domain"]["summary_actions"].reverse()),
+         r"summary_actions differ from this code's summary actions \(first difference at action 0: "),
     ],
-    ids=["npz-bytes", "json-syntax", "json-missing", "npz-missing", "learner-version", "policy-version",
-         "policy-format", "no-metadata", "missing-field", "bad-reward", "other-domain"],
+    ids=["npz-bytes", "npz-size", "json-syntax", "json-missing", "npz-missing", "learner-version", "policy-version",
+         "policy-format", "no-metadata", "missing-field", "bad-reward", "other-domain", "action-order"],
 )
 def test_corrupt_or_wrong_version_checkpoint_is_a_clear_error(trained, tmp_path: Path, damage, message) -> None:
     stem = tmp_path / "policy"

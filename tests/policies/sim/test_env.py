@@ -176,3 +176,25 @@ def test_user_config_as_fields_or_instance():
     assert RestaurantSearchEnv(user_config=easy).sim.settings.user is easy
     with pytest.raises(ValueError, match="did you mean 'patience'"):
         RestaurantSearchEnv(user_config={"patiense": (2, 3)})
+
+
+@pytest.mark.parametrize("action", [True, False, np.bool_(True), 1.0, "3", -1, 16, np.array([2])])
+def test_step_refuses_what_is_not_an_action_index(action) -> None:
+    env = RestaurantSearchEnv()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"action must be an int in \[0, 16\), got "):
+        env.step(action)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"seed": 1.5}, ValueError, "seed must be an int, got float 1.5"),
+        ({"seed": True}, ValueError, "seed must be an int, got bool True"),
+        ({"seed": -1}, ValueError, "seed must be >= 0, got -1"),
+        ({"options": "goal"}, TypeError, r"options must be a dict \(e.g. \{'goal': UserGoal\(...\)\}\) or None, got str"),
+    ],
+)
+def test_reset_names_a_bad_seed_or_options(options, error, message) -> None:
+    with pytest.raises(error, match=message):
+        RestaurantSearchEnv().reset(**options)

@@ -249,3 +249,20 @@ def test_no_help_text_shows_rest_markup():
     for path, parser in _leaves(build_parser()):
         text = parser.format_help()
         assert not re.search(r"``|:(mod|class|func|meth|data|attr):`", text), path
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["demo", "--jobs", "0"], "argument --jobs: expected a positive integer, got '0'"),
+        (["compare", A, B, "--seed", "1.5"], "argument --seed: expected a seed, an integer from 0 to 9223372036854775807, got '1.5'"),
+        (["compare", A, B, "--resamples", "-5"], "argument --resamples: expected an integer from 0 to 1,000,000, got '-5'"),
+        (["compare", A, B, "--permutations", "0"], "argument --permutations: expected an integer from 1 to 1,000,000, got '0'"),
+    ],
+)
+def test_bad_numbers_are_usage_errors_before_anything_happens(argv, message, tmp_path, capsys):
+    out = tmp_path / "folder"
+    with pytest.raises(SystemExit):
+        main([*argv, "--out", str(out)] if argv[0] == "demo" else argv)
+    assert message in capsys.readouterr().err
+    assert not out.exists()  # demo --jobs 0 left its folder behind

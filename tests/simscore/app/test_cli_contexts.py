@@ -124,11 +124,11 @@ def test_collect_convlab(tmp_path: Path, convlab_dialogues: Lines, capsys: pytes
     assert len(contexts) == 5
     assert contexts.contexts[0].metadata["user_action"][0] == ("inform", "restaurant", "food", "thai")
     with pytest.raises(InvalidContextError, match="--convlab and --pydial input only"):
-        run(["contexts", "collect", str(data), "-o", str(out), "--skip-unknown-values"])
+        run(["contexts", "collect", str(data), "-o", str(tmp_path / "new.jsonl"), "--skip-unknown-values"])
     with pytest.raises(InvalidContextError, match="--convlab-domain applies to --convlab input only"):
-        run(["contexts", "collect", str(data), "-o", str(out), "--convlab-domain", "hotel"])
+        run(["contexts", "collect", str(data), "-o", str(tmp_path / "new.jsonl"), "--convlab-domain", "hotel"])
     with pytest.raises(InvalidContextError, match="--convlab and --pydial exclude each other"):
-        run(["contexts", "collect", str(data), "-o", str(out), "--convlab", "--pydial"])
+        run(["contexts", "collect", str(data), "-o", str(tmp_path / "new.jsonl"), "--convlab", "--pydial"])
 
 
 def test_collect_convlab_without_the_domain(tmp_path: Path, convlab_dialogues: Lines) -> None:
@@ -188,8 +188,12 @@ def test_export_convlab_states(tmp_path: Path, convlab_dialogues: Lines, capsys:
     assert [cid for cid, _ in pairs] == list(cs.ids)
     assert pairs[0][1] == to_convlab_state(cs.contexts[0], state_format="convlab2")
     assert pairs[0][1]["user_action"] == [["Inform", "Restaurant", "Food", "thai"], ["Inform", "Restaurant", "Price", "cheap"]]
+    with pytest.raises(OutputExistsError, match="exists; use --force"):
+        run(["contexts", "export", "--format", "convlab3", str(contexts), "-o", str(states)])
+    with pytest.raises(OutputExistsError, match="is also an input"):
+        run(["contexts", "export", "--format", "convlab3", str(contexts), "-o", str(contexts), "--force"])
     assert run(["contexts", "export", "--format", "convlab3", str(contexts), "-o", str(states),
-                "--min-probability", "0.5", "--convlab-domain", "restaurant"]) == 0
+                "--min-probability", "0.5", "--convlab-domain", "restaurant", "--force"]) == 0
     assert read_convlab_states(states)[1][0][1]["belief_state"]["restaurant"]["price range"] == "cheap"
     with pytest.raises(SystemExit):
         run(["contexts", "export", str(contexts), "-o", str(states)])  # --format is required

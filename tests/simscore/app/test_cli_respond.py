@@ -198,6 +198,9 @@ def test_the_output_is_checked_before_any_work(folder, capsys):
     assert len(Responses.read_jsonl(folder / "taken.jsonl")) == 48
     assert respond("handcrafted", contexts, "--out", folder / "hc.csv") == 0
     assert read_responses_csv(folder / "hc.csv")[generate_grid().ids[0]].action == Act.parse("request(area)")
+    assert respond("handcrafted", contexts, "--out", folder / "hc.csv") == 2  # a CSV output as well
+    assert "hc.csv exists; use --force" in _error(capsys)
+    assert respond("handcrafted", contexts, "--out", folder / "hc.csv", "--force") == 0
     assert respond("nonsense", contexts, "--out", folder / "y.jsonl") == 2
     assert "POLICY 'nonsense' is none of" in _error(capsys)
 

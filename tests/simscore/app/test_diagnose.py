@@ -117,3 +117,13 @@ def test_parser_rejects_bad_arguments() -> None:
         with pytest.raises(SystemExit):
             parser.parse_args(argv)
     assert main(["diagnose", "--out", "d", "--measures", "bleu"]) == 2
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "x"])
+def test_a_bad_tolerance_is_an_argument_error_before_any_work(value: str, tmp_path, capsys) -> None:
+    from simscore.app.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["diagnose", "--out", str(tmp_path / "d"), "--tolerance", value])
+    assert f"argument --tolerance: expected a number >= 0, got '{value}'" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()

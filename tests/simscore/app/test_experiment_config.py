@@ -79,6 +79,8 @@ def test_every_training_and_simulator_setting_is_settable(tmp_path):
         ("[contexts]\ncollect_scale = -1\n", "collect_scale must be >= 0.0"),
         ("name = 'a/b'\n", "name must be a non-empty string without path separators"),
         ("[training\n", "invalid TOML"),
+        ("name = " + "[" * 100_000 + "]" * 100_000 + "\n", "tables and arrays nested deeper than 64 levels"),
+        ("[a]\nx = " + "[" * 70 + "1" + "]" * 70 + "\n", "tables and arrays nested deeper than 64 levels"),
     ],
 )
 def test_bad_configs(tmp_path, text, message):
@@ -130,4 +132,11 @@ def test_bad_findings_sections(tmp_path, text, message):
     path = tmp_path / "bad.toml"
     path.write_text(text)
     with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(path)
+
+
+def test_an_endless_configuration_stops_at_a_named_limit(tmp_path):
+    path = tmp_path / "endless.toml"
+    path.symlink_to("/dev/zero")
+    with pytest.raises(ConfigError, match=r"endless.toml: larger than 16,777,216 bytes"):
         load_config(path)

@@ -144,3 +144,27 @@ def test_report_links_explain(folder: Path, explained: Path, tmp_path: Path) -> 
     text = build_report({}, {}, base=folder)
     assert "[explain/explain.md](explain/explain.md)" in text and "difference +0.875" in text
     assert "explain/explain.md" not in build_report({}, {}, base=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"top": 0}, "top must be >= 1, got 0"),
+        ({"seed": -1}, "seed must be >= 0, got -1"),
+        ({"n_permutations": 0}, "n_permutations must be >= 1, got 0"),
+        ({"n_jobs": 0}, "n_jobs must be >= 1, got 0"),
+    ],
+)
+def test_bad_options_are_named_before_any_work(tmp_path: Path, options, message) -> None:
+    # the folder does not even exist: the options are checked first (--top 0 was an IndexError at the end)
+    with pytest.raises(ValueError, match=message):
+        explain(tmp_path / "nowhere", **options)
+
+
+def test_bad_command_line_options_are_argparse_errors(tmp_path: Path, capsys) -> None:
+    for argv, message in ((["--top", "0"], "argument --top: expected a positive integer, got '0'"),
+                          (["--permutations", "0"], "argument --permutations: expected an integer from 1 to"),
+                          (["--seed", "x"], "argument --seed: expected a seed")):
+        with pytest.raises(SystemExit):
+            main(["explain", str(tmp_path), *argv])
+        assert message in capsys.readouterr().err

@@ -117,3 +117,23 @@ def test_leftovers_of_killed_writes_are_removed(tmp_path: Path):
         path.write_text("x")
     assert folder.remove_leftovers() == sorted(left)
     assert all(p.exists() for p in kept) and not any(p.exists() for p in left)
+
+
+def test_a_lock_file_of_nested_brackets_is_not_a_holder(tmp_path: Path):
+    # what a lock file says is read strictly and bounded: 4,096 '[' were a RecursionError
+    folder = ExperimentFolder(tmp_path)
+    folder.lock_file.write_text("[" * 4096)
+    with folder.lock("simscore run new") as lock:
+        assert lock.taken_over is None
+    assert not folder.lock_file.exists()
+
+
+def test_an_experiment_record_nested_too_deeply_is_unreadable(tmp_path: Path):
+    from simscore.app.experiment import DEMO_CONFIG
+    from simscore.app.provenance import check_folder_settings
+    from simscore.errors import ExperimentError
+
+    folder = ExperimentFolder(tmp_path)
+    folder.experiment_file.write_text('{"config": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ExperimentError, match="unreadable experiment record"):
+        check_folder_settings(folder, DEMO_CONFIG)
