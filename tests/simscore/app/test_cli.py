@@ -29,6 +29,7 @@ def test_compare_action_measures_prints_summary(capsys, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.extra("text")
 def test_compare_all_measures_csv(capsys, tmp_path):
     out = tmp_path / "scores.csv"
     assert main(["compare", A, B, "--out", str(out)]) == 0
