@@ -140,3 +140,46 @@ def test_an_unknown_measure_is_a_value_error_and_still_a_key_error():
     for caught in (ValueError, KeyError):
         with pytest.raises(caught, match=r"unknown measure 'tmrr'; did you mean 'tmr'\? \(known: tmr, dmr"):
             score(["hello()"], ["bye()"], measures="tmrr")
+
+
+def test_several_references_score_the_best_match_per_item():
+    predictions = ["request(food)", "inform(food=thai,name=x)", "bye()"]
+    references = [
+        ["request(area)", "request(food)"],               # the second matches
+        ["inform(food=thai)", "inform(name=x)"],           # partial matches only
+        "hello()",                                         # one reference, as before
+    ]
+    several = score(predictions, references, measures=["tmr", "cmr"])
+    single = [score([p], [r], measures=["tmr", "cmr"]) for p, refs in zip(predictions, references)
+              for r in (refs if isinstance(refs, list) else [refs])]
+    best_tmr = [max(single[0]["tmr"].mean, single[1]["tmr"].mean), max(single[2]["tmr"].mean, single[3]["tmr"].mean),
+                single[4]["tmr"].mean]
+    best_cmr = [max(single[0]["cmr"].mean, single[1]["cmr"].mean), max(single[2]["cmr"].mean, single[3]["cmr"].mean),
+                single[4]["cmr"].mean]
+    assert several["tmr"].scores.tolist() == best_tmr == [1.0, 0.0, 0.0]
+    assert several["cmr"].scores.tolist() == best_cmr
+    assert len(several) == 3 and several["tmr"].count == 3 and several["tmr"].mean == pytest.approx(1 / 3)
+    assert several["tmr"].ci_low <= several["tmr"].mean <= several["tmr"].ci_high
+
+
+def test_several_text_references_and_what_is_refused():
+    from simscore.measures import ConceptErrorRate
+
+    assert ConceptErrorRate().higher_is_better  # every measure here is a similarity: the best is the largest
+    convlab = [["Inform", "Restaurant", "Food", "thai"]]
+    one_act = score(["inform(restaurant-food=thai)"], [convlab], measures="tmr")  # a ConvLab act is one reference
+    assert one_act["tmr"].scores.tolist() == [1.0]
+    two_acts = score(["inform(restaurant-food=thai)"], [[convlab, "bye()"]], measures="tmr")
+    assert two_acts["tmr"].scores.tolist() == [1.0]
+    with pytest.raises(ValueError, match="bleu4 takes one reference per item"):
+        score(["Which area?"], [["Which part of town?", "Where?"]], measures="bleu4")
+    with pytest.raises(InvalidResponseError, match=r"references\[0\]: an empty list of references"):
+        score(["hello()"], [[]])
+
+
+@pytest.mark.extra("text")
+def test_several_text_references_take_the_most_similar():
+    prediction, references = "What part of town?", ["Goodbye.", "Which area of town?"]
+    several = score([prediction], [references], measures="use_cos")["use_cos"].scores[0]
+    alone = [score([prediction], [r], measures="use_cos")["use_cos"].scores[0] for r in references]
+    assert several == max(alone) and alone[1] > alone[0]
