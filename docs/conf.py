@@ -35,6 +35,7 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build"]
 html_theme = "alabaster"
+smartquotes = False  # option names such as --format stay as typed (no en dashes)
 html_static_path: list[str] = []
 
 napoleon_google_docstring = False
