@@ -411,6 +411,8 @@ def run_experiment(
     simscore.errors.ExperimentError
         The folder holds pieces made with other settings that this run cannot remake.
     """
+    # a measure whose extra is missing stops the run here, naming the extra, before any file is written
+    resolve_measures(list(config.measures))
     folder = ExperimentFolder(out_dir)
     folder.root.mkdir(parents=True, exist_ok=True)
     with stop_on_signals(), folder.lock(command or "run_experiment (Python)") as lock, _run_log(folder.run_log):
