@@ -10,8 +10,8 @@ file. Beyond the random inputs, every reader is fed an endless stream (``/dev/ze
 100,000 nested brackets, and must stop with a ``FileFormatError`` within the named limits.
 
 Size: :data:`EXAMPLES_RUN` damaged inputs per reader by default (60, the same ones on every run:
-about half a minute for all readers), :data:`EXAMPLES_DEEP` per reader in the ``slow``-marked
-deep run (a new random search each time); ``SIMSCORE_FUZZ_EXAMPLES=N`` sets the default run's
+about half a minute for all readers), :data:`EXAMPLES_DEEP` per reader in the deep run
+marked ``exhaustive`` (a new random search each time; deselected by default: ``pytest -m exhaustive``); ``SIMSCORE_FUZZ_EXAMPLES=N`` sets the default run's
 count and randomises it.
 """
 
@@ -286,7 +286,7 @@ def test_reader_gives_a_result_or_a_library_error(seeds: dict[str, Any], tmp_pat
     _check_reader(seeds, tmp_path, reader_name, data)
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("reader_name", READERS)
 @settings(settings.get_profile("simscore-fuzz-deep"))
 @given(data=st.data())

@@ -8,7 +8,7 @@ spot) or SIGTERM (stopped cleanly); then ``simscore run`` runs again on the same
 with no manual step, and the folder must equal the clean run's byte for byte, except
 ``run.log`` and the wall-clock fields of the training runs (``run.json``'s ``started`` and
 ``updated``; ``evaluation.csv``'s ``train_seconds`` and ``eval_seconds``, which no two runs
-share). The default suite tries a few write points; the ``slow`` matrix tries every write
+share). The default suite tries a few write points; the ``exhaustive`` matrix (``pytest -m exhaustive``) tries every write
 point with both signals.
 """
 
@@ -138,7 +138,7 @@ def test_a_killed_run_resumes_to_the_clean_folder(clean, point, sig):
     assert _kill_and_resume(base, points.index(point) + 1, sig) == []
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 def test_every_write_point_and_signal_resumes_to_the_clean_folder(clean):
     base, points = clean
     failed = {}
