@@ -37,6 +37,7 @@ from contexts.flows import FlowGraph, FlowWalk
 from contexts.generate import GridSpec, generate_grid
 from contexts.pydial import import_pydial, read_pydial_beliefs
 
+__simscore_distribution__ = "simscore-dialogue"  # checked by simscore.ownership (the name is shared on PyPI)
 __all__ = [
     "BeliefState",
     "Context",

@@ -380,8 +380,8 @@ class ContextSet:
 
         >>> from contexts.generate import generate_grid
         >>> frame = generate_grid().metadata_frame()
-        >>> frame.shape[0], list(frame.columns[:4]), frame["method"].value_counts()["byname"]
-        (1296, ['source', 'dialogue_id', 'turn_index', 'method'], np.int64(216))
+        >>> frame.shape[0], list(frame.columns[:4]), int(frame["method"].value_counts()["byname"])
+        (1296, ['source', 'dialogue_id', 'turn_index', 'method'], 216)
         """
         import pandas as pd
 

@@ -51,6 +51,14 @@ distinct lower-cased intents joined by ``+``; one item per act with a slot other
 ``[["Inform", "Restaurant", "Food", "thai"], ["Request", "Restaurant", "Area", "?"]]`` becomes
 ``inform+request(restaurant-food="thai",restaurant-area)``.
 
+Slots keep their domain (``restaurant-food``), as ``Act.from_convlab`` does by default: two
+ConvLab policies compare as they are; against single-domain acts (simscore's simulated world,
+PyDial) no slot would match, so read such files with ``Act.from_convlab(...,
+qualify_slots=False)`` from the ``convlab_acts`` field instead.
+
+Seeded (``--seed``, default 0), so a run gives the same answers every time. Run time: the
+policy's own ``predict`` calls; the script adds a deep copy, a hash and a reseed per state.
+
 Errors (a bad states file, a policy that cannot be loaded, a prediction that is not a list of
 ``[intent, domain, slot, value]``, acts in ConvLab-2's internal ``(domain, intent, slot,
 value)`` order) are printed as ``convlab_answer_states: error: ...`` with exit code 2.

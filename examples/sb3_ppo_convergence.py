@@ -15,7 +15,7 @@ to the stop (checked), so the comparison is fair.
 
 The simulated user is the cooperative one (``UserSimulatorConfig.easy()``) by default, which
 PPO learns within about 10,000 steps. Measured (seed 0; 200 evaluation dialogues): the callback
-stops at step 12,289 with a success rate of 1.000 [0.981, 1.000] (5.98 turns); the fixed budget
+stops at step 12,289 with a success rate of 1.000 [0.981, 1.000] (5.97 turns); the fixed budget
 of 40,960 steps also reaches 1.000 (5.21 turns): 70 % of the steps saved at equal success,
 slightly longer dialogues.
 

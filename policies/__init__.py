@@ -36,7 +36,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from policies import _moved
+from policies import (
+    _moved,
+    _own,  # noqa: F401  (checks that contexts is ours, before the modules that import it)
+)
 from policies.adapters import EMPTY_ACT, CallablePolicy, ConvLabPolicy, LoggedPolicy, to_convlab_state
 from policies.convlab import context_seed, convlab_acts, read_convlab_states, reseeded, write_convlab_states
 from policies.degenerate import ConstantPolicy, CyclicPolicy, EchoPolicy, UniformActPolicy, degenerate_policies
@@ -101,6 +104,7 @@ if TYPE_CHECKING:
 
 _moved.install()
 
+__simscore_distribution__ = "simscore-dialogue"  # checked by simscore.ownership (the name is shared on PyPI)
 __all__ = [
     "ConstantPolicy",
     "EchoPolicy",

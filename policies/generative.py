@@ -610,7 +610,9 @@ class GenerativePolicy:
         from tqdm.auto import tqdm
 
         starts = range(0, len(order), self.batch_size)
-        for start in tqdm(starts, desc=f"generating ({self.name})", unit="batch", disable=not self.progress, leave=False):
+        bar = tqdm(starts, desc=f"generating ({self.name})", unit="batch", leave=False,
+                   disable=None if self.progress else True)  # None: only on a terminal
+        for start in bar:
             chosen = order[start : start + self.batch_size]
             generated = self._generate([encoded[i][0] for i in chosen], [seeds[i] for i in chosen] if seeds else [])
             for i, text in zip(chosen, generated):

@@ -1,3 +1,3 @@
 """The single version string of the simscore distribution."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -305,13 +305,20 @@ class Act:
         return _Parser(text, strict=bool(strict)).parse()
 
     @classmethod
-    def from_convlab(cls, acts: object) -> Act:
+    def from_convlab(cls, acts: object, *, qualify_slots: bool = True) -> Act:
         """Build an act from a ConvLab turn: a list of ``[intent, domain, slot, value]``.
 
-        Intents and slots are lower-cased; slots are qualified by their domain
-        (``restaurant-food``) unless the domain is empty, ``none`` or ``general``; a slot of
-        ``none``/empty adds no item; a value of ``""``, ``"?"`` marks a bare (requested) slot.
-        The act's intents are the distinct intents; its items the union of all items.
+        Intents and slots are lower-cased; a slot of ``none``/empty adds no item; a value of
+        ``""``, ``"?"`` marks a bare (requested) slot. The act's intents are the distinct
+        intents; its items the union of all items.
+
+        Slots keep their domain by default (``restaurant-food``), unless the domain is empty,
+        ``none`` or ``general``, so that a multi-domain turn keeps ``hotel-area`` and
+        ``restaurant-area`` apart. Such a slot never equals the unqualified slot of a
+        single-domain act (PyDial's ``food``, simscore's simulated world): TMR, CER and CMR
+        then see different concepts. To compare ConvLab acts with single-domain ones, pass
+        ``qualify_slots=False`` (``inform(food=thai)``); two domains' slots of one name then
+        become one.
 
         An act whose order is ambiguous is an error, not a silent misreading: a domain name
         (:data:`CONVLAB_DOMAINS`) in the intent position, an intent name
@@ -330,6 +337,11 @@ class Act:
         >>> str(Act.from_convlab([["Inform", "Restaurant", "Food", "thai"],
         ...                        ["Request", "Restaurant", "Area", "?"]]))
         'inform+request(restaurant-area,restaurant-food=thai)'
+        >>> convlab = [["Inform", "Restaurant", "Food", "thai"]]
+        >>> Act.from_convlab(convlab) == Act.parse("inform(food=thai)")
+        False
+        >>> Act.from_convlab(convlab, qualify_slots=False) == Act.parse("inform(food=thai)")
+        True
         >>> Act.from_convlab([["Restaurant", "Inform", "Food", "thai"]])
         Traceback (most recent call last):
         ...
@@ -357,7 +369,7 @@ class Act:
             if slot in ("", "none"):
                 continue
             domain = domain.lower()
-            qualified = slot if domain in ("", "none", "general") else f"{domain}-{slot}"
+            qualified = slot if not qualify_slots or domain in ("", "none", "general") else f"{domain}-{slot}"
             items.append(Item(qualified, "=", None if value in ("", "?") else value))
         try:
             return cls(intents, items)

@@ -14,6 +14,7 @@ __all__ = [
     "ContextMismatchError",
     "UnknownMeasureError",
     "MissingDependencyError",
+    "PackageClashError",
     "InvalidContextError",
     "CheckpointError",
     "TrainingConfigMismatchError",
@@ -94,8 +95,12 @@ class ContextMismatchError(SimscoreError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class UnknownMeasureError(SimscoreError, KeyError):
-    """A measure name is not in the registry."""
+class UnknownMeasureError(SimscoreError, ValueError, KeyError):
+    """A measure name is not in the registry; the message names the closest and every known name.
+
+    A ``ValueError`` like every other bad input, and still a ``KeyError`` (what a registry
+    lookup raises), so ``except KeyError`` code keeps working.
+    """
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
@@ -103,6 +108,10 @@ class UnknownMeasureError(SimscoreError, KeyError):
 
 class MissingDependencyError(SimscoreError, ImportError):
     """An optional dependency is not installed; the message names the extra."""
+
+
+class PackageClashError(SimscoreError, ImportError):
+    """``contexts`` or ``policies`` imports another distribution's package (:mod:`simscore.ownership`)."""
 
 
 class InvalidContextError(SimscoreError, ValueError):

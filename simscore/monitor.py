@@ -82,8 +82,10 @@ class BehaviourMonitor:
         ``<measure>_chance`` in :meth:`history`.
     require_change : bool
         Count stable updates only once the behaviour has changed at least once (some update
-        below the threshold). An untrained network often gives the same answer everywhere and
-        keeps it until learning takes hold; without this, that start reads as converged.
+        below the threshold); default True, as in the stable-baselines3 callback. An untrained
+        network often gives the same answer everywhere and keeps it until learning takes hold;
+        without this, that start reads as converged. Pass False to watch a policy that may
+        already be stable when monitoring starts.
     n_resamples, confidence, seed
         Bootstrap settings of the confidence intervals (see :func:`~simscore.compare.compare`).
 
@@ -94,11 +96,16 @@ class BehaviourMonitor:
     >>> class Fixed:
     ...     def respond(self, context):
     ...         return Response(Act.parse("request(food)"))
-    >>> monitor = BehaviourMonitor([SimpleNamespace(id="c1")], patience=2)
+    >>> monitor = BehaviourMonitor([SimpleNamespace(id="c1")], patience=2, require_change=False)
     >>> [monitor.update(Fixed(), step) is None for step in (1, 2, 3)]
     [True, False, False]
     >>> monitor.converged, monitor.stable_updates
     (True, 2)
+    >>> never_changed = BehaviourMonitor([SimpleNamespace(id="c1")], patience=2)  # require_change=True
+    >>> for step in (1, 2, 3):
+    ...     _ = never_changed.update(Fixed(), step)
+    >>> never_changed.converged, never_changed.stable_updates
+    (False, 0)
     >>> monitor.history()[["step", "tmr", "dmr", "stable"]].values.tolist()
     [[2, 1.0, 1.0, True], [3, 1.0, 1.0, True]]
     >>> list(monitor.history().columns)[:5]
@@ -113,7 +120,7 @@ class BehaviourMonitor:
         threshold: float = 0.99,
         patience: int = 3,
         baseline: Policy | Responses | None = None,
-        require_change: bool = False,
+        require_change: bool = True,
         n_resamples: int = 1000,
         confidence: float = 0.95,
         seed: int = 0,

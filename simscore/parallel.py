@@ -101,7 +101,8 @@ def run_jobs(
     desc : str
         Label of the progress bar.
     progress : bool
-        Show a progress bar over finished jobs.
+        Show a progress bar over finished jobs (on stderr, only where it is a terminal: a log gets no
+        carriage returns).
 
     Examples
     --------
@@ -129,12 +130,12 @@ def run_jobs(
             calls = joblib.Parallel(n_jobs=workers, return_as="generator")(
                 joblib.delayed(function)(*args) for args in jobs
             )
-            return list(tqdm(calls, total=len(jobs), desc=f"{desc} (dask)", disable=not progress))
+            return list(tqdm(calls, total=len(jobs), desc=f"{desc} (dask)", disable=None if progress else True))
     workers = min(len(jobs), n_jobs or os.cpu_count() or 1)
     if workers == 1:
-        return [function(*args) for args in tqdm(jobs, desc=desc, disable=not progress)]
+        return [function(*args) for args in tqdm(jobs, desc=desc, disable=None if progress else True)]
     parent = os.getpid()
     calls = joblib.Parallel(n_jobs=workers, backend="loky", return_as="generator")(
         joblib.delayed(_watched)(function, parent, args) for args in jobs
     )
-    return list(tqdm(calls, total=len(jobs), desc=desc, disable=not progress))
+    return list(tqdm(calls, total=len(jobs), desc=desc, disable=None if progress else True))

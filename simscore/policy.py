@@ -143,7 +143,7 @@ def run_policy(
         items = contexts if hasattr(contexts, "__len__") else list(contexts)
         total = len(items)  # type: ignore[arg-type]
         # tqdm's disable=None means "only on a terminal".
-        disable = (None if total > 5000 else True) if progress is None else not progress
+        disable = (None if total > 5000 else True) if progress is None else (None if progress else True)
         from tqdm.auto import tqdm
 
         iterator = tqdm(items, total=total, desc=f"responding ({label})", disable=disable, leave=False)

@@ -37,6 +37,7 @@ embedding caches, so scoring the next batch costs only the new sentences.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -51,6 +52,7 @@ from simscore.errors import ActParseError, InvalidResponseError
 from simscore.measures import ACTION_MEASURES, TEXT_MEASURES, resolve_measures
 from simscore.measures.base import Measure
 from simscore.responses import Response, Responses
+from simscore.stats import bootstrap_ci_shared
 
 __all__ = ["score", "ScoreResult", "MeasureScore"]
 
@@ -173,6 +175,45 @@ def _to_act(value: Any, cache: dict[str, Act], where: str) -> Act | None:
     )
 
 
+def _references_of(item: Any) -> list[Any] | None:
+    """An item's references when it holds several (a list of them); None for one reference.
+
+    A ConvLab act is itself a list (of ``[intent, domain, slot, value]`` lists of strings), so
+    a list whose first element is such a 4-string list is one act, not several references.
+    """
+    if not isinstance(item, (list, tuple)):
+        return None
+    first = item[0] if item else None
+    if isinstance(first, (list, tuple)) and first and all(isinstance(part, str) for part in first):
+        return None
+    return list(item)
+
+
+def _best_per_item(
+    comparison: Any, resolved: Sequence[Measure], owner: np.ndarray, n_items: int,
+    *, n_resamples: int, confidence: float, seed: int,
+) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
+    """Each item's best score over its references, and the summary of those, as compare() makes it."""
+    columns: dict[str, np.ndarray] = {}
+    for measure in resolved:
+        pairs = pd.Series(comparison.scores[measure.name].to_numpy(dtype=np.float64), index=owner)
+        best = pairs.groupby(level=0).max() if measure.higher_is_better else pairs.groupby(level=0).min()
+        columns[measure.name] = best.reindex(range(n_items)).to_numpy(dtype=np.float64)
+    rows = np.nan_to_num(np.column_stack(list(columns.values())), nan=-np.inf)
+    groups = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)  # equal rows, equal values
+    if n_resamples == 0:
+        intervals = {name: (float("nan"), float("nan")) for name in columns}
+    else:
+        intervals = bootstrap_ci_shared(columns, groups, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    summary = {}
+    for name, column in columns.items():
+        valid = column[~np.isnan(column)]
+        summary[name] = {"mean": float(valid.mean()) if len(valid) else float("nan"), "count": int(len(valid)),
+                         "missing": int(len(column) - len(valid)), "ci_low": intervals[name][0],
+                         "ci_high": intervals[name][1]}
+    return columns, pd.DataFrame.from_dict(summary, orient="index")
+
+
 def _detect_kind(items: Sequence[Any]) -> str:
     """``"act"`` or ``"text"`` for ``kind="auto"`` (see the module docstring)."""
     strings = set()
@@ -189,9 +230,21 @@ def _detect_kind(items: Sequence[Any]) -> str:
     return "act"  # every string is an act (or every item is None: the cheap measures then)
 
 
+def _renamed(value: Any, old_value: Any, name: str, old_name: str) -> Any:
+    """A parameter under its documented name or, with a DeprecationWarning, under its old one."""
+    if old_value is None:
+        if value is None:
+            raise TypeError(f"score() missing required argument: {name!r}")
+        return value
+    if value is not None:
+        raise TypeError(f"score() got both {name!r} and its deprecated name {old_name!r}")
+    warnings.warn(f"score({old_name}=...) is deprecated; use score({name}=...)", DeprecationWarning, stacklevel=3)
+    return old_value
+
+
 def score(
-    a: Sequence[Any],
-    b: Sequence[Any],
+    predictions: Sequence[Any] | None = None,
+    references: Sequence[Any] | None = None,
     measures: str | Measure | Iterable[str | Measure] | None = None,
     *,
     kind: str = "auto",
@@ -199,15 +252,27 @@ def score(
     confidence: float = 0.95,
     seed: int = 0,
     progress: bool = True,
+    a: Sequence[Any] | None = None,
+    b: Sequence[Any] | None = None,
 ) -> ScoreResult:
-    """Score ``a[i]`` against ``b[i]`` for every ``i`` with each measure.
+    """Score ``predictions[i]`` against ``references[i]`` for every ``i`` with each measure.
+
+    The names follow ``score(predictions, references)`` of sacrebleu and ``evaluate``; the
+    eight measures are symmetric, so which side is which matters only for a measure of your own.
 
     Parameters
     ----------
-    a, b : sequence
+    predictions, references : sequence
         Two equal-length lists of texts, act strings, ConvLab act lists or
-        :class:`~simscore.acts.Act` objects (``None`` = missing). Order matters only for
-        asymmetric measures (none of the eight is).
+        :class:`~simscore.acts.Act` objects (``None`` = missing). An item of ``references``
+        may be a list of several references (texts, act strings, Acts or ConvLab act lists):
+        the item's score is then its best over them, for acts as for texts (the largest
+        similarity; the smallest value of a measure where lower is better), as bert-score
+        scores several references. The interval resamples items, not references. ``bleu4``
+        takes one reference per item (its symmetric form has no multi-reference BLEU yet).
+    a, b : sequence, optional
+        Deprecated keyword names of ``predictions`` and ``references`` (a
+        ``DeprecationWarning``); passing both names of one side is an error.
     measures : names or Measure objects, optional
         Default: the action measures for acts, the text measures for texts. Pass measure
         instances to reuse their models and caches across calls.
@@ -239,14 +304,36 @@ def score(
     >>> r = score(["Which area?", "Goodbye."], ["Which part of town?", "Goodbye."], measures="bleu4")
     >>> r.kind, float(r["bleu4"].scores[1])
     ('text', 1.0)
+
+    Several references for an item (here the first): each item scores its best match.
+
+    >>> r = score(["request(food)", "bye()"], [["request(area)", "request(food)"], "hello()"], measures="tmr")
+    >>> r["tmr"].scores.tolist(), len(r)
+    ([1.0, 0.0], 2)
     """
-    items_a, items_b = _as_list(a, "a"), _as_list(b, "b")
+    predictions = _renamed(predictions, a, "predictions", "a")
+    references = _renamed(references, b, "references", "b")
+    items_a, items_b = _as_list(predictions, "predictions"), _as_list(references, "references")
     if len(items_a) != len(items_b):
-        raise InvalidResponseError(f"a and b must have the same length, got {len(items_a)} and {len(items_b)}")
+        raise InvalidResponseError(
+            f"predictions and references must have the same length, got {len(items_a)} and {len(items_b)}"
+        )
     if not items_a:
-        raise InvalidResponseError("a and b are empty: nothing to score")
+        raise InvalidResponseError("predictions and references are empty: nothing to score")
     if kind not in _KIND_ALIASES:
         raise ValueError(f"kind must be 'auto', 'act' or 'text', got {kind!r}")
+    n_items = len(items_a)
+    several = [_references_of(item) for item in items_b]
+    multi = any(refs is not None for refs in several)
+    owner = np.arange(n_items)
+    if multi:  # one pair per (prediction, reference); each item keeps its best pair
+        for i, refs in enumerate(several):
+            if refs == []:
+                raise InvalidResponseError(f"references[{i}]: an empty list of references")
+        counts = [1 if refs is None else len(refs) for refs in several]
+        owner = np.repeat(np.arange(n_items), counts)
+        items_a = [items_a[i] for i in owner]
+        items_b = [ref for i, refs in enumerate(several) for ref in (refs if refs is not None else [items_b[i]])]
     resolved_kind = _KIND_ALIASES[kind]
     if resolved_kind == "auto":
         resolved_kind = _detect_kind(items_a + items_b)
@@ -254,6 +341,12 @@ def score(
     if measures is None:
         measures = ACTION_MEASURES if level == "action" else TEXT_MEASURES
     resolved = resolve_measures(measures)
+    if multi and any(m.name == "bleu4" for m in resolved):
+        raise ValueError(
+            "bleu4 takes one reference per item: the symmetric sentence BLEU has no multi-reference form yet "
+            "(the best of several references, as for the other measures, would not be sacrebleu's "
+            "multi-reference BLEU); score bleu4 with one reference per item"
+        )
     wrong = [m.name for m in resolved if m.level != level]
     if wrong:
         raise ValueError(
@@ -263,7 +356,7 @@ def score(
 
     ids = [str(i) for i in range(len(items_a))]
     sides = []
-    for name, items in (("a", items_a), ("b", items_b)):
+    for name, items in (("predictions", items_a), ("references", items_b)):
         responses: dict[str, Response] = {}
         if level == "action":
             cache: dict[str, Act] = {}
@@ -277,13 +370,19 @@ def score(
                     raise InvalidResponseError(f"{name}[{i}]: a text must be a string or None, got {type(text).__name__}")
                 responses[context_id] = Response(text=text) if text is not None else Response(Act("none"))
         sides.append(Responses(responses, policy=name))
-    comparison = compare(sides[0], sides[1], resolved, n_resamples=n_resamples, confidence=confidence, seed=seed,
-                         progress=progress)
+    comparison = compare(sides[0], sides[1], resolved, n_resamples=0 if multi else n_resamples,
+                         confidence=confidence, seed=seed, progress=progress)
+    if multi:
+        best, summary = _best_per_item(comparison, resolved, owner, n_items,
+                                       n_resamples=n_resamples, confidence=confidence, seed=seed)
+    else:
+        best = {m.name: comparison.scores[m.name].to_numpy(dtype=np.float64) for m in resolved}
+        summary = comparison.summary
 
     out: dict[str, MeasureScore] = {}
     for measure in resolved:
-        row = comparison.summary.loc[measure.name]
-        values = comparison.scores[measure.name].to_numpy(dtype=np.float64, copy=True)
+        row = summary.loc[measure.name]
+        values = np.array(best[measure.name], dtype=np.float64, copy=True)
         values.setflags(write=False)
         out[measure.name] = MeasureScore(
             name=measure.name,

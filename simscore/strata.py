@@ -37,8 +37,8 @@ Examples
 >>> scores = pd.DataFrame({"tmr": [1.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0],
 ...                        "flow": ["seen"] * 4 + ["unseen"] * 4})
 >>> result = stratify(scores, "flow", measures=["tmr"], seed=1)
->>> result.table.loc[("tmr", "seen"), "mean"], result.table.loc[("tmr", "unseen"), "mean"]
-(np.float64(0.75), np.float64(0.25))
+>>> float(result.table.loc[("tmr", "seen"), "mean"]), float(result.table.loc[("tmr", "unseen"), "mean"])
+(0.75, 0.25)
 >>> test = result.test("tmr")
 >>> float(test.difference), round(float(test.p_value), 4), bool(test.exact)
 (0.5, 0.4857, True)

@@ -523,7 +523,7 @@ def train(
     domain : contexts.domain.Domain, optional
         Default: the shipped restaurant domain (recorded by fingerprint in ``run.json``).
     progress : bool
-        Show a tqdm progress bar.
+        Show a tqdm progress bar (on stderr, only where it is a terminal).
 
     Returns
     -------
@@ -570,7 +570,7 @@ def train(
 
     bar = tqdm(
         total=config.dialogues, initial=start, desc=f"training gpsarsa {config.reward} seed {config.seed}",
-        unit="dlg", disable=not progress, dynamic_ncols=True,
+        unit="dlg", disable=None if progress else True, dynamic_ncols=True,  # None: a terminal only
     )
     done = start
     try:

@@ -244,7 +244,7 @@ def run_dialogues(
     if progress:
         from tqdm.auto import tqdm
 
-        indices = tqdm(indices, desc=f"simulating ({name})", leave=False)
+        indices = tqdm(indices, desc=f"simulating ({name})", leave=False, disable=None)  # a terminal only
     for i in indices:
         dialogue_id = f"s{seed}-{i:06d}"
         sim.reset(_child_generator(seed, i, 0), dialogue_id=dialogue_id)

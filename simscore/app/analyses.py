@@ -276,7 +276,7 @@ def score_experiment(config: ExperimentConfig, measures: Sequence[Measure], fold
 
     responses = read_responses(config, folder, context_sets)
     steps = len(context_sets) * (2 * len(config.runs) + len(config.rewards) + 1)
-    with tqdm(total=steps, desc="scoring", unit="analysis", disable=not progress) as bar:
+    with tqdm(total=steps, desc="scoring", unit="analysis", disable=None if progress else True) as bar:
         prepare_text_measures(measures, responses, bar)
         scored = [score_set(data, measures, final=responses.final, bootstrap=config.bootstrap, bar=bar)
                   for data in responses.sets]

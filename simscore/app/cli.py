@@ -47,6 +47,7 @@ from simscore._version import __version__
 from simscore.app.cli_args import (
     checks_outputs,
     input_file,
+    installed_measures,
     measure_list,
     output_file,
     output_folder,
@@ -56,7 +57,6 @@ from simscore.app.cli_args import (
     seed,
 )
 from simscore.errors import RunStopped, SimscoreError
-from simscore.measures import ALL_MEASURES
 from simscore.untrusted import TerminalStream, spreadsheet_frame, terminal_text
 
 if TYPE_CHECKING:
@@ -64,6 +64,8 @@ if TYPE_CHECKING:
     from simscore.strata import StratifiedComparison
 
 __all__ = ["main", "build_parser"]
+
+logger = logging.getLogger(__name__)
 
 
 _SUFFIX_FORMATS = {".json": "json", ".csv": "csv"}
@@ -108,6 +110,17 @@ def _text(comparison: Comparison, heading: str, signatures: bool, strata: Strati
         lines.append("")
         lines += [f"{name:<9} {signature}" for name, signature in comparison.signatures.items()]
     return "\n".join(lines) + "\n"
+
+
+def _default_measures() -> list[str]:
+    """compare's default: every measure whose packages are installed; the log names what the text extra adds."""
+    usable, missing = installed_measures()
+    if missing:
+        logger.info(
+            "measures %s left out: their packages are not installed (pip install 'simscore-dialogue[text]'); "
+            "scoring %s", ", ".join(missing), ", ".join(usable),
+        )
+    return usable
 
 
 @checks_outputs
@@ -162,15 +175,9 @@ def _compare_measures(args: argparse.Namespace) -> list:
     """The measures of ``compare`` with ``--measure-option`` and ``--device``, checked before any work."""
     from simscore.measures import options_from_assignments, resolve_measures, with_device
 
-    options = with_device(args.measures, options_from_assignments(args.measure_option), args.device)
-    return resolve_measures(args.measures, options=options)
-
-
-def _stdout_is_data(args: argparse.Namespace) -> bool:
-    """Whether the command writes data (JSON, CSV, bare scores) on stdout: log messages go to stderr then."""
-    if getattr(args, "command", None) != "compare":
-        return False
-    return bool(args.score_only or args.out == "-" or (args.out is None and args.format in ("json", "csv")))
+    names = args.measures if args.measures is not None else _default_measures()
+    options = with_device(names, options_from_assignments(args.measure_option), args.device)
+    return resolve_measures(names, options=options)
 
 
 @checks_outputs
@@ -213,8 +220,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--measures",
         type=measure_list,
-        default=list(ALL_MEASURES),
-        help="comma-separated measure names or groups ('all', 'action', 'text'); default: all eight",
+        default=None,
+        help="comma-separated measure names or groups ('all', 'action', 'text'); default: every measure whose "
+        "packages are installed (all eight with the text extra, else the action measures and bleu4; the log "
+        "names the extra). The API's compare() defaults to the action measures instead: no model is loaded "
+        "unless asked for",
     )
     p.add_argument(
         "--out", type=output_file,
@@ -273,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in _extensions():
         register(sub)
+    _add_log_options(parser)
     return parser
 
 
@@ -289,6 +300,22 @@ def _extensions() -> list:
         view.add_subcommands,
         diagnose.add_subcommands,
     ]
+
+
+def _add_log_options(parser: argparse.ArgumentParser) -> None:
+    """``--quiet`` and ``--verbose`` on every sub-command (a command's own ``--quiet`` also hides its bars)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                _add_log_options(child)
+            return
+    options = {option for action in parser._actions for option in action.option_strings}
+    if "--quiet" in options:
+        quiet = next(a for a in parser._actions if "--quiet" in a.option_strings)
+        quiet.help = f"{quiet.help}; the log shows only warnings and errors"
+    else:
+        parser.add_argument("--quiet", action="store_true", help="the log (stderr) shows only warnings and errors")
+    parser.add_argument("--verbose", action="store_true", help="the log (stderr) also shows debugging messages")
 
 
 class _InertFormatter(logging.Formatter):
@@ -324,35 +351,45 @@ def _inert_terminal() -> Iterator[None]:
             sys.stdout = stdout
 
 
-@contextlib.contextmanager
-def _console_log(quiet: bool, stream: object = None) -> Iterator[None]:
-    """Show the ``simscore`` loggers' INFO messages on ``stream`` (default stdout) while a command runs.
+#: The loggers the command line shows (the three packages').
+LOGGERS = ("simscore", "contexts", "policies")
 
-    Left alone when the caller has configured the ``simscore`` logger (or the root logger)
-    itself, so an embedding program keeps control of where messages go.
+
+@contextlib.contextmanager
+def _console_log(level: int, stream: object = None) -> Iterator[None]:
+    """Show the packages' log messages from ``level`` up on ``stream`` (default stderr) while a command runs.
+
+    Messages go to stderr so that stdout holds only a command's output (a table, JSON, CSV, bare
+    scores). Left alone when the caller has configured one of the packages' loggers (or the
+    root logger) itself, so an embedding program keeps control of where messages go.
     """
-    package = logging.getLogger("simscore")
-    if quiet or package.handlers or logging.getLogger().handlers:
+    loggers = [logging.getLogger(name) for name in LOGGERS]
+    if any(logger.handlers for logger in loggers) or logging.getLogger().handlers:
         yield
         return
-    handler = logging.StreamHandler(sys.stdout if stream is None else stream)  # type: ignore[arg-type]
+    handler = logging.StreamHandler(sys.stderr if stream is None else stream)  # type: ignore[arg-type]
     handler.setFormatter(_InertFormatter("[%(asctime)s] %(message)s", "%H:%M:%S"))
-    previous_level = package.level
-    package.addHandler(handler)
-    package.setLevel(logging.INFO)
+    previous_levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.setLevel(level)
     try:
         yield
     finally:
-        package.removeHandler(handler)
-        package.setLevel(previous_level)
+        for logger, previous in zip(loggers, previous_levels):
+            logger.removeHandler(handler)
+            logger.setLevel(previous)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``simscore`` command; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.quiet and args.verbose:
+        parser.error("--quiet and --verbose exclude each other")
+    level = logging.WARNING if args.quiet else logging.DEBUG if args.verbose else logging.INFO
     try:
-        with _inert_terminal(), _console_log(quiet=False, stream=sys.stderr if _stdout_is_data(args) else None):
+        with _inert_terminal(), _console_log(level):
             return int(args.func(args))
     except BrokenPipeError:
         # output piped into a program that stopped reading (e.g. `| head`): not an error

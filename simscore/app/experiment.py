@@ -54,9 +54,9 @@ from simscore.app.provenance import check_collected, check_folder_settings, chec
 from simscore.app.record import RunRecord
 from simscore.checks import check_bool, check_int, check_number, check_seed
 from simscore.config import check_keys, convert_value, from_mapping, to_mapping
-from simscore.errors import ConfigError, ExperimentError, FileFormatError, SimscoreError
+from simscore.errors import ConfigError, ExperimentError, FileFormatError, MissingDependencyError, SimscoreError
 from simscore.io import atomic_write_text, parse_toml, read_bytes
-from simscore.measures import ALL_MEASURES, Measure, resolve_measures
+from simscore.measures import ALL_MEASURES, MEASURE_GROUPS, Measure, resolve_measures
 from simscore.parallel import run_jobs, stop_on_signals
 from simscore.stats import MAX_RESAMPLES, Bootstrap
 
@@ -175,7 +175,7 @@ class ExperimentConfig:
                     f"got {self.measures!r}"
                 )
             object.__setattr__(self, "measure_options", _plain_options(self.measure_options))
-            resolve_measures(list(self.measures), options=self.measure_options)
+            _check_measures(self.measures, self.measure_options)
         except (TypeError, ValueError, KeyError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
             raise ExperimentError(message) from None
@@ -283,6 +283,31 @@ def _plain_options(options: Any) -> dict[str, dict[str, Any]]:
         out[name] = {key: os.fspath(v) if isinstance(v, os.PathLike) else list(v) if isinstance(v, tuple) else v
                      for key, v in values.items()}
     return out
+
+
+def _check_measures(measures: Sequence[str], options: Mapping[str, Mapping[str, Any]]) -> None:
+    """Every name a known measure or group, each measure once, its options known and valid.
+
+    A known measure whose optional packages are missing passes: the configuration is valid
+    (``DEMO_CONFIG`` names all eight measures and must import in a bare install); the run
+    resolves its measures before any work and then names the extra to install.
+    """
+    for name in measures:
+        members = MEASURE_GROUPS.get(name, (name,))
+        try:
+            resolve_measures([name], options={m: options[m] for m in members if m in options})
+        except MissingDependencyError:
+            pass
+    try:  # options for a measure that is not selected
+        resolve_measures(list(measures), options=options)
+    except MissingDependencyError:
+        pass
+    expanded = [member for name in measures for member in MEASURE_GROUPS.get(name, (name,))]
+    repeated = sorted({name for name in expanded if expanded.count(name) > 1})
+    if repeated:
+        raise ValueError(f"measures: each name may appear once, repeated: {', '.join(repeated)}")
+    if not expanded:
+        raise ValueError("measures: need at least one measure")
 
 
 #: ``simscore demo``: three seeds per reward, 5,000 dialogues, a checkpoint every 500.
@@ -412,8 +437,10 @@ def run_experiment(
         The command line that started the run (``simscore demo --out DIR``), recorded in the
         run record for the report's "Reproduce" section; None when run from Python.
 
+    Notes
+    -----
     Progress messages go to the logger ``simscore.app.experiment`` (INFO) and, while the run
-    lasts, into ``out_dir/run.log``; the command line also shows them on the terminal.
+    lasts, into ``out_dir/run.log``; the command line also shows them on stderr.
 
     One run at a time: the folder is locked while the run lasts (``simscore.lock``: process,
     host, command; a second run is refused with
@@ -428,6 +455,8 @@ def run_experiment(
     simscore.errors.ExperimentError
         The folder holds pieces made with other settings that this run cannot remake.
     """
+    # a measure whose extra is missing stops the run here, naming the extra, before any file is written
+    resolve_measures(list(config.measures), options=config.measure_options)
     folder = ExperimentFolder(out_dir)
     folder.root.mkdir(parents=True, exist_ok=True)
     with stop_on_signals(), folder.lock(command or "run_experiment (Python)") as lock, _run_log(folder.run_log):

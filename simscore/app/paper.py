@@ -179,8 +179,8 @@ def performance() -> pd.DataFrame:
     Examples
     --------
     >>> t = performance()
-    >>> len(t), sorted(set(t["reward"])), t["checkpoint"].max()
-    (18, ['iq', 'ts'], np.int64(40000))
+    >>> len(t), sorted(set(t["reward"])), int(t["checkpoint"].max())
+    (18, ['iq', 'ts'], 40000)
     """
     return _table("table1_performance.csv").copy()
 

@@ -13,7 +13,12 @@
 
 Like :mod:`simscore.app`, this package may import ``contexts`` and ``policies``; nothing in
 the core imports it (``tests/test_layering.py`` checks both), and ``import simscore`` imports
-neither gymnasium nor torch. This ``__init__`` imports nothing.
+neither gymnasium nor torch. This ``__init__`` only checks that ``contexts`` and ``policies``
+are simscore-dialogue's own packages (:mod:`simscore.ownership`).
 """
 
+from simscore.ownership import require_own_packages
+
 __all__: list[str] = []
+
+require_own_packages("contexts", "policies")

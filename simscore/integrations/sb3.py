@@ -121,6 +121,8 @@ class SB3Policy(ObservationPolicy):
         Added to ``{"adapter": "sb3", "algorithm", "num_timesteps", "stable_baselines3",
         "use_masks", "nlg_instance"}`` (read when the policy is run).
 
+    Notes
+    -----
     Also a :class:`~policies.sim.summary.SummaryPolicy`: ``policies.run_dialogues(SB3Policy(model),
     200, seed=1)`` evaluates the greedy model in simulated dialogues (task success, IQ, turns).
     """

@@ -318,3 +318,12 @@ def test_the_tolerant_grammar_reads_strict_strings_alike(text):
     except ActParseError:
         return
     assert Act.parse(text) == strict
+
+
+def test_from_convlab_keeps_the_domain_unless_asked_not_to():
+    turn = [["Inform", "Restaurant", "Food", "thai"], ["Request", "Hotel", "Area", "?"], ["Bye", "general", "none", ""]]
+    assert str(Act.from_convlab(turn)) == "bye+inform+request(hotel-area,restaurant-food=thai)"
+    single = Act.from_convlab(turn, qualify_slots=False)
+    assert str(single) == "bye+inform+request(area,food=thai)"
+    assert Act.from_convlab(turn[:1], qualify_slots=False) == Act.parse("inform(food=thai)")
+    assert Act.from_convlab(turn[:1]) != Act.parse("inform(food=thai)")

@@ -101,3 +101,22 @@ def test_require_change_ignores_an_unchanging_start():
     monitor.update(Table(["request(food)"] * 10), 7)
     assert monitor.changed and monitor.converged
     assert monitor.history()["stable"].tolist() == [True, True, True, True, False, True, True]
+
+
+def test_require_change_by_default():
+    never_changes = BehaviourMonitor(CONTEXTS, measures=("tmr",), patience=1)
+    assert never_changes.require_change is True
+    for step in range(3):
+        never_changes.update(Table(["request(food)"] * 10), step)
+    assert not never_changes.converged and never_changes.stable_updates == 0
+
+
+@pytest.mark.extra("sb3")
+def test_require_change_defaults_agree_with_the_sb3_callback():
+    import inspect
+
+    from simscore.integrations.sb3 import BehaviourConvergenceCallback
+
+    monitor_default = inspect.signature(BehaviourMonitor).parameters["require_change"].default
+    callback_default = inspect.signature(BehaviourConvergenceCallback).parameters["require_change"].default
+    assert monitor_default is callback_default is True

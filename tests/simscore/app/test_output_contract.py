@@ -28,7 +28,7 @@ import policies
 import simscore
 from simscore.app import cli_args
 from simscore.app.cli import build_parser, main
-from simscore.errors import OutputExistsError
+from simscore.errors import MissingDependencyError, OutputExistsError
 
 # ----------------------------------------------------------------------------- commands
 
@@ -204,6 +204,8 @@ FOLDER_WRITERS = {
     "policies.gpsarsa.training.train", "policies.tiny_models.write_tiny_model",
     "simscore.app.provenance.stale_random_responses",
 }
+
+
 def _public_callables() -> Iterator[tuple[str, Callable[..., Any]]]:
     for package in (simscore, contexts, policies):
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
@@ -211,7 +213,10 @@ def _public_callables() -> Iterator[tuple[str, Callable[..., Any]]]:
                 continue
             module = importlib.import_module(info.name)
             for name in getattr(module, "__all__", ()):
-                obj = getattr(module, name, None)
+                try:
+                    obj = getattr(module, name, None)
+                except MissingDependencyError:
+                    continue  # built on first access from an extra that is not installed (sb3's callback)
                 if getattr(obj, "__module__", None) != module.__name__:
                     continue  # re-exported: found in its own module
                 if inspect.isfunction(obj):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import configparser
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -124,9 +124,8 @@ def test_broken_files_are_named(text, message):
 
 
 def test_tables_ship_as_package_data():
-    config = configparser.ConfigParser()
-    config.read(ROOT / "setup.cfg")
-    entries = [e.strip() for e in config["options.package_data"]["simscore"].split(",")]
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        entries = tomllib.load(f)["tool"]["setuptools"]["package-data"]["simscore"]
     assert "app/data/paper/*.csv" in entries
     shipped = sorted(p.name for p in (ROOT / "simscore").glob("app/data/paper/*.csv"))
     assert shipped == sorted(paper._FILES)

@@ -133,8 +133,9 @@ def test_cli_writes_page_and_refuses_overwrite(files: dict[str, Path], capsys: p
     argv = ["view", str(files["cmp"]), "--a", str(files["a"]), "--b", str(files["b"]),
             "--contexts", str(files["ctx"]), "--out", str(out)]
     assert main(argv) == 0
-    assert "3 of 4 contexts differ" in capsys.readouterr().out
+    assert "(3 of 4 contexts differ: 2 in the action, 1 in the wording only)" in capsys.readouterr().out
     data = _data(out.read_text(encoding="utf-8"))
+    assert (data["differing"], data["differing_actions"]) == (3, 2)
     assert [row["id"] for row in data["rows"]] == ["act", "text", "evil"]
     assert data["has_contexts"] and data["rows"][0]["belief"] is not None
     out.write_text("keep me", encoding="utf-8")
@@ -259,7 +260,7 @@ def test_a_large_page_stops_and_offers_a_sample_or_a_cap(files: dict[str, Path],
     assert "Give --sample N for a seeded random sample" in err and "--limit N for the first N, or --all" in err
     assert not page.exists()
     assert main([*base, "--limit", "2"]) == 0
-    assert "(3 of 4 contexts differ; the page shows the first 2)" in capsys.readouterr().out
+    assert "(3 of 4 contexts differ: 2 in the action, 1 in the wording only; the page shows the first 2)" in capsys.readouterr().out
     data = _data(page.read_text(encoding="utf-8"))
     assert [row["id"] for row in data["rows"]] == ["act", "text"]
     assert (data["differing"], data["selection"]) == (3, "the first 2")

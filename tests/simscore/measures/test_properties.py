@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from simscore import MEASURES, Act
-from simscore.measures import Measure
+from simscore.measures import ACTION_MEASURES, Measure
 
 ACTS = [
     Act.parse("hello()"),
@@ -39,7 +39,14 @@ def _inputs(measure: Measure, n: int, seed: int) -> tuple[list, list]:
     return [pool[i] for i in rng.integers(0, len(pool), n)], [pool[i] for i in rng.integers(0, len(pool), n)]
 
 
-@pytest.fixture(scope="module", params=list(MEASURES))
+#: The measures of a bare install; the others need the text extra (conftest.py skips them without it).
+CORE = (*ACTION_MEASURES, "bleu4")
+
+
+@pytest.fixture(
+    scope="module",
+    params=[name if name in CORE else pytest.param(name, marks=pytest.mark.extra("text")) for name in MEASURES],
+)
 def measure(request):
     return MEASURES[request.param]
 
