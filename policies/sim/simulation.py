@@ -38,6 +38,7 @@ from policies.sim.simulator import (
     SimulationSettings,
     _child_generator,
     dialogue_seed,
+    stream_label,
 )
 from policies.sim.summary import SummaryActions, SummaryPolicy
 from simscore.checks import check_int
@@ -60,6 +61,7 @@ __all__ = [
     "SimulationResult",
     "run_dialogues",
     "dialogue_seed",
+    "stream_label",
     "simulated_contexts",
     "SummaryPolicyAdapter",
 ]
@@ -72,6 +74,9 @@ class SimulationResult:
     ----------
     policy : str
     seed, start : int
+    stream : tuple of int
+        The user stream of the run seeded with ``seed`` (:func:`dialogue_seed`; ``()``: its
+        training users).
     dialogue_ids : tuple of str
     success : numpy.ndarray of bool
     iq : numpy.ndarray of float
@@ -93,6 +98,7 @@ class SimulationResult:
     reward_iq: np.ndarray
     ended_by: tuple[str, ...]
     dialogues: tuple[Dialogue, ...] = field(default=())
+    stream: tuple[int, ...] = ()
 
     def __len__(self) -> int:
         return len(self.dialogue_ids)
@@ -122,6 +128,7 @@ class SimulationResult:
         return {
             "policy": self.policy,
             "seed": self.seed,
+            "stream": list(self.stream),
             "start": self.start,
             "dialogues": len(self),
             "success_rate": self.success_rate,
@@ -169,6 +176,7 @@ def run_dialogues(
     n: int,
     *,
     seed: int,
+    stream: Sequence[int] = (),
     settings: SimulationSettings | None = None,
     nlg_instance: str | None = None,
     start: int = 0,
@@ -189,7 +197,11 @@ def run_dialogues(
     n : int
         Number of dialogues.
     seed : int
-        Run seed; dialogue ``i`` draws from :func:`dialogue_seed` ``(seed, i)``.
+        Run seed; dialogue ``i`` draws from :func:`dialogue_seed` ``(seed, i, stream)``.
+    stream : sequence of int
+        Which of the run's user streams (:func:`dialogue_seed`): ``()`` (default) its training
+        users, e.g. ``(eval_seed, checkpoint)`` the evaluation users after a checkpoint.
+        Dialogue ids are ``s<seed>[-<key>...]-<i>`` (:func:`stream_label`).
     settings : SimulationSettings, optional
         The simulated world (domain, user, IQ estimator, turn limit).
     nlg_instance : str, optional
@@ -228,6 +240,7 @@ def run_dialogues(
     n = check_int("n", n, minimum=0, error=ValueError)
     seed = check_int("seed", seed, minimum=0, error=ValueError)
     start = check_int("start", start, minimum=0, error=ValueError)
+    stream = tuple(check_int("a stream key", key, minimum=0, error=ValueError) for key in stream)
     choose = _check_policy(policy)
     begin = getattr(policy, "begin_dialogue", None)
     end = getattr(policy, "end_dialogue", None)
@@ -245,11 +258,12 @@ def run_dialogues(
         from tqdm.auto import tqdm
 
         indices = tqdm(indices, desc=f"simulating ({name})", leave=False)
+    label = stream_label(seed, stream)
     for i in indices:
-        dialogue_id = f"s{seed}-{i:06d}"
-        sim.reset(_child_generator(seed, i, 0), dialogue_id=dialogue_id)
+        dialogue_id = f"{label}-{i:06d}"
+        sim.reset(_child_generator(seed, i, 0, stream), dialogue_id=dialogue_id)
         if begin is not None:
-            begin(_child_generator(seed, i, 1))
+            begin(_child_generator(seed, i, 1, stream))
         beliefs, masks, actions = _play(sim, choose, name, tracing=end is not None)
         outcome = sim.outcome()
         if end is not None:
@@ -263,13 +277,15 @@ def run_dialogues(
         source = dict(log_source or {})
         source.setdefault("policy", name)
         source.setdefault("seed", seed)
+        if stream:
+            source.setdefault("stream", list(stream))
         source.setdefault("start", start)
         source.setdefault("nlg_instance", nlg_instance)
         provenance = getattr(policy, "provenance", None)
         if isinstance(provenance, Mapping):
             source.setdefault("policy_provenance", dict(provenance))
         write_dialogue_log(log_path, dialogues, domain=sim.domain, source=source, overwrite=overwrite)
-    return outcomes.result(name, seed, start, tuple(dialogues) if keep_dialogues else ())
+    return outcomes.result(name, seed, start, tuple(dialogues) if keep_dialogues else (), stream)
 
 
 def _play(
@@ -321,7 +337,9 @@ class _Outcomes:
         self.reward_iq.append(outcome.reward_iq)
         self.ended_by.append(outcome.ended_by)
 
-    def result(self, policy: str, seed: int, start: int, dialogues: tuple[Dialogue, ...]) -> SimulationResult:
+    def result(
+        self, policy: str, seed: int, start: int, dialogues: tuple[Dialogue, ...], stream: tuple[int, ...]
+    ) -> SimulationResult:
         return SimulationResult(
             policy=policy,
             seed=seed,
@@ -334,6 +352,7 @@ class _Outcomes:
             reward_iq=_readonly(self.reward_iq, np.float64),
             ended_by=tuple(self.ended_by),
             dialogues=dialogues,
+            stream=stream,
         )
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "DialogueTrace",
     "DialogueSimulator",
     "dialogue_seed",
+    "stream_label",
 ]
 
 #: Default turn limit (system turns, the greeting included).
@@ -110,23 +111,40 @@ class SimulationSettings:
             raise TypeError(f"user must be a UserSimulatorConfig, got {type(self.user).__name__}")
 
 
-def dialogue_seed(seed: int, index: int) -> np.random.SeedSequence:
-    """The seed sequence of dialogue ``index`` of a run seeded with ``seed``.
+def dialogue_seed(seed: int, index: int, stream: tuple[int, ...] = ()) -> np.random.SeedSequence:
+    """The seed sequence of dialogue ``index`` of the user stream ``stream`` of a run seeded with ``seed``.
 
-    >>> dialogue_seed(7, 3).spawn_key
-    (3,)
+    A run's training dialogues form the stream ``()``: dialogue ``i`` is
+    ``SeedSequence(seed, spawn_key=(i,))``. Other dialogues of the same run — its evaluation
+    users after a checkpoint, the dialogues C_col is collected from — form streams named by a
+    key (e.g. ``(eval_seed, checkpoint)``): ``SeedSequence(seed, spawn_key=(*stream, i))``.
+    Spawn keys of different lengths never coincide, so no stream repeats a training user,
+    and two streams of one run are as independent as two runs (PyDial draws its evaluation
+    users from the run's one random stream after the training dialogues).
+
+    >>> dialogue_seed(7, 3).spawn_key, dialogue_seed(7, 3, (20200701, 1000)).spawn_key
+    ((3,), (20200701, 1000, 3))
     """
-    return np.random.SeedSequence(seed, spawn_key=(index,))
+    return np.random.SeedSequence(seed, spawn_key=(*stream, index))
 
 
-def _child_generator(seed: int, index: int, child: int) -> np.random.Generator:
-    """``np.random.default_rng(dialogue_seed(seed, index).spawn(2)[child])``, built directly.
+def _child_generator(seed: int, index: int, child: int, stream: tuple[int, ...] = ()) -> np.random.Generator:
+    """``np.random.default_rng(dialogue_seed(seed, index, stream).spawn(2)[child])``, built directly.
 
-    ``spawn`` gives child ``k`` the spawn key ``(index, k)`` and the parent's entropy and pool
-    size, and ``default_rng`` wraps a seed sequence in a ``PCG64``: the generator is the same,
-    without building the parent and its spawn list (once per simulated dialogue).
+    ``spawn`` gives child ``k`` the spawn key ``(*stream, index, k)`` and the parent's entropy
+    and pool size, and ``default_rng`` wraps a seed sequence in a ``PCG64``: the generator is
+    the same, without building the parent and its spawn list (once per simulated dialogue).
     """
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(index, child))))
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(*stream, index, child))))
+
+
+def stream_label(seed: int, stream: tuple[int, ...] = ()) -> str:
+    """The prefix of the dialogue ids of a stream: ``s<seed>`` and the stream's keys.
+
+    >>> stream_label(3), stream_label(3, (2000003,))
+    ('s3', 's3-2000003')
+    """
+    return "-".join((f"s{seed}", *(str(k) for k in stream)))
 
 
 @dataclass(frozen=True)
