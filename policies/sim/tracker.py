@@ -37,8 +37,10 @@ none mass; ``P(none)`` is the remainder (with one hypothesis: the last non-none 
 where only the information part of an offer counts (its venue name does not) and
 ``inform(name=none, ...)`` informs nothing.
 
-**History**: the last offered venue, whether an offer happened, whether the last system act
-was ``inform(name=none, ...)``. A system ``restart()`` resets everything.
+**History** (PyDial's belief ``features``, ``BeliefTracker._updateMactFeat``): the last
+offered venue, whether an offer happened in the dialogue, whether the last system act offered
+a venue (an ``inform`` naming one), whether it was ``inform(name=none, ...)``, and the venues
+offered since the last such act. A system ``restart()`` resets everything.
 
 Examples
 --------
@@ -121,8 +123,9 @@ class FocusTracker:
         self._requested: dict[str, float] = {}
         self._method_built: list[tuple[str, float]] | None = None  # self._method's items when last built
         self._last_offered: str | None = None
-        self._offered: list[str] = []
+        self._offered: tuple[str, ...] = ()
         self._last_no_venue = False
+        self._last_act_offered = False
         self._initial: BeliefState | None = None
         self.belief: BeliefState = self.reset()
 
@@ -134,8 +137,9 @@ class FocusTracker:
         self._requested = {}
         self._method_built = None
         self._last_offered = None
-        self._offered = []
+        self._offered = ()
         self._last_no_venue = False
+        self._last_act_offered = False
         initial = self._initial
         if initial is None:  # the turn-0 belief is always the same: built once
             initial = self._initial = self._build({})
@@ -147,7 +151,7 @@ class FocusTracker:
 
     @property
     def offered(self) -> tuple[str, ...]:
-        return tuple(self._offered)
+        return self._offered
 
     def update(self, system_act: Act | None, user: Act | Hypotheses | None) -> BeliefState:
         """Fold one exchange into the belief and return the new belief.
@@ -182,6 +186,7 @@ class FocusTracker:
         confirmed: list[tuple[str, str]] = []
         this_slot: str | None = None
         self._last_no_venue = False
+        self._last_act_offered = False
         if system_act is None:
             return informed, this_slot, None
         intents = system_act.intents
@@ -203,12 +208,17 @@ class FocusTracker:
         return informed, this_slot, confirmed[0] if len(confirmed) == 1 else None
 
     def _hear_offer(self, name: str) -> None:
+        # PyDial, belieftracking/BeliefTracker.py (helloric/pydial3 34988f4), _updateMactFeat,
+        # lines 296-326: a system act with name=none ("canthelp") empties informedVenueSinceNone
+        # and sets lastActionInformNone; one naming a venue ("offer") appends it and sets
+        # offerHappened, which is about the last system act only.
         if name == "none":
             self._last_no_venue = True
-            self._offered = []  # PyDial's "offered since the last name=none"
+            self._offered = ()
         else:
             self._last_offered = name
-            self._offered.append(name)
+            self._last_act_offered = True
+            self._offered = (*self._offered, name)
 
     def _evidence(
         self, hypotheses: Hypotheses, this_slot: str | None, confirmed: tuple[str, str] | None, offer_happened: bool
@@ -338,6 +348,8 @@ class FocusTracker:
             last_offered=self._last_offered,
             offer_happened=self._last_offered is not None,
             last_informed_no_venue=self._last_no_venue,
+            last_act_offered=self._last_act_offered,
+            offered_since_no_venue=self._offered,
         )
 
 

@@ -66,7 +66,7 @@ def test_config_defaults_round_trip_and_schedule() -> None:
     assert checkpoint_schedule(TrainingConfig(reward="ts", seed=0, dialogues=50, every=20)) == (20, 40, 50)
     assert checkpoint_schedule(TrainingConfig(reward="ts", seed=0, dialogues=5, every=20)) == (5,)
     gp = config.gp_config()
-    assert (gp.feature_dim, gp.n_actions, gp.sigma) == (275, 16, 5.0)
+    assert (gp.feature_dim, gp.n_actions, gp.sigma) == (302, 16, 5.0)
 
 
 @pytest.mark.parametrize(
@@ -113,7 +113,7 @@ def test_run_directory_layout_and_table(reference: Path) -> None:
     info = json.loads((reference / "run.json").read_text())
     assert info["format"] == RUN_FORMAT and info["status"] == "complete" and info["dialogues_done"] == 60
     assert TrainingConfig.from_dict(info["config"]) == SMALL
-    assert info["checkpoints"] == [20, 40, 60] and info["domain"]["feature_size"] == 275
+    assert info["checkpoints"] == [20, 40, 60] and info["domain"]["feature_size"] == 302
     assert set(info["versions"]) == {"simscore", "numpy", "python"}
     with open(reference / "evaluation.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
