@@ -35,9 +35,14 @@ this order (``3·k + 7`` actions for ``k`` slots).
 
 Accepted values
 ---------------
-A slot's top value (the most probable value other than ``none``) is *accepted* when its
-probability exceeds ``1 / (n - 0.1)``, ``n`` the number of the slot's ontology values
-(0.204 for area, 0.345 for pricerange). ``dontcare`` can be accepted; it constrains nothing.
+As PyDial's ``SummaryUtils.getTopBeliefs`` (``policy/SummaryUtils.py`` lines 169-191 of
+helloric/pydial3 34988f4), only the system-requestable slots have accepted values (not
+``name``), and a slot's most probable value — ``none`` included, which loses ties — is
+*accepted* when it is not ``none`` and its probability exceeds ``1 / (n - 0.1)``, ``n`` the
+number of the slot's ontology values (0.204 for area, 0.345 for pricerange): a value of 0.4
+with ``P(none) = 0.6`` is not accepted. ``dontcare`` can be accepted; it constrains nothing.
+Accepted values are ordered by probability; ties keep the ontology order (PyDial's order is
+that of its ontology file: food, pricerange, area).
 
 Masks (Environment 1)
 ---------------------
@@ -166,6 +171,7 @@ class Summary:
         tops: dict[str, tuple[str, float, str, float]] = {}
         accepted: list[tuple[str, str, float]] = []
         slots = belief.slots
+        accepting = space._accepting
         for slot, threshold in space._thresholds.items():
             best, best_p, second, second_p = "none", 0.0, "none", 0.0
             dist = slots.get(slot)
@@ -179,7 +185,7 @@ class Summary:
                     elif p > second_p:
                         second, second_p = value, p
             tops[slot] = (best, best_p, second, second_p)
-            if best != "none" and best_p > threshold:
+            if best != "none" and best_p > threshold and slot in accepting and best_p >= _none(dist):
                 accepted.append((slot, best, best_p))
         if len(accepted) > 1:
             accepted.sort(key=_negative_probability)  # stable: ties keep ontology order
@@ -208,6 +214,11 @@ class Summary:
 
 def _negative_probability(item: tuple[str, str, float]) -> float:
     return -item[2]
+
+
+def _none(dist: Mapping[str, float] | None) -> float:
+    """P(none) of a slot distribution (an absent slot: 1)."""
+    return 1.0 if dist is None else dist.get("none", 0.0)
 
 
 class SummaryActions:
@@ -254,6 +265,7 @@ class SummaryActions:
         self._thresholds = {
             slot: acceptance_threshold(len(values)) for slot, values in ontology.informable.items()
         }
+        self._accepting = frozenset(self.system_requestable)
         k = len(self.system_requestable)
         self.n_slot_actions = 3 * k
         base = 3 * k

@@ -51,10 +51,17 @@ def test_index_of_validates():
 
 def test_acceptance_threshold():
     assert acceptance_threshold(5) == pytest.approx(1 / 4.9)
-    b = BeliefState(slots={"area": {"north": 0.204}, "pricerange": {"cheap": 0.35}})
-    assert SPACE.accepted(b) == [("pricerange", "cheap", 0.35)]  # 0.204 < 1/4.9 = 0.20408
-    b = BeliefState(slots={"area": {"north": 0.205}, "pricerange": {"cheap": 0.34}})
-    assert SPACE.accepted(b) == [("area", "north", 0.205)]  # 0.34 < 1/2.9 = 0.3448
+    # the value must also beat none (PyDial's getTopBeliefs takes the top value with **NONE**)
+    b = BeliefState(slots={"area": {"north": 0.204, "south": 0.6}, "pricerange": {"cheap": 0.4, "moderate": 0.3}})
+    assert SPACE.accepted(b) == [("area", "south", 0.6), ("pricerange", "cheap", 0.4)]
+    b = BeliefState(slots={"area": {"north": 0.205, "south": 0.2, "east": 0.2, "west": 0.2, "centre": 0.195},
+                           "pricerange": {"cheap": 0.34, "moderate": 0.33, "expensive": 0.33}})
+    assert SPACE.accepted(b) == [("area", "north", 0.205)]  # 0.204 < 1/4.9 = 0.20408; 0.34 < 1/2.9 = 0.3448
+    b = BeliefState(slots={"area": {"north": 0.4}, "food": {"thai": 0.5}})  # none 0.6 wins; a tie goes to the value
+    assert SPACE.accepted(b) == [("food", "thai", 0.5)]
+    # name is no system-requestable slot: never accepted (the inform_byname venue comes from its top value)
+    b = BeliefState(slots={"name": {"the amber spoon": 1.0}}, method={"byname": 1.0})
+    assert SPACE.accepted(b) == [] and SPACE.summarise(b).tops["name"][0] == "the amber spoon"
 
 
 def test_accepted_sorted_by_probability_then_ontology_order():
