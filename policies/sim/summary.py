@@ -46,11 +46,17 @@ that of its ontology file: food, pricerange, area).
 
 Masks (Environment 1)
 ---------------------
+As PyDial's ``SummaryAction.getNonExecutable`` (``policy/SummaryAction.py`` lines 158-263 of
+helloric/pydial3 34988f4) with its global summary (``SummaryUtils.globalSummary``, lines
+79-117), which classifies the top method: ``byalternatives`` and ``byname`` as they are,
+``finished`` and ``restart`` only with probability above 0.5, and *everything else* —
+``byconstraints``, ``none``, an unsure ``finished`` — as ``byconstraints``.
 ``repeat`` and ``restart`` are always masked; ``request_s`` never; ``confirm_s`` needs a
-non-zero top value; ``select_s`` non-zero top two values; ``inform`` needs the top method
-``byconstraints`` and matching venues that can no longer be told apart (fewer than two, or
-equal in every system-requestable slot without an accepted value); ``inform_byname`` needs
-method ``byname`` and a known venue (an accepted ``name`` value or the last offered venue);
+non-zero top value; ``select_s`` non-zero top two values; ``inform`` needs the global method
+``byconstraints`` (so also the method ``none``) and matching venues that can no longer be told
+apart (fewer than two, or equal in every system-requestable slot without an accepted value);
+``inform_byname`` needs method ``byname`` and a known venue (the top ``name`` value or the
+last offered venue);
 ``inform_alternatives`` needs method ``byalternatives``, an earlier offer, and no
 ``thankyou``/``ack`` on top of the discourse act (PyDial's "alternatives requested" flag); ``bye`` needs
 P(method = finished) > 0.5; ``reqmore`` needs an earlier offer.
@@ -83,6 +89,7 @@ __all__ = [
     "action_mask",
     "master_action",
     "acceptance_threshold",
+    "global_method",
 ]
 
 #: The summary actions that do not depend on a slot, in index order after the slot actions.
@@ -132,6 +139,26 @@ def acceptance_threshold(n_values: int) -> float:
     return 1.0 / (n_values - 0.1)
 
 
+def global_method(belief: BeliefState) -> str:
+    """PyDial's global summary of the method (``SummaryUtils.globalSummary``, lines 97-106).
+
+    The top method if it is ``byalternatives`` or ``byname``, or ``finished`` / ``restart``
+    with probability above 0.5; otherwise ``byconstraints`` (also for the method ``none``).
+
+    >>> from contexts.belief import BeliefState
+    >>> global_method(BeliefState()), global_method(BeliefState(method={"finished": 0.5, "none": 0.5}))
+    ('byconstraints', 'byconstraints')
+    >>> global_method(BeliefState(method={"byname": 0.6, "finished": 0.4}))
+    'byname'
+    """
+    top = belief.top_method()
+    if top in ("byalternatives", "byname"):
+        return top
+    if top in ("finished", "restart") and belief.method[top] > 0.5:
+        return top
+    return "byconstraints"
+
+
 @runtime_checkable
 class SummaryPolicy(Protocol):
     """A policy that decides on a summary action from a belief state.
@@ -164,7 +191,8 @@ class Summary:
     (:meth:`SummaryActions.summarise`): per slot the top two values, the accepted values, the
     top method, the database constraints and matches."""
 
-    __slots__ = ("belief", "tops", "accepted", "method", "constraints", "match_mask", "informable_ok")
+    __slots__ = ("belief", "tops", "accepted", "method", "global_method", "constraints", "match_mask",
+                 "informable_ok")
 
     def __init__(self, belief: BeliefState, space: SummaryActions) -> None:
         self.belief = belief
@@ -192,6 +220,7 @@ class Summary:
         self.tops = tops
         self.accepted = accepted
         self.method = belief.top_method()
+        self.global_method = global_method(belief)
         self.constraints = [(slot, value) for slot, value, _ in accepted if value != "dontcare"]
         self.match_mask = space.index.mask(self.constraints)
         constrained = {slot for slot, _, _ in accepted}
@@ -206,6 +235,7 @@ class Summary:
         out.tops = self.tops
         out.accepted = self.accepted
         out.method = belief.top_method()
+        out.global_method = global_method(belief)
         out.constraints = self.constraints
         out.match_mask = self.match_mask
         out.informable_ok = self.informable_ok
@@ -356,7 +386,7 @@ class SummaryActions:
             top = tops[slot]
             confirm.append(top[1] > 0.0)
             select.append(top[1] > 0.0 and top[3] > 0.0)
-        method = s.method
+        method = s.global_method
         offered = belief.offer_happened
         known_venue = belief.last_offered is not None or tops.get("name", ("none",))[0] not in ("none", "dontcare")
         allowed = (
@@ -367,7 +397,7 @@ class SummaryActions:
                 method == "byconstraints" and s.informable_ok,
                 method == "byname" and known_venue,
                 method == "byalternatives" and offered and belief.top_discourse_act() not in ("thankyou", "ack"),
-                belief.method.get("finished", 0.0) > 0.5,
+                method == "finished",
                 False,
                 offered,
                 False,
