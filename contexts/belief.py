@@ -5,7 +5,9 @@ values (ontology values plus ``"dontcare"`` and ``"none"``), the distribution ov
 user's *method* and over the *discourse act*, the probability that each requestable slot
 was requested, and the history policies need: the last offered venue, whether an offer
 happened in the dialogue, whether the system's last act offered a venue, whether it said that
-no venue matches, and the venues offered since it last said so (PyDial's ``features``).
+no venue matches, the venues offered since it last said so (PyDial's ``features``), and
+whether the user's request for alternatives is still unanswered (PyDial's summary-action
+flag).
 :meth:`BeliefState.from_pydial` reads PyDial's belief dicts (its focus tracker's output).
 
 Canonical form
@@ -65,7 +67,7 @@ _DISCOURSE_SET = frozenset(DISCOURSE_ACTS)
 #: The fields of BeliefState, in order.
 _FIELDS = (
     "slots", "method", "discourse_act", "requested", "last_offered", "offer_happened", "last_informed_no_venue",
-    "last_act_offered", "offered_since_no_venue",
+    "last_act_offered", "offered_since_no_venue", "alternatives_requested",
 )
 _JSON_KEYS = frozenset(_FIELDS)
 
@@ -358,6 +360,7 @@ class BeliefCanonicaliser:
         last_informed_no_venue: bool = False,
         last_act_offered: bool = False,
         offered_since_no_venue: tuple[str, ...] = (),
+        alternatives_requested: bool = False,
     ) -> BeliefState:
         """``BeliefState(slots=slots, method=method, ...)``, built directly when every part is canonical.
 
@@ -386,16 +389,18 @@ class BeliefCanonicaliser:
             and type(last_informed_no_venue) is bool
             and type(last_act_offered) is bool
             and type(offered_since_no_venue) is tuple
+            and type(alternatives_requested) is bool
         ):
             return BeliefState(slots, method, discourse_act, requested, last_offered, offer_happened,
-                               last_informed_no_venue, last_act_offered, offered_since_no_venue)
+                               last_informed_no_venue, last_act_offered, offered_since_no_venue,
+                               alternatives_requested)
         if last_offered is not None:
             _name(last_offered, "last_offered")
         for name in offered_since_no_venue:
             _name(name, "a venue in offered_since_no_venue")
         belief = object.__new__(BeliefState)
         values = (slots, method, discourse_act, requested, last_offered, offer_happened, last_informed_no_venue,
-                  last_act_offered, offered_since_no_venue)
+                  last_act_offered, offered_since_no_venue, alternatives_requested)
         belief.__dict__.update(zip(_FIELDS, values))
         return belief
 
@@ -467,6 +472,11 @@ class BeliefState:
     offered_since_no_venue : tuple of str
         The venues the system offered since it last said that no venue matches, in order
         (PyDial's ``informedVenueSinceNone``; a list is taken as a tuple).
+    alternatives_requested : bool
+        Whether the user asked for alternatives at an earlier decision and the system has not
+        answered with ``inform_alternatives`` since (PyDial keeps this flag in its summary-action
+        mapper, ``SummaryAction.alternatives_requested``; the action mask also raises it for the
+        current turn, see :mod:`policies.sim.summary`).
 
     Raises
     ------
@@ -502,6 +512,7 @@ class BeliefState:
     last_informed_no_venue: bool = False
     last_act_offered: bool = False
     offered_since_no_venue: tuple[str, ...] = ()
+    alternatives_requested: bool = False
 
     def __post_init__(self) -> None:
         slots = self.slots
@@ -531,6 +542,7 @@ class BeliefState:
         setattr_(self, "last_informed_no_venue", _flag(self.last_informed_no_venue, "last_informed_no_venue"))
         setattr_(self, "last_act_offered", _flag(self.last_act_offered, "last_act_offered"))
         setattr_(self, "offered_since_no_venue", _names(self.offered_since_no_venue, "offered_since_no_venue"))
+        setattr_(self, "alternatives_requested", _flag(self.alternatives_requested, "alternatives_requested"))
 
     # -- construction ------------------------------------------------------------------
 
@@ -653,6 +665,7 @@ class BeliefState:
             self.last_informed_no_venue,
             self.last_act_offered,
             self.offered_since_no_venue,
+            self.alternatives_requested,
         )
 
     # -- JSON --------------------------------------------------------------------------
@@ -664,7 +677,7 @@ class BeliefState:
         {'slots': {'area': {'north': 1.0, 'none': 0.0}}, 'method': {'none': 1.0},
          'discourse_act': {'none': 1.0}, 'requested': {}, 'last_offered': None,
          'offer_happened': False, 'last_informed_no_venue': False, 'last_act_offered': False,
-         'offered_since_no_venue': []}
+         'offered_since_no_venue': [], 'alternatives_requested': False}
         """
         return {
             "slots": {slot: dict(dist) for slot, dist in self.slots.items()},
@@ -676,6 +689,7 @@ class BeliefState:
             "last_informed_no_venue": self.last_informed_no_venue,
             "last_act_offered": self.last_act_offered,
             "offered_since_no_venue": list(self.offered_since_no_venue),
+            "alternatives_requested": self.alternatives_requested,
         }
 
     @classmethod
@@ -683,8 +697,8 @@ class BeliefState:
         """Rebuild a belief from :meth:`to_json` output; validate against ``ontology`` if given.
 
         ``slots`` is required; the other keys default as in the constructor (files written
-        before ``last_act_offered`` and ``offered_since_no_venue`` existed read with no such
-        history). Unknown keys are an error naming them.
+        before ``last_act_offered``, ``offered_since_no_venue`` and ``alternatives_requested``
+        existed read with no such history). Unknown keys are an error naming them.
         """
         if not _is_mapping(obj):
             raise InvalidContextError(f"a belief state must be a JSON object, got {type(obj).__name__}")
@@ -703,6 +717,7 @@ class BeliefState:
             last_informed_no_venue=obj.get("last_informed_no_venue", False),
             last_act_offered=obj.get("last_act_offered", False),
             offered_since_no_venue=obj.get("offered_since_no_venue", ()),
+            alternatives_requested=obj.get("alternatives_requested", False),
         )
         if ontology is not None:
             belief.validate(ontology)
@@ -735,7 +750,8 @@ class BeliefState:
           ``offerHappened`` is or if ``lastInformedVenue`` names a venue (PyDial keeps it
           until the dialogue ends).
 
-        Not mapped: ``features["inform_info"]`` (simscore's policies derive the database
+        :attr:`alternatives_requested` stays False: PyDial keeps that flag in its policy, not
+        in the belief. Not mapped: ``features["inform_info"]`` (simscore's policies derive the database
         flags from the belief and their own database), and ``userActs`` (not a part of the belief;
         :func:`contexts.pydial.import_pydial` keeps them in the context metadata).
         PyDial lower-cases values; they are taken as they are.

@@ -50,8 +50,8 @@ __all__ = ["Context", "ContextSet", "CONTEXTS_FORMAT", "CONTEXTS_VERSION"]
 #: The ``format`` field of a context-set file header.
 CONTEXTS_FORMAT = "simscore-contexts"
 #: The current version of the context-set file format. Version 2 added the belief states'
-#: ``last_act_offered`` and ``offered_since_no_venue``; version 1 files are read with those at
-#: their defaults (no such history).
+#: ``last_act_offered``, ``offered_since_no_venue`` and ``alternatives_requested``; version 1
+#: files are read with those at their defaults (no such history).
 CONTEXTS_VERSION = 2
 _READ_VERSIONS = (1, CONTEXTS_VERSION)
 

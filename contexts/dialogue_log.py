@@ -65,7 +65,8 @@ __all__ = [
 #: The ``format`` field of a dialogue-log header.
 DIALOGUE_LOG_FORMAT = "simscore-dialogue-log"
 #: The current version of the dialogue-log format. Version 2: belief states with
-#: ``last_act_offered`` and ``offered_since_no_venue`` (version 1 logs read with no such history).
+#: ``last_act_offered``, ``offered_since_no_venue`` and ``alternatives_requested`` (version 1
+#: logs read with no such history).
 DIALOGUE_LOG_VERSION = 2
 _READ_VERSIONS = (1, DIALOGUE_LOG_VERSION)
 

@@ -386,11 +386,11 @@ class DialogueSimulator:
                 _Turn(self.turn_index, self.user_act, self.user_text, self.belief, act, self.system_text)
             )
 
-    def _hear(self, act: Act) -> None:
+    def _hear(self, act: Act, *, answered_alternatives: bool = False) -> None:
         """The user answers ``act``; the tracker folds the exchange into the belief."""
         user_act = self.user.respond(act)
         self.turn_index += 1
-        self.belief = self.tracker.update(act, user_act)
+        self.belief = self.tracker.update(act, user_act, answered_alternatives=answered_alternatives)
         self._mask = None
         self.user_act = user_act
         self._user_text = None
@@ -405,7 +405,7 @@ class DialogueSimulator:
         if self.done:
             raise RuntimeError("the dialogue has ended; call reset() first")
         user_left = self.user.finished
-        act = _BYE if user_left else self.space.master_action(action, self.belief, offered=self.tracker.offered)
+        act = _BYE if user_left else self.space.master_action(action, self.belief)
         self.turns += 1
         if not user_left:
             self._count(act)
@@ -423,7 +423,7 @@ class DialogueSimulator:
             self.hit_turn_limit = True
             self.ended_by = "turn_limit"
         else:
-            self._hear(act)
+            self._hear(act, answered_alternatives=action == self.space.INFORM_ALTERNATIVES)
         return self.done
 
     def _count(self, act: Act) -> None:

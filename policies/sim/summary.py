@@ -56,10 +56,13 @@ non-zero top value; ``select_s`` non-zero top two values; ``inform`` needs the g
 ``byconstraints`` (so also the method ``none``) and matching venues that can no longer be told
 apart (fewer than two, or equal in every system-requestable slot without an accepted value);
 ``inform_byname`` needs method ``byname`` and a known venue (the top ``name`` value or the
-last offered venue);
-``inform_alternatives`` needs method ``byalternatives``, an earlier offer, and no
-``thankyou``/``ack`` on top of the discourse act (PyDial's "alternatives requested" flag); ``bye`` needs
-P(method = finished) > 0.5; ``reqmore`` needs an earlier offer.
+last offered venue); ``bye`` needs P(method = finished) > 0.5; ``reqmore`` needs an earlier
+offer. ``inform_alternatives`` needs an earlier offer and PyDial's *sticky*
+``alternatives_requested`` flag (lines 109-110, 170-171, 199-203, 320): it is raised whenever
+the global method is ``byalternatives`` and the top discourse act is not a sure ``thankyou``
+or ``ack`` (:func:`asks_for_alternatives`), and lowered only when the system answers with
+``inform_alternatives``; the belief carries it from earlier turns
+(:attr:`~contexts.belief.BeliefState.alternatives_requested`, kept by the focus tracker).
 
 An action chosen against its mask is still mapped as literally as possible (``confirm``
 without a top value confirms ``none``): the simulation never fails on it, the simulated user
@@ -90,6 +93,7 @@ __all__ = [
     "master_action",
     "acceptance_threshold",
     "global_method",
+    "asks_for_alternatives",
 ]
 
 #: The summary actions that do not depend on a slot, in index order after the slot actions.
@@ -157,6 +161,24 @@ def global_method(belief: BeliefState) -> str:
     if top in ("finished", "restart") and belief.method[top] > 0.5:
         return top
     return "byconstraints"
+
+
+def asks_for_alternatives(belief: BeliefState) -> bool:
+    """Whether this turn raises PyDial's ``alternatives_requested`` flag (``SummaryAction.py`` lines 170-171).
+
+    The global method is ``byalternatives`` and the top discourse act is not ``thankyou`` or
+    ``ack`` with probability above 0.5.
+
+    >>> from contexts.belief import BeliefState
+    >>> asks_for_alternatives(BeliefState(method={"byalternatives": 1.0}))
+    True
+    >>> asks_for_alternatives(BeliefState(method={"byalternatives": 1.0}, discourse_act={"thankyou": 1.0}))
+    False
+    """
+    if global_method(belief) != "byalternatives":
+        return False
+    act = belief.top_discourse_act()
+    return not (act in ("thankyou", "ack") and belief.discourse_act[act] > 0.5)
 
 
 @runtime_checkable
@@ -396,7 +418,7 @@ class SummaryActions:
             + [
                 method == "byconstraints" and s.informable_ok,
                 method == "byname" and known_venue,
-                method == "byalternatives" and offered and belief.top_discourse_act() not in ("thankyou", "ack"),
+                offered and (belief.alternatives_requested or asks_for_alternatives(belief)),
                 method == "finished",
                 False,
                 offered,
@@ -418,8 +440,7 @@ class SummaryActions:
             The belief the action was chosen on.
         offered : sequence of str, optional
             Names of the venues offered since the system last said that no venue matches (for
-            ``inform_alternatives``); default: the belief's ``last_offered`` (all a context
-            without history knows).
+            ``inform_alternatives``); default: the belief's ``offered_since_no_venue``.
 
         Returns
         -------
@@ -456,7 +477,7 @@ class SummaryActions:
             return self._inform_byname(belief, s)
         # inform_alternatives
         if offered is None:
-            offered = () if belief.last_offered is None else (belief.last_offered,)
+            offered = belief.offered_since_no_venue
         matches = s.match_mask
         if not matches:
             return self._offer(None, s)

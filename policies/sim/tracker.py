@@ -40,7 +40,12 @@ where only the information part of an offer counts (its venue name does not) and
 **History** (PyDial's belief ``features``, ``BeliefTracker._updateMactFeat``): the last
 offered venue, whether an offer happened in the dialogue, whether the last system act offered
 a venue (an ``inform`` naming one), whether it was ``inform(name=none, ...)``, and the venues
-offered since the last such act. A system ``restart()`` resets everything.
+offered since the last such act; and, for the action mask, PyDial's sticky
+``alternatives_requested`` flag (``policy/SummaryAction.py`` lines 170-171 and 320): raised
+after a decision whose belief asked for alternatives
+(:func:`policies.sim.summary.asks_for_alternatives`), lowered when the system answered with
+``inform_alternatives`` (the caller says so: :meth:`FocusTracker.update`'s
+``answered_alternatives``). A system ``restart()`` resets everything.
 
 Examples
 --------
@@ -64,6 +69,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from contexts.belief import BeliefCanonicaliser, BeliefState
+from policies.sim.summary import asks_for_alternatives
 from simscore.acts import Act
 
 if TYPE_CHECKING:
@@ -126,6 +132,7 @@ class FocusTracker:
         self._offered: tuple[str, ...] = ()
         self._last_no_venue = False
         self._last_act_offered = False
+        self._alternatives_requested = False
         self._initial: BeliefState | None = None
         self.belief: BeliefState = self.reset()
 
@@ -140,6 +147,7 @@ class FocusTracker:
         self._offered = ()
         self._last_no_venue = False
         self._last_act_offered = False
+        self._alternatives_requested = False
         initial = self._initial
         if initial is None:  # the turn-0 belief is always the same: built once
             initial = self._initial = self._build({})
@@ -153,7 +161,9 @@ class FocusTracker:
     def offered(self) -> tuple[str, ...]:
         return self._offered
 
-    def update(self, system_act: Act | None, user: Act | Hypotheses | None) -> BeliefState:
+    def update(
+        self, system_act: Act | None, user: Act | Hypotheses | None, *, answered_alternatives: bool = False
+    ) -> BeliefState:
         """Fold one exchange into the belief and return the new belief.
 
         Parameters
@@ -162,6 +172,10 @@ class FocusTracker:
             The system's previous act (None if the user spoke first).
         user : simscore.Act, sequence of (Act, float), or None
             The user's act (confidence 1), an n-best list, or None for silence.
+        answered_alternatives : bool
+            ``system_act`` was the summary action ``inform_alternatives`` (it lowers the
+            ``alternatives_requested`` flag; the act alone cannot tell, an ``inform`` offers
+            alike).
 
         Raises
         ------
@@ -169,6 +183,11 @@ class FocusTracker:
             If a confidence is not in [0, 1] or the confidences sum to more than 1.
         """
         hypotheses = _hypotheses(user)
+        # PyDial raises the flag when it computes the mask of the previous belief and lowers it
+        # when it converts inform_alternatives (SummaryAction.py lines 170-171, 320).
+        self._alternatives_requested = (
+            self._alternatives_requested or asks_for_alternatives(self.belief)
+        ) and not answered_alternatives
         informed, this_slot, confirmed = self._hear_system(system_act)
         evidence = self._evidence(hypotheses, this_slot, confirmed, self._last_offered is not None)
         self._update_slots(evidence.informs)
@@ -350,6 +369,7 @@ class FocusTracker:
             last_informed_no_venue=self._last_no_venue,
             last_act_offered=self._last_act_offered,
             offered_since_no_venue=self._offered,
+            alternatives_requested=self._alternatives_requested,
         )
 
 

@@ -119,6 +119,32 @@ def test_history_masks():
     assert "inform_alternatives" in allowed(alts)
     assert "bye" not in allowed(BeliefState(method={"finished": 0.5, "none": 0.5}))
     assert "bye" in allowed(BeliefState(method={"finished": 0.51, "none": 0.49}))
+    # PyDial's sticky alternatives_requested: a later turn with another method keeps it allowed
+    later = BeliefState(**base, method={"byconstraints": 1.0}, offer_happened=True, last_offered="the amber spoon")
+    assert "inform_alternatives" not in allowed(later)
+    assert "inform_alternatives" in allowed(BeliefState(**{**later.__dict__, "alternatives_requested": True}))
+    thanks = BeliefState(**base, method={"byalternatives": 1.0}, discourse_act={"thankyou": 1.0},
+                         offer_happened=True, last_offered="the amber spoon")
+    assert "inform_alternatives" not in allowed(thanks)
+
+
+def test_alternatives_requested_is_sticky_in_dialogues():
+    # The tracker raises the flag after a decision whose belief asked for alternatives and
+    # lowers it when the system answered with inform_alternatives (SummaryAction.py 170-171, 320).
+    from policies.sim.tracker import FocusTracker
+    from simscore.acts import Act
+
+    tracker = FocusTracker(DOMAIN.ontology)
+    a, c = DOMAIN.query({"food": "thai", "pricerange": "cheap"})
+    tracker.update(Act("hello"), Act.parse("inform(food=thai,pricerange=cheap)"))
+    b = tracker.update(Act.parse(f'inform(name="{a.name}",food=thai)'), Act("reqalts"))
+    assert b.top_method() == "byalternatives" and not b.alternatives_requested  # this turn: the mask raises it
+    assert "inform_alternatives" in allowed(b)
+    b = tracker.update(Act.parse("request(area)"), Act.parse("inform(area=centre)"))  # the system did not answer
+    assert b.top_method() == "byconstraints" and b.alternatives_requested
+    assert "inform_alternatives" in allowed(b)
+    b = tracker.update(Act.parse(f'inform(name="{c.name}",food=thai)'), Act("thankyou"), answered_alternatives=True)
+    assert not b.alternatives_requested and "inform_alternatives" not in allowed(b)
 
 
 def test_repeat_and_restart_always_masked():
@@ -209,8 +235,9 @@ def test_inform_alternatives_and_exhaustion():
         method={"byalternatives": 1.0},
         last_offered=a.name,
         offer_happened=True,
+        offered_since_no_venue=(a.name,),
     )
-    act = master_action("inform_alternatives", b, DOMAIN)  # default: exclude last_offered only
+    act = master_action("inform_alternatives", b, DOMAIN)  # default: exclude the belief's offered_since_no_venue
     assert act == Act("inform", [("name", c.name), ("food", "thai"), ("pricerange", "cheap")])
     act = master_action("inform_alternatives", b, DOMAIN, offered=[a.name, c.name])
     assert act == Act(
