@@ -355,7 +355,8 @@ class GPSarsaPolicy:
         """
         adapter = self._adapter
         if adapter is None or adapter.nlg.instance != self.nlg_instance:
-            adapter = SummaryPolicyAdapter(_GreedyView(self), domain=self.domain, nlg_instance=self.nlg_instance)
+            adapter = SummaryPolicyAdapter(_GreedyView(self), domain=self.domain, nlg_instance=self.nlg_instance,
+                                           seed=self.seed)
             self._adapter = adapter
         return adapter.respond(context)
 

@@ -4,8 +4,9 @@ One dialogue runs in :class:`~policies.sim.simulator.DialogueSimulator` (how a t
 turn limit, the rewards: :mod:`policies.sim.simulator`).
 
 :func:`run_dialogues` runs N dialogues. Dialogue ``i`` uses generators derived from
-``numpy.random.SeedSequence(seed, spawn_key=(i,))`` (child 0: the user, child 1: the
-policy's :meth:`begin_dialogue` hook), so it is the same whatever ``n`` and ``start`` are.
+``numpy.random.SeedSequence(seed, spawn_key=(*stream, i))`` (child 0: the user, child 1: the
+policy's :meth:`begin_dialogue` hook, child 2: the system's master-act mapping), so it is the
+same whatever ``n`` and ``start`` are.
 It can write the dialogues as a :mod:`contexts.dialogue_log` file (the C_col input): one
 line per dialogue, turn 0 (the greeting) and one turn per decision with the belief at the
 system's decision time; a user act that no decision follows (after the turn limit) is kept
@@ -261,7 +262,8 @@ def run_dialogues(
     label = stream_label(seed, stream)
     for i in indices:
         dialogue_id = f"{label}-{i:06d}"
-        sim.reset(_child_generator(seed, i, 0, stream), dialogue_id=dialogue_id)
+        sim.reset(_child_generator(seed, i, 0, stream), dialogue_id=dialogue_id,
+                  system_rng=_child_generator(seed, i, 2, stream))
         if begin is not None:
             begin(_child_generator(seed, i, 1, stream))
         beliefs, masks, actions = _play(sim, choose, name, tracing=end is not None)
@@ -419,6 +421,12 @@ class SummaryPolicyAdapter:
     nlg_instance : str, optional
         Who words the acts (:class:`~policies.sim.nlg.TemplateNLG`); default ``name``. Two
         instances word the same act in the same context independently.
+    seed : int, optional
+        The policy's seed, from which the master-act mapping draws its one random choice (the
+        slot an ``inform_byname`` adds when nothing was requested) as a function of the seed
+        and the context (:func:`~policies.sim.summary.belief_generator`): checkpoints of one
+        run choose alike, runs with other seeds may not (PyDial draws from its run's random
+        stream). Default: the policy's ``seed`` attribute, else 0.
 
     Examples
     --------
@@ -439,8 +447,12 @@ class SummaryPolicyAdapter:
         domain: Domain | None = None,
         name: str | None = None,
         nlg_instance: str | None = None,
+        seed: int | None = None,
     ) -> None:
         self._choose = _check_policy(policy)
+        if seed is None:
+            seed = getattr(policy, "seed", 0)
+        self.seed = check_int("seed", seed, minimum=0, error=ValueError)
         self.policy = policy
         self.domain = domain if domain is not None else default_domain()
         self.space: SummaryActions = domain_cache(self.domain).space
@@ -480,5 +492,5 @@ class SummaryPolicyAdapter:
         except (TypeError, ValueError) as exc:  # the message is built only on error: this runs per context
             where = f"policy {self.name!r}, context {getattr(context, 'id', '?')!r}"
             raise InvalidResponseError(f"{where}: {exc}") from None
-        act = self.space.master_action(action, belief)
+        act = self.space.master_action(action, belief, rng=self.seed)
         return Response(act, self.nlg.realise(act, belief))

@@ -318,6 +318,7 @@ class DialogueSimulator:
         self.system_act: Act = _HELLO
         self._system_belief: BeliefState = self.belief
         self._system_text: str | None = None
+        self._system_rng: np.random.Generator | None = None
 
     # -- state -----------------------------------------------------------------------------
 
@@ -328,7 +329,14 @@ class DialogueSimulator:
             self._mask = self.space.mask(self.belief)
         return self._mask
 
-    def reset(self, rng: np.random.Generator, *, goal: UserGoal | None = None, dialogue_id: str = "") -> BeliefState:
+    def reset(
+        self,
+        rng: np.random.Generator,
+        *,
+        goal: UserGoal | None = None,
+        dialogue_id: str = "",
+        system_rng: np.random.Generator | None = None,
+    ) -> BeliefState:
         """Start a dialogue: user goal, greeting, the user's first act; returns the first belief.
 
         Parameters
@@ -338,7 +346,12 @@ class DialogueSimulator:
         goal : UserGoal, optional
             A fixed goal instead of a random one.
         dialogue_id : str
+        system_rng : numpy.random.Generator, optional
+            The system's randomness in mapping summary to master acts (the slot an
+            ``inform_byname`` adds when nothing was requested); without it that slot is a
+            function of the belief (:func:`policies.sim.summary.belief_generator` with seed 0).
         """
+        self._system_rng = system_rng
         self.dialogue_id = dialogue_id
         self.user.reset(rng, goal=goal)
         self.tracker.reset()
@@ -405,7 +418,7 @@ class DialogueSimulator:
         if self.done:
             raise RuntimeError("the dialogue has ended; call reset() first")
         user_left = self.user.finished
-        act = _BYE if user_left else self.space.master_action(action, self.belief)
+        act = _BYE if user_left else self.space.master_action(action, self.belief, rng=self._system_rng)
         self.turns += 1
         if not user_left:
             self._count(act)

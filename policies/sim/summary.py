@@ -71,6 +71,7 @@ just reacts badly.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -94,6 +95,7 @@ __all__ = [
     "acceptance_threshold",
     "global_method",
     "asks_for_alternatives",
+    "belief_generator",
 ]
 
 #: The summary actions that do not depend on a slot, in index order after the slot actions.
@@ -179,6 +181,22 @@ def asks_for_alternatives(belief: BeliefState) -> bool:
         return False
     act = belief.top_discourse_act()
     return not (act in ("thankyou", "ack") and belief.discourse_act[act] > 0.5)
+
+
+def belief_generator(seed: int, belief: BeliefState) -> np.random.Generator:
+    """A generator that is a function of ``seed`` and ``belief``: how a seeded policy draws on a context.
+
+    Responses on contexts must be deterministic (same context, same response), so outside a
+    simulated dialogue a random choice is drawn from this generator (CRC-32 of the belief's
+    canonical key, mixed with the seed).
+
+    >>> from contexts.belief import BeliefState
+    >>> b = BeliefState(slots={"food": {"thai": 1.0}})
+    >>> int(belief_generator(1, b).integers(1000)) == int(belief_generator(1, b).integers(1000))
+    True
+    """
+    digest = zlib.crc32(repr(belief.key()).encode("utf-8"))
+    return np.random.default_rng([seed, digest])
 
 
 @runtime_checkable
@@ -428,7 +446,12 @@ class SummaryActions:
         return np.array(allowed, dtype=bool)
 
     def master_action(
-        self, action: int | str, belief: BeliefState, *, offered: Sequence[str] | None = None
+        self,
+        action: int | str,
+        belief: BeliefState,
+        *,
+        offered: Sequence[str] | None = None,
+        rng: np.random.Generator | int | None = None,
     ) -> Act:
         """Map a summary action to a master :class:`~simscore.acts.Act`.
 
@@ -441,6 +464,11 @@ class SummaryActions:
         offered : sequence of str, optional
             Names of the venues offered since the system last said that no venue matches (for
             ``inform_alternatives``); default: the belief's ``offered_since_no_venue``.
+        rng : numpy.random.Generator or int, optional
+            Where ``inform_byname`` draws the slot it adds when the user requested nothing
+            (PyDial adds a random requestable slot; see :meth:`_inform_byname`): a generator
+            (a simulated dialogue's), or a seed (a policy's), then the slot is a function of
+            the seed and the belief (:func:`belief_generator`); default seed 0.
 
         Returns
         -------
@@ -474,7 +502,7 @@ class SummaryActions:
                     venue = self.index.first(mask)
             return self._offer(venue, s)
         if index == self.INFORM_BYNAME:
-            return self._inform_byname(belief, s)
+            return self._inform_byname(belief, s, rng)
         # inform_alternatives
         if offered is None:
             offered = belief.offered_since_no_venue
@@ -506,7 +534,15 @@ class SummaryActions:
                 shown += 1
         return shared_act("inform", tuple(items))
 
-    def _inform_byname(self, belief: BeliefState, s: Summary) -> Act:
+    def _inform_byname(self, belief: BeliefState, s: Summary, rng: np.random.Generator | int | None) -> Act:
+        """The venue under discussion with the requested slots' values (``SummaryUtils.getInformRequestedSlots``).
+
+        When the user requested no slot at all (none above 0.5, ``name`` included), PyDial
+        adds one requestable slot other than ``name`` drawn uniformly with its global random
+        generator (``SummaryUtils._getInformRequestedSlotsForEntity``, lines 350-365; its
+        CamRestaurants venues have no ``type``, so that branch is taken): here drawn from
+        ``rng``.
+        """
         name_top = s.tops.get("name", ("none", 0.0, "none", 0.0))
         name = name_top[0] if name_top[0] not in ("none", "dontcare") else belief.last_offered
         if name is None:
@@ -515,6 +551,13 @@ class SummaryActions:
         items = [("name", "=", name)]
         if venue is not None:
             requested = belief.requested
+            if not any(p > 0.5 for p in requested.values()):
+                generator = rng if isinstance(rng, np.random.Generator) else belief_generator(rng or 0, belief)
+                slots = self._requested_order
+                slot = slots[int(generator.integers(len(slots)))]
+                value = venue.get(slot)
+                if value is not None:
+                    items.append((slot, "=", value))
             for slot in self._requested_order:
                 if requested.get(slot, 0.0) > 0.5:
                     value = venue.get(slot)
@@ -536,7 +579,12 @@ def action_mask(belief: BeliefState, domain: Domain) -> np.ndarray:
 
 
 def master_action(
-    action: int | str, belief: BeliefState, domain: Domain, *, offered: Sequence[str] | None = None
+    action: int | str,
+    belief: BeliefState,
+    domain: Domain,
+    *,
+    offered: Sequence[str] | None = None,
+    rng: np.random.Generator | int | None = None,
 ) -> Act:
     """Map a summary action to a master act (see :meth:`SummaryActions.master_action`; for many
     beliefs, hold a :class:`SummaryActions`).
@@ -547,4 +595,4 @@ def master_action(
     >>> str(master_action("select_area", b, default_domain()))
     'select(area=north,area=south)'
     """
-    return SummaryActions(domain).master_action(action, belief, offered=offered)
+    return SummaryActions(domain).master_action(action, belief, offered=offered, rng=rng)

@@ -228,6 +228,29 @@ def test_inform_byname_gives_requested_slots():
     )
 
 
+def test_inform_byname_adds_a_random_slot_when_nothing_is_requested():
+    # PyDial (SummaryUtils._getInformRequestedSlotsForEntity): one requestable slot other than
+    # name, uniformly at random; here from the given generator, or from seed and belief.
+    venue = DOMAIN.venues[5]
+    b = BeliefState(method={"byname": 1.0}, requested={"postcode": 0.4}, last_offered=venue.name,
+                    offer_happened=True)
+    others = [s for s in DOMAIN.ontology.requestable if s != "name"]
+    seen = {}
+    for seed in range(200):
+        act = master_action("inform_byname", b, DOMAIN, rng=seed)
+        assert act == master_action("inform_byname", b, DOMAIN, rng=seed)  # a function of seed and belief
+        (item,) = [i for i in act.items if i.slot != "name"]
+        assert item.value == venue.get(item.slot)
+        seen[item.slot] = seen.get(item.slot, 0) + 1
+    assert sorted(seen) == sorted(others) and min(seen.values()) >= 10  # all 8, about 25 each
+    draws = np.random.default_rng(4)
+    expected = others[int(np.random.default_rng(4).integers(len(others)))]
+    act = master_action("inform_byname", b, DOMAIN, rng=draws)
+    assert {i.slot for i in act.items} == {"name", expected}
+    named = BeliefState(method={"byname": 1.0}, requested={"name": 1.0}, last_offered=venue.name, offer_happened=True)
+    assert master_action("inform_byname", named, DOMAIN) == Act("inform", [("name", venue.name)])  # name requested
+
+
 def test_inform_alternatives_and_exhaustion():
     a, c = DOMAIN.query({"food": "thai", "pricerange": "cheap"})
     b = BeliefState(
