@@ -310,6 +310,10 @@ class DialogueSimulator:
         self._reasked = 0
         self._confirmations = 0
         self._no_venue = 0
+        self._offered_venue = False
+        self._system_informed: set[str] = set()
+        self._user_requested: set[str] = set()
+        self._repeated_requests = 0
         self._final_user: tuple[Act, str] | None = None
         self.belief: BeliefState = self.tracker.belief
         self._mask: np.ndarray | None = None
@@ -364,6 +368,10 @@ class DialogueSimulator:
         self._reasked = 0
         self._confirmations = 0
         self._no_venue = 0
+        self._offered_venue = False
+        self._system_informed = set()
+        self._user_requested = set()
+        self._repeated_requests = 0
         self._final_user = None
         self.done = False
         self.belief = self.tracker.belief
@@ -402,6 +410,12 @@ class DialogueSimulator:
     def _hear(self, act: Act, *, answered_alternatives: bool = False) -> None:
         """The user answers ``act``; the tracker folds the exchange into the belief."""
         user_act = self.user.respond(act)
+        if "request" in user_act.intents:  # what the user asked for, and asked again for
+            for item in user_act.items:
+                if item.value is None:
+                    if item.slot in self._user_requested:
+                        self._repeated_requests += 1
+                    self._user_requested.add(item.slot)
         self.turn_index += 1
         self.belief = self.tracker.update(act, user_act, answered_alternatives=answered_alternatives)
         self._mask = None
@@ -452,6 +466,9 @@ class DialogueSimulator:
         elif intent == "inform":
             if any(i.slot == "name" and i.op == "=" and i.value == "none" for i in act.items):
                 self._no_venue += 1
+            elif any(i.slot == "name" and i.op == "=" for i in act.items):  # an offer answers what it names
+                self._offered_venue = True
+                self._system_informed.update(i.slot for i in act.items if i.op == "=" and i.value is not None)
 
     # -- results ---------------------------------------------------------------------------
 
@@ -466,7 +483,6 @@ class DialogueSimulator:
         counters = user.counters
         stats = InteractionStats(
             turns=self.turns,
-            success=success,
             system_repeats=self._repeats,
             reasked_slots=self._reasked,
             confirmations=self._confirmations,
@@ -477,6 +493,9 @@ class DialogueSimulator:
             user_confirms=counters.user_confirms,
             user_hung_up=counters.hung_up,
             hit_turn_limit=self.hit_turn_limit,
+            no_venue_offered=not self._offered_venue,
+            repeated_user_requests=self._repeated_requests,
+            unanswered_requests=len(self._user_requested - self._system_informed),
         )
         iq = checked_iq(self.iq_estimator, stats)
         return DialogueOutcome(
