@@ -4,7 +4,8 @@
   accepted satisfies its final goal (the ``name =`` / ``name !=`` constraints it added
   included), and every slot it requested was answered for that venue (its name by the offer).
 * ``R_TS = 20 * success - T`` and ``R_IQ = 5 * (iq - 1) - T``, ``T`` the number of the
-  system's decisions (one per user act; the greeting is not counted), ``iq`` in [1, 5].
+  system's decisions (one per user act, the one after the user's ``bye()`` included; the
+  greeting is not counted: PyDial's count), ``iq`` in [1, 5].
 
 Interaction quality
 -------------------

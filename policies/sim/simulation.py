@@ -82,6 +82,8 @@ class SimulationResult:
     success : numpy.ndarray of bool
     iq : numpy.ndarray of float
     turns : numpy.ndarray of int
+        Turns as PyDial counts them: the system's decisions (greeting not counted, the
+        decision after the user's ``bye()`` counted).
     reward_ts, reward_iq : numpy.ndarray of float
     ended_by : tuple of str
     dialogues : tuple of contexts.dialogue_log.Dialogue

@@ -61,7 +61,7 @@ __all__ = [
     "stream_label",
 ]
 
-#: Default turn limit (system turns, the greeting included).
+#: Default turn limit: the system's decisions (the greeting is not one; PyDial's 25 turns).
 MAX_TURNS = 25
 
 _HELLO = Act("hello")
@@ -84,7 +84,7 @@ class SimulationSettings:
     iq_estimator : callable
         ``InteractionStats -> iq in [1, 5]``; default :class:`~policies.sim.rewards.RuleBasedIQ`.
     max_turns : int
-        Turn limit (system turns, greeting included).
+        Turn limit: the most decisions of the system in a dialogue (the greeting is not one).
 
     Examples
     --------
@@ -159,7 +159,8 @@ class DialogueOutcome:
     iq : float
         Interaction quality in [1, 5].
     turns : int
-        System turns ``T``, the greeting included.
+        Turns ``T`` as PyDial counts them: the system's decisions, one per user act, the
+        greeting not counted, the decision after the user's ``bye()`` counted.
     reward_ts, reward_iq : float
         ``20 * success - T`` and ``5 * (iq - 1) - T``.
     ended_by : str
