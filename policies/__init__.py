@@ -8,7 +8,10 @@ Three rooms, each importing only the ones below it:
   ConvLab bridge (:mod:`policies.convlab`: both state layouts, act conversion, reseeding, the
   states file for a separate ConvLab environment), a handcrafted and a random policy
   (:mod:`policies.handcrafted`) and degenerate reference policies
-  (:mod:`policies.degenerate`);
+  (:mod:`policies.degenerate`), and local language models as policies
+  (:mod:`policies.generative` with its prompts in :mod:`policies.prompts`; torch and
+  transformers load only when a model does; tiny random models for tests in
+  :mod:`policies.tiny_models`);
 * :mod:`policies.gpsarsa` — the GP-SARSA learner, the policy built on it, its training runs
   with checkpoints and evaluations;
 * :mod:`policies.sim` — the simulated restaurant-search world of PyDial's Environment 1:
@@ -37,6 +40,7 @@ from policies import _moved
 from policies.adapters import EMPTY_ACT, CallablePolicy, ConvLabPolicy, LoggedPolicy, to_convlab_state
 from policies.convlab import context_seed, convlab_acts, read_convlab_states, reseeded, write_convlab_states
 from policies.degenerate import ConstantPolicy, CyclicPolicy, EchoPolicy, UniformActPolicy, degenerate_policies
+from policies.generative import Decoding, GenerativePolicy, model_folder_sha256
 from policies.gpsarsa import (
     EvaluationRecord,
     GPSarsa,
@@ -88,7 +92,9 @@ from policies.sim import (
     task_success,
     task_success_reward,
 )
+from policies.prompts import PromptTemplate, act_from_output, belief_text, dialogue_history
 from policies.sim.observation import action_mask_for, observation_for
+from policies.tiny_models import TINY_ARCHITECTURES, write_tiny_model
 
 if TYPE_CHECKING:
     from policies.sim.env import RestaurantSearchEnv
@@ -162,6 +168,15 @@ __all__ = [
     "write_convlab_states",
     "read_convlab_states",
     "EMPTY_ACT",
+    "GenerativePolicy",
+    "Decoding",
+    "PromptTemplate",
+    "belief_text",
+    "dialogue_history",
+    "act_from_output",
+    "model_folder_sha256",
+    "write_tiny_model",
+    "TINY_ARCHITECTURES",
 ]
 
 

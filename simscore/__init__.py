@@ -26,7 +26,7 @@ from simscore.acts import NONE_VALUE, Act, Item
 from simscore.compare import Comparison, compare
 from simscore.measures import ALL_MEASURES, DEFAULT_MEASURES, MEASURES, Measure, get_measure, resolve_measures
 from simscore.monitor import BehaviourMonitor, similarity
-from simscore.policy import BatchPolicy, Policy, run_policy
+from simscore.policy import BatchPolicy, Policy, Realiser, run_policy
 from simscore.responses import Response, Responses
 from simscore.scoring import MeasureScore, ScoreResult, score
 from simscore.stats import bootstrap_ci
@@ -52,6 +52,7 @@ __all__ = [
     "get_measure",
     "Policy",
     "BatchPolicy",
+    "Realiser",
     "run_policy",
     "similarity",
     "BehaviourMonitor",

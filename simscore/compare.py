@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ import pandas as pd
 
 from simscore._version import __version__
 from simscore.checks import check_int
-from simscore.errors import ContextMismatchError, InvalidResponseError
+from simscore.errors import ContextMismatchError, InvalidResponseError, MissingValueWarning
 from simscore.io import atomic_open, atomic_write_text, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
@@ -196,6 +197,25 @@ def _metadata_frame(metadata: Any, ids: list[str]) -> pd.DataFrame | None:
     return metadata.reindex(ids)
 
 
+def _warn_textless(textless: Mapping[str, int], a: Responses, b: Responses, ids: list[str]) -> None:
+    """One warning for the text measures' NaN pairs: which policy lacks texts, and how to word its acts."""
+    lacking = [
+        f"{side.policy or label!r} has no text for {n} of {len(ids)} contexts"
+        for label, side in (("a", a), ("b", b))
+        if (n := sum(text is None for text in side.texts(ids)))
+    ]
+    counts = set(textless.values())
+    pairs = str(counts.pop()) if len(counts) == 1 else "some"
+    warnings.warn(
+        f"{', '.join(textless)}: {pairs} pair(s) have no text on at least one side; scored NaN "
+        f"({'; '.join(lacking)}). An act-only policy gets words from the template NLG: "
+        "run_policy(policy, contexts, nlg=policies.TemplateNLG(name)) in Python, "
+        "or `simscore respond POLICY CONTEXTS --out FILE --nlg template` on the command line",
+        MissingValueWarning,
+        stacklevel=3,
+    )
+
+
 def compare(
     a: Responses,
     b: Responses,
@@ -252,6 +272,7 @@ def compare(
     meta = _metadata_frame(metadata, ids)
     columns: dict[str, np.ndarray] = {}
     factorised: dict[str, tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]] = {}
+    textless: dict[str, int] = {}
     for measure in resolved:
         pick = Responses.actions if measure.level == "action" else Responses.texts
         if isinstance(measure, PairwiseMeasure):
@@ -261,10 +282,16 @@ def compare(
                 factorised[measure.level] = unique_pairs(pick(a), pick(b, b_ids))
             values, pair_a, pair_b, inverse = factorised[measure.level]
             scores = measure.score_distinct(values, pair_a, pair_b)[inverse]
-            warn_missing(measure.name, int(np.isnan(scores).sum()), measure.level)
+            missing = int(np.isnan(scores).sum())
+            if measure.level == "text" and missing:
+                textless[measure.name] = missing  # one warning for all of them, saying how to add words
+            else:
+                warn_missing(measure.name, missing, measure.level)
         else:
             scores = np.asarray(measure.score_pairs(pick(a, ids), pick(b, ids)), dtype=np.float64)
         columns[measure.name] = scores
+    if textless:
+        _warn_textless(textless, a, b, ids)
 
     frame = pd.DataFrame(columns, index=pd.Index(ids, name="context_id"))
     if meta is not None:

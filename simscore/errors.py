@@ -20,6 +20,7 @@ __all__ = [
     "SimulationError",
     "TextMeasureError",
     "ModelNotFoundError",
+    "UnsupportedModelError",
     "ExperimentError",
     "ConfigError",
     "OutputExistsError",
@@ -27,6 +28,8 @@ __all__ = [
     "MissingValueWarning",
     "SkippedContextsWarning",
     "SkippedDialoguesWarning",
+    "UnparsedActWarning",
+    "ShortenedPromptWarning",
 ]
 
 
@@ -119,6 +122,10 @@ class ModelNotFoundError(SimscoreError, FileNotFoundError):
     """A local model directory, a file it must contain, or a baseline file does not exist."""
 
 
+class UnsupportedModelError(SimscoreError, ValueError):
+    """A local model folder is not a Hugging Face model, or holds a model that does not generate text."""
+
+
 class ExperimentError(SimscoreError, ValueError):
     """An experiment configuration or output folder is unusable."""
 
@@ -176,3 +183,11 @@ class SkippedDialoguesWarning(UserWarning):
             f"{self.source}: skipped {skipped_dialogues} of {skipped_dialogues + kept_dialogues} dialogues "
             f"({skipped_turns} turns): {reason}"
         )
+
+
+class UnparsedActWarning(UserWarning):
+    """Responses of a policy asked to answer with acts did not parse as acts (they keep only their text)."""
+
+
+class ShortenedPromptWarning(UserWarning):
+    """Prompts were shortened (their oldest dialogue turns left out) to fit a language model's context window."""

@@ -9,6 +9,12 @@ A policy that answers many contexts faster at once (a neural network predicting 
 of observations) may also have ``respond_batch(contexts) -> sequence of Response``
 (:class:`BatchPolicy`); :func:`run_policy` then calls it once instead of ``respond`` per
 context. Both must give the same responses.
+
+A policy that returns only acts has no text, and the text measures score it NaN. Its acts get
+words from any :class:`Realiser` (``realise(act, belief) -> str``; the template NLG
+``policies.TemplateNLG`` is one) through one argument:
+``run_policy(policy, contexts, nlg=TemplateNLG("my-policy"))`` (``simscore respond ... --nlg
+template`` on the command line). simscore itself imports no NLG: it only calls ``realise``.
 """
 
 from __future__ import annotations
@@ -16,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from simscore.acts import Act
 from simscore.errors import InvalidResponseError
 from simscore.responses import Response, Responses
 
-__all__ = ["Policy", "BatchPolicy", "run_policy"]
+__all__ = ["Policy", "BatchPolicy", "Realiser", "run_policy"]
 
 
 @runtime_checkable
@@ -44,6 +51,19 @@ class BatchPolicy(Policy, Protocol):
         ...
 
 
+@runtime_checkable
+class Realiser(Protocol):
+    """Words an act: ``realise(act, belief) -> str`` (``policies.TemplateNLG`` is one).
+
+    ``belief`` is the context's ``belief`` attribute (None for a context without one); a
+    realiser may use it to vary the wording by context, and must be deterministic.
+    """
+
+    def realise(self, act: Act, belief: Any = None) -> str:
+        """The text for ``act`` said in the context whose belief is ``belief``."""
+        ...
+
+
 def run_policy(
     policy: Policy,
     contexts: Iterable[Any],
@@ -51,6 +71,7 @@ def run_policy(
     name: str | None = None,
     provenance: Mapping[str, Any] | None = None,
     progress: bool | None = None,
+    nlg: Realiser | None = None,
 ) -> Responses:
     """Run ``policy`` on every context and collect the responses by context id.
 
@@ -68,6 +89,12 @@ def run_policy(
         if the policy has one).
     progress : bool or None
         Show a progress bar; None shows one for more than 5,000 contexts on a terminal.
+    nlg : Realiser, optional
+        Gives words to responses that have an action but no text (an act-only policy):
+        their text becomes ``nlg.realise(action, context.belief)``; responses that have a text
+        keep it. The provenance then records ``"nlg_texts": {"nlg": repr(nlg), "count": n}``
+        (``n`` responses worded). Without it an act-only policy's texts stay None and the
+        text measures score it NaN.
 
     Examples
     --------
@@ -77,11 +104,27 @@ def run_policy(
     ...         return Response(text=f"context {context.id}")
     >>> run_policy(Echo(), [SimpleNamespace(id="c1")])["c1"].text
     'context c1'
+
+    An act-only policy gets its words from ``nlg`` (here a toy realiser; ``policies.TemplateNLG``
+    in practice):
+
+    >>> from simscore.acts import Act
+    >>> class Ask:
+    ...     def respond(self, context):
+    ...         return Response(Act.parse("request(food)"))
+    >>> class Words:
+    ...     def realise(self, act, belief=None):
+    ...         return f"I'd like to know: {act.items[0].slot}?"
+    >>> worded = run_policy(Ask(), [SimpleNamespace(id="c1")], nlg=Words())
+    >>> worded["c1"].text, worded.provenance["nlg_texts"]["count"]
+    ("I'd like to know: food?", 1)
     """
     if not callable(getattr(policy, "respond", None)):
         raise TypeError(
             f"policy must have a respond(context) method, got {type(policy).__name__}"
         )
+    if nlg is not None and not callable(getattr(nlg, "realise", None)):
+        raise TypeError(f"nlg must have a realise(act, belief) method (e.g. policies.TemplateNLG), got {type(nlg).__name__}")
     label = name or getattr(policy, "name", None) or type(policy).__name__
     batch = getattr(policy, "respond_batch", None)
     pairs: Iterable[tuple[Any, Any]]
@@ -103,6 +146,7 @@ def run_policy(
         iterator = tqdm(items, total=total, desc=f"responding ({label})", disable=disable, leave=False)
         pairs = ((context, policy.respond(context)) for context in iterator)
     out: dict[str, Response] = {}
+    contexts_by_id: dict[str, Any] = {}
     for context, response in pairs:
         if not isinstance(response, Response):
             raise InvalidResponseError(
@@ -110,6 +154,26 @@ def run_policy(
                 f"{getattr(context, 'id', context)!r}, expected simscore.Response"
             )
         out[context.id] = response
+        if nlg is not None:
+            contexts_by_id[context.id] = context
     if provenance is None:
         provenance = getattr(policy, "provenance", None) or {}
+    if nlg is not None:
+        provenance = {**provenance, "nlg_texts": {"nlg": repr(nlg), "count": _word(out, contexts_by_id, nlg, label)}}
     return Responses(out, policy=str(label), provenance=provenance)
+
+
+def _word(responses: dict[str, Response], contexts: dict[str, Any], nlg: Realiser, label: str) -> int:
+    """Give each response with an action but no text ``nlg``'s words (in place); how many were worded."""
+    count = 0
+    for context_id, response in responses.items():
+        if response.action is None or response.text is not None:
+            continue
+        text = nlg.realise(response.action, getattr(contexts[context_id], "belief", None))
+        if not isinstance(text, str):
+            raise InvalidResponseError(
+                f"policy {label!r}, context {context_id!r}: nlg.realise returned {type(text).__name__}, expected str"
+            )
+        responses[context_id] = Response(response.action, text)
+        count += 1
+    return count

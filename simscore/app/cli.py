@@ -241,11 +241,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extensions() -> list:
     """Sub-command registrars of the other modules (imported lazily by their commands)."""
-    from simscore.app import cli_contexts, cli_train, diagnose, explain, report, view
+    from simscore.app import cli_contexts, cli_respond, cli_train, diagnose, explain, report, view
 
     return [
         cli_contexts.add_subcommands,
         cli_train.add_subcommands,
+        cli_respond.add_subcommands,
         explain.add_subcommands,
         report.add_subcommands,
         view.add_subcommands,

@@ -37,7 +37,9 @@ def _forget(module: str) -> None:
 
 def test_every_old_public_name_is_still_importable_from_policies():
     assert len(OLD_ALL) == 70
-    assert set(policies.__all__) == set(OLD_ALL) - MOVED_TO_SIMSCORE
+    # every old name is still there (new ones may have joined), except the four that moved to simscore
+    assert set(OLD_ALL) - MOVED_TO_SIMSCORE <= set(policies.__all__)
+    assert not MOVED_TO_SIMSCORE & set(policies.__all__)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
         for name in policies.__all__:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -150,3 +151,19 @@ def test_empty_comparison_is_an_error() -> None:
     empty = Responses([])
     with pytest.raises(InvalidResponseError, match="nothing to compare: both response sets are empty"):
         compare(empty, empty, measures=["tmr"])
+
+
+def test_missing_texts_give_one_warning_that_says_how_to_add_words():
+    a = Responses({"c1": Response(P("hello()")), "c2": Response(P("bye()"))}, policy="acts-only")
+    b = Responses({"c1": Response(P("hello()"), "Hi."), "c2": Response(P("bye()"), "Bye.")}, policy="worded")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        c = compare(a, b, measures=["tmr", "bleu4", "use_cos"])
+    messages = [str(w.message) for w in caught if issubclass(w.category, MissingValueWarning)]
+    assert messages == [
+        "bleu4, use_cos: 2 pair(s) have no text on at least one side; scored NaN ('acts-only' has no text for 2 of 2 "
+        "contexts). An act-only policy gets words from the template NLG: run_policy(policy, contexts, "
+        "nlg=policies.TemplateNLG(name)) in Python, or `simscore respond POLICY CONTEXTS --out FILE --nlg template` "
+        "on the command line"
+    ]
+    assert c.summary.loc["bleu4", "missing"] == 2 and c.summary.loc["tmr", "missing"] == 0

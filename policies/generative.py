@@ -1,0 +1,640 @@
+"""Local language models as dialogue policies: :class:`GenerativePolicy`.
+
+A Hugging Face model in a local folder (causal, e.g. GPT-2 or Llama, or encoder-decoder, e.g.
+T5 or BART) writes the system's turn for every context. Nothing is downloaded: the folder is
+read with ``local_files_only=True``, its weights only from ``*.safetensors`` files (never a
+pickle), and no code from the folder is run (``trust_remote_code`` stays off).
+
+Prompt and acts
+---------------
+A :class:`~policies.prompts.PromptTemplate` renders each context: its dialogue history (C_col)
+or its belief state as text (C_gen), through the tokenizer's chat template where it has one
+(see :mod:`policies.prompts`). A prompt longer than the model's context window leaves out the
+oldest turns of the history, as many as needed, with a
+:class:`~simscore.errors.ShortenedPromptWarning` (a belief prompt that does not fit is an
+error).
+
+With ``act_output=True`` the instruction also asks for one act in simscore's act syntax
+(``request(food)``, ``inform(name="the golden wok",food=chinese)``), read back by
+:func:`~policies.prompts.act_from_output`. A parsed act is the response's action, and the
+response has no text (it is an action policy; word its acts with
+``run_policy(..., nlg=TemplateNLG(...))``). An output that does not parse keeps its text, has
+no action, and is counted: ``provenance["unparsed_acts"]`` and an
+:class:`~simscore.errors.UnparsedActWarning`. Nothing is repaired or guessed.
+
+Decoding and determinism
+------------------------
+:class:`Decoding` holds every setting; the model's own ``generation_config.json`` defaults
+(beam search, repetition penalties, sampling) are not applied, only its token ids, so two
+models are decoded alike and the provenance says how. Greedy decoding is the default. Seeded
+sampling draws the next token as ``argmax(logits / temperature + G)`` after top-k / top-p
+filtering, with Gumbel noise ``G`` from a generator of the context's own, seeded with
+:func:`~policies.convlab.context_seed` ``(seed, context.id)`` on the CPU (the Gumbel-max
+trick: exactly a draw from ``softmax(logits / temperature)``). So a context's draws never
+depend on which other contexts share its batch, nor on the device.
+
+Prompts are cut into batches of ``batch_size`` after sorting them by token length (less
+padding); causal models are padded on the left, with the attention mask and the position ids
+that make a padded prompt attend to the same tokens at the same positions as alone. Padding
+and batch size still change the order of some floating-point sums (a batch of one runs
+matrix-vector kernels; a padded row's attention reduces over more, masked, positions), so the
+logits agree across batch sizes to float rounding, not bit for bit (the tiny test models in
+float32, logits up to 0.6: at most 2.4e-7 apart). Greedy outputs therefore agree unless two
+candidate tokens are within that rounding of each other; ``batch_size=1`` makes each response
+independent of the other contexts bit for bit. Same inputs, settings and machine: the same
+responses, every run.
+
+Examples
+--------
+>>> import tempfile
+>>> from contexts import generate_grid
+>>> from policies.tiny_models import write_tiny_model
+>>> folder = write_tiny_model(tempfile.mkdtemp())          # random weights: the texts are noise
+>>> policy = GenerativePolicy(folder, decoding=Decoding(max_new_tokens=5))
+>>> context = generate_grid()["gen/area=1.0/pricerange=0.0/food=0.0/method=byconstraints"]
+>>> print(policy.prompt(context).splitlines()[2:4])
+["The system's belief about the user's goal:", 'area: centre 1.00']
+>>> policy.respond(context) == policy.respond(context)
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from policies.prompts import PromptTemplate, act_from_output, dialogue_history
+from simscore.checks import check_bool, check_choice, check_int, check_number, check_seed
+from simscore.errors import (
+    InvalidContextError,
+    MissingDependencyError,
+    ModelNotFoundError,
+    ShortenedPromptWarning,
+    UnparsedActWarning,
+    UnsupportedModelError,
+)
+from simscore.responses import Response
+
+__all__ = ["GenerativePolicy", "Decoding", "model_folder_sha256"]
+
+_DTYPES = ("float32", "float16", "bfloat16", "float64")
+
+
+# -- decoding -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """How the next tokens are chosen.
+
+    Parameters
+    ----------
+    max_new_tokens : int
+        Tokens generated per response at most (default 40).
+    sample : bool
+        False (default): greedy, the most probable token every step. True: seeded sampling.
+    temperature : float
+        Sampling temperature (> 0; default 1).
+    top_k : int or None
+        Sample among the ``top_k`` most probable tokens only.
+    top_p : float or None
+        Sample among the most probable tokens whose probabilities sum to ``top_p`` (0 < p <= 1).
+    seed : int
+        Base seed of sampling; context ``c`` samples with ``context_seed(seed, c.id)``.
+
+    Examples
+    --------
+    >>> Decoding(sample=True, top_p=0.9).to_json()["top_p"]
+    0.9
+    >>> Decoding(temperature=0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: temperature, top_k and top_p apply to sampling only: pass sample=True
+    """
+
+    max_new_tokens: int = 40
+    sample: bool = False
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_int("max_new_tokens", self.max_new_tokens, minimum=1)
+        check_bool("sample", self.sample)
+        check_number("temperature", self.temperature, minimum=0.0, exclusive_minimum=True)
+        if self.top_k is not None:
+            check_int("top_k", self.top_k, minimum=1)
+        if self.top_p is not None:
+            check_number("top_p", self.top_p, minimum=0.0, exclusive_minimum=True, maximum=1.0)
+        check_seed("seed", self.seed)
+        if not self.sample and (self.temperature != 1.0 or self.top_k is not None or self.top_p is not None):
+            raise ValueError("temperature, top_k and top_p apply to sampling only: pass sample=True")
+
+    def to_json(self) -> dict[str, Any]:
+        """Every setting, for the responses' provenance."""
+        return dataclasses.asdict(self)
+
+
+# -- the model folder ---------------------------------------------------------------------------
+
+
+def _listing(folder: Path) -> str:
+    names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir())
+    shown = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+    return shown or "nothing"
+
+
+def model_folder_sha256(folder: str | os.PathLike[str]) -> str:
+    """A content hash of a model folder: SHA-256 over every file's relative path and bytes.
+
+    Files in sorted order of their relative (POSIX) paths, recursively; names starting with
+    ``.`` (``.git``, caches) are left out. Renaming or moving the folder keeps the hash;
+    changing any byte of any file changes it.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "config.json").write_text("{}")
+    >>> len(model_folder_sha256(folder)), model_folder_sha256(folder) == model_folder_sha256(str(folder))
+    (64, True)
+    """
+    root = Path(folder)
+    digest = hashlib.sha256()
+    files = sorted(
+        (p.relative_to(root).as_posix(), p)
+        for p in root.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+    for relative, path in files:
+        digest.update(relative.encode("utf-8") + b"\0")
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _check_folder(folder: Path) -> None:
+    """Fail early, naming the folder and what it holds, unless it looks like a model folder."""
+    if not folder.exists():
+        raise ModelNotFoundError(f"model folder {folder} does not exist")
+    if not folder.is_dir():
+        raise UnsupportedModelError(f"{folder} is a file; expected a model folder (config.json, weights, tokenizer)")
+    if not (folder / "config.json").is_file():
+        raise UnsupportedModelError(
+            f"{folder} is not a Hugging Face model folder: it has no config.json (found: {_listing(folder)})"
+        )
+    if not any(folder.glob("*.safetensors")):
+        pickled = sorted(p.name for p in folder.glob("*.bin"))
+        if pickled:
+            raise UnsupportedModelError(
+                f"{folder} has weights only in {', '.join(pickled)} (pickle files); simscore loads *.safetensors "
+                "only: load and re-save the model once with save_pretrained (safetensors by default)"
+            )
+        raise UnsupportedModelError(f"{folder} has no model weights (*.safetensors) (found: {_listing(folder)})")
+
+
+def _class_names(mapping: Mapping[str, Any]) -> set[str]:
+    names: set[str] = set()
+    for value in mapping.values():
+        names.update([value] if isinstance(value, str) else value)
+    return names
+
+
+def _generation_kind(config: Any, folder: Path) -> tuple[Literal["causal", "encoder-decoder"], str]:
+    """Whether the folder holds a causal or an encoder-decoder generator, and its architecture."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
+    )
+
+    causal = _class_names(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
+    seq2seq = _class_names(MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES)
+    architectures = list(getattr(config, "architectures", None) or [])
+    for architecture in architectures:
+        if architecture in seq2seq:
+            return "encoder-decoder", architecture
+        if architecture in causal:
+            return "causal", architecture
+    model_type = getattr(config, "model_type", "?")
+    if not architectures:  # a hand-written config: go by its model type (missing weights are caught on loading)
+        if getattr(config, "is_encoder_decoder", False) and model_type in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES:
+            return "encoder-decoder", str(MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES[model_type])
+        if not getattr(config, "is_encoder_decoder", False) and model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+            return "causal", str(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type])
+    found = ", ".join(architectures) or "no architecture"
+    raise UnsupportedModelError(
+        f"{folder} holds {found} (model type {model_type!r}), which does not generate text; expected a causal "
+        "language model (e.g. GPT2LMHeadModel, LlamaForCausalLM) or an encoder-decoder (e.g. "
+        "T5ForConditionalGeneration, BartForConditionalGeneration)"
+    )
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """Hide transformers' progress bars and warnings for the block; restore both settings after.
+
+    Loading shows progress bars; generating warns that ``input_ids`` "may be padded" whenever a
+    finished row is filled with pad tokens after its end (transformers drops an all-ones
+    attention mask, then sees the pads): nothing attends to those, and the attention mask of a
+    padded prompt is always passed.
+    """
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    verbosity = hf_logging.get_verbosity()
+    if bars:
+        hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    model: Any
+    tokenizer: Any
+    kind: Literal["causal", "encoder-decoder"]
+    architecture: str
+    model_type: str
+    max_positions: int | None
+
+
+def _load(folder: Path, device: Any, dtype: Any) -> _Loaded:
+    """Tokenizer and model of ``folder``, on ``device`` in ``dtype``, in evaluation mode."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    _check_folder(folder)
+    try:
+        config = AutoConfig.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
+    except (ValueError, KeyError, OSError) as exc:
+        raise UnsupportedModelError(f"{folder}: config.json cannot be read as a transformers model: {exc}") from None
+    kind, architecture = _generation_kind(config, folder)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
+    except (ValueError, KeyError, OSError, TypeError) as exc:
+        raise UnsupportedModelError(f"{folder}: no tokenizer could be loaded ({exc}) (found: {_listing(folder)})") from None
+    auto = AutoModelForSeq2SeqLM if kind == "encoder-decoder" else AutoModelForCausalLM
+    with _quiet_transformers():
+        both: Any = auto.from_pretrained(
+            folder, local_files_only=True, trust_remote_code=False, use_safetensors=True, output_loading_info=True
+        )
+    model, info = both
+    missing = sorted(info.get("missing_keys") or ())
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise UnsupportedModelError(
+            f"{folder}: the weights lack {len(missing)} tensor(s) of {architecture} ({shown}); they would be random "
+            "(e.g. a base model saved without its language-model head)"
+        )
+    model.to(device=device, dtype=dtype)
+    model.eval()
+    positions = next(
+        (getattr(config, key) for key in ("max_position_embeddings", "n_positions", "n_ctx")
+         if isinstance(getattr(config, key, None), int)),
+        None,
+    )
+    return _Loaded(model, tokenizer, kind, architecture, str(getattr(config, "model_type", "")), positions)
+
+
+def _token_ids(value: Any) -> list[int]:
+    if value is None:
+        return []
+    return [int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value)]
+
+
+class _GumbelNoise:
+    """Adds Gumbel noise drawn from each row's own generator (a logits processor of ``generate``).
+
+    ``argmax(scores + G)`` with standard Gumbel ``G`` is a draw from ``softmax(scores)``; each
+    row's noise is the next draw of its context's generator, on the CPU, so it is the same
+    whatever the batch and device.
+    """
+
+    def __init__(self, seeds: Sequence[int]) -> None:
+        import torch
+
+        self.generators = [torch.Generator().manual_seed(seed) for seed in seeds]
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        width = scores.shape[-1]
+        uniform = torch.stack([torch.rand(width, generator=g, dtype=torch.float64) for g in self.generators])
+        noise = -torch.log(-torch.log(uniform))  # u = 0 gives -inf: that token is never drawn
+        return scores + noise.to(device=scores.device, dtype=scores.dtype)
+
+
+# -- the policy ---------------------------------------------------------------------------------
+
+
+class GenerativePolicy:
+    """A local Hugging Face language model as a simscore policy (see the module docstring).
+
+    Parameters
+    ----------
+    model_dir : path-like
+        The model folder (``config.json``, ``*.safetensors``, tokenizer files), as written by
+        ``save_pretrained``. A causal language model or an encoder-decoder.
+    template : PromptTemplate, optional
+        How contexts become prompts (default ``PromptTemplate()``).
+    decoding : Decoding, optional
+        How tokens are chosen (default greedy, 40 new tokens at most).
+    act_output : bool
+        Ask for an act in simscore's act syntax and parse it (see the module docstring).
+    batch_size : int
+        Prompts generated together (default 8); ``1`` makes responses independent of the
+        other contexts bit for bit.
+    device : str
+        ``"cpu"`` (default), ``"cuda"``, ``"cuda:1"``, ``"mps"``, ...
+    dtype : {"float32", "float16", "bfloat16", "float64"}
+        The model's floating-point type (default float32).
+    name : str, optional
+        Policy name (default: the model folder's name).
+    provenance : mapping, optional
+        JSON-serialisable facts added to the adapter's own; given keys win.
+    progress : bool
+        Show a progress bar over the batches.
+
+    Attributes
+    ----------
+    name : str
+    kind : {"causal", "encoder-decoder"}
+    model_sha256 : str
+        :func:`model_folder_sha256` of the folder, computed once when loading.
+    last_run : dict
+        Counts of the latest :meth:`respond_batch` call: ``responses``, ``unparsed_acts``,
+        ``shortened_prompts`` (also in :attr:`provenance`).
+
+    Raises
+    ------
+    ModelNotFoundError
+        The folder does not exist.
+    UnsupportedModelError
+        The folder is no model folder (no ``config.json``, no ``*.safetensors`` weights, no
+        tokenizer) or holds a model that does not generate text (an encoder such as BERT), or
+        weights that do not fit the configuration; the message names the folder and what it
+        holds.
+    MissingDependencyError
+        torch or transformers is not installed (the ``text`` extra).
+
+    Notes
+    -----
+    On a CPU shared with other work, torch's intra-op threads wait on each other: with the
+    tiny test GPT-2 on two busy cores, ``torch.set_num_threads(1)`` (or ``OMP_NUM_THREADS=1``
+    for ``simscore respond``) answered 264 contexts/s at batch size 8 against 31 with two
+    threads. The thread count changes speed, not which tokens are chosen (up to the float
+    rounding above).
+
+    Examples
+    --------
+    With a model folder (tests build a tiny random one)::
+
+        policy = GenerativePolicy("models/my-finetuned-gpt2", decoding=Decoding(max_new_tokens=30))
+        responses = run_policy(policy, contexts)          # batched, greedy
+        responses.provenance["model_sha256"]
+    """
+
+    def __init__(
+        self,
+        model_dir: str | os.PathLike[str],
+        *,
+        template: PromptTemplate | None = None,
+        decoding: Decoding | None = None,
+        act_output: bool = False,
+        batch_size: int = 8,
+        device: str = "cpu",
+        dtype: str = "float32",
+        name: str | None = None,
+        provenance: Mapping[str, Any] | None = None,
+        progress: bool = False,
+    ) -> None:
+        try:
+            import torch
+            import transformers
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "GenerativePolicy needs torch and transformers, the text extra: pip install 'simscore-dialogue[text]'"
+            ) from exc
+        if not isinstance(model_dir, (str, os.PathLike)):
+            raise TypeError(f"model_dir must be a path to a local model folder, got {type(model_dir).__name__}")
+        self.template = PromptTemplate() if template is None else template
+        self.decoding = Decoding() if decoding is None else decoding
+        if not isinstance(self.template, PromptTemplate):
+            raise TypeError(f"template must be a PromptTemplate, got {type(self.template).__name__}")
+        if not isinstance(self.decoding, Decoding):
+            raise TypeError(f"decoding must be a Decoding, got {type(self.decoding).__name__}")
+        self.act_output = check_bool("act_output", act_output)
+        self.batch_size = check_int("batch_size", batch_size, minimum=1, error=ValueError)
+        check_choice("dtype", dtype, _DTYPES)
+        if name is not None and (not isinstance(name, str) or not name):
+            raise TypeError(f"name must be a non-empty string or None, got {name!r}")
+        self.device = torch.device(device)
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device {device!r} is not available (torch.cuda.is_available() is False)")
+        self.dtype = dtype
+        self.progress = check_bool("progress", progress)
+        self.model_dir = Path(model_dir)
+        loaded = _load(self.model_dir, self.device, getattr(torch, dtype))
+        self.model, self.tokenizer = loaded.model, loaded.tokenizer
+        self.kind, self.architecture, self.model_type = loaded.kind, loaded.architecture, loaded.model_type
+        self.model_sha256 = model_folder_sha256(self.model_dir)
+        self.name: str = name if name is not None else self.model_dir.resolve().name
+        self.chat = self.template.chat(self.tokenizer)
+        ids = self.model.generation_config
+        self.eos_token_ids = (
+            _token_ids(ids.eos_token_id) or _token_ids(self.model.config.eos_token_id)
+            or _token_ids(self.tokenizer.eos_token_id)
+        )
+        pad = self.tokenizer.pad_token_id
+        self.pad_token_id: int = int(pad) if pad is not None else (self.eos_token_ids[0] if self.eos_token_ids else 0)
+        # Only the token ids of the model's generation defaults are kept: Decoding says the rest.
+        self.generation_config = transformers.GenerationConfig(
+            max_new_tokens=self.decoding.max_new_tokens,
+            do_sample=False,
+            num_beams=1,
+            eos_token_id=self.eos_token_ids or None,
+            pad_token_id=self.pad_token_id,
+            bos_token_id=ids.bos_token_id,
+            decoder_start_token_id=ids.decoder_start_token_id,
+        )
+        self.model.generation_config = self.generation_config
+        positions = loaded.max_positions
+        self.max_prompt_tokens = (
+            None if positions is None else positions - (self.decoding.max_new_tokens if self.kind == "causal" else 0)
+        )
+        if self.max_prompt_tokens is not None and self.max_prompt_tokens < 1:
+            raise ValueError(
+                f"max_new_tokens={self.decoding.max_new_tokens} leaves no room for a prompt in the model's "
+                f"{positions} positions"
+            )
+        self._extra = dict(provenance or {})
+        self.last_run: dict[str, int] = {"responses": 0, "unparsed_acts": 0, "shortened_prompts": 0}
+        self.provenance  # noqa: B018 - checks that the given provenance is JSON-serialisable, now
+
+    def __repr__(self) -> str:
+        return f"GenerativePolicy({str(self.model_dir)!r}, kind={self.kind!r}, name={self.name!r})"
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """The model, its hash, the prompt template, the decoding settings and the latest run's counts."""
+        import torch
+        import transformers
+
+        from simscore.io import dumps
+
+        chat_template = getattr(self.tokenizer, "chat_template", None) if self.chat else None
+        facts: dict[str, Any] = {
+            "adapter": "generative",
+            "model": self.model_dir.resolve().name,
+            "model_dir": str(self.model_dir),
+            "model_sha256": self.model_sha256,
+            "model_type": self.model_type,
+            "architecture": self.architecture,
+            "kind": self.kind,
+            "template": self.template.to_json(),
+            "chat_template_sha256": (
+                hashlib.sha256(str(chat_template).encode("utf-8")).hexdigest() if chat_template else None
+            ),
+            "decoding": self.decoding.to_json(),
+            "act_output": self.act_output,
+            "batch_size": self.batch_size,
+            "device": str(self.device),
+            "dtype": self.dtype,
+            "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
+            **self.last_run,
+        }
+        facts.update(self._extra)
+        try:
+            dumps(facts)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"provenance must be JSON-serialisable: {exc}") from None
+        return facts
+
+    # -- prompts --------------------------------------------------------------------------------
+
+    def _encode(self, context: Any) -> tuple[list[int], int, str]:
+        """The prompt's token ids, shortened to fit the model if needed, the turns left out, and its text."""
+        skip = 0
+        while True:
+            text = self.template.render(context, self.tokenizer, act_output=self.act_output, skip_turns=skip)
+            # a chat template writes the special tokens itself
+            ids = self.tokenizer(text, add_special_tokens=not self.chat)["input_ids"]
+            if self.max_prompt_tokens is None or len(ids) <= self.max_prompt_tokens:
+                return list(ids), skip, text
+            shown = len(dialogue_history(context)) - skip if self.template.source_of(context) == "history" else 0
+            if shown <= 1:
+                raise InvalidContextError(
+                    f"context {getattr(context, 'id', context)!r}: the prompt has {len(ids)} tokens even with "
+                    f"{'only the last turn' if shown else 'the belief'}; the model takes {self.max_prompt_tokens} "
+                    f"(its positions less max_new_tokens)"
+                )
+            skip += 1
+
+    def prompt(self, context: Any) -> str:
+        """The prompt the model reads for ``context`` (chat template applied; shortened if needed)."""
+        return self._encode(context)[2]
+
+    # -- generating -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _context_id(context: Any) -> str:
+        context_id = getattr(context, "id", None)
+        if not isinstance(context_id, str):
+            raise InvalidContextError(f"sampling draws per context id: a context needs a string 'id', got {context!r}")
+        return context_id
+
+    def _generate(self, batch: list[list[int]], seeds: list[int]) -> list[str]:
+        """Generated texts (special tokens removed, stripped) for one batch of prompts."""
+        import torch
+        from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+        width = max(map(len, batch))
+        input_ids = torch.full((len(batch), width), self.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, ids in enumerate(batch):
+            # causal models continue the prompt's last token: pad on the left; encoders on the right
+            where = slice(width - len(ids), width) if self.kind == "causal" else slice(0, len(ids))
+            input_ids[row, where] = torch.tensor(ids, dtype=torch.long)
+            attention[row, where] = 1
+        processors = LogitsProcessorList()
+        if self.decoding.sample:
+            if self.decoding.temperature != 1.0:
+                processors.append(TemperatureLogitsWarper(self.decoding.temperature))
+            if self.decoding.top_k is not None:
+                processors.append(TopKLogitsWarper(self.decoding.top_k))
+            if self.decoding.top_p is not None:
+                processors.append(TopPLogitsWarper(self.decoding.top_p))
+            processors.append(_GumbelNoise(seeds))  # then greedy decoding takes the argmax: a draw
+        with torch.inference_mode(), _quiet_transformers():
+            output = self.model.generate(
+                input_ids=input_ids.to(self.device),
+                attention_mask=attention.to(self.device),
+                generation_config=self.generation_config,
+                logits_processor=processors,
+            )
+        new = output[:, width:] if self.kind == "causal" else output[:, 1:]  # after the prompt / the start token
+        return [str(text).strip() for text in self.tokenizer.batch_decode(new.cpu(), skip_special_tokens=True)]
+
+    def _response(self, text: str) -> tuple[Response, bool]:
+        """The response for a generated text, and whether it was an act that did not parse."""
+        if not self.act_output:
+            return Response(text=text), False
+        act = act_from_output(text)
+        return (Response(text=text), True) if act is None else (Response(act), False)
+
+    def respond(self, context: Any) -> Response:
+        """The model's response to one context (a batch of one)."""
+        return self.respond_batch([context])[0]
+
+    def respond_batch(self, contexts: Sequence[Any]) -> list[Response]:
+        """The responses to ``contexts``, in order, generated ``batch_size`` prompts at a time."""
+        from policies import context_seed
+
+        items = list(contexts)
+        encoded = [self._encode(context) for context in items]
+        seeds = [context_seed(self.decoding.seed, self._context_id(c)) for c in items] if self.decoding.sample else []
+        order = sorted(range(len(items)), key=lambda i: len(encoded[i][0]))
+        texts: list[str] = [""] * len(items)
+        from tqdm.auto import tqdm
+
+        starts = range(0, len(order), self.batch_size)
+        for start in tqdm(starts, desc=f"generating ({self.name})", unit="batch", disable=not self.progress, leave=False):
+            chosen = order[start : start + self.batch_size]
+            generated = self._generate([encoded[i][0] for i in chosen], [seeds[i] for i in chosen] if seeds else [])
+            for i, text in zip(chosen, generated):
+                texts[i] = text
+        responses, unparsed = [], []
+        for text in texts:
+            response, failed = self._response(text)
+            responses.append(response)
+            if failed:
+                unparsed.append(text)
+        shortened = sum(1 for _, skip, _ in encoded if skip)
+        self.last_run = {"responses": len(items), "unparsed_acts": len(unparsed), "shortened_prompts": shortened}
+        if unparsed:
+            warnings.warn(
+                f"{self.name}: {len(unparsed)} of {len(items)} responses did not parse as an act (first: "
+                f"{unparsed[0][:80]!r}); they keep their text and have no action",
+                UnparsedActWarning,
+                stacklevel=2,
+            )
+        if shortened:
+            warnings.warn(
+                f"{self.name}: {shortened} of {len(items)} prompts were too long for the model "
+                f"({self.max_prompt_tokens} tokens); their oldest dialogue turns were left out",
+                ShortenedPromptWarning,
+                stacklevel=2,
+            )
+        return responses

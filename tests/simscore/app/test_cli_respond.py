@@ -1,0 +1,210 @@
+"""``simscore respond POLICY CONTEXTS --out FILE`` for every kind of policy, its output contract and errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+
+import pytest
+
+from contexts import ContextSet, GridSpec, generate_grid, import_convlab
+from policies import (
+    ConvLabPolicy,
+    GenerativePolicy,
+    HandcraftedPolicy,
+    RandomPolicy,
+    SummaryPolicyAdapter,
+    TemplateNLG,
+    TrainingConfig,
+    load_checkpoint,
+    read_responses_csv,
+    train,
+)
+from simscore import Act, Responses, run_policy
+from simscore.app import cli_respond
+from simscore.app.cli import main
+from tests.policies.fake_convlab import RuleBot
+
+POLICY_FILE = '''
+from simscore import Response
+
+def ask(context):
+    """Act-only: request the food until it is known, then the area."""
+    return "request(area)" if context.belief.top("food")[0] != "none" else "request(food)"
+
+class Echo:
+    name = "echo"
+
+    def __init__(self, word="hi"):
+        self.word = word
+
+    def respond(self, context):
+        return Response(text=f"{self.word} {context.id}")
+
+NOT_A_POLICY = 3
+'''
+
+
+@pytest.fixture(scope="module")
+def grid():
+    return generate_grid(GridSpec(levels=(0.0, 1.0)))
+
+
+@pytest.fixture()
+def folder(tmp_path, grid):
+    grid.to_jsonl(tmp_path / "C_gen.jsonl")
+    (tmp_path / "mypolicies.py").write_text(POLICY_FILE)
+    return tmp_path
+
+
+def respond(*argv: str) -> int:
+    return main(["respond", *map(str, argv)])
+
+
+def _error(capsys) -> str:
+    return capsys.readouterr().err
+
+
+def test_handcrafted_and_random_by_name(folder, grid, capsys):
+    assert respond("handcrafted", folder / "C_gen.jsonl", "--out", folder / "hc.jsonl") == 0
+    assert "wrote 48 responses of 'handcrafted'" in capsys.readouterr().out
+    expected = run_policy(SummaryPolicyAdapter(HandcraftedPolicy()), grid)
+    got = Responses.read_jsonl(folder / "hc.jsonl")
+    assert dict(got) == dict(expected) and got.provenance == expected.provenance
+    assert respond("handcrafted", folder / "C_gen.jsonl", "--out", folder / "named.jsonl", "--name", "rules") == 0
+    named = Responses.read_jsonl(folder / "named.jsonl")
+    assert named.policy == "rules" and dict(named) == dict(expected)  # the same words under another name
+    assert respond("random", folder / "C_gen.jsonl", "--out", folder / "r.jsonl", "--seed", 3, "--quiet") == 0
+    assert dict(Responses.read_jsonl(folder / "r.jsonl")) == dict(run_policy(SummaryPolicyAdapter(RandomPolicy(seed=3)), grid))
+
+
+def test_gpsarsa_run_folder_and_checkpoint(folder, grid, capsys):
+    run = folder / "run"
+    train(TrainingConfig(reward="ts", seed=1, dialogues=40, every=20, eval_dialogues=5), run)
+    assert respond(run, folder / "C_gen.jsonl", "--out", folder / "last.jsonl") == 0
+    assert dict(Responses.read_jsonl(folder / "last.jsonl")) == dict(run_policy(load_checkpoint(run), grid))
+    assert respond(run, folder / "C_gen.jsonl", "--out", folder / "first.jsonl", "--checkpoint", 20) == 0
+    first = Responses.read_jsonl(folder / "first.jsonl")
+    assert dict(first) == dict(run_policy(load_checkpoint(run, 20), grid)) and first.provenance["checkpoint"] == 20
+    assert respond(run, folder / "C_gen.jsonl", "--out", folder / "x.jsonl", "--checkpoint", 30) == 2
+    assert "no checkpoint after 30 dialogues (available: 20, 40)" in _error(capsys)
+    assert respond(folder, folder / "C_gen.jsonl", "--out", folder / "x.jsonl") == 2
+    assert "a folder, but no GP-SARSA training run (no checkpoints)" in _error(capsys)
+
+
+def test_python_policies_from_a_file_or_a_module(folder, grid, capsys, monkeypatch):
+    contexts = folder / "C_gen.jsonl"
+    assert respond(f"{folder / 'mypolicies.py'}:ask", contexts, "--out", folder / "ask.jsonl") == 0
+    asked = Responses.read_jsonl(folder / "ask.jsonl")
+    assert set(asked.texts()) == {None} and set(map(str, asked.actions())) == {"request(food)", "request(area)"}
+    # act-only responses get words with --nlg template, as the policy instance of its name
+    assert respond(f"{folder / 'mypolicies.py'}:ask", contexts, "--out", folder / "worded.jsonl", "--nlg", "template") == 0
+    worded = Responses.read_jsonl(folder / "worded.jsonl")
+    context = grid.contexts[0]
+    assert worded[context.id].text == TemplateNLG("ask").realise(worded[context.id].action, context.belief)
+    assert worded.provenance["nlg_texts"] == {"nlg": "TemplateNLG('ask')", "count": len(grid)}
+    assert respond(f"{folder / 'mypolicies.py'}:ask", contexts, "--out", folder / "w2.jsonl", "--nlg", "template",
+                   "--nlg-instance", "shared") == 0
+    assert Responses.read_jsonl(folder / "w2.jsonl").provenance["nlg_texts"]["nlg"] == "TemplateNLG('shared')"
+    # a class is instantiated (with --policy-kwargs); MODULE:NAME imports from PYTHONPATH
+    monkeypatch.syspath_prepend(str(folder))
+    assert respond("mypolicies:Echo", contexts, "--out", folder / "echo.jsonl", "--policy-kwargs", '{"word": "yo"}') == 0
+    echo = Responses.read_jsonl(folder / "echo.jsonl")
+    assert echo.policy == "echo" and echo[context.id].text == f"yo {context.id}"
+    for policy, message in [
+        ("mypolicies:NOT_A_POLICY", "mypolicies:NOT_A_POLICY is a int, expected a policy (respond)"),
+        ("mypolicies:nothing", "mypolicies has no attribute 'nothing'"),
+        ("no_such_module_here:x", "cannot import 'no_such_module_here'"),
+        ("policies:HandcraftedPolicy", "policies:HandcraftedPolicy is a HandcraftedPolicy, expected a policy"),
+        ("mypolicies:2x", "'2x' is not a (dotted) Python name"),
+    ]:
+        assert respond(policy, contexts, "--out", folder / "x.jsonl") == 2
+        assert message in _error(capsys), policy
+    assert respond("mypolicies:ask", contexts, "--out", folder / "x.jsonl", "--seed", 1) == 2
+    assert "--seed applies to ConvLab-style (predict) policies only" in _error(capsys)
+    assert respond("mypolicies:ask", contexts, "--out", folder / "x.jsonl", "--policy-kwargs", "{}") == 2
+    assert "--policy-kwargs applies to a class" in _error(capsys)
+
+
+def test_convlab_policies_through_the_bridge(folder, convlab_dialogues, capsys):
+    (folder / "dialogues.json").write_text(json.dumps(convlab_dialogues), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        contexts = import_convlab(folder / "dialogues.json")
+    contexts.to_jsonl(folder / "C_col.jsonl")
+    assert respond("tests.policies.fake_convlab:RuleBot", folder / "C_col.jsonl", "--out", folder / "rule.jsonl",
+                   "--state-format", "convlab2", "--seed", 0) == 0
+    expected = run_policy(ConvLabPolicy(RuleBot(), state_format="convlab2", seed=0), ContextSet.read_jsonl(folder / "C_col.jsonl"))
+    got = Responses.read_jsonl(folder / "rule.jsonl")
+    assert dict(got) == dict(expected) and got.provenance["reseed"] == 0
+    # ConvLab itself is not installed beside simscore: the message points to the two-environment route
+    assert respond("convlab.policy.rule.multiwoz:RulePolicy", folder / "C_col.jsonl", "--out", folder / "x.jsonl") == 2
+    message = _error(capsys)
+    assert "cannot import 'convlab.policy.rule.multiwoz'" in message
+    assert "simscore contexts export" in message and "examples/convlab_answer_states.py" in message
+
+
+def test_generative_models_from_their_folder(folder, grid, capsys):
+    from policies import Decoding, write_tiny_model
+
+    model = write_tiny_model(folder / "tiny")
+    contexts = folder / "C_gen.jsonl"
+    assert respond(f"hf:{model}", contexts, "--out", folder / "g.jsonl", "--max-new-tokens", 3, "--batch-size", 16) == 0
+    expected = run_policy(GenerativePolicy(model, decoding=Decoding(max_new_tokens=3)), grid)
+    got = Responses.read_jsonl(folder / "g.jsonl")
+    assert dict(got) == dict(expected) and got.provenance["batch_size"] == 16
+    assert got.provenance["model_sha256"] == expected.provenance["model_sha256"]
+    assert respond(f"hf:{model}", contexts, "--out", folder / "s.jsonl", "--max-new-tokens", 3, "--sample", "--seed", 4,
+                   "--top-p", 0.9, "--instruction", "Say something.", "--source", "belief") == 0
+    sampled = Responses.read_jsonl(folder / "s.jsonl").provenance
+    assert sampled["decoding"]["seed"] == 4 and sampled["decoding"]["top_p"] == 0.9
+    assert sampled["template"]["instruction"] == "Say something." and sampled["template"]["source"] == "belief"
+    assert respond(f"hf:{model}", contexts, "--out", folder / "a.jsonl", "--max-new-tokens", 2, "--acts") == 0
+    assert "simscore respond: warning: tiny: 48 of 48 responses did not parse as an act" in _error(capsys)
+    assert Responses.read_jsonl(folder / "a.jsonl").provenance["unparsed_acts"] == 48
+    for extra, message in [
+        (["--seed", "1"], "--seed applies to hf:DIR policies with --sample only"),
+        (["--top-k", "5"], "temperature, top_k and top_p apply to sampling only"),
+        (["--checkpoint", "3"], "--checkpoint applies to GP-SARSA run folders only"),
+        (["--state-format", "convlab2"], "--state-format applies to ConvLab-style policies only"),
+    ]:
+        assert respond(f"hf:{model}", contexts, "--out", folder / "x.jsonl", *extra) == 2
+        assert message in _error(capsys), extra
+    assert respond("hf:", contexts, "--out", folder / "x.jsonl") == 2
+    assert "needs the model folder" in _error(capsys)
+    assert respond(f"hf:{folder / 'nowhere'}", contexts, "--out", folder / "x.jsonl") == 2
+    assert "model folder" in _error(capsys)
+    assert respond(model, contexts, "--out", folder / "x.jsonl") == 2
+    assert f"it looks like a Hugging Face model folder: use hf:{model}" in _error(capsys)
+    assert respond("handcrafted", contexts, "--out", folder / "x.jsonl", "--max-new-tokens", 3) == 2
+    assert "--max-new-tokens applies to hf:DIR policies only" in _error(capsys)
+
+
+def test_the_output_is_checked_before_any_work(folder, capsys):
+    contexts = folder / "C_gen.jsonl"
+    (folder / "taken.jsonl").write_text("keep")
+    # the existing output is refused before the (missing) model is looked at
+    assert respond(f"hf:{folder / 'nowhere'}", contexts, "--out", folder / "taken.jsonl") == 2
+    assert "taken.jsonl exists; use --force" in _error(capsys)
+    assert (folder / "taken.jsonl").read_text() == "keep"
+    assert respond("handcrafted", contexts, "--out", contexts, "--force") == 2
+    assert "is also an input: refusing to write over it" in _error(capsys)
+    policy_file = folder / "mypolicies.py"
+    assert respond(f"{policy_file}:ask", contexts, "--out", policy_file, "--force") == 2
+    assert "is also an input" in _error(capsys) and "def ask" in policy_file.read_text()
+    assert respond("handcrafted", contexts, "--out", folder / "taken.jsonl", "--force") == 0
+    assert len(Responses.read_jsonl(folder / "taken.jsonl")) == 48
+    assert respond("handcrafted", contexts, "--out", folder / "hc.csv") == 0
+    assert read_responses_csv(folder / "hc.csv")[generate_grid().ids[0]].action == Act.parse("request(area)")
+    assert respond("nonsense", contexts, "--out", folder / "y.jsonl") == 2
+    assert "POLICY 'nonsense' is none of" in _error(capsys)
+
+
+def test_progress_shows_on_a_terminal_unless_quiet(monkeypatch):
+    args = argparse.Namespace(quiet=False)
+    monkeypatch.setattr("sys.stderr.isatty", lambda: False)
+    assert cli_respond._progress(args) is False
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    assert cli_respond._progress(args) is True
+    assert cli_respond._progress(argparse.Namespace(quiet=True)) is False
