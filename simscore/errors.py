@@ -25,6 +25,8 @@ __all__ = [
     "ConfigError",
     "OutputExistsError",
     "NoContextsError",
+    "FolderInUseError",
+    "RunStopped",
     "MissingValueWarning",
     "SkippedContextsWarning",
     "SkippedDialoguesWarning",
@@ -143,6 +145,33 @@ class OutputExistsError(SimscoreError, FileExistsError):
 
 class NoContextsError(SimscoreError, ValueError):
     """An input yields no context at all, e.g. a dataset without a dialogue of the requested domain."""
+
+
+class FolderInUseError(SimscoreError, RuntimeError):
+    """An output folder is being written by another process (its lock file names the process and host)."""
+
+
+class RunStopped(KeyboardInterrupt):
+    """A run stopped by a signal such as SIGTERM.
+
+    A :class:`KeyboardInterrupt`, so everything that cleans up after Ctrl-C cleans up after it
+    (workers stopped, partial files discarded, locks released).
+
+    Attributes
+    ----------
+    signal : int
+        The signal's number.
+    """
+
+    def __init__(self, signal: int) -> None:
+        import signal as signals
+
+        self.signal = signal
+        try:
+            name = signals.Signals(signal).name
+        except ValueError:
+            name = f"signal {signal}"
+        super().__init__(f"stopped by {name}")
 
 
 class MissingValueWarning(UserWarning):

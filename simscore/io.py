@@ -28,21 +28,39 @@ __all__ = [
     "dumps",
     "format_problem",
     "prepare_output",
+    "is_temporary",
 ]
 
 
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+_TOKEN_BYTES = 6
+_TEMPORARY_SUFFIX = ".tmp"
 
 
 def _create_temporary(directory: Path, name: str) -> tuple[int, str]:
     """Create a new, empty temporary file next to ``name`` (mode 0666 minus the umask)."""
     for _ in range(100):
-        candidate = directory / f".{name}.{secrets.token_hex(6)}.tmp"
+        candidate = directory / f".{name}.{secrets.token_hex(_TOKEN_BYTES)}{_TEMPORARY_SUFFIX}"
         try:
             return os.open(candidate, _CREATE_FLAGS, 0o666), str(candidate)
         except FileExistsError:
             continue
     raise FileExistsError(f"could not create a temporary file next to {directory / name}")
+
+
+def is_temporary(name: str) -> bool:
+    """Whether a file name is one of :func:`atomic_open`'s temporary files, ``.<target>.<12 hex digits>.tmp``.
+
+    Such a file is left behind only when a process is killed in the middle of a write; it is
+    never a finished output, so a program resuming the interrupted work may delete it.
+
+    >>> is_temporary(".report.md.0a1b2c3d4e5f.tmp"), is_temporary("report.md"), is_temporary(".x.tmp")
+    (True, False, False)
+    """
+    if not (name.startswith(".") and name.endswith(_TEMPORARY_SUFFIX)):
+        return False
+    target, dot, token = name[1:-len(_TEMPORARY_SUFFIX)].rpartition(".")
+    return bool(dot and target) and len(token) == 2 * _TOKEN_BYTES and all(c in "0123456789abcdef" for c in token)
 
 
 def prepare_output(

@@ -4,17 +4,76 @@ Training runs and response generation are independent jobs with their own seeds,
 they run cannot change a result: :func:`run_jobs` gives the same list whichever backend is
 used (joblib processes, sequential in-process for ``n_jobs=1``, or joblib's Dask backend
 when a scheduler address is given; Dask is the optional extra ``simscore-dialogue[dask]``).
+
+Stopping: inside :func:`stop_on_signals`, SIGTERM raises :class:`~simscore.errors.RunStopped`
+(a :class:`KeyboardInterrupt`) as Ctrl-C raises :class:`KeyboardInterrupt`; either ends the
+local worker processes of :func:`run_jobs` at once (joblib's abort). A local worker also ends
+itself within half a second when the process that started it is gone (killed with SIGKILL,
+say), instead of training on for minutes into a folder that a resumed run may already write.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from simscore.errors import MissingDependencyError
+from simscore.errors import MissingDependencyError, RunStopped
 
-__all__ = ["run_jobs"]
+__all__ = ["run_jobs", "stop_on_signals"]
+
+#: How often a local worker checks that the process that started it still runs (seconds).
+_WATCH_INTERVAL = 0.5
+_watching = False
+
+
+@contextlib.contextmanager
+def stop_on_signals(signals: Sequence[int] = (signal.SIGTERM,)) -> Iterator[None]:
+    """While inside, the ``signals`` (default SIGTERM) raise :class:`~simscore.errors.RunStopped` in the main thread.
+
+    SIGTERM's default action ends the process at once: no ``finally`` runs, so worker
+    processes train on, locks stay, temporary files remain. As an exception it unwinds like
+    Ctrl-C. Outside the main thread (where Python cannot handle signals) this does nothing.
+    The previous handlers come back on leaving.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise RunStopped(signum)
+
+    previous = {s: signal.signal(s, stop) for s in signals}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _watch_parent(parent: int) -> None:
+    """In a worker process: end it as soon as ``parent`` (the process that started the jobs) is gone."""
+    global _watching
+    if os.getpid() == parent or _watching:
+        return
+    _watching = True
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_WATCH_INTERVAL)
+        os._exit(1)  # the parent is gone: nobody waits for this job's result
+
+    threading.Thread(target=watch, name="simscore-parent-watch", daemon=True).start()
+
+
+def _watched(function: Callable[..., Any], parent: int, args: tuple[Any, ...]) -> Any:
+    """``function(*args)`` in a local worker that ends with its parent."""
+    _watch_parent(parent)
+    return function(*args)
 
 
 def run_jobs(
@@ -74,7 +133,8 @@ def run_jobs(
     workers = min(len(jobs), n_jobs or os.cpu_count() or 1)
     if workers == 1:
         return [function(*args) for args in tqdm(jobs, desc=desc, disable=not progress)]
+    parent = os.getpid()
     calls = joblib.Parallel(n_jobs=workers, backend="loky", return_as="generator")(
-        joblib.delayed(function)(*args) for args in jobs
+        joblib.delayed(_watched)(function, parent, args) for args in jobs
     )
     return list(tqdm(calls, total=len(jobs), desc=desc, disable=not progress))

@@ -24,7 +24,7 @@ import os
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,7 @@ import pandas as pd
 from simscore import analysis
 from simscore.errors import MissingDependencyError
 from simscore.io import atomic_open
+from simscore.stats import Bootstrap, BootstrapKeywords
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -262,15 +263,15 @@ def plot_convergence(table: pd.DataFrame, path: str | os.PathLike[str], *,
 
 
 def draw_seeds(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
-               **bootstrap: Any) -> Figure:
+               bootstrap: Bootstrap | None = None, **legacy: Unpack[BootstrapKeywords]) -> Figure:
     """Seed-pair similarity over checkpoints: thin lines per pair, bold mean over pairs with its band.
 
-    ``bootstrap`` keywords (``n_resamples``, ``confidence``, ``seed``) go to
-    :func:`simscore.analysis.seeds_aggregate`.
+    ``bootstrap`` (:class:`simscore.stats.Bootstrap`) goes to
+    :func:`simscore.analysis.seeds_aggregate` (``n_resamples``, ``confidence``, ``seed``: deprecated).
     """
     _nonempty(table, "seeds")
     names = _measures(table, measures)
-    aggregate = analysis.seeds_aggregate(table, **bootstrap)
+    aggregate = analysis.seeds_aggregate(table, bootstrap=Bootstrap.resolve(bootstrap, legacy, "draw_seeds"))
     sets = list(dict.fromkeys(table["context_set"]))
     colours = _colours(table["reward"])
     panels = [(s, m) for s in sets for m in names]
@@ -298,10 +299,11 @@ def draw_seeds(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
     return figure
 
 
-def plot_seeds(table: pd.DataFrame, path: str | os.PathLike[str], *,
-               measures: Sequence[str] | None = None, **bootstrap: Any) -> Path:
+def plot_seeds(table: pd.DataFrame, path: str | os.PathLike[str], *, measures: Sequence[str] | None = None,
+               bootstrap: Bootstrap | None = None, **legacy: Unpack[BootstrapKeywords]) -> Path:
     """:func:`draw_seeds` written to ``path`` (PNG); returns the path."""
-    return save_figure(draw_seeds(table, measures=measures, **bootstrap), path)
+    settings = Bootstrap.resolve(bootstrap, legacy, "plot_seeds")
+    return save_figure(draw_seeds(table, measures=measures, bootstrap=settings), path)
 
 
 # ----------------------------------------------------------------------------- per turn
@@ -381,15 +383,16 @@ def _grouped_bars(ax: Axes, frame: pd.DataFrame, names: list[str], series_column
 
 
 def draw_reward_models(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
-                       **bootstrap: Any) -> Figure:
+                       bootstrap: Bootstrap | None = None, **legacy: Unpack[BootstrapKeywords]) -> Figure:
     """Reward models: grouped bars (e.g. ts-ts, iq-iq, ts-iq) per measure with intervals over pairs.
 
-    One panel per (context set, checkpoint). ``bootstrap`` keywords go to
+    One panel per (context set, checkpoint). ``bootstrap`` goes to
     :func:`simscore.analysis.reward_models_aggregate`.
     """
     _nonempty(table, "reward_models")
     names = _measures(table, measures)
-    aggregate = analysis.reward_models_aggregate(table, **bootstrap)
+    settings = Bootstrap.resolve(bootstrap, legacy, "draw_reward_models")
+    aggregate = analysis.reward_models_aggregate(table, bootstrap=settings)
     colours = _colours(aggregate["group"])
     panels = list(dict.fromkeys(zip(aggregate["context_set"], aggregate["checkpoint"], strict=True)))
     with _style():
@@ -410,9 +413,11 @@ def draw_reward_models(table: pd.DataFrame, *, measures: Sequence[str] | None = 
 
 
 def plot_reward_models(table: pd.DataFrame, path: str | os.PathLike[str], *,
-                       measures: Sequence[str] | None = None, **bootstrap: Any) -> Path:
+                       measures: Sequence[str] | None = None, bootstrap: Bootstrap | None = None,
+                       **legacy: Unpack[BootstrapKeywords]) -> Path:
     """:func:`draw_reward_models` written to ``path`` (PNG); returns the path."""
-    return save_figure(draw_reward_models(table, measures=measures, **bootstrap), path)
+    settings = Bootstrap.resolve(bootstrap, legacy, "plot_reward_models")
+    return save_figure(draw_reward_models(table, measures=measures, bootstrap=settings), path)
 
 
 def draw_chance(table: pd.DataFrame, *, measures: Sequence[str] | None = None) -> Figure:
@@ -613,9 +618,8 @@ def make_figures(
     directory: str | os.PathLike[str],
     tables: Mapping[str, pd.DataFrame],
     *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
+    **legacy: Unpack[BootstrapKeywords],
 ) -> dict[str, Path]:
     """Draw every figure whose table is present (and not empty) into ``directory``.
 
@@ -627,8 +631,9 @@ def make_figures(
         Tables by their schema names (``performance``, ``convergence``, ``seeds``,
         ``per_turn``, ``reward_models``, ``correlation``, ``chance``; the chance figure also
         uses ``convergence``, ``seeds`` and ``reward_models`` when present).
-    n_resamples, confidence, seed
-        Bootstrap settings of the aggregates over pairs.
+    bootstrap : simscore.stats.Bootstrap, optional
+        Settings of the aggregates over pairs (default ``Bootstrap()``; ``n_resamples``,
+        ``confidence``, ``seed``: deprecated).
 
     Returns
     -------
@@ -636,7 +641,7 @@ def make_figures(
         Figure name → path written, in report order.
     """
     out = Path(directory)
-    bootstrap: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    settings = Bootstrap.resolve(bootstrap, legacy, "make_figures")
 
     def has(name: str) -> bool:
         table = tables.get(name)
@@ -653,11 +658,11 @@ def make_figures(
         elif name == "convergence":
             written[name] = plot_convergence(table, path)
         elif name == "seeds":
-            written[name] = plot_seeds(table, path, **bootstrap)
+            written[name] = plot_seeds(table, path, bootstrap=settings)
         elif name == "per_turn":
             written[name] = plot_per_turn(table, path)
         elif name == "reward_models":
-            written[name] = plot_reward_models(table, path, **bootstrap)
+            written[name] = plot_reward_models(table, path, bootstrap=settings)
         elif name == "correlation":
             written[name] = plot_correlation(table, path)
         elif name == "chance":
@@ -666,7 +671,7 @@ def make_figures(
                 convergence=tables["convergence"] if has("convergence") else None,
                 seeds=tables["seeds"] if has("seeds") else None,
                 reward_models=tables["reward_models"] if has("reward_models") else None,
-                **bootstrap,
+                bootstrap=settings,
             )
             written[name] = plot_chance(contrast, path)
     return written

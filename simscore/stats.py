@@ -1,5 +1,7 @@
 """Every interval and correlation simscore reports, in one place.
 
+* :class:`Bootstrap` — the settings of every bootstrap (resamples, coverage, seed) as one
+  value, validated once and passed down unchanged;
 * :func:`bootstrap_ci` — percentile bootstrap interval of one mean, resampling contexts;
 * :func:`bootstrap_ci_shared` — intervals of several means (one per measure) from one shared
   set of context resamples, so the intervals are paired across measures;
@@ -25,14 +27,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
 
-from simscore.checks import check_int
+from simscore.checks import check_int, check_number, check_seed
+from simscore.config import resolve_settings
 
 __all__ = [
     "MAX_RESAMPLES",
+    "Bootstrap",
+    "BootstrapKeywords",
     "bootstrap_ci",
     "bootstrap_ci_shared",
     "t_interval",
@@ -57,6 +63,80 @@ _CHUNK_ELEMENTS = 4_000_000
 #: Above this many distinct score rows a multinomial draw over rows costs more than drawing
 #: context indices (about 70 ns per binomial against 8 ns per index).
 _MAX_MULTINOMIAL_ROWS = 5_000
+
+
+class BootstrapKeywords(TypedDict, total=False):
+    """The deprecated keyword arguments that :class:`Bootstrap` replaces (``**legacy`` of the analyses)."""
+
+    n_resamples: int
+    confidence: float
+    seed: int
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """The settings of a seeded percentile bootstrap, validated once and passed down unchanged.
+
+    Every analysis of :mod:`simscore.analysis`, the figures and the experiment take one
+    ``bootstrap=`` value instead of three keyword arguments.
+
+    Attributes
+    ----------
+    n_resamples : int, default 1000
+        Resamples, 0 to :data:`MAX_RESAMPLES` (0: :func:`simscore.compare.compare` skips its
+        intervals; the means over pairs need at least 1).
+    confidence : float, default 0.95
+        Coverage of each interval, in (0, 1).
+    seed : int, default 0
+        Seed of the resampling (same inputs, same interval), 0 to 2**63 - 1.
+
+    Examples
+    --------
+    >>> Bootstrap()
+    Bootstrap(n_resamples=1000, confidence=0.95, seed=0)
+    >>> Bootstrap.from_mapping({"n_resamples": 200}).to_dict()
+    {'n_resamples': 200, 'confidence': 0.95, 'seed': 0}
+    >>> Bootstrap(confidence=1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence must be in (0, 1), got 1.0
+    """
+
+    n_resamples: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        n_resamples = check_int("n_resamples", self.n_resamples, minimum=0, maximum=MAX_RESAMPLES)
+        confidence = check_number("confidence", self.confidence)
+        if not 0.0 < confidence < 1.0:
+            raise ValueError(f"confidence must be in (0, 1), got {self.confidence!r}")
+        seed = check_seed("seed", self.seed)
+        object.__setattr__(self, "n_resamples", n_resamples)  # plain int and float, also from numpy numbers
+        object.__setattr__(self, "confidence", confidence)
+        object.__setattr__(self, "seed", seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"n_resamples", "confidence", "seed"}``, as saved with tables."""
+        return {"n_resamples": self.n_resamples, "confidence": self.confidence, "seed": self.seed}
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], *, source: str = "bootstrap") -> Bootstrap:
+        """From saved plain data; missing settings take their defaults, unknown names are errors."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{source}: expected an object with n_resamples, confidence, seed, got {data!r:.80}")
+        unknown = sorted(set(data) - set(BootstrapKeywords.__annotations__))
+        if unknown:
+            raise ValueError(f"{source}: unknown bootstrap setting(s) {', '.join(map(repr, unknown))}")
+        try:
+            return cls(**data)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{source}: {exc}") from None
+
+    @classmethod
+    def resolve(cls, bootstrap: Bootstrap | None, legacy: Mapping[str, Any], where: str) -> Bootstrap:
+        """``bootstrap=`` of the function ``where``, or its deprecated keywords (:func:`simscore.config.resolve_settings`)."""
+        return resolve_settings(cls, bootstrap, legacy, where=where, parameter="bootstrap", stacklevel=4)
 
 
 def _check_bootstrap(n_resamples: int, confidence: float) -> float:

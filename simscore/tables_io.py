@@ -15,8 +15,10 @@ Directory layout
     DIR/tables.json      {"format": "simscore-tables", "version": 1, "tables": [names], "meta"}
 
 Tables named like a schema of :mod:`simscore.analysis` must have that schema's columns; other
-names are saved and loaded as they are. ``meta`` is any JSON-serialisable dict, stored in
-every table's JSON and in the index.
+names are saved and loaded as they are. ``meta`` is any JSON-serialisable dict (what the tables
+were made with), stored in every table's JSON and in the index, which is written last; a
+folder whose tables were not all saved with the index's ``meta`` (a save that stopped half-way,
+after an earlier one with other settings) is refused when loaded.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ __all__ = [
     "TABLE_FORMAT",
     "INDEX_FORMAT",
     "TABLES_VERSION",
+    "INDEX_FILE",
     "SavedTables",
     "save_tables",
     "load_tables",
@@ -53,7 +56,9 @@ TABLE_FORMAT = "simscore-table"
 INDEX_FORMAT = "simscore-tables"
 #: Version of the table and index files written (and read) by this module.
 TABLES_VERSION = 1
-_INDEX = "tables.json"
+#: File name of the index of a folder of tables.
+INDEX_FILE = "tables.json"
+_INDEX = INDEX_FILE
 _RESERVED = frozenset({"tables", "report"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _DEFAULT_PACKAGES = (
@@ -285,7 +290,9 @@ def load_tables(directory: str | os.PathLike[str]) -> SavedTables:
     Raises
     ------
     FileFormatError
-        Naming the file that is missing, malformed, or lacks its schema's columns.
+        Naming the file that is missing, malformed, or lacks its schema's columns; or, naming
+        the tables and the settings, when tables were saved with another ``meta`` than the
+        index (tables of two runs with different settings).
     """
     root = Path(directory)
     if not root.is_dir():
@@ -297,11 +304,17 @@ def load_tables(directory: str | os.PathLike[str]) -> SavedTables:
     if not isinstance(meta, dict):
         raise FileFormatError(root / _INDEX, "'meta' must be an object")
     tables: dict[str, pd.DataFrame] = {}
+    others: dict[str, list[str]] = {}
     for name in names:
         if not _NAME.match(name) or name in _RESERVED:
             raise FileFormatError(root / _INDEX, f"bad table name {name!r}")
         path = root / f"{name}.json"
         document = _read_json(path, TABLE_FORMAT)
+        saved_with = document.get("meta", {})
+        if saved_with != meta:
+            differ = sorted(k for k in {*meta, *saved_with} if meta.get(k) != saved_with.get(k)) \
+                if isinstance(saved_with, dict) else ["meta"]
+            others.setdefault(", ".join(differ), []).append(name)
         frame = _frame_from_json(path, document)
         if name in analysis.SCHEMAS:
             try:
@@ -312,6 +325,13 @@ def load_tables(directory: str | os.PathLike[str]) -> SavedTables:
         if problem:
             raise FileFormatError(path, f"table {name!r}: {problem} (edited?)")
         tables[name] = frame
+    if others:
+        described = "; ".join(f"{', '.join(tables_)} (other {keys})" for keys, tables_ in others.items())
+        raise FileFormatError(
+            root / _INDEX,
+            f"tables made with other settings than this index: {described}. A run that replaces the tables "
+            "stopped before it finished: run it again",
+        )
     return SavedTables(tables=tables, meta=meta)
 
 

@@ -11,7 +11,10 @@ Modules: :mod:`~simscore.analysis.tables` (schemas, keys, the result type),
 :mod:`~simscore.analysis.aggregate` (means over pairs), :mod:`~simscore.analysis.per_context`
 (pooled and per-turn scores, each pair's first system turn, text measures where the actions
 match), :mod:`~simscore.analysis.correlation` and
-:mod:`~simscore.analysis.performance`. The paper's findings are checked by the application
+:mod:`~simscore.analysis.performance`. Every analysis with an interval takes one
+``bootstrap=`` :class:`~simscore.stats.Bootstrap` (resamples, coverage, seed; the separate
+keywords ``n_resamples``, ``confidence``, ``seed`` still work, with a
+:class:`DeprecationWarning`). The paper's findings are checked by the application
 layer (:mod:`simscore.app.findings`). Table schemas: :mod:`simscore.analysis.tables`.
 
 Example: :mod:`simscore.analysis.comparisons`.
@@ -52,8 +55,10 @@ from simscore.analysis.tables import (
     summary_rows,
     typed_table,
 )
+from simscore.stats import Bootstrap
 
 __all__ = [
+    "Bootstrap",
     "STAT_COLUMNS",
     "AGG_COLUMNS",
     "SCHEMAS",

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Unpack
 
 import numpy as np
 import pandas as pd
 
 from simscore.analysis.tables import AGG_COLUMNS, SCHEMAS, check_table, typed_table
-from simscore.stats import bootstrap_ci
+from simscore.stats import Bootstrap, BootstrapKeywords, bootstrap_ci
 
 __all__ = ["aggregate_pairs", "seeds_aggregate", "reward_models_aggregate", "final_rows", "contrast"]
 
@@ -18,9 +18,8 @@ def aggregate_pairs(
     table: pd.DataFrame,
     by: Sequence[str],
     *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
+    **legacy: Unpack[BootstrapKeywords],
 ) -> pd.DataFrame:
     """Mean over pairs (rows) per ``by`` and measure, with a bootstrap interval over pairs.
 
@@ -30,6 +29,9 @@ def aggregate_pairs(
         Rows with ``measure``, ``mean``, ``ci_low``, ``ci_high`` and the ``by`` columns.
     by : sequence of str
         Grouping columns (``measure`` is always added last).
+    bootstrap : simscore.stats.Bootstrap, optional
+        Settings of the interval over pairs (default ``Bootstrap()``; the separate keywords
+        ``n_resamples``, ``confidence``, ``seed`` are deprecated).
 
     Returns
     -------
@@ -46,6 +48,7 @@ def aggregate_pairs(
       reward measure  mean  std  min  max  n_pairs
     0     ts     tmr   0.7  0.2  0.5  0.9        3
     """
+    settings = Bootstrap.resolve(bootstrap, legacy, "aggregate_pairs")
     by = list(by)
     needed = [*by, "measure", "mean", "ci_low", "ci_high"]
     missing = [c for c in needed if c not in table.columns]
@@ -58,7 +61,8 @@ def aggregate_pairs(
         if len(values) == 1:
             low, high = float(group["ci_low"].iloc[0]), float(group["ci_high"].iloc[0])
         else:
-            low, high = bootstrap_ci(values, n_resamples=n_resamples, confidence=confidence, rng=seed)
+            low, high = bootstrap_ci(values, n_resamples=settings.n_resamples, confidence=settings.confidence,
+                                     rng=settings.seed)
         std = float(values.std(ddof=1)) if len(values) > 1 else float("nan")
         rows.append(
             (*key, float(values.mean()), low, high, std, float(values.min()), float(values.max()), len(values))
@@ -67,19 +71,28 @@ def aggregate_pairs(
     return typed_table(frame)
 
 
-def seeds_aggregate(table: pd.DataFrame, **bootstrap: Any) -> pd.DataFrame:
+def seeds_aggregate(
+    table: pd.DataFrame, *, bootstrap: Bootstrap | None = None, **legacy: Unpack[BootstrapKeywords]
+) -> pd.DataFrame:
     """Mean over seed pairs per context set, reward, checkpoint and measure (``seeds_aggregate`` schema).
 
-    ``bootstrap`` keywords (``n_resamples``, ``confidence``, ``seed``) go to :func:`aggregate_pairs`.
+    ``bootstrap`` as for :func:`aggregate_pairs`.
     """
     check_table(table, "seeds", "table")
-    return aggregate_pairs(table, ["context_set", "reward", "checkpoint"], **bootstrap)
+    settings = Bootstrap.resolve(bootstrap, legacy, "seeds_aggregate")
+    return aggregate_pairs(table, ["context_set", "reward", "checkpoint"], bootstrap=settings)
 
 
-def reward_models_aggregate(table: pd.DataFrame, **bootstrap: Any) -> pd.DataFrame:
-    """Mean over pairs per context set, checkpoint, group and measure (``reward_models_aggregate`` schema)."""
+def reward_models_aggregate(
+    table: pd.DataFrame, *, bootstrap: Bootstrap | None = None, **legacy: Unpack[BootstrapKeywords]
+) -> pd.DataFrame:
+    """Mean over pairs per context set, checkpoint, group and measure (``reward_models_aggregate`` schema).
+
+    ``bootstrap`` as for :func:`aggregate_pairs`.
+    """
     check_table(table, "reward_models", "table")
-    return aggregate_pairs(table, ["context_set", "checkpoint", "group"], **bootstrap)
+    settings = Bootstrap.resolve(bootstrap, legacy, "reward_models_aggregate")
+    return aggregate_pairs(table, ["context_set", "checkpoint", "group"], bootstrap=settings)
 
 
 def final_rows(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
@@ -96,17 +109,17 @@ def contrast(
     convergence: pd.DataFrame | None = None,
     seeds: pd.DataFrame | None = None,
     reward_models: pd.DataFrame | None = None,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
+    **legacy: Unpack[BootstrapKeywords],
 ) -> pd.DataFrame:
     """Chance level beside the trained comparisons at their final checkpoints (``contrast`` schema).
 
     Rows per context set and measure: ``"chance (random vs trained)"``,
     ``"convergence (final k vs k-1)"``, ``"seeds (final checkpoint)"`` and one
     ``"reward models <group> (checkpoint k)"`` per cross-reward group; each the mean over its
-    pairs (:func:`aggregate_pairs`).
+    pairs (:func:`aggregate_pairs`, with ``bootstrap``).
     """
+    settings = Bootstrap.resolve(bootstrap, legacy, "contrast")
     check_table(chance, "chance", "chance")
     parts: list[pd.DataFrame] = [chance.assign(comparison="chance (random vs trained)")]
     if convergence is not None:
@@ -126,9 +139,7 @@ def contrast(
         [p[["context_set", "comparison", "measure", "mean", "ci_low", "ci_high"]] for p in parts],
         ignore_index=True,
     )
-    aggregated = aggregate_pairs(
-        pooled, ["context_set", "comparison"], n_resamples=n_resamples, confidence=confidence, seed=seed
-    )
+    aggregated = aggregate_pairs(pooled, ["context_set", "comparison"], bootstrap=settings)
     order = {name: i for i, name in enumerate(dict.fromkeys(aggregated["context_set"]))}
     aggregated = aggregated.sort_values("context_set", key=lambda s: s.map(order), kind="stable")
     return aggregated[list(SCHEMAS["contrast"])].reset_index(drop=True)

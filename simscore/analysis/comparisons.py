@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,7 @@ from simscore.checks import check_int
 from simscore.compare import Comparison, compare
 from simscore.measures import DEFAULT_MEASURES
 from simscore.responses import Responses
+from simscore.stats import Bootstrap, BootstrapKeywords
 
 __all__ = [
     "convergence",
@@ -75,8 +76,10 @@ def _ordered_checkpoints(
     return items
 
 
-def _compare_kwargs(metadata: Any, n_resamples: int, confidence: float, seed: int) -> dict[str, Any]:
-    return {"metadata": metadata, "n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+def _compare(a: Responses, b: Responses, measures: MeasuresArg, metadata: Any, bootstrap: Bootstrap) -> Comparison:
+    """One :func:`~simscore.compare.compare` with the analysis' metadata and bootstrap settings."""
+    return compare(a, b, measures, metadata=metadata, n_resamples=bootstrap.n_resamples,
+                   confidence=bootstrap.confidence, seed=bootstrap.seed)
 
 
 
@@ -91,9 +94,8 @@ def convergence(
     reward: str = "",
     context_set: str = "",
     metadata: Any = None,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
+    **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[ConvergenceKey]:
     """Convergence of one run [paper's Table 2]: checkpoint k against checkpoint k − 1.
 
@@ -106,8 +108,12 @@ def convergence(
         As for :func:`~simscore.compare.compare`.
     run, reward, context_set : str
         Labels written into the table.
-    metadata, n_resamples, confidence, seed
-        Passed to :func:`~simscore.compare.compare`.
+    metadata
+        Context metadata joined onto the scores (:func:`~simscore.compare.compare`).
+    bootstrap : simscore.stats.Bootstrap, optional
+        Bootstrap settings of each comparison's intervals (default ``Bootstrap()``). The
+        separate keywords ``n_resamples``, ``confidence`` and ``seed`` still work but are
+        deprecated.
 
     Returns
     -------
@@ -118,11 +124,11 @@ def convergence(
     items = _ordered_checkpoints(checkpoints, "checkpoints")
     if len(items) < 2:
         raise ValueError(f"checkpoints: convergence needs at least two checkpoints, got {len(items)}")
-    kwargs = _compare_kwargs(metadata, n_resamples, confidence, seed)
+    settings = Bootstrap.resolve(bootstrap, legacy, "convergence")
     rows: list[pd.DataFrame] = []
     comparisons: dict[ConvergenceKey, Comparison] = {}
     for (k_prev, previous), (k, current) in itertools.pairwise(items):
-        comparison = compare(current, previous, measures, **kwargs)
+        comparison = _compare(current, previous, measures, metadata, settings)
         key = ConvergenceKey(context_set, reward, run, k, k_prev)
         comparisons[key] = comparison
         rows.append(summary_rows(comparison, **key._asdict()))
@@ -210,9 +216,8 @@ def seeds(
     reward: str = "",
     context_set: str = "",
     metadata: Any = None,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
+    **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[SeedsKey]:
     """Runs of one reward model with different seeds, pairwise at every checkpoint [Table 4, Figure 3].
 
@@ -221,7 +226,7 @@ def seeds(
     runs : mapping run name → (mapping checkpoint → Responses, or sequence labelled 1..K)
         At least two runs. Every pair of runs (in the mapping's order: ``run_a`` comes first)
         is compared at every checkpoint both runs have.
-    measures, reward, context_set, metadata, n_resamples, confidence, seed
+    measures, reward, context_set, metadata, bootstrap
         As for :func:`convergence`.
 
     Returns
@@ -232,7 +237,7 @@ def seeds(
     if not isinstance(runs, Mapping) or len(runs) < 2:
         raise ValueError(f"runs must be a mapping of at least two run names to checkpoints, got {runs!r:.80}")
     ordered = {str(name): dict(_ordered_checkpoints(ck, f"runs[{name!r}]")) for name, ck in runs.items()}
-    kwargs = _compare_kwargs(metadata, n_resamples, confidence, seed)
+    settings = Bootstrap.resolve(bootstrap, legacy, "seeds")
     rows: list[pd.DataFrame] = []
     comparisons: dict[SeedsKey, Comparison] = {}
     checkpoints = sorted(set().union(*(set(ck) for ck in ordered.values())))
@@ -240,7 +245,7 @@ def seeds(
         for run_a, run_b in itertools.combinations(ordered, 2):
             if k not in ordered[run_a] or k not in ordered[run_b]:
                 continue
-            comparison = compare(ordered[run_a][k], ordered[run_b][k], measures, **kwargs)
+            comparison = _compare(ordered[run_a][k], ordered[run_b][k], measures, metadata, settings)
             key = SeedsKey(context_set, reward, k, run_a, run_b)
             comparisons[key] = comparison
             rows.append(summary_rows(comparison, **key._asdict()))
@@ -256,9 +261,8 @@ def reward_models(
     checkpoint: int,
     context_set: str = "",
     metadata: Any = None,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
+    **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[RewardModelsKey]:
     """Every run of reward A against every run of reward B at one checkpoint [Table 3, Figure 5].
 
@@ -272,7 +276,7 @@ def reward_models(
         the cross groups ``"<first>-<second>"``.
     checkpoint : int
         The checkpoint label written into the table.
-    measures, context_set, metadata, n_resamples, confidence, seed
+    measures, context_set, metadata, bootstrap
         As for :func:`convergence`.
 
     Returns
@@ -292,7 +296,7 @@ def reward_models(
                 raise TypeError(
                     f"runs[{reward!r}][{name!r}] must be simscore.Responses, got {type(responses).__name__}"
                 )
-    kwargs = _compare_kwargs(metadata, n_resamples, confidence, seed)
+    settings = Bootstrap.resolve(bootstrap, legacy, "reward_models")
     pairs: list[tuple[str, str, str, str]] = []
     for reward, reward_runs in runs.items():
         pairs += [(reward, a, reward, b) for a, b in itertools.combinations(reward_runs, 2)]
@@ -301,7 +305,7 @@ def reward_models(
     rows: list[pd.DataFrame] = []
     comparisons: dict[RewardModelsKey, Comparison] = {}
     for reward_a, run_a, reward_b, run_b in pairs:
-        comparison = compare(runs[reward_a][run_a], runs[reward_b][run_b], measures, **kwargs)
+        comparison = _compare(runs[reward_a][run_a], runs[reward_b][run_b], measures, metadata, settings)
         key = RewardModelsKey(
             context_set, checkpoint, f"{reward_a}-{reward_b}", str(reward_a), str(run_a), str(reward_b), str(run_b)
         )
@@ -323,9 +327,8 @@ def chance_level(
     run: str = "",
     context_set: str = "",
     metadata: Any = None,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
+    **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[ChanceKey]:
     """A random policy against a trained one: what "dissimilar" looks like.
 
@@ -335,6 +338,8 @@ def chance_level(
         A (seeded) random policy's responses.
     trained : Responses
         The trained policy's responses (run ``run`` of ``reward`` at ``checkpoint``).
+    measures, reward, run, context_set, metadata, bootstrap
+        As for :func:`convergence`.
 
     Returns
     -------
@@ -342,7 +347,7 @@ def chance_level(
         ``chance`` schema; comparisons keyed by :class:`~simscore.analysis.tables.ChanceKey`.
     """
     checkpoint = check_int("checkpoint", checkpoint)
-    comparison = compare(random, trained, measures, **_compare_kwargs(metadata, n_resamples, confidence, seed))
+    comparison = _compare(random, trained, measures, metadata, Bootstrap.resolve(bootstrap, legacy, "chance_level"))
     key = ChanceKey(context_set, reward, run, checkpoint)
     table = schema_frame([summary_rows(comparison, **key._asdict())], "chance")
     return AnalysisResult(table, {key: comparison}, ChanceKey._fields)

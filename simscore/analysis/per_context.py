@@ -11,7 +11,7 @@ stay well below 1).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, Unpack
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ import pandas as pd
 from simscore.analysis.tables import SCHEMAS, AnalysisResult, RewardModelsKey, SeedsKey, typed_table
 from simscore.checks import check_int
 from simscore.compare import Comparison
-from simscore.stats import bootstrap_ci
+from simscore.stats import Bootstrap, BootstrapKeywords, bootstrap_ci
 
 __all__ = ["ScoresArg", "pooled_scores", "pool", "per_turn", "first_turn", "text_at_matching_actions"]
 
@@ -101,9 +101,8 @@ def per_turn(
     measures: Iterable[str] | None = None,
     group: str = "",
     turn_column: str = "turn_index",
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
+    **legacy: Unpack[BootstrapKeywords],
 ) -> pd.DataFrame:
     """Scores grouped by the contexts' turn index [Figure 4], pooled over all comparisons.
 
@@ -117,6 +116,9 @@ def per_turn(
         Label written into the ``group`` column (concatenate several calls to compare groups).
     turn_column : str
         The metadata column with the turn index; contexts where it is missing are left out.
+    bootstrap : simscore.stats.Bootstrap, optional
+        Settings of each turn's interval over the pooled pairs (default ``Bootstrap()``; the
+        separate keywords ``n_resamples``, ``confidence``, ``seed`` are deprecated).
 
     Returns
     -------
@@ -132,6 +134,7 @@ def per_turn(
     0     g           1     tmr   0.5     0.0      1.0      2
     1     g           2     tmr   1.0     1.0      1.0      1
     """
+    settings = Bootstrap.resolve(bootstrap, legacy, "per_turn")
     frame, names = pool(scores, measures)
     if turn_column not in frame.columns:
         raise ValueError(
@@ -142,20 +145,18 @@ def per_turn(
     rows = []
     for turn, part in frame.groupby(turn_column, sort=True):
         for name in names:
-            values = part[name].to_numpy(dtype=np.float64)
-            values = values[~np.isnan(values)]
-            low, high = bootstrap_ci(values, n_resamples=n_resamples, confidence=confidence, rng=seed)
-            mean = float(values.mean()) if len(values) else float("nan")
-            rows.append((group, int(turn), name, mean, low, high, len(values)))
+            mean, low, high, count = _interval(part[name].to_numpy(dtype=np.float64), settings)
+            rows.append((group, int(turn), name, mean, low, high, count))
     return typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["per_turn"])))
 
 
 
 
-def _interval(values: np.ndarray, n_resamples: int, confidence: float, seed: int) -> tuple[float, float, float, int]:
+def _interval(values: np.ndarray, bootstrap: Bootstrap) -> tuple[float, float, float, int]:
     """Mean, bootstrap interval and count of the non-NaN ``values`` (NaN mean when there are none)."""
     values = values[~np.isnan(values)]
-    low, high = bootstrap_ci(values, n_resamples=n_resamples, confidence=confidence, rng=seed)
+    low, high = bootstrap_ci(values, n_resamples=bootstrap.n_resamples, confidence=bootstrap.confidence,
+                             rng=bootstrap.seed)
     mean = float(values.mean()) if len(values) else float("nan")
     return mean, low, high, len(values)
 
@@ -191,9 +192,8 @@ def first_turn(
     measures: Iterable[str] | None = None,
     turn: int = 1,
     turn_column: str = "turn_index",
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
+    **legacy: Unpack[BootstrapKeywords],
 ) -> pd.DataFrame:
     """Each compared pair of runs at one turn [the paper's Figure 4, per pair]: the first system turn by default.
 
@@ -213,8 +213,9 @@ def first_turn(
         The turn index kept (1: the first turn where the system decides after the user spoke).
     turn_column : str
         The metadata column with the turn index.
-    n_resamples, confidence, seed
-        Bootstrap of each pair's interval over its contexts of that turn.
+    bootstrap : simscore.stats.Bootstrap, optional
+        Settings of each pair's interval over its contexts of that turn (default
+        ``Bootstrap()``; ``n_resamples``, ``confidence``, ``seed`` are deprecated).
 
     Returns
     -------
@@ -237,6 +238,7 @@ def first_turn(
     0  ts-ts     a     b           1     tmr   0.5      2
     1  ts-ts     a     b           1     dmr   1.0      2
     """
+    settings = Bootstrap.resolve(bootstrap, legacy, "first_turn")
     mapping = _comparison_mapping(comparisons, "comparisons")
     turn = check_int("turn", turn)
     names = None if measures is None else ([measures] if isinstance(measures, str) else list(measures))
@@ -255,8 +257,7 @@ def first_turn(
             raise ValueError(f"measures: comparisons[{key!r}] has no {', '.join(map(repr, missing))} scores")
         at_turn = scores[pd.to_numeric(scores[turn_column], errors="coerce") == turn]
         for name in wanted:
-            mean, low, high, count = _interval(at_turn[name].to_numpy(dtype=np.float64), n_resamples, confidence,
-                                               seed)
+            mean, low, high, count = _interval(at_turn[name].to_numpy(dtype=np.float64), settings)
             rows.append((*identity, int(turn), name, mean, low, high, count))
     return typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["first_turn"])))
 
@@ -274,9 +275,8 @@ def text_at_matching_actions(
     *,
     measures: Iterable[str] | None = None,
     match_measure: str = "tmr",
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    bootstrap: Bootstrap | None = None,
+    **legacy: Unpack[BootstrapKeywords],
 ) -> pd.DataFrame:
     """Text measures over the context pairs whose actions match [the paper's Table 2 at TMR 1.000].
 
@@ -295,8 +295,9 @@ def text_at_matching_actions(
         comparisons have.
     match_measure : str
         The per-pair total match (1: the same action).
-    n_resamples, confidence, seed
-        Bootstrap over the pooled pairs.
+    bootstrap : simscore.stats.Bootstrap, optional
+        Settings of the interval over the pooled pairs (default ``Bootstrap()``;
+        ``n_resamples``, ``confidence``, ``seed`` are deprecated).
 
     Returns
     -------
@@ -316,6 +317,7 @@ def text_at_matching_actions(
       context_set analysis reward measure  mean  count
     0         col    seeds     ts   bleu4   1.0      1
     """
+    settings = Bootstrap.resolve(bootstrap, legacy, "text_at_matching_actions")
     if not isinstance(analyses, Mapping) or not analyses:
         raise ValueError("analyses must be a non-empty mapping analysis name -> comparisons")
     mappings = {str(name): _comparison_mapping(c, f"analyses[{name!r}]") for name, c in analyses.items()}
@@ -347,7 +349,6 @@ def text_at_matching_actions(
         for (context_set, reward), parts in groups.items():
             pooled = pd.concat(parts, ignore_index=True)
             for name in names:
-                mean, low, high, count = _interval(pooled[name].to_numpy(dtype=np.float64), n_resamples, confidence,
-                                                   seed)
+                mean, low, high, count = _interval(pooled[name].to_numpy(dtype=np.float64), settings)
                 rows.append((context_set, analysis, reward, name, mean, low, high, count))
     return typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["text_at_matching_actions"])))

@@ -12,7 +12,7 @@ moves whole dialogues). An existing ``--out`` file is replaced only with ``--for
 never one of the inputs.
 
 ``compare`` reads simscore's JSON Lines responses files and the CSV response logs of
-:func:`policies.adapters.read_responses_csv` (by suffix: ``.csv``; ``.jsonl``, ``.json``,
+:func:`simscore.responses_csv.read_responses_csv` (by suffix: ``.csv``; ``.jsonl``, ``.json``,
 ``.ndjson``; otherwise by content: JSON Lines if the file starts with ``{``). What it writes:
 
 * ``--format text`` — the summary table (mean, confidence interval, counts per measure),
@@ -39,12 +39,14 @@ import json
 import logging
 import os
 import shlex
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from simscore._version import __version__
-from simscore.errors import SimscoreError
+from simscore.app.cli_args import measure_list
+from simscore.errors import RunStopped, SimscoreError
 from simscore.measures import ALL_MEASURES
 
 if TYPE_CHECKING:
@@ -52,13 +54,6 @@ if TYPE_CHECKING:
     from simscore.strata import StratifiedComparison
 
 __all__ = ["main", "build_parser"]
-
-
-def _measure_list(text: str) -> list[str]:
-    names = [part.strip() for part in text.replace(" ", ",").split(",") if part.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("expected measure names separated by commas")
-    return names
 
 
 _SUFFIX_FORMATS = {".json": "json", ".csv": "csv"}
@@ -187,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b", help="responses of policy B (JSON Lines or CSV)")
     p.add_argument(
         "--measures",
-        type=_measure_list,
+        type=measure_list,
         default=list(ALL_MEASURES),
         help="comma-separated measure names or groups ('all', 'action', 'text'); default: all eight",
     )
@@ -292,9 +287,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SimscoreError, OSError, ValueError) as exc:
         print(f"simscore {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"simscore {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        stopped = exc.signal if isinstance(exc, RunStopped) else signal.SIGINT
+        what = "interrupted" if stopped == signal.SIGINT else str(exc)
+        resume = "; run the same command again to continue" if args.command in ("run", "demo") else ""
+        print(f"simscore {args.command}: {what}{resume}", file=sys.stderr)
+        return 128 + int(stopped)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,7 +3,7 @@
 ``simscore train --reward ts|iq --seed S --dialogues 40000 --every 1000 --eval 100 --out DIR``
 writes a checkpoint every ``--every`` dialogues and after the last, evaluates the greedy
 policy on ``--eval`` fixed-seed simulated dialogues after each checkpoint and appends a row to
-``DIR/evaluation.csv`` (see :mod:`policies.training`). Running the same command again on the
+``DIR/evaluation.csv`` (see :mod:`policies.gpsarsa.training`). Running the same command again on the
 same directory resumes from the last complete checkpoint (a larger ``--dialogues`` extends
 the run); another configuration is an error. The ``policies`` package is imported only when
 the command runs.

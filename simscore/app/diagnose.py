@@ -15,7 +15,7 @@ Defaults: a small generated grid (:func:`contexts.generate.generate_grid` on the
 domain with top-value levels 0.0, 0.5 and 1.0: 3³ × 6 methods = 162 contexts, so the text
 measures stay quick) and two real rule-based policies, the handcrafted policy
 (:class:`policies.handcrafted.HandcraftedPolicy`) and a variant that confirms less
-(``confirm_below=0.5``), each through :class:`policies.simulation.SummaryPolicyAdapter`.
+(``confirm_below=0.5``), each through :class:`policies.sim.simulation.SummaryPolicyAdapter`.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simscore.app.cli_args import measure_list
 from simscore.checks import check_number
 from simscore.compare import compare
 from simscore.io import atomic_write_text, prepare_output
@@ -372,8 +373,6 @@ def add_subcommands(subparsers: Any) -> None:
     >>> args.func is cmd_diagnose, args.measures, args.levels, args.force
     (True, ['action'], (0.0, 0.5, 1.0), False)
     """
-    from simscore.app.cli import _measure_list
-
     p = subparsers.add_parser("diagnose", help="can a measure be fooled? degenerate policies vs real ones")
     p.add_argument("--out", "-o", required=True, help="output folder (diagnose.md, diagnose.csv, diagnose.png)")
     p.add_argument("--contexts", help="context set file (default: the generated grid at --levels)")
@@ -383,7 +382,7 @@ def add_subcommands(subparsers: Any) -> None:
                    help="further real policies' responses files on the same contexts")
     p.add_argument("--no-handcrafted", action="store_true",
                    help="leave out the two default handcrafted policies (needs --responses)")
-    p.add_argument("--measures", type=_measure_list, default=list(ALL_MEASURES),
+    p.add_argument("--measures", type=measure_list, default=list(ALL_MEASURES),
                    help="comma-separated measure names or groups ('all', 'action', 'text'); default: all eight")
     p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
                    help=f"gamed: within this of the real-vs-real mean (default {DEFAULT_TOLERANCE})")

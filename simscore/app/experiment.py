@@ -1,7 +1,9 @@
 """The paper's experiment end to end (application layer: wires simscore, contexts and policies).
 
-Steps, each reusing what a previous (possibly interrupted) run of the same configuration
-already finished in the output folder:
+Steps, each reusing what a previous (possibly interrupted, even killed) run already finished
+in the output folder, once it is checked to be made with this run's settings
+(:mod:`simscore.app.provenance`: what each piece is made with, and which pieces are made again
+and which stop the run when a setting changes):
 
 1. **train** GP-SARSA for every reward model and seed (``runs/<reward>-<seed>/``: checkpoints
    every ``every`` dialogues and an evaluation table; an interrupted run resumes);
@@ -10,10 +12,14 @@ already finished in the output folder:
    (``contexts/{col,col-<reward>,gen}.jsonl``);
 3. **respond**: every checkpoint of every run, and a seeded random policy (chance level), on
    every context set (``responses/<set>/<run>/ckpt-<dialogues>.jsonl``, skipped when present);
-4. **score** with all measures: convergence, seeds, reward models, per turn, correlation,
-   chance level and absolute performance, written into the folder itself as CSV/JSON tables,
+4. **score** with all measures (:mod:`simscore.app.analyses`): convergence, seeds, reward
+   models, per turn, correlation, chance level and absolute performance, written into the
+   folder itself as CSV/JSON tables with the run's record (:class:`simscore.app.record.RunRecord`),
    PNG figures (``figures/``) and a Markdown report (``report.md``) by :mod:`simscore.app.report`;
    ``simscore report DIR`` rebuilds figures and report from those tables.
+
+Every path of the folder comes from :class:`simscore.app.folder.ExperimentFolder`; the folder is
+locked while a run writes it.
 
 Steps 1 and 3 are independent jobs run through :func:`simscore.parallel.run_jobs` (local
 processes, or a Dask cluster). Configuration: :class:`ExperimentConfig`, from a TOML file
@@ -43,14 +49,16 @@ from policies.gpsarsa import compile_kernels
 from policies.gpsarsa.training import TrainingConfig
 from simscore._version import __version__
 from simscore.app.findings import Thresholds
+from simscore.app.folder import COLLECTED, GENERATED, ExperimentFolder, RunId
+from simscore.app.provenance import check_collected, check_folder_settings, check_log, stale_random_responses
+from simscore.app.record import RunRecord
 from simscore.checks import check_bool, check_int, check_number, check_seed
 from simscore.config import check_keys, convert_value, from_mapping, to_mapping
 from simscore.errors import ConfigError, ExperimentError, SimscoreError
 from simscore.io import atomic_write_text
 from simscore.measures import ALL_MEASURES, Measure, resolve_measures
-from simscore.parallel import run_jobs
-from simscore.responses import Responses
-from simscore.stats import MAX_RESAMPLES
+from simscore.parallel import run_jobs, stop_on_signals
+from simscore.stats import MAX_RESAMPLES, Bootstrap
 
 __all__ = ["ExperimentConfig", "ExperimentError", "DEMO_CONFIG", "run_experiment", "load_config"]
 
@@ -76,12 +84,12 @@ class ExperimentConfig:
         [training] Reward models, ``"ts"`` (task success) and/or ``"iq"`` (interaction quality).
     seeds : tuple of int
         [training] One GP-SARSA run per reward and seed.
-    training : policies.training.TrainingConfig
+    training : policies.gpsarsa.training.TrainingConfig
         [training] The template of every run: schedule (``dialogues``, ``every``), evaluation
         (``eval_dialogues``, ``eval_seed``, ``eval_scale``), GP-SARSA (``gamma``, ``sigma``,
         ``nu``, ``scale``, ``reward_assignment``), ``max_turns``, the simulated user
-        ([training.user], :class:`~policies.usersim.UserSimulatorConfig`) and the IQ estimator
-        ([training.iq], :class:`~policies.rewards.RuleBasedIQ`). Its ``reward`` and ``seed``
+        ([training.user], :class:`~policies.sim.userconfig.UserSimulatorConfig`) and the IQ estimator
+        ([training.iq], :class:`~policies.sim.rewards.RuleBasedIQ`). Its ``reward`` and ``seed``
         come from ``rewards`` and ``seeds``.
     collect_dialogues, collect_seed : int
         [contexts] Dialogues of each final policy collected as C_col, on fixed simulated users.
@@ -170,9 +178,14 @@ class ExperimentConfig:
             )
 
     @property
-    def runs(self) -> list[tuple[str, int, str]]:
-        """``(reward, seed, run name)`` of every training run."""
-        return [(reward, seed, f"{reward}-{seed}") for reward in self.rewards for seed in self.seeds]
+    def runs(self) -> list[RunId]:
+        """Every training run (reward model and seed; ``.name`` is ``<reward>-<seed>``), rewards first."""
+        return [RunId(reward, seed) for reward in self.rewards for seed in self.seeds]
+
+    @property
+    def bootstrap(self) -> Bootstrap:
+        """The [scoring] bootstrap settings of every interval, as one value."""
+        return Bootstrap(n_resamples=self.n_resamples, confidence=self.confidence, seed=self.bootstrap_seed)
 
     def run_config(self, reward: str, seed: int) -> TrainingConfig:
         """The training configuration of one run: the template with its reward and seed."""
@@ -275,34 +288,34 @@ def _train_job(config: TrainingConfig, run_dir: str) -> dict[str, Any]:
     return {"run_dir": run_dir, "seconds": time.perf_counter() - start}
 
 
-def _respond_job(run_dir: str | None, run: str, context_files: dict[str, str], out_dir: str,
-                 random_seed: int) -> int:
-    """Write the responses of every checkpoint of one run (or of the random policy) once."""
+def _respond_job(folder: ExperimentFolder, run: RunId | None, context_sets: tuple[str, ...], random_seed: int) -> int:
+    """Write the responses of every checkpoint of one run (or of the random policy, ``run=None``) once."""
     from contexts import ContextSet
     from simscore.policy import run_policy
 
-    sets = {name: ContextSet.read_jsonl(path) for name, path in context_files.items()}
+    sets = {name: ContextSet.read_jsonl(folder.contexts(name)) for name in context_sets}
     written = 0
-    if run_dir is None:
+    if run is None:
         from policies import RandomPolicy, SummaryPolicyAdapter
 
         chance = SummaryPolicyAdapter(RandomPolicy(seed=random_seed), name="random")
         for name, contexts in sets.items():
-            path = Path(out_dir) / name / run / "random.jsonl"
+            path = folder.random_responses(name)
             if not path.exists():
                 run_policy(chance, contexts, name="random").to_jsonl(path)
                 written += 1
         return written
     from policies.gpsarsa.training import list_checkpoints, load_checkpoint
 
+    run_dir = folder.run_dir(run)
     for checkpoint in (c.dialogues for c in list_checkpoints(run_dir)):
-        targets = {name: Path(out_dir) / name / run / f"ckpt-{checkpoint:06d}.jsonl" for name in sets}
+        targets = {name: folder.responses(name, run, checkpoint) for name in sets}
         if all(path.exists() for path in targets.values()):
             continue
         policy = load_checkpoint(run_dir, checkpoint)
         for name, path in targets.items():
             if not path.exists():
-                run_policy(policy, sets[name], name=f"{run}@{checkpoint}").to_jsonl(path)
+                run_policy(policy, sets[name], name=f"{run.name}@{checkpoint}").to_jsonl(path)
                 written += 1
     return written
 
@@ -334,22 +347,6 @@ def _run_log(path: Path) -> Iterator[None]:
         handler.close()
 
 
-def _check_folder(out: Path, config: ExperimentConfig) -> None:
-    """Refuse to mix two different training set-ups in one folder."""
-    saved = out / "experiment.json"
-    if not saved.exists():
-        return
-    try:
-        previous = json.loads(saved.read_text(encoding="utf-8"))["config"]
-    except (ValueError, KeyError, TypeError):
-        raise ExperimentError(f"{saved}: unreadable experiment record; use a new output folder") from None
-    if previous.get("training") != config.to_dict()["training"] or previous.get("contexts") != config.to_dict()["contexts"]:
-        raise ExperimentError(
-            f"{out} holds an experiment with other [training]/[contexts] settings; "
-            "use a new output folder (or delete this one)"
-        )
-
-
 def run_experiment(
     config: ExperimentConfig,
     out_dir: str | os.PathLike[str],
@@ -373,28 +370,48 @@ def run_experiment(
     progress : bool
         Progress bars.
     command : str, optional
-        The command line that started the run (``simscore demo --out DIR``), recorded as
-        ``meta["command"]`` for the report's "Reproduce" section; None when run from Python.
+        The command line that started the run (``simscore demo --out DIR``), recorded in the
+        run record for the report's "Reproduce" section; None when run from Python.
 
     Progress messages go to the logger ``simscore.app.experiment`` (INFO) and, while the run
     lasts, into ``out_dir/run.log``; the command line also shows them on the terminal.
+
+    One run at a time: the folder is locked while the run lasts (``simscore.lock``: process,
+    host, command; a second run is refused with
+    :class:`~simscore.errors.FolderInUseError`), and the lock of a run that was killed is
+    taken over. SIGTERM stops the run like Ctrl-C (:class:`~simscore.errors.RunStopped`): its
+    worker processes end, no file is left half-written, and running it again continues.
+
+    Raises
+    ------
+    simscore.errors.FolderInUseError
+        Another process writes the folder.
+    simscore.errors.ExperimentError
+        The folder holds pieces made with other settings that this run cannot remake.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    _check_folder(out, config)
-    atomic_write_text(
-        out / "experiment.json",
-        json.dumps({"simscore": __version__, "config": config.to_dict()}, indent=1) + "\n",
-    )
-    with _run_log(out / "run.log"):
-        return _run(config, out, n_jobs=n_jobs, scheduler=scheduler, progress=progress, command=command)
+    folder = ExperimentFolder(out_dir)
+    folder.root.mkdir(parents=True, exist_ok=True)
+    with stop_on_signals(), folder.lock(command or "run_experiment (Python)") as lock, _run_log(folder.run_log):
+        if lock.taken_over is not None:
+            held = lock.taken_over
+            logger.warning("taking over the lock of %s (process %s on %s, since %s), which ended without releasing it",
+                           held.get("command", "?"), held.get("pid"), held.get("host"), held.get("since"))
+        for path in folder.remove_leftovers():
+            logger.info("removed %s, left by a write that was interrupted", folder.link(path))
+        check_folder_settings(folder, config)
+        atomic_write_text(
+            folder.experiment_file,
+            json.dumps({"simscore": __version__, "config": config.to_dict()}, indent=1) + "\n",
+        )
+        return _run(config, folder, n_jobs=n_jobs, scheduler=scheduler, progress=progress, command=command)
 
 
-def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: str | None, progress: bool,
-         command: str | None) -> Path:
+def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | None, scheduler: str | None,
+         progress: bool, command: str | None) -> Path:
     started = time.perf_counter()
     logger.info(
-        "experiment %r: %d runs x %d dialogues, output %s", config.name, len(config.runs), config.training.dialogues, out
+        "experiment %r: %d runs x %d dialogues, output %s", config.name, len(config.runs), config.training.dialogues,
+        folder.root,
     )
 
     measures = resolve_measures(list(config.measures))  # one set of instances: loaded ahead, then scoring
@@ -404,41 +421,42 @@ def _run(config: ExperimentConfig, out: Path, *, n_jobs: int | None, scheduler: 
     # fresh environment's numba cache is written by this process, not by several workers at once)
     t0 = time.perf_counter()
     compile_kernels()
-    train_jobs = [(config.run_config(reward, seed), str(out / "runs" / run)) for reward, seed, run in config.runs]
+    train_jobs = [(config.run_config(run.reward, run.seed), str(folder.run_dir(run))) for run in config.runs]
     run_jobs(_train_job, train_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="training", progress=progress)
     logger.info("training: %.1f s", time.perf_counter() - t0)
 
     # 2. contexts
     t0 = time.perf_counter()
-    context_files = _build_contexts(config, out)
+    context_sets = _build_contexts(config, folder)
     logger.info("contexts: %.1f s", time.perf_counter() - t0)
 
     # 3. responses
     t0 = time.perf_counter()
-    respond_jobs: list[tuple[str | None, str, dict[str, str], str, int]] = [
-        (str(out / "runs" / run), run, context_files, str(out / "responses"), config.random_seed)
-        for _, _, run in config.runs
-    ]
-    respond_jobs.append((None, "random", context_files, str(out / "responses"), config.random_seed))
+    for remade in stale_random_responses(folder, context_sets, config.random_seed):
+        logger.info("%s", remade)
+    runs: list[RunId | None] = [*config.runs, None]  # None: the random policy
+    respond_jobs = [(folder, run, context_sets, config.random_seed) for run in runs]
     written = sum(run_jobs(_respond_job, respond_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="responding",
                            progress=progress))
     logger.info("responses: %d new response files, %.1f s", written, time.perf_counter() - t0)
 
     # 4. scoring, tables, figures, report
     t0 = time.perf_counter()
-    tables, meta = _score(config, measures, out, context_files, progress)
-    meta["command"] = command
-    logger.info(
-        "scoring (all comparisons, %d measures): %.1f s",
-        len(meta["signatures"]), time.perf_counter() - t0,
-    )
+    from simscore.app.analyses import score_experiment
+
+    tables = score_experiment(config, measures, folder, context_sets, _evaluation_records(config, folder), progress)
+    record = _record(config, measures, command)
+    logger.info("scoring (all comparisons, %d measures): %.1f s", len(record.signatures), time.perf_counter() - t0)
     t0 = time.perf_counter()
     from simscore.app import report
     from simscore.tables_io import save_tables
 
-    save_tables(out, tables, meta)
-    _explain(out, config.bootstrap_seed, n_jobs)
-    path = report.write_report(out, tables, meta, figures=None)
+    # the index and the report are written last: while the tables are replaced, there is neither
+    folder.report.unlink(missing_ok=True)
+    folder.tables_index.unlink(missing_ok=True)
+    save_tables(folder.root, tables, record.to_meta())
+    _explain(folder, context_sets, config.bootstrap_seed, n_jobs)
+    path = report.write_report(folder.root, tables, record, figures=None)
     logger.info("tables, figures and report: %.1f s -> %s", time.perf_counter() - t0, path)
     logger.info("total: %.1f s", time.perf_counter() - started)
     return path
@@ -453,7 +471,7 @@ def _preload_text_models(measures: Sequence[Measure]) -> None:
     progress (each model loads under its lock); a failure here is left to the scoring,
     which raises it with its own message.
     """
-    loaders = [m.load for m in measures if callable(getattr(m, "load", None))]
+    loaders = [load for m in measures if callable(load := getattr(m, "load", None))]
 
     def load_all() -> None:
         for load in loaders:
@@ -466,53 +484,57 @@ def _preload_text_models(measures: Sequence[Measure]) -> None:
         threading.Thread(target=load_all, name="simscore-preload", daemon=True).start()
 
 
-def _explain(out: Path, seed: int, n_jobs: int | None) -> None:
-    """``simscore explain`` into ``out/explain`` (reads responses only; a failure is logged, not raised)."""
+def _explain(folder: ExperimentFolder, context_sets: Sequence[str], seed: int, n_jobs: int | None) -> None:
+    """``simscore explain`` of the scored context sets into ``explain/`` (a failure is logged, not raised)."""
     from simscore.app.explain import explain
 
     t0 = time.perf_counter()
     try:
-        path = explain(out, seed=seed, n_jobs=n_jobs)
+        path = explain(folder.root, seed=seed, n_jobs=n_jobs, context_sets=context_sets)
     except (SimscoreError, ValueError) as exc:
         logger.warning("explain skipped: %s", exc)
         return
     logger.info("explain: %.1f s -> %s", time.perf_counter() - t0, path)
 
 
-def _build_contexts(config: ExperimentConfig, out: Path) -> dict[str, str]:
+def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple[str, ...]:
+    """Collect C_col (and make C_gen) where missing; returns the names of the context sets to score."""
     from contexts import ContextSet, collect_contexts, generate_grid
     from policies import run_dialogues
-    from policies.gpsarsa.training import load_checkpoint
+    from policies.gpsarsa.training import list_checkpoints, load_checkpoint
 
     logs: dict[str, list[Path]] = {reward: [] for reward in config.rewards}
-    for reward, _, run in config.runs:
-        path = out / "logs" / f"{run}.jsonl"
-        if not path.exists():
-            policy = load_checkpoint(out / "runs" / run)
+    for run in config.runs:
+        path = folder.log(run)
+        if path.exists():
+            check_log(folder, run, config, list_checkpoints(folder.run_dir(run))[-1].dialogues)
+        else:
+            policy = load_checkpoint(folder.run_dir(run))
             policy.sampling_scale = config.collect_scale  # PyDial's evaluation dialogues sample (scale 1)
             run_dialogues(policy, config.collect_dialogues, seed=config.collect_seed, log_path=path,
                           settings=config.training.simulation(), log_source={
-                              "name": run, "reward": reward, "purpose": "C_col",
+                              "name": run.name, "reward": run.reward, "purpose": "C_col",
                               "sampling_scale": config.collect_scale})
-        logs[reward].append(path)
-    files: dict[str, str] = {}
-    target = out / "contexts"
-    col = target / "col.jsonl"
-    if not col.exists():
-        for reward, paths in logs.items():
-            _decisions(collect_contexts(paths, name=f"C_col^{reward.upper()}")).to_jsonl(
-                target / f"col-{reward}.jsonl"
-            )
-        _decisions(collect_contexts([p for paths in logs.values() for p in paths], name="C_col")).to_jsonl(col)
-    files["col"] = str(col)
+        logs[run.reward].append(path)
+    # each file on its own (each is made from the logs alone), so a run stopped between two of them resumes
+    for reward, paths in logs.items():
+        if folder.collected(reward).exists():
+            check_collected(folder, folder.collected(reward), [r for r in config.runs if r.reward == reward], config)
+        else:
+            _decisions(collect_contexts(paths, name=f"C_col^{reward.upper()}")).to_jsonl(folder.collected(reward))
+    if folder.collected().exists():
+        check_collected(folder, folder.collected(), config.runs, config)
+    else:
+        everything = [p for paths in logs.values() for p in paths]
+        _decisions(collect_contexts(everything, name="C_col")).to_jsonl(folder.collected())
+    names = [COLLECTED]
     if config.generated:
-        gen = target / "gen.jsonl"
-        if not gen.exists():
-            generate_grid().to_jsonl(gen)
-        files["gen"] = str(gen)
-    sizes = {name: len(ContextSet.read_jsonl(path, verify_hash=False)) for name, path in files.items()}
+        if not folder.generated.exists():
+            generate_grid().to_jsonl(folder.generated)
+        names.append(GENERATED)
+    sizes = {name: len(ContextSet.read_jsonl(folder.contexts(name), verify_hash=False)) for name in names}
     logger.info("context sets: %s", ", ".join(f"{name} {n}" for name, n in sizes.items()))
-    return files
+    return tuple(names)
 
 
 def _decisions(contexts: Any) -> Any:
@@ -520,141 +542,34 @@ def _decisions(contexts: Any) -> Any:
     return contexts.filter(lambda context: (context.metadata.get("turn_index") or 0) > 0, name=contexts.name)
 
 
-def _score(config: ExperimentConfig, measures: Sequence[Measure], out: Path, context_files: Mapping[str, str],
-           progress: bool) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-    from contexts import ContextSet
-    from policies.gpsarsa.training import list_checkpoints
-    from simscore import analysis as an
+def _record(config: ExperimentConfig, measures: Sequence[Measure], command: str | None) -> RunRecord:
+    """What the tables are made with, saved beside them (``command``: None when started from Python)."""
     from simscore.tables_io import collect_versions
 
-    bootstrap = {"n_resamples": config.n_resamples, "confidence": config.confidence, "seed": config.bootstrap_seed}
-    sets = {name: ContextSet.read_jsonl(path) for name, path in context_files.items()}
-    reward_ids = {reward: set(ContextSet.read_jsonl(out / "contexts" / f"col-{reward}.jsonl").ids)
-                  for reward in config.rewards}
-    checkpoints = {run: [c.dialogues for c in list_checkpoints(out / "runs" / run)] for _, _, run in config.runs}
-    final = min(ck[-1] for ck in checkpoints.values())
-
-    # Every responses file read once: per context set, reward and run, the responses of each
-    # checkpoint (on C_col only the contexts collected with that reward), the final
-    # checkpoint on the whole set, and the random policy.
-    by_checkpoint: dict[str, dict[str, dict[str, dict[int, Responses]]]] = {}
-    finals: dict[str, dict[str, dict[str, Responses]]] = {}
-    randoms: dict[str, Responses] = {}
-    for cs in sets:
-        for reward, _, run in config.runs:
-            ids = reward_ids[reward] if cs == "col" else None
-            whole = {k: Responses.read_jsonl(out / "responses" / cs / run / f"ckpt-{k:06d}.jsonl")
-                     for k in checkpoints[run]}
-            by_checkpoint.setdefault(cs, {}).setdefault(reward, {})[run] = {
-                k: r if ids is None else r.subset([i for i in r.ids if i in ids]) for k, r in whole.items()}
-            finals.setdefault(cs, {}).setdefault(reward, {})[run] = whole[final]
-        randoms[cs] = Responses.read_jsonl(out / "responses" / cs / "random" / "random.jsonl")
-
-    conv, seeds, rm, chance, turn_tables, first_turns = [], [], [], [], [], []
-    from tqdm.auto import tqdm
-
-    steps = len(sets) * (2 * len(config.runs) + len(config.rewards) + 1)
-    bar = tqdm(total=steps, desc="scoring", unit="analysis", disable=not progress)
-    text_measures = [m for m in measures if m.level == "text" and hasattr(m, "prepare")]
-    if text_measures:
-        # The models work best on full batches: every text the analyses below will score,
-        # embedded once up front, instead of a few new ones per comparison.
-        t0 = time.perf_counter()
-        bar.set_postfix_str("embedding the texts")
-        everything = [r for cs in sets for runs in by_checkpoint[cs].values() for ks in runs.values()
-                      for r in ks.values()]
-        everything += [r for cs in sets for runs in finals[cs].values() for r in runs.values()]
-        everything += list(randoms.values())
-        texts = {t for r in everything for t in r.texts() if t is not None}
-        for measure in text_measures:
-            measure.prepare(texts)
-        bar.set_postfix_str("")
-        logger.info("text measures: %d distinct texts embedded up front, %.1f s", len(texts), time.perf_counter() - t0)
-    for cs, contexts in sets.items():
-        metadata = contexts.metadata_frame()
-        common = {"context_set": cs, "metadata": metadata, **bootstrap}
-        ck = by_checkpoint[cs]
-        seeds_here: list[an.AnalysisResult] = []
-        for reward, runs in ck.items():
-            for run, run_checkpoints in runs.items():
-                conv.append(an.convergence(run_checkpoints, measures, run=run, reward=reward, **common))
-                bar.update()
-            if len(runs) > 1:
-                seeds_here.append(an.seeds(runs, measures, reward=reward, **common))
-            bar.update()
-        seeds.extend(seeds_here)
-        union = finals[cs]
-        rm.append(an.reward_models(union, measures, checkpoint=final, **common))
-        bar.update()
-        random = randoms[cs]
-        for reward, final_runs in union.items():
-            for run, trained in final_runs.items():
-                chance.append(an.chance_level(random, trained, measures, checkpoint=final, reward=reward,
-                                              run=run, **common))
-                bar.update()
-        if cs == "col":
-            seed_pairs = [c for r in seeds_here for c in r.select(checkpoint=final)]
-            if seed_pairs:
-                turn_tables.append(an.per_turn(seed_pairs, group="seed pairs (final checkpoint)"))
-            cross = [c for key, c in rm[-1].comparisons.items() if key.reward_a != key.reward_b]
-            if cross:
-                turn_tables.append(an.per_turn(cross, group="reward models (final checkpoint)"))
-            pairs = {k: c for r in seeds_here for k, c in r.comparisons.items()}
-            pairs.update((k, c) for k, c in rm[-1].comparisons.items() if k.reward_a != k.reward_b)
-            first_turns.append(an.first_turn(pairs, n_resamples=config.n_resamples, seed=config.bootstrap_seed))
-        logger.info("scored context set %r", cs)
-    bar.close()
-
-    conv_r, rm_r, chance_r = an.combine(conv), an.combine(rm), an.combine(chance)
-    seeds_r = an.combine(seeds) if seeds else None
-    cross = [c for key, c in rm_r.comparisons.items() if key.reward_a != key.reward_b]
-    pooled = [*conv_r.comparisons.values(), *cross]
-    if seeds_r is not None:
-        pooled.extend(seeds_r.comparisons.values())
-    tables: dict[str, pd.DataFrame] = {
-        "performance": an.performance_table(_evaluation_records(config, out)),
-        "convergence": conv_r.table,
-        "reward_models": rm_r.table,
-        "correlation": an.correlation_table(pooled),
-        "chance": chance_r.table,
-    }
-    if seeds_r is not None:
-        tables["seeds"] = seeds_r.table
-    if turn_tables:
-        tables["per_turn"] = pd.concat(turn_tables, ignore_index=True)
-    if first_turns:
-        tables["first_turn"] = pd.concat(first_turns, ignore_index=True)
-    if any(m.level == "text" for m in measures):
-        analyses: dict[str, Mapping[Any, Any]] = {"convergence": conv_r.comparisons}
-        if seeds_r is not None:
-            analyses["seeds"] = seeds_r.comparisons
-        analyses["reward_models"] = {k: c for k, c in rm_r.comparisons.items() if k.reward_a != k.reward_b}
-        tables["text_at_matching_actions"] = an.text_at_matching_actions(
-            analyses, measures=[m.name for m in measures if m.level == "text"], n_resamples=config.n_resamples,
-            seed=config.bootstrap_seed)
-    meta = {
-        "title": f"simscore experiment {config.name!r}",
-        "signatures": {m.name: m.signature() for m in measures},
-        "config": config.to_dict(),
-        "versions": collect_versions(),
-        "seeds": {"training": list(config.seeds), "evaluation": config.training.eval_seed,
-                  "collection": config.collect_seed, "random_policy": config.random_seed,
-                  "bootstrap": config.bootstrap_seed},
-        "bootstrap": bootstrap,
-        "findings": config.findings.to_dict(),
+    return RunRecord(
+        title=f"simscore experiment {config.name!r}",
+        signatures={m.name: m.signature() for m in measures},
+        config=config.to_dict(),
+        versions=collect_versions(),
+        seeds={"training": list(config.seeds), "evaluation": config.training.eval_seed,
+               "collection": config.collect_seed, "random_policy": config.random_seed,
+               "bootstrap": config.bootstrap_seed},
+        bootstrap=config.bootstrap,
+        findings=config.findings,
         # the day the run was scored: written once, so `simscore report DIR` rebuilds the same text
-        "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
-    }
-    return tables, meta
+        date=datetime.datetime.now(datetime.UTC).date().isoformat(),
+        command=command,
+        command_recorded=True,
+    )
 
 
-def _evaluation_records(config: ExperimentConfig, out: Path) -> pd.DataFrame:
+def _evaluation_records(config: ExperimentConfig, folder: ExperimentFolder) -> pd.DataFrame:
     from policies.gpsarsa.training import read_evaluation
 
     rows = [
-        {"reward": reward, "run": run, "checkpoint": record.dialogues, "success_rate": record.success_rate,
+        {"reward": run.reward, "run": run.name, "checkpoint": record.dialogues, "success_rate": record.success_rate,
          "avg_iq": record.avg_iq, "avg_length": record.avg_length}
-        for reward, _, run in config.runs
-        for record in read_evaluation(out / "runs" / run)
+        for run in config.runs
+        for record in read_evaluation(folder.run_dir(run))
     ]
     return pd.DataFrame(rows)

@@ -25,14 +25,14 @@ import argparse
 import itertools
 import logging
 import math
-import re
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from simscore.app.folder import ExperimentFolder, RunFiles
 from simscore.errors import SimscoreError
 from simscore.io import atomic_open, atomic_write_text
 from simscore.responses import Responses
@@ -41,47 +41,17 @@ __all__ = ["explain", "add_subcommands", "cmd_explain", "load_runs", "RunFiles"]
 
 logger = logging.getLogger(__name__)
 
-_RUN = re.compile(r"^(?P<reward>[A-Za-z0-9_.]+)-(?P<seed>\d+)$")
-_CKPT = re.compile(r"^ckpt-(?P<n>\d+)\.jsonl$")
 _WITHIN = "seeds within {}"
 _ACROSS = "across reward models"
-
-
-@dataclass(frozen=True)
-class RunFiles:
-    """The checkpoint files of one run on one context set.
-
-    Attributes
-    ----------
-    run : str
-        Folder name ``<reward>-<seed>``.
-    reward : str
-    seed : int
-    checkpoints : tuple of (int, Path)
-        Ascending by number of training dialogues; the last is the final policy.
-    """
-
-    run: str
-    reward: str
-    seed: int
-    checkpoints: tuple[tuple[int, Path], ...]
 
 
 def load_runs(directory: str | Path, context_set: str) -> list[RunFiles]:
     """The runs with saved checkpoints under ``responses/<context_set>``, sorted by reward then seed.
 
-    Folders that are not ``<reward>-<seed>`` (such as ``random``) or hold no checkpoint are skipped.
+    Folders that are not ``<reward>-<seed>`` (such as ``random``) or hold no checkpoint are
+    skipped (:meth:`simscore.app.folder.ExperimentFolder.run_responses`).
     """
-    root = Path(directory) / "responses" / context_set
-    runs = []
-    for folder in sorted(root.iterdir()) if root.is_dir() else []:
-        match = _RUN.match(folder.name)
-        if not folder.is_dir() or match is None:
-            continue
-        ckpts = sorted((int(m["n"]), p) for p in folder.iterdir() if (m := _CKPT.match(p.name)))
-        if ckpts:
-            runs.append(RunFiles(folder.name, match["reward"], int(match["seed"]), tuple(ckpts)))
-    return sorted(runs, key=lambda r: (r.reward, r.seed))
+    return ExperimentFolder(directory).run_responses(context_set)
 
 
 def _label(response: Any, level: str) -> str:
@@ -111,13 +81,13 @@ def _group(reward_a: str, reward_b: str) -> str:
 class _SetData:
     """Final responses, pair scores and context set of one context set."""
 
-    def __init__(self, directory: Path, name: str, runs: list[RunFiles]) -> None:
+    def __init__(self, folder: ExperimentFolder, name: str, runs: list[RunFiles]) -> None:
         from contexts import ContextSet
 
         self.name = name
         self.runs = runs
         self.finals = {r.run: Responses.read_jsonl(r.checkpoints[-1][1]) for r in runs}
-        path = directory / "contexts" / f"{name}.jsonl"
+        path = folder.contexts(name)
         self.contexts = ContextSet.read_jsonl(path) if path.is_file() else None
         common = set.intersection(*(set(f.ids) for f in self.finals.values()))
         order = self.contexts.ids if self.contexts is not None else self.finals[runs[0].run].ids
@@ -335,7 +305,7 @@ def _plot_floor(floor: pd.DataFrame, path: Path) -> None:
 
 
 def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, top: int = 5,
-            n_jobs: int | None = 1) -> Path:
+            n_jobs: int | None = 1, context_sets: Sequence[str] | None = None) -> Path:
     """Write ``DIR/explain/`` (``explain.md``, CSV tables, a PNG) for an experiment output folder.
 
     Parameters
@@ -351,6 +321,8 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
     n_jobs : int or None
         Threads for the two-sample test's permutations (None: one per core). The
         permutations are drawn up front, so the numbers do not depend on it.
+    context_sets : sequence of str, optional
+        The context sets to explain (default: every one with responses under ``responses/``).
 
     Returns
     -------
@@ -362,12 +334,12 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
     SimscoreError
         The folder has no saved run responses.
     """
-    directory = Path(directory)
-    sets = sorted(p.name for p in (directory / "responses").iterdir()) if (directory / "responses").is_dir() else []
-    data = [_SetData(directory, cs, runs) for cs in sets if len(runs := load_runs(directory, cs)) >= 2]
+    folder = ExperimentFolder(directory)
+    names = folder.response_sets() if context_sets is None else sorted(context_sets)
+    data = [_SetData(folder, cs, runs) for cs in names if len(runs := folder.run_responses(cs)) >= 2]
     if not data:
-        raise SimscoreError(f"{directory}: no context set with responses of two or more runs under responses/")
-    out = directory / "explain"
+        raise SimscoreError(f"{folder.root}: no context set with responses of two or more runs under responses/")
+    out = folder.explain
     out.mkdir(exist_ok=True)
     rewards_all = sorted({r.reward for d in data for r in d.runs})
     pair = ("ts", "iq") if {"ts", "iq"} <= set(rewards_all) else tuple((rewards_all + [""])[:2])
@@ -401,7 +373,7 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
         _write_csv(frame, out / f"{name}.csv")
     _plot_floor(floor, out / "churn_floor.png")
 
-    lines = [f"# Explain: {directory.name}", "",
+    lines = [f"# Explain: {folder.root.name}", "",
              f"Final policy of a run = its highest checkpoint. Seed {seed}, {n_permutations} permutations.", "",
              "## 1. Chance-corrected agreement", "",
              "TMR/DMR beside Cohen's κ and Gwet's AC1 on the full act (TMR) and the intents (DMR), "
@@ -426,7 +398,7 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
               "held-out accuracy vs the majority baseline; classifier two-sample test between the same two "
               "policies (accuracy 0.5 = indistinguishable).", "", _md(probe),
               "Top importances:", "", _md(importances), "Most distinguishing contexts:", "", _md(distinguishing)]
-    path = out / "explain.md"
+    path = folder.explain_report
     atomic_write_text(path, "\n".join(lines))
     logger.info("explain: wrote %s", path)
     return path
@@ -434,7 +406,8 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
 
 def summary_paragraph(directory: str | Path) -> str | None:
     """A one-paragraph summary of ``DIR/explain`` for the report (None if it is missing)."""
-    path = Path(directory) / "explain" / "seed_vs_reward.csv"
+    folder = ExperimentFolder(directory)
+    path = folder.explain / "seed_vs_reward.csv"
     if not path.is_file():
         return None
     try:
@@ -445,17 +418,21 @@ def summary_paragraph(directory: str | Path) -> str | None:
              f"on {r.across_tmr:.1%} (difference {r.difference:+.3f}, paired p = {r.p_value:.3g})"
              for r in paired.itertuples()]
     text = "; ".join(parts) if parts else "no paired test (one reward model only)"
+    link = folder.link(folder.explain_report)
     return (f"Chance-corrected agreement, churn floor, where and why the policies differ: "
-            f"[explain/explain.md](explain/explain.md). In short, {text}.")
+            f"[{link}]({link}). In short, {text}.")
 
 
 # ----------------------------------------------------------------------------- CLI
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    """Run ``simscore explain``."""
-    path = explain(args.directory, seed=args.seed, n_permutations=args.permutations, top=args.top,
-                   n_jobs=args.jobs)
+    """Run ``simscore explain`` (the folder locked while it writes ``explain/``)."""
+    from simscore.parallel import stop_on_signals
+
+    with stop_on_signals(), ExperimentFolder(args.directory).lock_if_present("simscore explain"):
+        path = explain(args.directory, seed=args.seed, n_permutations=args.permutations, top=args.top,
+                       n_jobs=args.jobs)
     print(f"wrote {path}")
     return 0
 

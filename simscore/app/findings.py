@@ -6,8 +6,8 @@ as ``"holds"``, ``"partly"``, ``"does not hold"`` or ``"not assessed"`` (with th
 beside the paper's own number (:mod:`simscore.app.paper`) and the threshold applied.
 
 The thresholds are simscore's own choice, not the paper's: the paper states its findings in
-words ("high", "much higher", "weakly"). Each is a keyword argument of :func:`findings` with a
-documented default, collected in :class:`Thresholds` (the ``[findings]`` section of an
+words ("high", "much higher", "weakly"). They are the fields of :class:`Thresholds`, each with
+a documented default, given to :func:`findings` as one value (the ``[findings]`` section of an
 experiment's configuration). Defaults are set so that the paper's own numbers, where it gives
 them, pass; they are not tuned on any run of simscore.
 
@@ -36,7 +36,7 @@ import pandas as pd
 from simscore.analysis import SCHEMAS, check_table
 from simscore.app import paper
 from simscore.checks import check_number
-from simscore.config import from_mapping
+from simscore.config import from_mapping, resolve_settings
 from simscore.stats import pearson_mse
 
 __all__ = ["Verdict", "VERDICTS", "Thresholds", "Check", "Finding", "findings", "format_quantities"]
@@ -148,6 +148,15 @@ class Thresholds:
     def to_dict(self) -> dict[str, float]:
         """Every threshold by name (the ``[findings]`` table; ``meta["findings"]``)."""
         return dataclasses.asdict(self)
+
+    def changed(self) -> dict[str, float]:
+        """The thresholds that differ from their defaults, by name.
+
+        >>> Thresholds(weak_r=0.4).changed()
+        {'weak_r': 0.4}
+        """
+        defaults = Thresholds().to_dict()
+        return {name: value for name, value in self.to_dict().items() if value != defaults[name]}
 
 
 @dataclass(frozen=True)
@@ -375,13 +384,14 @@ _CLAIMS = {
     "first_turn": "At the first system turn, a seed pair's TMR is all-or-nothing (0 or 1) and its DMR is 1 (Figure 4).",
     "cer_cmr_agree": (
         "CER and CMR correlate very highly with a very low error over all pairs, much less on the "
-        "non-matching pairs (r = 0.466; Figure 6)."
+        "non-matching pairs (r = {facts.nonmatching_cer_cmr_r:.3f}; Figure 6)."
     ),
     "dmr_bleu_weak": "DMR and BLEU-4 correlate only weakly with the other measures (Figure 6).",
     "cer_use_agree": "CER and USE cosine correlate highly with a small error (Figure 6).",
     "text_below_one": (
-        "Where the actions match, the text measures stay well below 1 (angular ≈ 0.87, BLEU-4 ≈ 0.5, "
-        "BERTScore ≈ 0.92 at TMR 1.000 in Table 2): the same act, worded differently."
+        "Where the actions match, the text measures stay well below 1 (angular ≈ {text[use_ang]:.2f}, "
+        "BLEU-4 ≈ {text[bleu4]:.1f}, BERTScore ≈ {text[bertscore]:.2f} at TMR 1.000 in Table 2): the same act, "
+        "worded differently."
     ),
     "gen_below_col": "C_gen gives lower scores than C_col, with the same trends.",
 }
@@ -390,7 +400,10 @@ _ORDER = tuple(_CLAIMS)
 
 
 def _finding(name: str, checks: Sequence[Check] = (), reason: str = "") -> Finding:
-    return Finding(_ORDER.index(name) + 1, name, _TITLES[name], _CLAIMS[name], tuple(checks), reason)
+    """Finding ``name`` with its claim, the paper's numbers in it filled in from :func:`paper.facts`."""
+    facts = paper.facts()
+    claim = _CLAIMS[name].format(facts=facts, text=facts.text_at_tmr_one)
+    return Finding(_ORDER.index(name) + 1, name, _TITLES[name], claim, tuple(checks), reason)
 
 
 def _tmr_rows(table: pd.DataFrame | None, measure: str = "tmr") -> pd.DataFrame | None:
@@ -565,7 +578,8 @@ def _first_turn(table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Findi
         all_or_nothing = float(np.mean((np.abs(tmr) <= _EPS) | (np.abs(tmr - 1.0) <= _EPS)))
         dmr_one = float(np.mean(np.abs(dmr - 1.0) <= _EPS))
         ours = {"share TMR 0 or 1": all_or_nothing, "share DMR = 1": dmr_one, "pairs": len(tmr)}
-        theirs = {"share TMR 0 or 1": 1.0, "share DMR = 1": 1.0} if ref.has(cs, reward) else {}
+        share_paper = ref.facts.first_turn_share
+        theirs = {"share TMR 0 or 1": share_paper, "share DMR = 1": share_paper} if ref.has(cs, reward) else {}
         verdict = _both(all_or_nothing >= share - _EPS, dmr_one >= share - _EPS)
         note = (f"checkpoint {int(part['checkpoint'].max())}, turn {int(part['turn_index'].iloc[0])}; "
                 f"pair TMR {', '.join(_fmt(v) for v in tmr)}")
@@ -720,22 +734,8 @@ def findings(
     text_at_matching_actions: pd.DataFrame | None = None,
     collected_set: str = "col",
     generated_set: str = "gen",
-    late_fraction: float = 0.25,
-    converged_tmr: float = 0.9,
-    converged_tmr_partly: float = 0.8,
-    small_change_max: float = 0.1,
-    seeds_margin: float = 0.1,
-    dmr_margin: float = 0.2,
-    reward_model_margin: float = 0.2,
-    first_turn_share: float = 1.0,
-    agreement_r: float = 0.9,
-    agreement_mse: float = 0.01,
-    nonmatching_drop: float = 0.2,
-    weak_r: float = 0.5,
-    high_r: float = 0.8,
-    small_mse: float = 0.05,
-    text_gap: float = 0.05,
-    trend_r: float = 0.5,
+    thresholds: Thresholds | None = None,
+    **legacy: float,
 ) -> tuple[Finding, ...]:
     """Grade the paper's eleven findings on this run's tables, beside the paper's numbers.
 
@@ -746,10 +746,10 @@ def findings(
         missing or empty is ``"not assessed"``, with the reason.
     collected_set, generated_set : str
         Names of the context sets C_col (the one the paper's numbers describe) and C_gen.
-    late_fraction, converged_tmr, converged_tmr_partly, small_change_max, seeds_margin, dmr_margin, \
-reward_model_margin, first_turn_share, agreement_r, agreement_mse, nonmatching_drop, weak_r, high_r, \
-small_mse, text_gap, trend_r : float
-        The thresholds (simscore's choice), documented with their defaults in :class:`Thresholds`.
+    thresholds : Thresholds, optional
+        The thresholds (simscore's choice), documented with their defaults in :class:`Thresholds`
+        (default ``Thresholds()``). Thresholds given as separate keywords (``converged_tmr=0.95``)
+        still work but are deprecated.
 
     Returns
     -------
@@ -768,16 +768,10 @@ small_mse, text_gap, trend_r : float
     >>> first = findings(convergence=conv)[0]
     >>> first.verdict, first.checks[0].ours, round(first.checks[0].paper["late TMR"], 3)
     ('holds', {'late TMR': 0.97}, 0.986)
-    >>> findings(convergence=conv, converged_tmr=0.99)[0].verdict
+    >>> findings(convergence=conv, thresholds=Thresholds(converged_tmr=0.99))[0].verdict
     'partly'
     """
-    thresholds = Thresholds(
-        late_fraction=late_fraction, converged_tmr=converged_tmr, converged_tmr_partly=converged_tmr_partly,
-        small_change_max=small_change_max, seeds_margin=seeds_margin, dmr_margin=dmr_margin,
-        reward_model_margin=reward_model_margin, first_turn_share=first_turn_share, agreement_r=agreement_r,
-        agreement_mse=agreement_mse, nonmatching_drop=nonmatching_drop, weak_r=weak_r, high_r=high_r,
-        small_mse=small_mse, text_gap=text_gap, trend_r=trend_r,
-    )
+    t = resolve_settings(Thresholds, thresholds, legacy, where="findings", parameter="thresholds")
     given = {
         "convergence": convergence, "seeds": seeds, "reward_models": reward_models, "correlation": correlation,
         "first_turn": first_turn, "text_at_matching_actions": text_at_matching_actions,
@@ -787,15 +781,15 @@ small_mse, text_gap, trend_r : float
             check_table(table, name, name)
     ref = _Paper(collected_set)
     return (
-        _converge(convergence, thresholds, ref),
-        _small_changes(convergence, thresholds, ref),
-        _seeds_differ(convergence, seeds, thresholds, ref),
-        _dmr_above_tmr(seeds, thresholds, ref),
-        _reward_models(reward_models, thresholds, ref),
-        _first_turn(first_turn, thresholds, ref),
-        _cer_cmr(correlation, thresholds, ref),
-        _weak(correlation, thresholds),
-        _cer_use(correlation, thresholds),
-        _text(text_at_matching_actions, thresholds, ref),
-        _gen_col({"convergence": convergence, "seeds": seeds}, generated_set, collected_set, thresholds),
+        _converge(convergence, t, ref),
+        _small_changes(convergence, t, ref),
+        _seeds_differ(convergence, seeds, t, ref),
+        _dmr_above_tmr(seeds, t, ref),
+        _reward_models(reward_models, t, ref),
+        _first_turn(first_turn, t, ref),
+        _cer_cmr(correlation, t, ref),
+        _weak(correlation, t),
+        _cer_use(correlation, t),
+        _text(text_at_matching_actions, t, ref),
+        _gen_col({"convergence": convergence, "seeds": seeds}, generated_set, collected_set, t),
     )

@@ -4,8 +4,10 @@ The report (:mod:`simscore.app.report`) and the findings (:mod:`simscore.app.fin
 experiment's numbers beside the paper's. The paper's Tables 1–4 ship as CSV files inside the
 package (``simscore/app/data/paper/``, read with :mod:`importlib.resources`); one function per
 table returns them as typed DataFrames, and :func:`facts` holds what the paper states in its
-text without a table. Measure columns carry simscore's names (``use_ang`` is the paper's
-"ang sim" / "USE (avg)", ``use_cos`` its "cos sim" / "USE (cos)").
+text without a table (shipped as data too: ``facts.toml``), with numbers derived from the
+tables. The report and the findings take every number of the paper from here, none from
+prose. Measure columns carry simscore's names (``use_ang`` is the paper's "ang sim" /
+"USE (avg)", ``use_cos`` its "cos sim" / "USE (cos)").
 
 Column names follow simscore's tables: the files' ``dialogues`` (training dialogues, the
 paper's checkpoint label) is read as ``checkpoint``, and Table 1's ``task_success_rate``,
@@ -28,9 +30,11 @@ from __future__ import annotations
 import functools
 import io
 import math
+import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -146,16 +150,19 @@ def _parse(name: str, text: str) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-@functools.cache
-def _table(name: str) -> pd.DataFrame:
+def _read(name: str) -> str:
     resource = resources.files(_PACKAGE).joinpath(*_FOLDER, name)
     try:
-        text = resource.read_text(encoding="utf-8")
+        return resource.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FileFormatError(
-            _resource_name(name), "the paper's table is not installed with simscore (package data missing)"
+            _resource_name(name), "the paper's data is not installed with simscore (package data missing)"
         ) from None
-    return _parse(name, text)
+
+
+@functools.cache
+def _table(name: str) -> pd.DataFrame:
+    return _parse(name, _read(name))
 
 
 def performance() -> pd.DataFrame:
@@ -288,7 +295,7 @@ def reward_models_means() -> pd.Series:
 
 @dataclass(frozen=True)
 class PaperFacts:
-    """What the paper states besides its tables, and a few numbers derived from the tables.
+    """What the paper states besides its tables (``facts.toml``), and numbers derived from the tables.
 
     Attributes
     ----------
@@ -304,30 +311,43 @@ class PaperFacts:
         Size of C_col per reward model: 183 (TS) and 178 (IQ).
     gen_contexts : int
         Size of C_gen: 1,296.
-    best_seed_tmr : dict
-        Highest seed-pair TMR on C_col per reward model (Table 4): 0.896 (TS), 0.68 (IQ).
     correlation_tmr : float
         Overall TMR of the pairs behind the correlation analysis (Figure 6): 0.633.
     nonmatching_cer_cmr_r : float
         Pearson r of CER and CMR on the non-matching pairs only: 0.466.
+    first_turn_share : float
+        Share of seed pairs whose first-turn TMR is 0 or 1 and whose DMR is 1 (Figure 4): all, 1.0.
+    best_seed_tmr : dict
+        Highest seed-pair TMR on C_col per reward model (Table 4): 0.896 (TS), 0.68 (IQ).
     text_at_tmr_one : dict
         Mean of each text measure over the Table 2 rows whose TMR is 1.000 (the same actions
         realised with other wording); ``text_at_tmr_one_rows`` counts those rows.
+    success_range : tuple of float
+        Lowest and highest task success rate in Table 1: 0.94 and 1.0.
+    performance_checkpoints : tuple of int
+        The checkpoints of Table 1: 1,000, 5,000, 10,000, …, 40,000.
+    seed_pairs, cross_pairs : int
+        Trial pairs per reward model and checkpoint in Table 4 (3), TS×IQ pairs in Table 3 (9).
     """
 
-    trials: int = 3
-    dialogues: int = 40_000
-    every: int = 1_000
-    eval_dialogues: int = 100
-    final_checkpoint: int = 40_000
-    collect_dialogues: int = 10
-    col_contexts: Mapping[str, int] = field(default_factory=lambda: {"ts": 183, "iq": 178})
-    gen_contexts: int = 1_296
-    best_seed_tmr: Mapping[str, float] = field(default_factory=dict)
-    correlation_tmr: float = 0.633
-    nonmatching_cer_cmr_r: float = 0.466
-    text_at_tmr_one: Mapping[str, float] = field(default_factory=dict)
-    text_at_tmr_one_rows: int = 0
+    trials: int
+    dialogues: int
+    every: int
+    eval_dialogues: int
+    final_checkpoint: int
+    collect_dialogues: int
+    col_contexts: Mapping[str, int]
+    gen_contexts: int
+    correlation_tmr: float
+    nonmatching_cer_cmr_r: float
+    first_turn_share: float
+    best_seed_tmr: Mapping[str, float]
+    text_at_tmr_one: Mapping[str, float]
+    text_at_tmr_one_rows: int
+    success_range: tuple[float, float]
+    performance_checkpoints: tuple[int, ...]
+    seed_pairs: int
+    cross_pairs: int
 
     @property
     def col_dialogues(self) -> int:
@@ -347,6 +367,35 @@ class PaperFacts:
 
 #: Text-level measures among :data:`MEASURES`.
 _TEXT = ("use_ang", "use_cos", "bleu4", "bertscore")
+_FACTS_FILE = "facts.toml"
+#: The facts ``facts.toml`` states, with their types (every one required, no other key).
+_STATED: dict[str, type] = {
+    "trials": int, "dialogues": int, "every": int, "eval_dialogues": int, "final_checkpoint": int,
+    "collect_dialogues": int, "col_contexts": dict, "gen_contexts": int, "correlation_tmr": float,
+    "nonmatching_cer_cmr_r": float, "first_turn_share": float,
+}
+
+
+def _stated(text: str) -> dict[str, Any]:
+    """The facts of ``facts.toml``, checked: every key present, of its type (a float may be written as an int)."""
+    where = _resource_name(_FACTS_FILE)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise FileFormatError(where, f"invalid TOML ({exc})") from None
+    if set(data) != set(_STATED):
+        missing, extra = sorted(set(_STATED) - set(data)), sorted(set(data) - set(_STATED))
+        raise FileFormatError(where, f"missing {missing} / unknown {extra} facts")
+    for key, kind in _STATED.items():
+        value = data[key]
+        ok = isinstance(value, kind) or (kind is float and isinstance(value, int))
+        if not ok or isinstance(value, bool):
+            raise FileFormatError(where, f"{key} must be {kind.__name__}, got {value!r}")
+        if kind is float:
+            data[key] = float(value)
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in data["col_contexts"].values()):
+        raise FileFormatError(where, f"col_contexts must map rewards to integers, got {data['col_contexts']!r}")
+    return data
 
 
 def _facts() -> PaperFacts:
@@ -355,15 +404,22 @@ def _facts() -> PaperFacts:
     table2 = convergence()
     matching = table2[np.isclose(table2["tmr"], 1.0, rtol=0.0, atol=1e-9)]
     text = {m: float(matching[m].mean()) for m in _TEXT} if len(matching) else {m: math.nan for m in _TEXT}
-    return PaperFacts(best_seed_tmr=best, text_at_tmr_one=text, text_at_tmr_one_rows=len(matching))
+    table1 = performance()
+    return PaperFacts(
+        **_stated(_read(_FACTS_FILE)), best_seed_tmr=best, text_at_tmr_one=text, text_at_tmr_one_rows=len(matching),
+        success_range=(float(table1["success_rate"].min()), float(table1["success_rate"].max())),
+        performance_checkpoints=tuple(sorted({int(k) for k in table1["checkpoint"]})),
+        seed_pairs=int(seeds_means()["n_pairs"].max()), cross_pairs=len(reward_models()),
+    )
 
 
 def facts() -> PaperFacts:
-    """The paper's facts without a table, and numbers derived from its tables.
+    """The paper's facts without a table (``facts.toml``), and numbers derived from its tables.
 
-    ``best_seed_tmr`` is the highest TMR per reward in Table 4 and ``text_at_tmr_one`` the
-    mean text measures over the Table 2 rows with TMR 1.000, both computed from the shipped
-    tables; the rest is stated in the paper's text.
+    ``best_seed_tmr`` is the highest TMR per reward in Table 4, ``text_at_tmr_one`` the mean
+    text measures over the Table 2 rows with TMR 1.000, ``success_range``,
+    ``performance_checkpoints``, ``seed_pairs`` and ``cross_pairs`` describe Tables 1, 4 and 3,
+    all computed from the shipped tables; the rest is stated in the paper's text.
 
     Examples
     --------

@@ -20,7 +20,7 @@ from simscore import analysis as an
 N = 20
 IDS = [f"c{i:02d}" for i in range(N)]
 TURNS = {cid: {"turn_index": i // 4 + 1} for i, cid in enumerate(IDS)}
-BOOT = {"n_resamples": 200, "seed": 0}
+BOOT = {"bootstrap": an.Bootstrap(n_resamples=200, seed=0)}
 
 
 def codes(*spans: tuple[int, int, int]) -> list[int]:

@@ -34,7 +34,7 @@ def _legend_texts(figure) -> list[str]:
 
 def test_make_figures_writes_valid_pngs(tables, tmp_path):
     small = _col_only(tables)
-    written = plots.make_figures(tmp_path / "figures", small, n_resamples=100)
+    written = plots.make_figures(tmp_path / "figures", small, bootstrap=an.Bootstrap(n_resamples=100))
     assert list(written) == list(plots.FIGURE_NAMES)
     for name, path in written.items():
         assert path == tmp_path / "figures" / f"{name}.png"
@@ -72,7 +72,7 @@ def test_convergence_figure_is_labelled(tables):
 
 
 def test_seeds_figure_shows_pairs_and_means(tables):
-    figure = plots.draw_seeds(_col_only(tables)["seeds"], n_resamples=100)
+    figure = plots.draw_seeds(_col_only(tables)["seeds"], bootstrap=an.Bootstrap(n_resamples=100))
     axes = _visible_axes(figure)
     assert [ax.get_title() for ax in axes] == ["TMR — col", "DMR — col"]
     assert axes[0].get_xlabel() == "checkpoint k" and "between seeds" in axes[0].get_ylabel()
@@ -95,7 +95,7 @@ def test_per_turn_figure(tables):
 
 
 def test_reward_models_figure_has_grouped_bars_with_intervals(tables):
-    figure = plots.draw_reward_models(tables["reward_models"], n_resamples=100)
+    figure = plots.draw_reward_models(tables["reward_models"], bootstrap=an.Bootstrap(n_resamples=100))
     axes = _visible_axes(figure)
     assert [ax.get_title() for ax in axes] == ["checkpoint 3 — col", "checkpoint 3 — gen"]
     ax = axes[0]
@@ -104,7 +104,7 @@ def test_reward_models_figure_has_grouped_bars_with_intervals(tables):
     assert _legend_texts(figure) == ["ts-ts (n=1)", "iq-iq (n=1)", "ts-iq (n=4)"]
     heights = [patch.get_height() for patch in ax.patches]
     assert len(heights) == 3 * 4
-    aggregate = an.reward_models_aggregate(tables["reward_models"], n_resamples=100)
+    aggregate = an.reward_models_aggregate(tables["reward_models"], bootstrap=an.Bootstrap(n_resamples=100))
     cross = aggregate[(aggregate["context_set"] == "col") & (aggregate["group"] == "ts-iq")]
     assert heights[8:] == pytest.approx(cross["mean"].tolist())
 
@@ -136,7 +136,7 @@ def test_performance_figure(tables):
 
 def test_chance_figure_annotates_values(tables):
     small = _col_only(tables)
-    contrast = an.contrast(chance=small["chance"], seeds=small["seeds"], n_resamples=100)
+    contrast = an.contrast(chance=small["chance"], seeds=small["seeds"], bootstrap=an.Bootstrap(n_resamples=100))
     figure = plots.draw_chance(contrast)
     ax = _visible_axes(figure)[0]
     assert ax.get_title() == "context set col"

@@ -129,3 +129,19 @@ def test_load_refuses_values_out_of_range(tmp_path: Path, column: str, value: fl
     path.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(FileFormatError, match=message):
         tables_io.load_tables(tmp_path)
+
+
+def test_tables_saved_with_other_settings_are_refused(tables, tmp_path):
+    """A run that replaces the tables with other settings and stops half-way leaves a mixed folder."""
+    tables_io.save_tables(tmp_path, tables, META)
+    other = {**META, "bootstrap": {"n_resamples": 50, "seed": 1}}
+    partial = tmp_path / "partial"
+    tables_io.save_tables(partial, {n: tables[n] for n in ("seeds", "chance")}, other)
+    for name in ("seeds", "chance"):
+        (partial / f"{name}.json").replace(tmp_path / f"{name}.json")
+    with pytest.raises(FileFormatError, match=r"tables.json: tables made with other settings than this index: "
+                                              r"seeds, chance \(other bootstrap\)\. A run that replaces the tables "
+                                              r"stopped before it finished: run it again"):
+        tables_io.load_tables(tmp_path)
+    tables_io.save_tables(tmp_path, tables, other)  # the run finished: consistent again
+    assert tables_io.load_tables(tmp_path).meta["bootstrap"] == {"n_resamples": 50, "seed": 1}

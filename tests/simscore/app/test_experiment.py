@@ -109,9 +109,61 @@ def test_other_training_settings_are_refused(tiny_run, tmp_path):
     out, _ = tiny_run
     folder = tmp_path / "x"
     shutil.copytree(out, folder)
-    other = dataclasses.replace(TINY, training=dataclasses.replace(TINY.training, sigma=2.0))
-    with pytest.raises(ExperimentError, match="other \\[training\\]"):
+    other = dataclasses.replace(TINY, training=dataclasses.replace(TINY.training, sigma=2.0), collect_seed=7)
+    before = (folder / "experiment.json").read_bytes()
+    with pytest.raises(ExperimentError, match=r"other settings than this configuration: \[training\] sigma = 5.0 there, "
+                                              r"2.0 here \(they made the training runs \(runs/\).*\[contexts\] "
+                                              r"collect_seed = 2000003 there, 7 here"):
         run_experiment(other, folder, n_jobs=1, progress=False)
+    assert (folder / "experiment.json").read_bytes() == before  # the folder's record is kept
+    # with experiment.json gone, the pieces themselves still say what made them
+    (folder / "experiment.json").unlink()
+    with pytest.raises(ExperimentError, match=r"logs/ts-1.jsonl was made with other settings than this run's: "
+                                              r"\[contexts\] collect_seed 2000003 \(this run: 7\)"):
+        run_experiment(dataclasses.replace(TINY, collect_seed=7), folder, n_jobs=1, progress=False)
+    shutil.rmtree(folder / "logs")  # collected again, with the new seed: the old C_col does not fit them
+    with pytest.raises(ExperimentError, match=r"contexts/col-ts.jsonl was made with other settings than this run's: "
+                                              r"collected from ts-1 \(seed 2000003, scale 1.0, 2 dialogues\), ts-2 .*"
+                                              r"this run: ts-1 \(seed 7, scale 1.0, 2 dialogues\)"):
+        run_experiment(dataclasses.replace(TINY, collect_seed=7), folder, n_jobs=1, progress=False)
+
+
+@pytest.mark.slow
+def test_other_chance_seed_remakes_the_random_responses(tiny_run, tmp_path, caplog):
+    from contexts import ContextSet
+    from policies import RandomPolicy, SummaryPolicyAdapter
+    from simscore.policy import run_policy
+    from simscore.responses import Responses
+
+    out, _ = tiny_run
+    folder = tmp_path / "x"
+    shutil.copytree(out, folder)
+    other = dataclasses.replace(TINY, random_seed=5)
+    with caplog.at_level(logging.INFO, logger="simscore"):
+        run_experiment(other, folder, n_jobs=1, progress=False)
+    assert "responses/col/random/random.jsonl was made with [chance] random_seed 0, this run's is 5: made again" \
+        in caplog.text
+    for name in ("col", "gen"):
+        saved = Responses.read_jsonl(folder / "responses" / name / "random" / "random.jsonl")
+        contexts = ContextSet.read_jsonl(folder / "contexts" / f"{name}.jsonl")
+        fresh = run_policy(SummaryPolicyAdapter(RandomPolicy(seed=5), name="random"), contexts, name="random")
+        assert saved.provenance["seed"] == 5 and saved.actions() == fresh.actions()
+    assert not filecmp.cmp(out / "chance.csv", folder / "chance.csv", shallow=False)
+    assert filecmp.cmp(out / "seeds.csv", folder / "seeds.csv", shallow=False)  # nothing else changes
+    assert '"random_policy": 5' in (folder / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_generated_contexts_can_be_turned_off_and_on(tiny_run, tmp_path):
+    out, _ = tiny_run
+    folder = tmp_path / "x"
+    shutil.copytree(out, folder)
+    run_experiment(dataclasses.replace(TINY, generated=False), folder, n_jobs=1, progress=False)
+    assert set(pd.read_csv(folder / "convergence.csv")["context_set"]) == {"col"}
+    assert set(pd.read_csv(folder / "explain" / "agreement.csv")["context_set"]) == {"col"}
+    run_experiment(TINY, folder, n_jobs=1, progress=False)  # on again: the C_gen pieces are still there
+    for name in _tables(out):
+        assert filecmp.cmp(out / f"{name}.csv", folder / f"{name}.csv", shallow=False), name
 
 
 @pytest.mark.slow
@@ -139,3 +191,17 @@ def test_dask_cluster_gives_identical_results(tiny_run, tmp_path):
         assert filecmp.cmp(out / f"{name}.csv", other / f"{name}.csv", shallow=False), name
     for path in (out / "responses").rglob("*.jsonl"):
         assert filecmp.cmp(path, other / path.relative_to(out), shallow=False), path
+
+
+def test_a_folder_in_use_is_refused_before_any_work(tmp_path, capsys):
+    from simscore.app.folder import ExperimentFolder
+    from simscore.errors import FolderInUseError
+
+    folder = ExperimentFolder(tmp_path / "busy")
+    folder.root.mkdir()
+    with folder.lock("simscore run other.toml --out busy"):
+        with pytest.raises(FolderInUseError, match="in use by another process: simscore run other.toml --out busy"):
+            run_experiment(TINY, folder.root, n_jobs=1, progress=False)
+        assert main(["demo", "--out", str(folder.root), "--quiet"]) == 2
+        assert "simscore demo: error: " in capsys.readouterr().err
+        assert [p.name for p in folder.root.iterdir()] == ["simscore.lock"]  # nothing written

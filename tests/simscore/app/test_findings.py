@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 
 import numpy as np
@@ -77,14 +76,22 @@ def _scopes(finding: Finding) -> dict[str, Check]:
 # ----------------------------------------------------------------------------- thresholds
 
 
-def test_every_threshold_is_a_keyword_of_findings_with_the_same_default():
+def test_findings_take_one_thresholds_object_and_the_old_keywords_warn():
     parameters = inspect.signature(findings).parameters
-    for f in dataclasses.fields(Thresholds):
-        assert parameters[f.name].kind is inspect.Parameter.KEYWORD_ONLY
-        assert parameters[f.name].default == f.default, f.name
     tables = {"convergence", "seeds", "reward_models", "correlation", "first_turn", "text_at_matching_actions"}
-    others = set(parameters) - {f.name for f in dataclasses.fields(Thresholds)}
-    assert others == tables | {"collected_set", "generated_set"}
+    assert set(parameters) == tables | {"collected_set", "generated_set", "thresholds", "legacy"}
+    conv = pd.DataFrame(_conv("col", "ts", {1: 0.5, 2: 0.85, 3: 0.85, 4: 0.85}))
+    new = findings(convergence=conv, thresholds=Thresholds(converged_tmr=0.85, late_fraction=0.5))
+    with pytest.warns(DeprecationWarning, match=r"findings\(converged_tmr=, late_fraction=\) is deprecated") as warned:
+        old = findings(convergence=conv, converged_tmr=0.85, late_fraction=0.5)
+    assert warned[0].filename == __file__
+    assert old == new and new[0].verdict == "holds"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'converged'; did you mean 'converged_tmr'"):
+        findings(converged=0.5)
+    with pytest.raises(TypeError, match="not both"):
+        findings(thresholds=Thresholds(), weak_r=0.3)
+    with pytest.raises(TypeError, match="thresholds must be a simscore.app.findings.Thresholds, got dict"):
+        findings(thresholds={"weak_r": 0.3})
 
 
 def test_thresholds_round_trip_and_errors():
@@ -101,7 +108,7 @@ def test_thresholds_round_trip_and_errors():
     with pytest.raises(ValueError, match="weak_r must be a number, got bool True"):
         Thresholds(weak_r=True)
     with pytest.raises(ValueError, match="converged_tmr_partly \\(0.95\\) must not exceed converged_tmr \\(0.9\\)"):
-        findings(converged_tmr_partly=0.95)
+        Thresholds(converged_tmr_partly=0.95)
 
 
 def test_verdicts_combine_over_scopes():
@@ -221,10 +228,10 @@ def test_findings_hold_on_a_paper_like_run(paper_like):
 def test_convergence_findings_grade_by_threshold():
     low = pd.DataFrame(_conv("col", "ts", {1: 0.5, 2: 0.6, 3: 0.85, 4: 0.85}))
     assert _by_name(findings(convergence=low))["converge"].verdict == "partly"  # 0.85 in [0.8, 0.9)
-    assert _by_name(findings(convergence=low, converged_tmr_partly=0.86))["converge"].verdict == "does not hold"
-    assert _by_name(findings(convergence=low, converged_tmr=0.85))["converge"].verdict == "holds"
+    assert _by_name(findings(convergence=low, thresholds=Thresholds(converged_tmr_partly=0.86)))["converge"].verdict == "does not hold"
+    assert _by_name(findings(convergence=low, thresholds=Thresholds(converged_tmr=0.85)))["converge"].verdict == "holds"
     # late_fraction 1.0: every checkpoint counts
-    assert _scopes(_by_name(findings(convergence=low, late_fraction=1.0))["converge"])["col/ts"].ours == {
+    assert _scopes(_by_name(findings(convergence=low, thresholds=Thresholds(late_fraction=1.0)))["converge"])["col/ts"].ours == {
         "late TMR": pytest.approx(0.7)
     }
 
@@ -233,7 +240,7 @@ def test_convergence_findings_grade_by_threshold():
     jumpy = pd.DataFrame(_conv("col", "ts", {1: 0.5, 2: 1.0, 3: 1.0, 4: 0.85}))
     small = _by_name(findings(convergence=jumpy))["small_changes"]
     assert small.verdict == "partly" and small.checks[0].ours == {"share changed": 0.5, "lowest TMR": 0.85}
-    assert _by_name(findings(convergence=jumpy, small_change_max=0.15))["small_changes"].verdict == "holds"
+    assert _by_name(findings(convergence=jumpy, thresholds=Thresholds(small_change_max=0.15)))["small_changes"].verdict == "holds"
 
 
 def test_seed_and_reward_model_findings_grade_by_margin():
@@ -242,14 +249,14 @@ def test_seed_and_reward_model_findings_grade_by_margin():
     found = _by_name(findings(convergence=conv, seeds=close))
     assert found["seeds_differ"].verdict == "partly"  # below by 0.05 < 0.1
     assert found["dmr_above_tmr"].verdict == "partly"  # above by 0.05 < 0.2
-    assert _by_name(findings(convergence=conv, seeds=close, dmr_margin=0.05))["dmr_above_tmr"].verdict == "holds"
+    assert _by_name(findings(convergence=conv, seeds=close, thresholds=Thresholds(dmr_margin=0.05)))["dmr_above_tmr"].verdict == "holds"
     above = pd.DataFrame(_seed("col", "ts", {"tmr": 0.97, "dmr": 0.97}))
     found = _by_name(findings(convergence=conv, seeds=above))
     assert found["seeds_differ"].verdict == "does not hold" and found["dmr_above_tmr"].verdict == "does not hold"
 
     def rm(within: float, cross: float, **kw):
         table = pd.DataFrame(_rm("col", "ts", "ts", within) + _rm("col", "ts", "iq", cross))
-        return _by_name(findings(reward_models=table, **kw))["reward_models_like_seeds"].verdict
+        return _by_name(findings(reward_models=table, thresholds=Thresholds(**kw)))["reward_models_like_seeds"].verdict
 
     assert rm(0.6, 0.5) == "holds"            # a little lower
     assert rm(0.5, 0.6) == "partly"           # as large, but not lower
@@ -260,7 +267,7 @@ def test_seed_and_reward_model_findings_grade_by_margin():
 
 def test_first_turn_grades_all_or_nothing_and_dmr():
     def verdict(pairs, **kw):
-        return _by_name(findings(first_turn=pd.DataFrame(_first("ts", pairs)), **kw))["first_turn"]
+        return _by_name(findings(first_turn=pd.DataFrame(_first("ts", pairs)), thresholds=Thresholds(**kw)))["first_turn"]
 
     assert verdict([(1.0, 1.0), (0.0, 1.0)]).verdict == "holds"
     mixed = verdict([(0.5, 1.0), (0.0, 1.0)])
@@ -273,7 +280,7 @@ def test_first_turn_grades_all_or_nothing_and_dmr():
 
 def test_correlation_findings():
     def found(cells, **kw):
-        return _by_name(findings(correlation=_corr(cells), **kw))
+        return _by_name(findings(correlation=_corr(cells), thresholds=Thresholds(**kw)))
 
     result = found({("all", "cer", "cmr"): (0.95, 0.05), ("nonmatching", "cer", "cmr"): (0.9, 0.06),
                     ("all", "cer", "use_cos"): (0.7, 0.1)})

@@ -78,6 +78,28 @@ def test_facts():
     assert facts.text_at_tmr_one == {"use_ang": 0.871, "use_cos": 0.891, "bleu4": 0.493, "bertscore": 0.918}
     with pytest.raises(KeyError, match="reward 'xx': the paper has C_col sizes for ts, iq"):
         facts.contexts_per_dialogue("xx")
+    # derived from the shipped tables: Table 1's range and checkpoints, the pairs behind Tables 3 and 4
+    assert facts.success_range == (0.94, 1.0) and facts.first_turn_share == 1.0
+    assert facts.performance_checkpoints[:3] == (1000, 5000, 10000) and facts.performance_checkpoints[-1] == 40000
+    assert (facts.seed_pairs, facts.cross_pairs) == (3, 9)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda t: t.replace("trials = 3\n", ""), r"missing \['trials'\]"),
+        (lambda t: "extra = 1\n" + t, r"unknown \['extra'\]"),
+        (lambda t: t.replace("every = 1000", 'every = "1000"'), "every must be int, got '1000'"),
+        (lambda t: t.replace("trials = 3", "trials = true"), "trials must be int, got True"),
+        (lambda t: t.replace("ts = 183", "ts = 183.5"), "col_contexts must map rewards to integers"),
+        (lambda t: t.replace("[col_contexts]", "[col_contexts"), "invalid TOML"),
+    ],
+)
+def test_stated_facts_file_is_checked(edit, message):
+    text = paper._read("facts.toml")
+    assert paper._stated(text)["nonmatching_cer_cmr_r"] == 0.466
+    with pytest.raises(FileFormatError, match=f"simscore/app/data/paper/facts.toml: .*{message}"):
+        paper._stated(edit(text))
 
 
 @pytest.mark.parametrize(

@@ -291,3 +291,12 @@ def test_write_report_checks_given_figures(tables, tmp_path):
     with pytest.raises(FileNotFoundError, match="convergence.png"):
         report.write_report(tmp_path, tables, META, figures={"convergence": tmp_path / "convergence.png"})
     assert not (tmp_path / "report.md").exists()
+
+
+def test_sections_are_data_one_per_table_in_report_order():
+    from simscore.app.report_sections import SECTIONS
+
+    assert report.TABLE_NAMES == tuple(s.table for s in SECTIONS)
+    assert all(s.table in an.SCHEMAS for s in SECTIONS)
+    # a section with a figure names one make_figures draws (under the table's name), and only those
+    assert {s.table for s in SECTIONS if s.figure} == set(plots.FIGURE_NAMES)

@@ -1,0 +1,169 @@
+"""What each stored piece of an experiment folder was made with, checked before a run reuses it.
+
+A run continues what earlier runs of its folder left (:func:`simscore.app.experiment.run_experiment`),
+so every piece it reuses must have been made with this run's settings. Each piece records the
+settings that determine it, and each kind of piece is either made again or refused (the run
+stops before any work, naming the setting and the piece):
+
+- ``runs/<run>/`` — made by [training]; recorded in its ``run.json`` and the folder's
+  ``experiment.json``; another setting: **stop** (before any work).
+- ``logs/<run>.jsonl`` — made by the run's final policy and [contexts] ``collect_dialogues``,
+  ``collect_seed``, ``collect_scale``; recorded in the log's header (seed, sampling scale,
+  the policy's checkpoint) and its dialogues; another setting: **stop**.
+- ``contexts/col.jsonl``, ``col-<reward>.jsonl`` — made from the logs; recorded in the
+  header (each source's provenance and dialogues used); another setting: **stop**.
+- ``responses/<set>/<run>/`` — made by the checkpoints and context sets above.
+- ``contexts/gen.jsonl``, ``responses/gen/`` — made when [contexts] ``generated`` is on
+  (present or not); turned on: **made**; turned off: left unused (not scored, not explained).
+- ``responses/<set>/random/random.jsonl`` — made by [chance] ``random_seed``; recorded in its
+  header (``provenance.seed``); another setting: **made again** (with a log line).
+- tables, figures, ``explain/``, ``report.md`` — made by [scoring] and [findings]; recorded in
+  every table's saved run record; **made again** by every run (the index and the report
+  last, after deleting them first).
+
+Stopping is the choice where a change would cascade: other collected contexts invalidate every
+response on them. The tables are remade by every run; a report is never built from tables
+made with different settings (:func:`simscore.tables_io.load_tables` refuses them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from simscore.app.folder import ExperimentFolder, RunId
+from simscore.errors import ExperimentError
+from simscore.io import read_jsonl
+
+if TYPE_CHECKING:
+    from simscore.app.experiment import ExperimentConfig
+
+__all__ = ["check_folder_settings", "check_log", "check_collected", "stale_random_responses"]
+
+#: The [contexts] settings that determine the logs and C_col (``generated`` only adds or omits C_gen).
+COLLECTION = ("collect_dialogues", "collect_seed", "collect_scale")
+#: What each table of settings determines, for the messages.
+_PIECES = {
+    "training": "the training runs (runs/) and all made from them (logs/, contexts/col*.jsonl, responses/)",
+    "contexts": "the collected dialogues and contexts (logs/, contexts/col*.jsonl) and the responses on them",
+}
+_NONE = object()
+
+
+def _flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        name = f"{prefix}{key}"
+        if isinstance(item, Mapping):
+            out.update(_flatten(item, f"{name}."))
+        else:
+            out[name] = item
+    return out
+
+
+def _shown(value: Any) -> str:
+    return "(not set)" if value is _NONE else json.dumps(value)
+
+
+def check_folder_settings(folder: ExperimentFolder, config: ExperimentConfig) -> None:
+    """Stop when the folder's ``experiment.json`` has other [training] or collection settings.
+
+    Raises
+    ------
+    simscore.errors.ExperimentError
+        Naming every differing setting, where it came from, and the pieces it made.
+    """
+    saved_path = folder.experiment_file
+    if not saved_path.exists():
+        return
+    try:
+        saved = json.loads(saved_path.read_text(encoding="utf-8"))["config"]
+        if not isinstance(saved, Mapping):
+            raise TypeError
+    except (ValueError, KeyError, TypeError):
+        raise ExperimentError(f"{saved_path}: unreadable experiment record; use a new output folder") from None
+    now = config.to_dict()
+    problems = []
+    for table, keys in (("training", None), ("contexts", COLLECTION)):
+        before = _flatten(saved.get(table) or {})
+        after = _flatten(now[table])
+        names = list(dict.fromkeys([*after, *before])) if keys is None else list(keys)
+        changed = [f"{name} = {_shown(before.get(name, _NONE))} there, {_shown(after.get(name, _NONE))} here"
+                   for name in names if before.get(name, _NONE) != after.get(name, _NONE)]
+        if changed:
+            problems.append(f"[{table}] {'; '.join(changed)} (they made {_PIECES[table]})")
+    if problems:
+        raise ExperimentError(
+            f"{folder.root} holds pieces made with other settings than this configuration: "
+            + "; ".join(problems)
+            + f". This run would reuse them: use a new output folder, or the folder's settings ({saved_path.name})"
+        )
+
+
+def _differences(recorded: Mapping[str, Any], wanted: Mapping[str, Any]) -> list[str]:
+    return [f"{name} {_shown(recorded.get(name, _NONE))} (this run: {_shown(value)})"
+            for name, value in wanted.items() if recorded.get(name, _NONE) != value]
+
+
+def _refuse(folder: ExperimentFolder, path: Path, differences: Sequence[str]) -> ExperimentError:
+    return ExperimentError(
+        f"{path} was made with other settings than this run's: {'; '.join(differences)}. Everything collected "
+        f"from it would be reused: use a new output folder, or the settings that made {folder.link(path)}"
+    )
+
+
+def check_log(folder: ExperimentFolder, run: RunId, config: ExperimentConfig, checkpoint: int) -> None:
+    """Stop when ``logs/<run>.jsonl`` was not collected from ``checkpoint`` with this run's collection settings."""
+    path = folder.log(run)
+    from contexts.dialogue_log import DIALOGUE_LOG_FORMAT, DIALOGUE_LOG_VERSION
+
+    header, records = read_jsonl(path, format_name=DIALOGUE_LOG_FORMAT, versions=(DIALOGUE_LOG_VERSION,))
+    dialogues = sum(1 for _ in records)
+    source = header.get("source")
+    source = source if isinstance(source, Mapping) else {}
+    policy = source.get("policy_provenance")
+    recorded = {
+        "[contexts] collect_dialogues": dialogues,
+        "[contexts] collect_seed": source.get("seed", _NONE),
+        "[contexts] collect_scale": source.get("sampling_scale", _NONE),
+        "checkpoint": policy.get("checkpoint", _NONE) if isinstance(policy, Mapping) else _NONE,
+    }
+    wanted = {"[contexts] collect_dialogues": config.collect_dialogues, "[contexts] collect_seed": config.collect_seed,
+              "[contexts] collect_scale": config.collect_scale, "checkpoint": checkpoint}
+    differences = _differences(recorded, wanted)
+    if differences:
+        raise _refuse(folder, path, differences)
+
+
+def check_collected(folder: ExperimentFolder, path: Path, runs: Sequence[RunId], config: ExperimentConfig) -> None:
+    """Stop when a C_col file was not collected from these runs' logs with this run's collection settings."""
+    from contexts import ContextSet
+
+    sources = ContextSet.read_jsonl(path, verify_hash=False).built.get("sources")
+    described = [(s.get("name"), (s.get("provenance") or {}).get("seed"),
+                  (s.get("provenance") or {}).get("sampling_scale"), s.get("dialogues_used"))
+                 for s in (sources or ()) if isinstance(s, Mapping)]
+    wanted = [(run.name, config.collect_seed, config.collect_scale, config.collect_dialogues) for run in runs]
+    if described != wanted:
+        shown = ", ".join(f"{n} (seed {s}, scale {c}, {d} dialogues)" for n, s, c, d in described) or "no sources"
+        raise _refuse(folder, path, [f"collected from {shown}; this run: "
+                                     + ", ".join(f"{n} (seed {s}, scale {c}, {d} dialogues)" for n, s, c, d in wanted)])
+
+
+def stale_random_responses(folder: ExperimentFolder, context_sets: Sequence[str], random_seed: int) -> list[str]:
+    """Delete random-policy responses made with another ``[chance] random_seed``; returns what was deleted, in words."""
+    from simscore.responses import Responses
+
+    removed = []
+    for name in context_sets:
+        path = folder.random_responses(name)
+        if not path.exists():
+            continue
+        seed = Responses.read_jsonl(path).provenance.get("seed", _NONE)
+        if seed != random_seed:
+            path.unlink()
+            removed.append(f"{folder.link(path)} was made with [chance] random_seed {_shown(seed)}, this run's is "
+                           f"{random_seed}: made again")
+    return removed

@@ -1,0 +1,154 @@
+"""Fault injection: ``simscore run`` killed at a write point resumes to the same folder as a clean run.
+
+A tiny experiment (two reward models, one seed each, 40 dialogues, action measures) is run
+once cleanly through :mod:`tests.simscore.app.faults`, which lists its write points (every
+file written, in order). A case kills a fresh run at one write point, after the file's
+content is written and before it is renamed into place, with SIGKILL (the process ends on the
+spot) or SIGTERM (stopped cleanly); then ``simscore run`` runs again on the same folder,
+with no manual step, and the folder must equal the clean run's byte for byte, except
+``run.log`` and the wall-clock fields of the training runs (``run.json``'s ``started`` and
+``updated``; ``evaluation.csv``'s ``train_seconds`` and ``eval_seconds``, which no two runs
+share). The default suite tries a few write points; the ``slow`` matrix tries every write
+point with both signals.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+CONFIG = """\
+name = "faults"
+[training]
+rewards = ["ts", "iq"]
+seeds = [1]
+dialogues = 40
+every = 20
+eval_dialogues = 5
+[contexts]
+collect_dialogues = 2
+generated = false
+[scoring]
+measures = ["action"]
+n_resamples = 20
+"""
+
+#: What a killed process returns (the CLI exits 128 + 15 after SIGTERM).
+_EXIT = {"KILL": -signal.SIGKILL, "TERM": 128 + signal.SIGTERM}
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+def _simscore(base: Path, *, at: int = 0, sig: str = "KILL", listing: Path | None = None) -> subprocess.CompletedProcess:
+    """``simscore run`` on ``base/out``, through the fault runner when ``at`` is given."""
+    command = ["run", str(base / "faults.toml"), "--out", str(base / "out"), "--jobs", "1", "--quiet"]
+    runner = ["-m", "tests.simscore.app.faults", "--at", str(at), "--signal", sig]
+    if listing is not None:
+        runner += ["--list", str(listing)]
+    argv = [sys.executable, *runner, "--", *command] if at or listing else [sys.executable, "-m", "simscore.app.cli",
+                                                                              *command]
+    return subprocess.run(argv, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600, check=False)
+
+
+def _timeless(path: Path) -> object:
+    """A file's content, without the wall-clock fields of training runs."""
+    data = path.read_bytes()
+    if path.name == "run.json" and path.parent.parent.name == "runs":
+        document = json.loads(data)
+        for key in ("started", "updated"):
+            document.pop(key, None)
+        return document
+    if path.name == "evaluation.csv":
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8"))))
+        drop = {rows[0].index(c) for c in ("train_seconds", "eval_seconds")}
+        return [[v for i, v in enumerate(row) if i not in drop] for row in rows]
+    return data
+
+
+def _differences(expected: Path, actual: Path) -> list[str]:
+    def files(root: Path) -> set[Path]:
+        return {p.relative_to(root) for p in root.rglob("*") if p.is_file() and p.name != "run.log"}
+
+    a, b = files(expected), files(actual)
+    out = [f"only in the clean run: {p}" for p in sorted(a - b)] + [f"only in the resumed run: {p}" for p in sorted(b - a)]
+    out += [f"differs: {p}" for p in sorted(a & b) if _timeless(expected / p) != _timeless(actual / p)]
+    return out
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """The folder and the write points (paths relative to the folder, in order) of a clean run."""
+    base = tmp_path_factory.mktemp("faults")
+    (base / "faults.toml").write_text(CONFIG)
+    listing = base / "writes.txt"
+    done = _simscore(base, listing=listing)
+    assert done.returncode == 0, done.stderr
+    (base / "out").rename(base / "clean")
+    prefix = f"{base / 'out'}{os.sep}"
+    points = [line.split(" ", 1)[1].removeprefix(prefix) for line in listing.read_text().splitlines()]
+    return base, points
+
+
+def _kill_and_resume(base: Path, at: int, sig: str) -> list[str]:
+    """Kill a run at write point ``at`` with ``sig``, run again; what differs from the clean run."""
+    shutil.rmtree(base / "out", ignore_errors=True)
+    killed = _simscore(base, at=at, sig=sig)
+    assert killed.returncode == _EXIT[sig], (at, sig, killed.returncode, killed.stderr[-2000:])
+    if sig == "TERM":
+        assert "stopped by SIGTERM; run the same command again to continue" in killed.stderr
+    assert (base / "out" / "simscore.lock").exists() == (sig == "KILL")  # a killed run cannot release its lock
+    resumed = _simscore(base)
+    assert resumed.returncode == 0, (at, sig, resumed.stderr[-2000:])
+    log = (base / "out" / "run.log").read_text(encoding="utf-8")
+    assert ("which ended without releasing it" in log) == (sig == "KILL")
+    return _differences(base / "clean", base / "out")
+
+
+def test_the_write_points_are_every_file_of_the_folder(clean):
+    base, points = clean
+    assert points[0] == "experiment.json" and points[-1] == "report.md"
+    written = {p for p in points}
+    assert written == {str(p.relative_to(base / "clean")) for p in (base / "clean").rglob("*")
+                       if p.is_file() and p.name != "run.log"}
+    assert not (base / "clean" / "simscore.lock").exists()
+
+
+@pytest.mark.parametrize(
+    ("point", "sig"),
+    [
+        ("contexts/col-iq.jsonl", "KILL"),  # between the two C_col files: once a blocker ("... exists; use --force")
+        ("chance.json", "TERM"),  # half-way through replacing the tables
+    ],
+)
+def test_a_killed_run_resumes_to_the_clean_folder(clean, point, sig):
+    base, points = clean
+    assert _kill_and_resume(base, points.index(point) + 1, sig) == []
+
+
+@pytest.mark.slow
+def test_every_write_point_and_signal_resumes_to_the_clean_folder(clean):
+    base, points = clean
+    failed = {}
+    for at, point in enumerate(points, start=1):
+        for sig in ("KILL", "TERM"):
+            differences = _kill_and_resume(base, at, sig)
+            if differences:
+                failed[(at, point, sig)] = differences
+    print(f"\nfault matrix: {len(points)} write points x 2 signals, {len(failed)} resumed to another folder")
+    for at, point in enumerate(points, start=1):
+        print(f"{at:3d} {point:<45} " + "  ".join(
+            f"{sig} {'FAIL' if (at, point, sig) in failed else 'ok'}" for sig in ("KILL", "TERM")))
+    assert failed == {}

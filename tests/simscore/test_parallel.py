@@ -1,0 +1,101 @@
+"""simscore.parallel: jobs in worker processes, and stopping them (SIGTERM, SIGKILL of the parent)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from simscore.errors import RunStopped
+from simscore.parallel import run_jobs, stop_on_signals
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A parent that starts two workers which would run for a minute, each first writing its pid.
+_PARENT = textwrap.dedent("""
+    import os, sys, time
+    from pathlib import Path
+    from simscore.parallel import run_jobs, stop_on_signals
+
+    def job(folder, i):
+        Path(folder, f"worker-{i}").write_text(str(os.getpid()))
+        time.sleep(60)
+        return i
+
+    if __name__ == "__main__":
+        with stop_on_signals():
+            try:
+                run_jobs(job, [(sys.argv[1], 0), (sys.argv[1], 1)], n_jobs=2, progress=False)
+            except KeyboardInterrupt as exc:
+                print(f"stopped: {exc}", flush=True)
+                sys.exit(3)
+""")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (ended, not yet reaped by its parent) counts as ended
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _start(tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]]:
+    script = tmp_path / "parent.py"
+    script.write_text(_PARENT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    parent = subprocess.Popen([sys.executable, str(script), str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.glob("worker-*"))) < 2:
+        assert time.monotonic() < deadline and parent.poll() is None, "the workers did not start"
+        time.sleep(0.1)
+    time.sleep(0.3)
+    return parent, [int(p.read_text()) for p in sorted(tmp_path.glob("worker-*"))]
+
+
+def _gone_within(pids: list[int], seconds: float) -> float:
+    start = time.monotonic()
+    while any(_alive(pid) for pid in pids):
+        assert time.monotonic() - start < seconds, f"workers {[p for p in pids if _alive(p)]} still run"
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def test_jobs_in_order_in_process():
+    assert run_jobs(pow, [(2, 3), (3, 2), (2, 0)], n_jobs=1, progress=False) == [8, 9, 1]
+
+
+def test_sigterm_raises_run_stopped_inside_and_the_old_handler_comes_back():
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(RunStopped, match="stopped by SIGTERM") as caught, stop_on_signals():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    assert caught.value.signal == signal.SIGTERM and isinstance(caught.value, KeyboardInterrupt)
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_workers_within_seconds(tmp_path):
+    parent, workers = _start(tmp_path)
+    assert all(_alive(w) for w in workers)
+    parent.send_signal(signal.SIGTERM)
+    out, _ = parent.communicate(timeout=20)
+    assert parent.returncode == 3 and "stopped: stopped by SIGTERM" in out
+    assert _gone_within(workers, 10) < 10
+
+
+@pytest.mark.slow
+def test_workers_end_when_their_parent_is_killed(tmp_path):
+    parent, workers = _start(tmp_path)
+    parent.kill()
+    parent.wait(timeout=20)
+    assert _gone_within(workers, 5) < 5  # the watch in each worker checks every half second
