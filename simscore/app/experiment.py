@@ -38,6 +38,7 @@ import threading
 import time
 import tomllib
 import typing
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,7 +93,12 @@ class ExperimentConfig:
         ([training.iq], :class:`~policies.sim.rewards.RuleBasedIQ`). Its ``reward`` and ``seed``
         come from ``rewards`` and ``seeds``.
     collect_dialogues, collect_seed : int
-        [contexts] Dialogues of each final policy collected as C_col, on fixed simulated users.
+        [contexts] Dialogues of each final policy collected as C_col, each run on its own
+        simulated users, as the paper took 10 evaluation dialogues from each trial's own
+        stream: run ``<reward>-<seed>`` meets the users of its training seed's stream
+        ``(collect_seed, CRC-32 of <reward>)`` (:func:`policies.sim.simulation.dialogue_seed`;
+        :func:`collection_stream`), reproducible and met by no training or evaluation dialogue
+        nor by another run.
     collect_scale : float
         [contexts] Posterior sampling scale of the policies in those dialogues (PyDial's
         evaluation dialogues, from which the paper collected C_col, sample with scale 1; 0 is
@@ -511,10 +517,11 @@ def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple
         else:
             policy = load_checkpoint(folder.run_dir(run))
             policy.sampling_scale = config.collect_scale  # PyDial's evaluation dialogues sample (scale 1)
-            run_dialogues(policy, config.collect_dialogues, seed=config.collect_seed, log_path=path,
-                          settings=config.training.simulation(), log_source={
+            run_dialogues(policy, config.collect_dialogues, seed=run.seed,
+                          stream=collection_stream(config.collect_seed, run.reward),
+                          log_path=path, settings=config.training.simulation(), log_source={
                               "name": run.name, "reward": run.reward, "purpose": "C_col",
-                              "sampling_scale": config.collect_scale})
+                              "collect_seed": config.collect_seed, "sampling_scale": config.collect_scale})
         logs[run.reward].append(path)
     # each file on its own (each is made from the logs alone), so a run stopped between two of them resumes
     for reward, paths in logs.items():
@@ -535,6 +542,18 @@ def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple
     sizes = {name: len(ContextSet.read_jsonl(folder.contexts(name), verify_hash=False)) for name in names}
     logger.info("context sets: %s", ", ".join(f"{name} {n}" for name, n in sizes.items()))
     return tuple(names)
+
+
+def collection_stream(collect_seed: int, reward: str) -> tuple[int, int]:
+    """The user stream of a run's C_col dialogues (with the run's training seed): its own users.
+
+    The reward's name is part of it, so runs of two reward models with the same seed meet
+    different users, as the paper's trials did.
+
+    >>> collection_stream(2_000_003, "ts")
+    (2000003, 3280375435)
+    """
+    return (collect_seed, zlib.crc32(reward.encode("utf-8")))
 
 
 def _decisions(contexts: Any) -> Any:
