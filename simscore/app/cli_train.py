@@ -1,6 +1,6 @@
 """The ``simscore train`` command: train a GP-SARSA policy in the simulated restaurant domain.
 
-``simscore train --reward ts|iq --seed S --dialogues 40000 --every 1000 --eval 300 --out DIR``
+``simscore train --reward ts|iq --seed S --dialogues 40000 --every 1000 --eval 700 --out DIR``
 writes a checkpoint every ``--every`` dialogues and after the last, evaluates the policy
 (sampling with ``--eval-scale``, as PyDial) on ``--eval`` simulated dialogues after each
 checkpoint, with fresh users drawn from the seed and the checkpoint, and appends a row to
@@ -86,7 +86,7 @@ def add_subcommands(subparsers: Any) -> None:
     # defaults (None here) are TrainingConfig's, so the CLI, the TOML and the API share one set
     parser.add_argument("--dialogues", type=_integer, help="training dialogues in total (default 40000)")
     parser.add_argument("--every", type=_integer, help="checkpoint every N dialogues (default 1000)")
-    parser.add_argument("--eval", type=_integer, metavar="N", help="evaluation dialogues per checkpoint (default 300)")
+    parser.add_argument("--eval", type=_integer, metavar="N", help="evaluation dialogues per checkpoint (default 700)")
     parser.add_argument("--eval-seed", type=_integer, help="key of the evaluation users' stream (fresh per checkpoint)")
     parser.add_argument("--sigma", type=float, help="GP noise standard deviation (default 5)")
     parser.add_argument("--nu", type=float, help="ALD dictionary threshold (default 0.001)")

@@ -55,7 +55,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_config_defaults_round_trip_and_schedule() -> None:
     config = TrainingConfig(reward="iq", seed=1)
-    assert (config.dialogues, config.every, config.eval_dialogues, config.eval_seed) == (40000, 1000, 300, EVAL_SEED)
+    assert (config.dialogues, config.every, config.eval_dialogues, config.eval_seed) == (40000, 1000, 700, EVAL_SEED)
     assert (config.gamma, config.sigma, config.nu, config.scale, config.max_turns) == (1.0, 5.0, 0.001, 3.0, 25)
     data = json.loads(json.dumps(config.to_dict()))
     assert TrainingConfig.from_dict(data) == config
