@@ -505,7 +505,7 @@ def plot_correlation(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
 
 
 def draw_performance(table: pd.DataFrame) -> Figure:
-    """Learning curves: task success rate, average IQ and average length per reward, with t-intervals."""
+    """Learning curves: task success rate, average IQ and average length per reward, with intervals over the users."""
     _nonempty(table, "performance")
     colours = _colours(table["reward"])
     panels = (
@@ -532,7 +532,8 @@ def draw_performance(table: pd.DataFrame) -> Figure:
             else:
                 ax.set_ylim(bottom=0)
         _outside_legend(figure, axes[0], "reward")
-        _set_title(figure, "Absolute performance per checkpoint (mean over runs, Student-t interval over runs)")
+        _set_title(figure, "Absolute performance per checkpoint (mean over the runs' evaluation users; band: 95% "
+                           "interval over the users)")
     return figure
 
 

@@ -454,6 +454,11 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
     record = _record(config, measures, command)
     logger.info("scoring (all comparisons, %d measures): %.1f s", len(record.signatures), time.perf_counter() - t0)
     t0 = time.perf_counter()
+    from simscore.app.reference import reference_policies
+
+    tables["policies"] = reference_policies(config, folder)
+    logger.info("final, handcrafted and random policies on the final evaluation users: %.1f s", time.perf_counter() - t0)
+    t0 = time.perf_counter()
     from simscore.app import report
     from simscore.tables_io import save_tables
 
@@ -586,8 +591,9 @@ def _evaluation_records(config: ExperimentConfig, folder: ExperimentFolder) -> p
     from policies.gpsarsa.training import read_evaluation
 
     rows = [
-        {"reward": run.reward, "run": run.name, "checkpoint": record.dialogues, "success_rate": record.success_rate,
-         "avg_iq": record.avg_iq, "avg_length": record.avg_length}
+        {"reward": run.reward, "run": run.name, "checkpoint": record.dialogues, "eval_dialogues": record.eval_dialogues,
+         "success_rate": record.success_rate, "avg_iq": record.avg_iq, "avg_iq_sd": record.avg_iq_sd,
+         "avg_length": record.avg_length, "avg_length_sd": record.avg_length_sd}
         for run in config.runs
         for record in read_evaluation(folder.run_dir(run))
     ]

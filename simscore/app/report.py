@@ -25,7 +25,7 @@ What the report holds: a table of the paper's findings graded on this run
 (:mod:`simscore.app.findings`), this run's set-up beside the paper's, one section per table
 with the paper's published numbers beside ours where the paper has them
 (:mod:`simscore.app.paper`: rows marked "(paper)" or columns named "paper"), a note when
-absolute performance is saturated (:data:`SATURATED_SUCCESS`), the measures' signatures and a
+task success is saturated (:data:`SATURATED_SUCCESS`), the measures' signatures and a
 "Reproduce" section (command, date, run log, configuration, package versions, citation).
 
 What the tables were made with comes as a :class:`~simscore.app.record.RunRecord` (title,

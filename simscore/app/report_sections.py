@@ -22,6 +22,7 @@ from simscore import analysis
 from simscore.app import paper
 from simscore.app.findings import Thresholds
 from simscore.app.record import RunRecord
+from simscore.app.report_performance import SATURATED_SUCCESS, section_performance
 from simscore.stats import Bootstrap
 from simscore.tables_io import markdown_table
 
@@ -125,11 +126,6 @@ def _drop_blank(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     return frame.drop(columns=blank)
 
 
-#: Task success at or above this at every checkpoint of a reward model counts as saturated:
-#: absolute performance can no longer tell its runs apart (the paper's argument for similarity).
-SATURATED_SUCCESS = 0.99
-
-
 #: What marks the paper's rows in a table (the context set column reads e.g. "col (paper)").
 PAPER_MARK = "(paper)"
 
@@ -220,80 +216,6 @@ def _int_column(frame: pd.DataFrame, column: str) -> pd.DataFrame:
             dtype="Int64",
         )
     return frame
-
-
-def _section_performance(table: pd.DataFrame, run: ReportInput) -> list[str]:
-    config = run.config
-    reference = paper.performance()
-    facts = paper.facts()
-    shown = pd.DataFrame({
-        "reward": table["reward"],
-        "checkpoint": table["checkpoint"],
-        "runs": table["n_runs"],
-        **{
-            title: [
-                _with_interval(m, lo, hi)
-                for m, lo, hi in zip(table[c], table[f"{c}_low"], table[f"{c}_high"], strict=True)
-            ]
-            for c, title in (
-                ("success_rate", "task success rate"), ("avg_iq", "average IQ (1–5)"),
-                ("avg_length", "average length (turns)"),
-            )
-        },
-    })
-    at: list[str] = []
-    values: dict[str, list[float]] = {c: [] for c in ("success_rate", "avg_iq", "avg_length")}
-    nearest_used = False
-    for reward, k in zip(table["reward"].astype(str), table["checkpoint"].astype(int)):
-        rows = reference[reference["reward"] == reward]
-        if rows.empty:
-            at.append("—")
-            for c in values:
-                values[c].append(math.nan)
-            continue
-        target = _nearest(rows["checkpoint"].tolist(), k)
-        match = rows[rows["checkpoint"] == target].iloc[0]
-        at.append(f"{target}" if target == k else f"{target} (nearest)")
-        nearest_used |= target != k
-        for c in values:
-            values[c].append(float(match[c]))
-    shown["paper at"] = at
-    shown["paper success"] = values["success_rate"]
-    shown["paper IQ"] = values["avg_iq"]
-    shown["paper length"] = values["avg_length"]
-
-    lines = []
-    saturated = [
-        str(reward) for reward, part in table.groupby("reward", sort=False)
-        if (part["success_rate"] >= SATURATED_SUCCESS - _EPS).all()
-    ]
-    if saturated:
-        lines += [
-            f"**Absolute performance is saturated:** task success is at least {SATURATED_SUCCESS:g} at every "
-            f"checkpoint of {', '.join(saturated)}, so these numbers cannot tell the runs apart — the paper's "
-            f"point (its Table 1 stays between {facts.success_range[0]:.2f} and {facts.success_range[1]:.2f}). "
-            "The similarity measures below can.",
-            "",
-        ]
-    lines += [
-        "Mean over runs per reward model and checkpoint, with a 95% Student-t interval over runs "
-        "(— with a single run).",
-        "",
-        markdown_table(_drop_blank(shown, ["reward"])),
-        "",
-    ]
-    note = (f"Paper columns: its Table 1 (mean of {facts.trials} trials, {facts.eval_dialogues} evaluation "
-            "dialogues each) at the same number of training dialogues")
-    ks = facts.performance_checkpoints
-    note += (f", or at the nearest checkpoint it has (\"nearest\"; it has {', '.join(f'{k:,}' for k in ks[:3])}, …, "
-             f"{ks[-1]:,})." if nearest_used else ".")
-    evaluation = _config_value(config, "training", "eval_dialogues")
-    if isinstance(evaluation, int) and evaluation != facts.eval_dialogues:
-        note += (f" This run evaluates each checkpoint on {evaluation:,} dialogues per run (the paper on "
-                 f"{facts.eval_dialogues:,}).")
-    note += (" The paper's IQ comes from its BiLSTM estimator, ours from the simulated environment's "
-             "estimator: compare IQ trends, not values.")
-    return [*lines, note, ""]
 
 
 def _section_convergence(table: pd.DataFrame, run: ReportInput) -> list[str]:
@@ -507,7 +429,7 @@ def _section_chance(table: pd.DataFrame, run: ReportInput) -> list[str]:
 #: The report's sections about tables, in report order.
 SECTIONS: tuple[Section, ...] = (
     Section("performance", "Absolute performance (paper's Table 1)", "Learning curves of absolute performance",
-            _section_performance),
+            section_performance),
     Section("convergence", "Convergence (paper's Table 2)", "Convergence curves", _section_convergence),
     Section("seeds", "Seeds (paper's Table 4 and Figure 3)", "Seed-pair similarity over checkpoints", _section_seeds),
     Section("reward_models", "Reward models (paper's Table 3 and Figure 5)", "Reward-model comparison",

@@ -75,7 +75,7 @@ def test_report_sections_and_numbers(tables):
     assert "| col | 3 | ts-ts | ts-1 | ts-2 | 1 | 4 | 0.000 | 0.500 |" in text
     assert "| CER | 0.781 | 0.760 | 1.000 | 0.973 |" in text
     assert "| col | chance (random vs trained) | 1 | 0.000 | 0.000 | 0.000 | 0.000 |" in text
-    assert "| ts | 3 | 2 | 0.930 [" in text  # performance: mean success rate of 0.95 and 0.91
+    assert "| ts | 3 | 2 × 100 | 0.930 [" in text  # performance: mean success rate of 0.95 and 0.91
     assert "| cer | `cer\\|levenshtein:x\\|clip:no` |" in text
     assert "![Convergence curves]" not in text  # no figures were given
 
@@ -145,24 +145,29 @@ def test_paper_rows_beside_the_same_checkpoint(tables):
     # Table 4, iq at 10k: 0.371, 0.320, 0.376
     assert "| col (paper) | iq | 10000 | 3 | 0.356 | 0.786 | 0.571 | 0.463 |" in seeds
     performance = _section(text, "Absolute performance (paper's Table 1)")
-    assert re.search(r"\| ts \| 10000 \| 2 \| .* \| 10000 \| 1\.000 \| 3\.810 \| 4\.320 \|", performance)
-    assert "(nearest)" not in performance and "nearest checkpoint" not in performance
+    assert re.search(r"\| ts \| 10000 \| 2 × 100 \| .* \| 1\.00 \| 3\.81 \| 4\.32 \|", performance)
+    assert "Rows at the checkpoints of the paper's Table 1" in performance
 
 
 def test_performance_beside_the_paper_and_saturation(tables):
     text = report.build_report(tables, META)
     performance = _section(text, "Absolute performance (paper's Table 1)")
-    assert "| paper at | paper success | paper IQ | paper length |" in performance
-    # checkpoints 1..3: the paper's nearest is 1,000 dialogues (ts: 0.98, 3.78, 4.46)
-    assert re.search(r"\| ts \| 1 \| 2 \| .* \| 1000 \(nearest\) \| 0\.980 \| 3\.780 \| 4\.460 \|", performance)
-    assert "or at the nearest checkpoint it has" in performance
+    assert "| run means: length | paper success | paper IQ | paper length |" in performance
+    # checkpoints 1..3: the paper has none of them, so every row of this run, without paper numbers
+    assert "| ts | 1 | 2 × 100 | 0.480 [0.412, 0.549] | 2.52 [2.38, 2.66] | 9.20 [8.92, 9.48] | 9.00–9.40 | — | — | — |" \
+        in performance
+    assert "Every checkpoint of this run." in performance and "nearest" not in performance
     assert "saturated" not in performance  # success 0.43 to 0.93
+    # the length beside PyDial3's own Environment 1 and the note on the paper's 4.2-4.8
+    assert "PyDial3's own Environment 1 gives 5.9 turns for its handcrafted policy, 6.2–6.5 for GP-SARSA" in performance
+    assert "The paper's 4.2–4.8 turns cannot be this count for Environment 1" in performance
     records = [{**r, "success_rate": 1.0 if r["reward"] == "ts" else r["success_rate"]} for r in PERFORMANCE_RECORDS]
     saturated = report.build_report({"performance": an.performance_table(records)}, {})
-    assert ("**Absolute performance is saturated:** task success is at least 0.99 at every checkpoint of ts, so "
-            "these numbers cannot tell the runs apart") in saturated
+    assert ("**Task success is saturated** for ts: at least 0.99 at every checkpoint, so it cannot tell these runs "
+            "apart") in saturated
     all_saturated = [{**r, "success_rate": 0.995} for r in PERFORMANCE_RECORDS]
-    assert "every checkpoint of ts, iq," in report.build_report({"performance": an.performance_table(all_saturated)})
+    assert "**Task success is saturated** for ts, iq:" in report.build_report(
+        {"performance": an.performance_table(all_saturated)})
 
 
 def test_setup_beside_the_paper(tables):
@@ -180,7 +185,7 @@ def test_setup_beside_the_paper(tables):
             "(dialogues) (30 vs 1,000); runs (seeds) per reward model (2 vs 3); evaluation dialogues per checkpoint "
             "(10 vs 100); C_col: dialogues collected per run (2 vs 10); C_gen contexts (20 vs 1,296).") in setup
     performance = _section(text, "Absolute performance (paper's Table 1)")
-    assert "This run evaluates each checkpoint on 10 dialogues per run (the paper on 100)." in performance
+    assert "This run evaluates each checkpoint on 10 dialogues per run." in performance
     convergence = _section(text, "Convergence (paper's Table 2)")
     assert "The paper compares k with k − 1,000; this run with k − 30." in convergence
 
