@@ -182,7 +182,8 @@ def seed_vs_reward(data: _SetData, *, n_permutations: int, seed: int) -> dict[st
     test = paired_test(x, y, n_permutations=n_permutations, seed=seed)
     return {"context_set": data.name, "within_tmr": float(np.nanmean(x)), "across_tmr": float(np.nanmean(y)),
             "difference": test.mean_difference, "ci_low": test.ci_low, "ci_high": test.ci_high,
-            "p_value": test.p_value, "n": test.n, "within_pairs": len(within), "across_pairs": len(across)}
+            "p_value": test.p_value, "n_permutations": n_permutations, "n": test.n, "within_pairs": len(within),
+            "across_pairs": len(across)}
 
 
 # ----------------------------------------------------------------------------- 4. where, 5. why
@@ -385,7 +386,10 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
              "![churn floor](churn_floor.png)", "",
              "## 3. Is the seed difference smaller than the reward-model difference?", "",
              "Per context: mean TMR over within-reward seed pairs (x) vs over across-reward pairs (y); "
-             "paired permutation test of x − y.", "", _md(paired),
+             "paired permutation test of x − y (contexts as units; p to the precision its permutations allow).",
+             "", _md(paired.assign(p=[_p(v, k) for v, k in zip(paired["p_value"], paired["n_permutations"],
+                                                                 strict=True)]).drop(columns="p_value")
+                     if not paired.empty else paired),
              "## 4. Where do the reward models differ?", "",
              f"Disagreement (1 − TMR) of the {pair[0]}-vs-{pair[1]} pairs per context group (per grid cell: "
              "`disagreement_by_group.csv`):", "", _md(_readable_groups(by_group)),
@@ -404,6 +408,16 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
     return path
 
 
+def _p(p_value: float, n_permutations: int) -> str:
+    """The permutation test's p-value to the precision its permutations allow (Monte Carlo: the
+    smallest p it can give is 2 / (n + 1), written as an upper bound)."""
+    from simscore.strata import format_p_value
+
+    if not n_permutations:  # a table saved before the count was recorded: three digits, as then
+        return f"p = {p_value:.3g}"
+    return format_p_value(p_value, exact=False, n_permutations=int(n_permutations))
+
+
 def summary_paragraph(directory: str | Path) -> str | None:
     """A one-paragraph summary of ``DIR/explain`` for the report (None if it is missing)."""
     folder = ExperimentFolder(directory)
@@ -415,7 +429,8 @@ def summary_paragraph(directory: str | Path) -> str | None:
     except (pd.errors.EmptyDataError, OSError):
         return None
     parts = [f"on {r.context_set} seed pairs agree on {r.within_tmr:.1%} of contexts and reward-model pairs "
-             f"on {r.across_tmr:.1%} (difference {r.difference:+.3f}, paired p = {r.p_value:.3g})"
+             f"on {r.across_tmr:.1%} (difference {r.difference:+.3f}, paired "
+             f"{_p(r.p_value, getattr(r, 'n_permutations', 0))})"
              for r in paired.itertuples()]
     text = "; ".join(parts) if parts else "no paired test (one reward model only)"
     link = folder.link(folder.explain_report)
