@@ -90,7 +90,7 @@ def test_findings_take_one_thresholds_object_and_the_old_keywords_warn():
         findings(converged=0.5)
     with pytest.raises(TypeError, match="not both"):
         findings(thresholds=Thresholds(), weak_r=0.3)
-    with pytest.raises(TypeError, match="thresholds must be a simscore.app.findings.Thresholds, got dict"):
+    with pytest.raises(TypeError, match="thresholds must be a simscore.app.findings_types.Thresholds, got dict"):
         findings(thresholds={"weak_r": 0.3})
 
 
