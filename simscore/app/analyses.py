@@ -26,6 +26,7 @@ import pandas as pd
 
 from simscore import analysis as an
 from simscore.analysis import AnalysisResult, RewardModelsKey
+from simscore.app.context_facts import context_metadata, context_sets_table, sensitivity_table
 from simscore.app.folder import COLLECTED, ExperimentFolder, RunId
 from simscore.compare import Comparison
 from simscore.measures import Measure
@@ -169,7 +170,7 @@ def read_responses(config: ExperimentConfig, folder: ExperimentFolder, context_s
             ids = reward_ids[run.reward] if name == COLLECTED else None
             own = {k: r if ids is None else r.subset([i for i in r.ids if i in ids]) for k, r in whole.items()}
             runs.append(RunResponses(run, own, whole[final]))
-        metadata = ContextSet.read_jsonl(folder.contexts(name)).metadata_frame()
+        metadata = context_metadata(ContextSet.read_jsonl(folder.contexts(name)))
         sets.append(SetResponses(name, metadata, tuple(runs), Responses.read_jsonl(folder.random_responses(name))))
     return ExperimentResponses(tuple(sets), final)
 
@@ -289,10 +290,23 @@ def score_experiment(config: ExperimentConfig, measures: Sequence[Measure], fold
     """Steps 1-4 above: the experiment's tables from the responses saved in ``folder``."""
     from tqdm.auto import tqdm
 
+    from contexts import ContextSet
+
     responses = read_responses(config, folder, context_sets)
     steps = len(context_sets) * (2 * len(config.runs) + len(config.rewards) + 1)
     with tqdm(total=steps, desc="scoring", unit="analysis", disable=not progress) as bar:
         prepare_text_measures(measures, responses, bar)
         scored = [score_set(data, measures, final=responses.final, bootstrap=config.bootstrap, bar=bar)
                   for data in responses.sets]
-    return assemble_tables(scored, measures, performance, config.bootstrap)
+    tables = assemble_tables(scored, measures, performance, config.bootstrap)
+    # what the counts stand for: distinct belief states, dialogues, user-bye contexts
+    parts = ({COLLECTED: {r: ContextSet.read_jsonl(folder.collected(r)).ids for r in config.rewards}}
+             if COLLECTED in context_sets else {})
+    tables["contexts"] = context_sets_table({s.name: s.metadata for s in responses.sets}, parts)
+    for data, scores in zip(responses.sets, scored, strict=True):
+        if data.name == COLLECTED:
+            at_final = {"seeds": {k: c for r in scores.seeds for k, c in r.comparisons.items()
+                                  if k.checkpoint == responses.final},
+                        "reward_models": dict(scores.reward_models.comparisons)}
+            tables["sensitivity"] = sensitivity_table(data.name, responses.final, at_final)
+    return tables

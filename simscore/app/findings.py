@@ -17,9 +17,12 @@ Tables 2 and 4, and 4000–5000 of a 5,000-dialogue demo. Means over late checkp
 noisy than the final checkpoint alone.
 
 Grading: a check of one scope (e.g. ``col/ts``) holds when its numbers pass the threshold,
-holds partly when the direction is right but the size falls short (or one of two conditions
-holds), and does not hold otherwise. A finding holds when every assessed scope holds, does not
-hold when none does, and holds partly in between.
+holds partly when the direction is right and the size reaches at least half the paper's own
+margin for that scope (half the threshold's where the paper gives no number) — or when one of
+two conditions holds —, and does not hold otherwise: a sign alone never counts. A finding holds
+when every assessed scope holds, does not hold when none does, and holds partly in between.
+Where a verdict cannot show what it seems to (a finding built into the simulated world, or one
+that depends on the text models), the finding says so (:attr:`Finding.caveat`).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ def findings(
     correlation: pd.DataFrame | None = None,
     first_turn: pd.DataFrame | None = None,
     text_at_matching_actions: pd.DataFrame | None = None,
+    contexts: pd.DataFrame | None = None,
     collected_set: str = "col",
     generated_set: str = "gen",
     thresholds: Thresholds | None = None,
@@ -67,6 +71,9 @@ def findings(
     convergence, seeds, reward_models, correlation, first_turn, text_at_matching_actions : DataFrame, optional
         Tables in their schemas (:mod:`simscore.analysis`); a finding whose tables are
         missing or empty is ``"not assessed"``, with the reason.
+    contexts : DataFrame, optional
+        The ``contexts`` table (:mod:`simscore.app.context_facts`): the first-turn finding
+        then says how many distinct belief states its contexts hold.
     collected_set, generated_set : str
         Names of the context sets C_col (the one the paper's numbers describe) and C_gen.
     thresholds : Thresholds, optional
@@ -109,7 +116,7 @@ def findings(
         _seeds_differ(convergence, seeds, t, ref),
         _dmr_above_tmr(seeds, t, ref),
         _reward_models(reward_models, t, ref),
-        _first_turn(first_turn, t, ref),
+        _first_turn(first_turn, t, ref, contexts),
         _cer_cmr(correlation, t, ref),
         _weak(correlation, t),
         _cer_use(correlation, t),

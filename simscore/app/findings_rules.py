@@ -66,6 +66,8 @@ class _Paper:
         self.seeds = paper.seeds()
         self.reward_models = paper.reward_models_means()
         self.facts = paper.facts()
+        # the rewards of Table 2's rows with TMR 1.000, whose text measures the paper reports
+        self.text_rewards = set(self.convergence.loc[np.isclose(self.convergence["tmr"], 1.0), "reward"])
 
     def has(self, context_set: str, reward: str) -> bool:
         return context_set == self.collected_set and reward in set(self.convergence["reward"])
@@ -127,7 +129,7 @@ _CLAIMS = {
     "first_turn": "At the first system turn, a seed pair's TMR is all-or-nothing (0 or 1) and its DMR is 1 (Figure 4).",
     "cer_cmr_agree": (
         "CER and CMR correlate very highly with a very low error over all pairs, much less on the "
-        "non-matching pairs (r = {facts.nonmatching_cer_cmr_r:.3f}; Figure 6)."
+        "non-matching pairs (the paper: r = {facts.nonmatching_cer_cmr_r:.3f} there; Figure 6)."
     ),
     "dmr_bleu_weak": "DMR and BLEU-4 correlate only weakly with the other measures (Figure 6).",
     "cer_use_agree": "CER and USE cosine correlate highly with a small error (Figure 6).",
@@ -141,12 +143,36 @@ _CLAIMS = {
 
 _ORDER = tuple(_CLAIMS)
 
+#: Why the numbers come out as they do (:attr:`Finding.mechanism`).
+_MECHANISMS = {
+    "first_turn": (
+        "Mechanism: a policy's first decision is a function of the first-turn belief alone, so a pair agrees on "
+        "all first-turn contexts that share a belief state or on none of them; TMR is all-or-nothing only when "
+        "(nearly) every first-turn context has the same belief, and DMR is 1 when both policies ask (request) "
+        "there, the only acts unmasked before anything is known."
+    ),
+}
 
-def _finding(name: str, checks: Sequence[Check] = (), reason: str = "") -> Finding:
+#: What a verdict cannot show (:attr:`Finding.caveat`).
+_CAVEATS = {
+    "cer_use_agree": (
+        "Depends on the text stack, not on the policies: the sentence encoder (simscore's USE is another build than "
+        "the paper's) and the template wording decide how USE cosine follows CER."
+    ),
+    "text_below_one": (
+        "Built in: the template NLG words an act with a template chosen per policy instance, so two policies that "
+        "choose the same act get different texts by construction; the verdict tests the NLG, not the policies, and "
+        "the levels depend on the templates and the text models (the paper's NLG models were trained per policy)."
+    ),
+}
+
+
+def _finding(name: str, checks: Sequence[Check] = (), reason: str = "", caveat: str = "") -> Finding:
     """Finding ``name`` with its claim, the paper's numbers in it filled in from :func:`paper.facts`."""
     facts = paper.facts()
     claim = _CLAIMS[name].format(facts=facts, text=facts.text_at_tmr_one)
-    return Finding(_ORDER.index(name) + 1, name, _TITLES[name], claim, tuple(checks), reason)
+    return Finding(_ORDER.index(name) + 1, name, _TITLES[name], claim, tuple(checks), reason,
+                   caveat or _CAVEATS.get(name, ""), _MECHANISMS.get(name, ""))
 
 
 def _tmr_rows(table: pd.DataFrame | None, measure: str = "tmr") -> pd.DataFrame | None:
@@ -204,27 +230,41 @@ def _small_changes(conv: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Fin
     return _finding("small_changes", checks)
 
 
-def _margin_grade(gap: float, margin: float) -> Verdict:
-    """Holds at gap ≥ margin, partly at 0 < gap < margin, does not hold at gap ≤ 0."""
+def _partly_floor(margin: float, paper_gap: float | None) -> float:
+    """The least gap that still counts as "partly": half the paper's own gap where the paper
+    gives one for the scope, else half the threshold's margin (never a mere sign)."""
+    return 0.5 * (paper_gap if paper_gap is not None and not _nan(paper_gap) else margin)
+
+
+def _margin_grade(gap: float, margin: float, paper_gap: float | None = None) -> Verdict:
+    """Holds at gap ≥ margin, partly at gap ≥ :func:`_partly_floor`, else does not hold."""
     if _nan(gap):
         return "not assessed"
     if gap >= margin - _EPS:
         return "holds"
-    return "partly" if gap > _EPS else "does not hold"
+    return "partly" if gap >= _partly_floor(margin, paper_gap) - _EPS else "does not hold"
+
+
+def _margin_rule(what: str, margin: float, paper_gap: float | None) -> str:
+    floor = _partly_floor(margin, paper_gap)
+    source = "half the paper's" if paper_gap is not None and not _nan(paper_gap) else "half the threshold's"
+    if floor >= margin - _EPS:  # the paper's own gap is more than twice the threshold
+        return f"{what} ≥ {margin:g} (no partly: {source} margin, {floor:.3f}, is above it)"
+    return f"{what} ≥ {margin:g} (partly: ≥ {floor:.3f}, {source} margin)"
 
 
 def _seeds_differ(conv: pd.DataFrame | None, seed_table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
     conv_rows, seed_rows = _tmr_rows(conv), _tmr_rows(seed_table)
     if conv_rows is None or seed_rows is None:
         return _finding("seeds_differ", reason="needs the convergence and the seeds tables with TMR")
-    rule = f"seed-pair TMR ≤ convergence TMR − {t.seeds_margin:g} (late checkpoints; partly: lower by less)"
     checks = []
     for cs, reward in _scopes(seed_rows, ["context_set", "reward"]):
         scope = f"{cs}/{reward}"
         seed_late = _late(_part(seed_rows, context_set=cs, reward=reward), t.late_fraction)
         conv_late = _late(_part(conv_rows, context_set=cs, reward=reward), t.late_fraction)
         if conv_late.empty:
-            checks.append(_not_assessed(scope, "no convergence rows for this scope", rule))
+            checks.append(_not_assessed(scope, "no convergence rows for this scope",
+                                        _margin_rule("convergence TMR − seed-pair TMR", t.seeds_margin, None)))
             continue
         seed_value, conv_value = float(seed_late["mean"].mean()), float(conv_late["mean"].mean())
         theirs = {}
@@ -233,7 +273,9 @@ def _seeds_differ(conv: pd.DataFrame | None, seed_table: pd.DataFrame | None, t:
                 "seed-pair TMR": float(ref.late(ref.seeds, reward, t.late_fraction)["tmr"].mean()),
                 "convergence TMR": float(ref.late(ref.convergence, reward, t.late_fraction)["tmr"].mean()),
             }
-        checks.append(Check(scope, _margin_grade(conv_value - seed_value, t.seeds_margin),
+        paper_gap = theirs["convergence TMR"] - theirs["seed-pair TMR"] if theirs else None
+        rule = _margin_rule("convergence TMR − seed-pair TMR (late checkpoints)", t.seeds_margin, paper_gap)
+        checks.append(Check(scope, _margin_grade(conv_value - seed_value, t.seeds_margin, paper_gap),
                             {"seed-pair TMR": seed_value, "convergence TMR": conv_value}, theirs, rule,
                             _checkpoints_note(seed_late)))
     return _finding("seeds_differ", checks)
@@ -243,7 +285,6 @@ def _dmr_above_tmr(seed_table: pd.DataFrame | None, t: Thresholds, ref: _Paper) 
     tmr, dmr = _tmr_rows(seed_table, "tmr"), _tmr_rows(seed_table, "dmr")
     if tmr is None or dmr is None:
         return _finding("dmr_above_tmr", reason="needs the seeds table with TMR and DMR")
-    rule = f"DMR − TMR ≥ {t.dmr_margin:g} (seed pairs, late checkpoints; partly: above by less)"
     checks = []
     for cs, reward in _scopes(tmr, ["context_set", "reward"]):
         late_t = _late(_part(tmr, context_set=cs, reward=reward), t.late_fraction)
@@ -253,7 +294,9 @@ def _dmr_above_tmr(seed_table: pd.DataFrame | None, t: Thresholds, ref: _Paper) 
         if ref.has(cs, reward):
             late_paper = ref.late(ref.seeds, reward, t.late_fraction)
             theirs = {"DMR": float(late_paper["dmr"].mean()), "TMR": float(late_paper["tmr"].mean())}
-        checks.append(Check(f"{cs}/{reward}", _margin_grade(d_value - t_value, t.dmr_margin),
+        paper_gap = theirs["DMR"] - theirs["TMR"] if theirs else None
+        rule = _margin_rule("DMR − TMR (seed pairs, late checkpoints)", t.dmr_margin, paper_gap)
+        checks.append(Check(f"{cs}/{reward}", _margin_grade(d_value - t_value, t.dmr_margin, paper_gap),
                             {"DMR": d_value, "TMR": t_value}, theirs, rule, _checkpoints_note(late_t)))
     return _finding("dmr_above_tmr", checks)
 
@@ -262,8 +305,6 @@ def _reward_models(rm: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Findi
     rows = _tmr_rows(rm)
     if rows is None:
         return _finding("reward_models_like_seeds", reason="no reward_models table with TMR")
-    rule = (f"within-reward TMR − cross TMR in [0, {t.reward_model_margin:g}] "
-            f"(partly: cross above within by ≤ {t.reward_model_margin:g})")
     checks = []
     for (cs,) in _scopes(rows, ["context_set"]):
         part = _part(rows, context_set=cs)
@@ -276,22 +317,29 @@ def _reward_models(rm: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Findi
             within = part[(part["reward_a"] == part["reward_b"]) & part["reward_a"].isin(rewards)]
             scope = f"{cs}/{group}"
             if within.empty:
-                checks.append(_not_assessed(scope, f"no within-reward pairs at checkpoint {k}", rule))
+                checks.append(_not_assessed(scope, f"no within-reward pairs at checkpoint {k}",
+                                            f"within-reward TMR − cross TMR in [0, {t.reward_model_margin:g}]"))
                 continue
             cross_value, within_value = float(cross["mean"].mean()), float(within["mean"].mean())
             gap = within_value - cross_value
-            if _nan(gap):
-                verdict: Verdict = "not assessed"
-            elif -_EPS <= gap <= t.reward_model_margin + _EPS:
-                verdict = "holds"
-            elif -t.reward_model_margin - _EPS <= gap < 0:
-                verdict = "partly"
-            else:
-                verdict = "does not hold"
             theirs = {}
             if cs == ref.collected_set and rewards <= {"ts", "iq"}:
                 at_final = ref.seeds[ref.seeds["checkpoint"] == ref.facts.final_checkpoint]
                 theirs = {"cross TMR": float(ref.reward_models["tmr"]), "within TMR": float(at_final["tmr"].mean())}
+            # partly: the cross pairs agree a little *more* than the within pairs — by at most half
+            # the paper's gap in the other direction (or half the threshold's margin)
+            paper_gap = theirs["within TMR"] - theirs["cross TMR"] if theirs else None
+            floor = _partly_floor(t.reward_model_margin, paper_gap)
+            rule = (f"within-reward TMR − cross TMR in [0, {t.reward_model_margin:g}] (partly: cross above within "
+                    f"by ≤ {floor:.3f}, {'half the paper' if theirs else 'half the threshold'}'s margin)")
+            if _nan(gap):
+                verdict: Verdict = "not assessed"
+            elif -_EPS <= gap <= t.reward_model_margin + _EPS:
+                verdict = "holds"
+            elif -floor - _EPS <= gap < 0:
+                verdict = "partly"
+            else:
+                verdict = "does not hold"
             note = f"checkpoint {k}, {len(cross)} cross and {len(within)} within-reward pairs"
             checks.append(Check(scope, verdict, {"cross TMR": cross_value, "within TMR": within_value}, theirs, rule,
                                 note))
@@ -300,7 +348,20 @@ def _reward_models(rm: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Findi
     return _finding("reward_models_like_seeds", checks)
 
 
-def _first_turn(table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
+def _first_turn_states(contexts: pd.DataFrame | None, context_set: str, reward: str) -> str:
+    """", N first-turn contexts with D distinct belief states" from the ``contexts`` table, or ""."""
+    if contexts is None or contexts.empty:
+        return ""
+    row = contexts[(contexts["context_set"] == context_set) & (contexts["part"] == reward)]
+    if row.empty:
+        row = contexts[(contexts["context_set"] == context_set) & (contexts["part"] == "")]
+    if row.empty:
+        return ""
+    r = row.iloc[0]
+    return f"; {int(r['first_turn'])} first-turn contexts with {int(r['first_turn_states'])} distinct belief states"
+
+
+def _first_turn(table: pd.DataFrame | None, t: Thresholds, ref: _Paper, contexts: pd.DataFrame | None = None) -> Finding:
     if table is None or table.empty:
         return _finding("first_turn", reason="no first_turn table")
     seed_pairs = table[(table["reward_a"] == table["reward_b"]) & table["measure"].isin(["tmr", "dmr"])]
@@ -325,7 +386,8 @@ def _first_turn(table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Findi
         theirs = {"share TMR 0 or 1": share_paper, "share DMR = 1": share_paper} if ref.has(cs, reward) else {}
         verdict = _both(all_or_nothing >= share - _EPS, dmr_one >= share - _EPS)
         note = (f"checkpoint {int(part['checkpoint'].max())}, turn {int(part['turn_index'].iloc[0])}; "
-                f"pair TMR {', '.join(_fmt(v) for v in tmr)}")
+                f"pair TMR {', '.join(_fmt(v) for v in tmr)}, DMR {', '.join(_fmt(v) for v in dmr)}"
+                + _first_turn_states(contexts, cs, reward))
         checks.append(Check(scope, verdict, ours, theirs, rule, note))
     return _finding("first_turn", checks)
 
@@ -350,7 +412,7 @@ def _cer_cmr(table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
     checks = [Check("all pairs", _both(r_ok, mse_ok), {"r": r, "MSE": mse}, {}, rule_all, f"{n} pairs",
                     "very high r, very low MSE")]
     other = _cell(table, "nonmatching", "cer", "cmr")
-    rule_nm = f"r on non-matching pairs ≤ r on all pairs − {t.nonmatching_drop:g} (partly: lower by less)"
+    rule_nm = _margin_rule("r on all pairs − r on the non-matching pairs", t.nonmatching_drop, None)
     if other is None:
         checks.append(_not_assessed("non-matching pairs", "no non-matching subset (needs TMR)", rule_nm,
                                     {"r": ref.facts.nonmatching_cer_cmr_r}))
@@ -418,7 +480,7 @@ def _text(table: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
         below = [v <= ceiling + _EPS for v in values.values()]
         verdict: Verdict = "holds" if all(below) else "partly" if any(below) else "does not hold"
         theirs = {}
-        if ref.has(cs, reward):
+        if ref.has(cs, reward) and reward in ref.text_rewards:  # Table 2's TMR 1.000 rows: TS only
             theirs = {m: ref.facts.text_at_tmr_one[m] for m in values if m in ref.facts.text_at_tmr_one}
         checks.append(Check(scope, verdict, values, theirs, rule, f"{int(part['count'].max())} pairs with TMR = 1"))
     return _finding("text_below_one", checks)

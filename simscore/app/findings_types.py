@@ -46,13 +46,15 @@ class Thresholds:
         Paper: 5 of 6 (TS) and 6 of 6 (IQ) late comparisons below 1, the lowest 0.978.
     seeds_margin : float, default 0.1
         (3) Late seed-pair TMR at least this far below the late convergence TMR; partly
-        when below by less. Paper: 0.639 vs 0.986 (TS), 0.455 vs 0.989 (IQ).
+        when below by at least half the paper's gap (half this where the paper has no
+        number). Paper: 0.639 vs 0.986 (TS), 0.455 vs 0.989 (IQ).
     dmr_margin : float, default 0.2
-        (4) Late seed-pair DMR − TMR ≥ this; partly when positive but smaller.
+        (4) Late seed-pair DMR − TMR ≥ this; partly at ≥ half the paper's gap (or of this).
         Paper: 0.212 (TS), 0.388 (IQ).
     reward_model_margin : float, default 0.2
         (5) Cross-reward TMR below the within-reward TMR at the same checkpoint by at most
-        this; partly when above it by at most this. Paper: 0.407 vs 0.553 (a gap of 0.146).
+        this; partly when above it by at most half the paper's gap (or of this).
+        Paper: 0.407 vs 0.553 (a gap of 0.146).
     first_turn_share : float, default 1.0
         (6) Share of seed pairs (final checkpoint) whose first-turn TMR is 0 or 1, and share
         whose first-turn DMR is 1, both needed; partly when one of the two. Paper: all pairs.
@@ -61,7 +63,8 @@ class Thresholds:
         ``agreement_mse``; partly when one of the two.
     nonmatching_drop : float, default 0.2
         (7) On the non-matching pairs the CER–CMR r falls at least this far below its value
-        over all pairs; partly when lower by less. Paper: 0.466 on the non-matching pairs.
+        over all pairs; partly when lower by at least half this (the paper gives no r over all
+        pairs). Paper: 0.466 on the non-matching pairs.
     weak_r : float, default 0.5
         (8) Mean Pearson r of DMR (and of BLEU-4) with every other measure ≤ this (Cohen's
         "large" correlation starts at 0.5); partly when above it but below the mean r among
@@ -187,6 +190,11 @@ class Finding:
         One per scope; empty when the finding could not be assessed at all.
     reason : str
         Why it is not assessed, when ``checks`` is empty.
+    caveat : str
+        What the verdict cannot show, said beside it: a finding that holds by construction of
+        this simulated world, or that depends on the text models rather than the policies.
+    mechanism : str
+        Why the numbers come out as they do, where that is known.
     """
 
     number: int
@@ -195,6 +203,8 @@ class Finding:
     claim: str
     checks: tuple[Check, ...] = ()
     reason: str = ""
+    caveat: str = ""
+    mechanism: str = ""
 
     @property
     def verdict(self) -> Verdict:

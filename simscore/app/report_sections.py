@@ -247,17 +247,56 @@ def _section_convergence(table: pd.DataFrame, run: ReportInput) -> list[str]:
     ]
 
 
+def _sensitivity(run: ReportInput, which: str) -> list[str]:
+    """One line: the final checkpoint's means without the contexts where the user has said bye."""
+    table = run.table("sensitivity")
+    if table is None:
+        return []
+    part = table[(table["analysis"] == which) & (table["measure"] == "tmr")]
+    if part.empty:
+        return []
+    shown = "; ".join(
+        f"{r['group']} {r['mean_without_bye']:.3f} over {int(r['contexts_without_bye']):,} contexts "
+        f"(with them {r['mean_all']:.3f} over {int(r['contexts_all']):,})"
+        for _, r in part.iterrows()
+    )
+    return [
+        f"Sensitivity: at checkpoint {int(part['checkpoint'].iloc[0]):,}, without the C_col contexts in which the user "
+        f"has just said bye (the simulator replaces the system's act there by bye(), so the policy's choice is "
+        f"arbitrary), mean TMR per group: {shown}.",
+        "",
+    ]
+
+
+def _units(run: ReportInput, context_set: str, part: str = "") -> str:
+    """", N contexts (D distinct belief states, U dialogues)" of a context set (or its part), or ""."""
+    table = run.table("contexts")
+    if table is None:
+        return ""
+    row = table[(table["context_set"] == context_set) & (table["part"].astype(str) == part)]
+    if row.empty:
+        return ""
+    r = row.iloc[0]
+    dialogues = f", {int(r['dialogues']):,} dialogues" if int(r["dialogues"]) else ""
+    return f"{int(r['contexts']):,} contexts ({int(r['distinct_states']):,} distinct belief states{dialogues})"
+
+
 def _section_seeds(table: pd.DataFrame, run: ReportInput) -> list[str]:
     aggregate = analysis.seeds_aggregate(table, bootstrap=run.bootstrap)
     wide = _wide(aggregate, ["context_set", "reward", "checkpoint"], extra=("pairs", "n_pairs"))
     shown, note = _paper_rows(wide, paper.seeds_means(), count_column="pairs", reference_count="n_pairs",
                               what=f"Table 4 (mean over its {paper.facts().seed_pairs} trial pairs, on C_col)")
+    parts = [f"{reward}: {units}" for reward in dict.fromkeys(table["reward"].astype(str))
+             if (units := _units(run, paper.COLLECTED_SET, reward))]
+    where = (" On C_col each reward model's runs are compared on the contexts collected from its own runs ("
+             + "; ".join(parts) + "); intervals there resample dialogues.") if parts else ""
     return [
-        "Every pair of runs of one reward model at the same checkpoint; mean over pairs.",
+        "Every pair of runs of one reward model at the same checkpoint; mean over pairs." + where,
         "",
         markdown_table(_drop_blank(shown, ["context_set", "reward"])),
         "",
         *([note, ""] if note else []),
+        *_sensitivity(run, "seeds"),
     ]
 
 
@@ -309,16 +348,28 @@ def _section_reward_models(table: pd.DataFrame, run: ReportInput) -> list[str]:
             "that reward model).",
             "",
         ]
-    return lines
+    union = _units(run, paper.COLLECTED_SET)
+    if union:
+        lines += [
+            f"Every pair here is scored on the union of both collected sets ({union}), as the paper's Table 3; the "
+            "seeds table scores each reward model's pairs on its own part of C_col only, so a within-reward pair "
+            "(ts-ts, iq-iq) at the same checkpoint has other numbers there.",
+            "",
+        ]
+    return [*lines, *_sensitivity(run, "reward_models")]
 
 
 def _section_per_turn(table: pd.DataFrame, run: ReportInput) -> list[str]:
     wide = _wide(table, ["group", "turn_index"], extra=("pairs", "count"))
+    thin = sorted({int(t) for t, n in zip(table["turn_index"], table["count"], strict=True) if n < 10})
     return [
-        "Scores pooled over the compared pairs, grouped by the turn index of the context.",
+        "On C_col: scores pooled over the compared pairs (at the final checkpoint), grouped by the turn index of the "
+        "context; \"pairs\" counts pairs × contexts of that turn, and intervals resample dialogues.",
         "",
         markdown_table(_drop_blank(wide, ["group"])),
         "",
+        *([f"Turns {', '.join(map(str, thin))} rest on fewer than 10 pooled pairs of contexts: read them as "
+           "anecdotes.", ""] if thin else []),
     ]
 
 
@@ -367,6 +418,12 @@ def _section_text(table: pd.DataFrame, run: ReportInput) -> list[str]:
         "TMR = 1 (pairs: how many).",
         "",
         markdown_table(_drop_blank(shown, ["context_set"])),
+        "",
+        "Why the levels differ from the paper's: ours come from other text models than the paper's (which ones: the "
+        "measure signatures at the end of this report) and from a template NLG that words each "
+        "act with one of a few templates chosen per policy instance, while the paper's NLG models were trained per "
+        "policy; so only the direction is comparable (the same act, other words — which our NLG guarantees by "
+        "construction), not the values.",
         "",
     ]
     if at is not None and extra_rows and measures:

@@ -92,15 +92,17 @@ def test_findings_summary_table(tables):
             "seed-pair TMR 0.639, convergence TMR 0.986 |") in findings
     assert "| (5) reward models ≈ seeds | col/ts-iq | does not hold | cross TMR 0.438, within TMR 0.225 |" in findings
     assert "| (6) first system turn | col/ts | partly | share TMR 0 or 1 1.000, share DMR = 1 0.000, pairs 1 |" in findings
-    assert "| (9) CER ≈ USE cos | — | not assessed: the correlation table lacks CER or USE cosine | — | — | — |" in findings
-    assert "| (7) CER ≈ CMR | non-matching pairs | does not hold | r 1.000, r (all pairs) 0.973 | r 0.466 |" in findings
+    assert "| (9) CER ≈ USE cos † | — | not assessed: the correlation table lacks CER or USE cosine | — | — | — |" in findings
+    # each row states the rule that graded it: "(as above)" only for the same rule
+    assert ("| (7) CER ≈ CMR | non-matching pairs | does not hold | r 1.000, r (all pairs) 0.973 | r 0.466 | r on all "
+            "pairs − r on the non-matching pairs ≥ 0.2 (partly: ≥ 0.100, half the threshold's margin) |") in findings
     assert len(re.findall(r"^\| \(\d+\) ", findings, flags=re.M)) == 27
     assert "simscore's own choice, not the paper's" in findings and "This run changed `converged_tmr = 0.85`." in findings
     details = [line for line in findings.splitlines() if line.startswith("- **(")]
     assert len(details) == 11
     assert details[0] == ("- **(1) Holds.** Policies converge: the checkpoint-to-checkpoint TMR of late checkpoints is "
                           "high (Table 2). Late checkpoints 3 (every scope).")
-    assert details[9].endswith("Not assessed: no text_at_matching_actions table.")
+    assert "Not assessed: no text_at_matching_actions table." in details[9] and "† Built in" in details[9]
     default = report.build_report(tables, {k: v for k, v in META.items() if k != "findings"})
     assert "late TMR ≥ 0.9 (partly ≥ 0.8)" in default and "This run uses the defaults." in default
     old = report.build_report(tables, {**META, "findings": {"converged_tmr": 0.85, "stable_window": 3}})
@@ -215,9 +217,10 @@ def test_text_at_matching_actions_beside_the_paper(tables):
     ]
     assert "the paper's Table 2 rows with TMR 1.000 (1 checkpoint pair;" in section
     findings = _section(text, "Findings")
-    assert ("| (10) text < 1 at same action | col/ts | holds | use_cos 0.900, use_ang 0.800, bleu4 0.500, "
+    assert ("| (10) text < 1 at same action † | col/ts | holds | use_cos 0.900, use_ang 0.800, bleu4 0.500, "
             "bertscore 0.850 | use_cos 0.891, use_ang 0.871, bleu4 0.493, bertscore 0.918 |") in findings
-    assert "| (10) text < 1 at same action | gen/ts | not assessed: no pair with matching actions |" in findings
+    assert "| (10) text < 1 at same action † | gen/ts | not assessed: no pair with matching actions |" in findings
+    assert "† Built in: the template NLG words an act" in findings
 
 
 def test_correlation_beside_the_paper(tables):
