@@ -288,20 +288,28 @@ def _readable_groups(by_group: pd.DataFrame) -> pd.DataFrame:
 
 
 def _plot_floor(floor: pd.DataFrame, path: Path) -> None:
-    from simscore.plots import _new_figure, _style, save_figure
+    from matplotlib.patches import Patch
+
+    from simscore.plots import PALETTE, _new_figure, _style, save_figure
 
     sets = list(dict.fromkeys(floor["context_set"]))
+    colours = {True: PALETTE[1], False: PALETTE[0]}
     with _style():
-        figure = _new_figure(3.2 * len(sets) + 1.5, 3.2)
-        axes = figure.subplots(1, len(sets), squeeze=False)[0]
-        for ax, cs in zip(axes, sets):
+        figure = _new_figure(7.0, 0.9 + 0.32 * max(len(floor[floor["context_set"] == cs]) for cs in sets))
+        axes = figure.subplots(1, len(sets), squeeze=False, sharex=True)[0]  # one x scale for every panel
+        for ax, cs in zip(axes, sets, strict=True):
             part = floor[floor["context_set"] == cs]
-            ax.barh(range(len(part)), part["disagreement"], color=["C1" if w.startswith("churn") else "C0"
-                                                                      for w in part["what"]])
-            ax.set_yticks(range(len(part)), list(part["what"]))
+            ax.barh(range(len(part)), part["disagreement"],
+                    color=[colours[str(w).startswith("churn")] for w in part["what"]])
+            ax.set_yticks(range(len(part)), list(part["what"]), fontsize=7)
             ax.invert_yaxis()
             ax.set_xlabel("disagreement (1 − TMR)")
             ax.set_title(cs)
+        axes[0].set_xlim(0.0, max(0.05, float(floor["disagreement"].max()) * 1.1))
+        figure.legend([Patch(color=colours[True]), Patch(color=colours[False])],
+                      ["churn: consecutive checkpoints of one run (the floor)", "between runs (seeds, reward models)"],
+                      loc="outside lower center", ncols=2, frameon=False, fontsize=7)
+        figure.suptitle("Do runs differ more than a run differs from itself?", fontsize=10, fontweight="bold")
         save_figure(figure, path)
 
 

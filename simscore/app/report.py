@@ -452,6 +452,11 @@ def build_report(
         if section.figure is not None:
             lines += _figure(figure_paths, section.table, folder, section.figure)
         lines += section.render(tables[section.table], run)
+    appendix = [(name, caption) for name, caption in _APPENDIX if name in figure_paths]
+    if appendix:
+        lines += ["## Appendix: every measure", ""]
+        for name, caption in appendix:
+            lines += _figure(figure_paths, name, folder, caption)
 
     lines += _section_signatures(record)
     lines += _section_reproduce(record, folder)
@@ -498,6 +503,33 @@ def _section_signatures(record: RunRecord) -> list[str]:
 
 
 #: The tables :func:`~simscore.app.findings.findings` reads.
+#: The appendix figures (:func:`simscore.plots.make_figures`): every measure, many panels.
+_APPENDIX = (
+    ("convergence_all", "Convergence of every measure: checkpoint k vs k − 1 per run (bootstrap bands)"),
+    ("seeds_all", "Seed-pair similarity of every measure over checkpoints (thin: single pairs)"),
+)
+
+
+def paper_references() -> dict[str, Any]:
+    """The published values the figures overlay (:func:`simscore.plots.make_figures`'s ``references``)."""
+    facts = paper.facts()
+    seeds = paper.seeds_means()
+    final = seeds[seeds["checkpoint"] == facts.final_checkpoint]
+    cross = paper.reward_models_means()
+    rows = [{"group": "ts-iq", "measure": m, "mean": float(cross[m])} for m in paper.MEASURES]
+    rows += [{"group": f"{r}-{r}", "measure": m, "mean": float(final.loc[final["reward"] == r, m].mean())}
+             for r in final["reward"].unique() for m in paper.MEASURES]
+    lengths = paper.PYDIAL3_LENGTHS
+    return {
+        "performance": paper.performance(),
+        "convergence": paper.convergence_means(),
+        "seeds": seeds,
+        "reward_models": pd.DataFrame(rows),
+        "lengths": {f"PyDial3 handcrafted ({lengths.handcrafted:g})": lengths.handcrafted,
+                    f"PyDial3 GP at 2k–4k ({lengths.gp_low:g}–{lengths.gp_high:g})": (lengths.gp_low, lengths.gp_high)},
+    }
+
+
 _FINDING_TABLES = ("convergence", "seeds", "reward_models", "correlation", "first_turn", "text_at_matching_actions",
                    "contexts")
 
@@ -531,7 +563,8 @@ def write_report(
     folder = ExperimentFolder(directory)
     record = record if isinstance(record, RunRecord) else RunRecord.from_meta(record)
     if figures is None:
-        figures = make_figures(folder.figures, tables, bootstrap=record.bootstrap_settings)
+        figures = make_figures(folder.figures, tables, bootstrap=record.bootstrap_settings,
+                               references=paper_references())
     else:
         missing = [str(p) for p in figures.values() if not Path(p).is_file()]
         if missing:

@@ -113,8 +113,8 @@ def test_correlation_figure(tables):
     figure = plots.draw_correlation(tables["correlation"])
     axes = _visible_axes(figure)
     assert len(axes) == 4  # (all, non-matching) × (r, MSE)
-    assert axes[0].get_title().startswith("Pearson r\nall pairs, n = 560")
-    assert axes[3].get_title().startswith("Mean squared error\nnon-matching pairs (TMR = 0)")
+    assert axes[0].get_title() == "Pearson r, all pairs\n560 pairs"
+    assert axes[3].get_title().startswith("Mean squared error, non-matching pairs (TMR = 0)\n")
     assert [t.get_text() for t in axes[0].get_yticklabels()] == ["TMR", "DMR", "CER", "CMR"]
     texts = [t.get_text() for t in axes[2].texts]
     assert texts[:4] == ["n/a"] * 4  # TMR is constant on non-matching pairs
