@@ -408,7 +408,9 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
     lines += ["## 5. Why?", "",
               f"Decision-tree probe (context features → do a {pair[0]} and an {pair[1]} final policy disagree?), "
               "held-out accuracy vs the majority baseline; classifier two-sample test between the same two "
-              "policies (accuracy 0.5 = indistinguishable).", "", _md(probe),
+              "policies (accuracy 0.5 = indistinguishable; its p to the precision of its permutations).", "",
+              _md(probe.assign(two_sample_p=[_p(v, n_permutations) for v in probe["two_sample_p"]])
+                  if "two_sample_p" in probe.columns else probe),
               "Top importances:", "", _md(importances), "Most distinguishing contexts:", "", _md(distinguishing)]
     path = folder.explain_report
     atomic_write_text(path, "\n".join(lines))
