@@ -356,6 +356,7 @@ def text_at_matching_actions(
     rows = []
     for analysis, mapping in mappings.items():
         groups: dict[tuple[str, str], list[pd.DataFrame]] = {}
+        members: dict[tuple[str, str], list[Comparison]] = {}
         for key, comparison in mapping.items():
             if not hasattr(key, "context_set"):
                 raise TypeError(f"analyses[{analysis!r}]: key {key!r} has no context_set field")
@@ -367,10 +368,11 @@ def text_at_matching_actions(
                 )
             matching = scores.loc[scores[match_measure].to_numpy() == 1.0, [*names, *clusters_of([comparison])]]
             groups.setdefault((str(key.context_set), _reward_label(key)), []).append(matching)
-        clusters = clusters_of([c for mapping in mappings.values() for c in mapping.values()])
+            members.setdefault((str(key.context_set), _reward_label(key)), []).append(comparison)
         for (context_set, reward), parts in groups.items():
             pooled = pd.concat(parts, ignore_index=True)
-            units = cluster_codes(pooled, clusters)
+            # one context set's comparisons resample its units (dialogues on C_col, contexts on C_gen)
+            units = cluster_codes(pooled, clusters_of(members[(context_set, reward)]))
             for name in names:
                 mean, low, high, count = _interval(pooled[name].to_numpy(dtype=np.float64), settings, units)
                 rows.append((context_set, analysis, reward, name, mean, low, high, count))

@@ -219,3 +219,20 @@ def test_per_turn_first_turn_and_text_resample_the_comparisons_dialogues():
     unclustered = compare(a, b, ["tmr"], metadata=meta)
     with pytest.raises(ValueError, match="different clusters"):
         per_turn([pair, unclustered], measures=["tmr"])
+
+
+def test_text_at_matching_actions_resamples_each_context_sets_own_units():
+    # C_col comparisons resample dialogues, C_gen ones contexts: pooled per context set, never mixed
+    from simscore import Act, Response, Responses, compare
+    from simscore.analysis import SeedsKey, text_at_matching_actions
+
+    n = 12
+    meta = pd.DataFrame({"source_name": "x", "dialogue_id": [f"d{i // 3}" for i in range(n)]},
+                        index=[f"c{i}" for i in range(n)])
+    a = Responses({f"c{i}": Response(Act.parse("request(food)"), "Food?") for i in range(n)})
+    b = Responses({f"c{i}": Response(Act.parse("request(food)"), "What food?" if i % 2 else "Food?") for i in range(n)})
+    col = compare(a, b, ["tmr", "bleu4"], metadata=meta, clusters=("source_name", "dialogue_id"))
+    gen = compare(a, b, ["tmr", "bleu4"])
+    table = text_at_matching_actions({"seeds": {SeedsKey("col", "ts", 1, "a", "b"): col,
+                                                SeedsKey("gen", "ts", 1, "a", "b"): gen}})
+    assert table["context_set"].tolist() == ["col", "gen"] and table["count"].tolist() == [12, 12]
