@@ -435,11 +435,13 @@ def draw_chance(table: pd.DataFrame, *, measures: Sequence[str] | None = None) -
         axes = _grid(figure, len(sets), ncols=1)
         for ax, context_set in zip(axes, sets, strict=True):
             part = table[table["context_set"] == context_set]
-            _grouped_bars(ax, part, names, "comparison", colours, annotate=True)
+            _grouped_bars(ax, part, names, "comparison", colours)
+            ax.tick_params(axis="x", labelrotation=30)
             ax.set_title(f"context set {context_set}" if context_set else "all contexts")
             ax.set_ylabel("similarity, mean (0–1)")
             _rate_limits(ax, part["ci_low"])
-        _outside_legend(figure, axes[0], "comparison")
+        handles, labels = axes[0].get_legend_handles_labels()
+        figure.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False, fontsize=7)
         _set_title(figure, "Chance level: a random policy vs trained policies")
     return figure
 
