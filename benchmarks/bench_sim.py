@@ -44,7 +44,7 @@ def bench_policies(n: int) -> None:
         timings.append(time.perf_counter() - start)
     best = min(timings)
     _line("task success rate", f"{result.success_rate:.3f}")
-    _line("average turns (greeting included)", f"{result.mean_turns:.2f}")
+    _line("average turns (PyDial's count: decisions, greeting not counted)", f"{result.mean_turns:.2f}")
     _line("turns min / max", f"{result.turns.min()} / {result.turns.max()}")
     _line("average IQ", f"{result.mean_iq:.3f}  (levels {dict(sorted(collections.Counter(result.iq.tolist()).items()))})")
     _line("average R_TS / R_IQ", f"{result.mean_reward_ts:.2f} / {result.mean_reward_iq:.2f}")

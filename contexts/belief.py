@@ -3,8 +3,11 @@
 A :class:`BeliefState` holds, per informable slot, a probability distribution over the slot's
 values (ontology values plus ``"dontcare"`` and ``"none"``), the distribution over the
 user's *method* and over the *discourse act*, the probability that each requestable slot
-was requested, and the history flags policies need (last offered venue, whether an offer
-happened, whether the last system action informed that no venue matches).
+was requested, and the history policies need: the last offered venue, whether an offer
+happened in the dialogue, whether the system's last act offered a venue, whether it said that
+no venue matches, the venues offered since it last said so (PyDial's ``features``), and
+whether the user's request for alternatives is still unanswered (PyDial's summary-action
+flag).
 :meth:`BeliefState.from_pydial` reads PyDial's belief dicts (its focus tracker's output).
 
 Canonical form
@@ -62,7 +65,10 @@ _REQUESTABLE_RANK = {v: i for i, v in enumerate(REQUESTABLE)}
 _METHOD_SET = frozenset(METHODS)
 _DISCOURSE_SET = frozenset(DISCOURSE_ACTS)
 #: The fields of BeliefState, in order.
-_FIELDS = ("slots", "method", "discourse_act", "requested", "last_offered", "offer_happened", "last_informed_no_venue")
+_FIELDS = (
+    "slots", "method", "discourse_act", "requested", "last_offered", "offer_happened", "last_informed_no_venue",
+    "last_act_offered", "offered_since_no_venue", "alternatives_requested",
+)
 _JSON_KEYS = frozenset(_FIELDS)
 
 
@@ -352,6 +358,9 @@ class BeliefCanonicaliser:
         last_offered: str | None = None,
         offer_happened: bool = False,
         last_informed_no_venue: bool = False,
+        last_act_offered: bool = False,
+        offered_since_no_venue: tuple[str, ...] = (),
+        alternatives_requested: bool = False,
     ) -> BeliefState:
         """``BeliefState(slots=slots, method=method, ...)``, built directly when every part is canonical.
 
@@ -378,13 +387,20 @@ class BeliefCanonicaliser:
             and type(requested) is _Requested
             and type(offer_happened) is bool
             and type(last_informed_no_venue) is bool
+            and type(last_act_offered) is bool
+            and type(offered_since_no_venue) is tuple
+            and type(alternatives_requested) is bool
         ):
             return BeliefState(slots, method, discourse_act, requested, last_offered, offer_happened,
-                               last_informed_no_venue)
+                               last_informed_no_venue, last_act_offered, offered_since_no_venue,
+                               alternatives_requested)
         if last_offered is not None:
             _name(last_offered, "last_offered")
+        for name in offered_since_no_venue:
+            _name(name, "a venue in offered_since_no_venue")
         belief = object.__new__(BeliefState)
-        values = (slots, method, discourse_act, requested, last_offered, offer_happened, last_informed_no_venue)
+        values = (slots, method, discourse_act, requested, last_offered, offer_happened, last_informed_no_venue,
+                  last_act_offered, offered_since_no_venue, alternatives_requested)
         belief.__dict__.update(zip(_FIELDS, values))
         return belief
 
@@ -402,6 +418,17 @@ def _slot_order(names: tuple[str, ...]) -> tuple[str, ...]:
         if len(_SLOT_ORDER_CACHE) < 1024:
             _SLOT_ORDER_CACHE[names] = order
     return order
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    """A tuple of non-empty strings (a list is taken as one), or an error naming ``what``."""
+    if type(value) is not tuple:
+        if not isinstance(value, (list, tuple)):
+            raise InvalidContextError(f"{what} must be a list of venue names, got {value!r}")
+        value = tuple(value)
+    for name in value:
+        _name(name, f"a venue in {what}")
+    return value
 
 
 def _flag(value: Any, what: str) -> bool:
@@ -434,11 +461,22 @@ class BeliefState:
     requested : mapping of str to float, default {}
         Requestable slot -> probability that the user requested it (independent; omitted = 0).
     last_offered : str or None
-        Name of the last venue the system offered.
+        Name of the last venue the system offered (PyDial's ``lastInformedVenue``).
     offer_happened : bool
         Whether the system has offered a venue in this dialogue.
     last_informed_no_venue : bool
-        Whether the system's last action said that no venue matches.
+        Whether the system's last action said that no venue matches (PyDial's
+        ``lastActionInformNone``).
+    last_act_offered : bool
+        Whether the system's last action offered a venue (PyDial's ``offerHappened``).
+    offered_since_no_venue : tuple of str
+        The venues the system offered since it last said that no venue matches, in order
+        (PyDial's ``informedVenueSinceNone``; a list is taken as a tuple).
+    alternatives_requested : bool
+        Whether the user asked for alternatives at an earlier decision and the system has not
+        answered with ``inform_alternatives`` since (PyDial keeps this flag in its summary-action
+        mapper, ``SummaryAction.alternatives_requested``; the action mask also raises it for the
+        current turn, see :mod:`policies.sim.summary`).
 
     Raises
     ------
@@ -472,6 +510,9 @@ class BeliefState:
     last_offered: str | None = None
     offer_happened: bool = False
     last_informed_no_venue: bool = False
+    last_act_offered: bool = False
+    offered_since_no_venue: tuple[str, ...] = ()
+    alternatives_requested: bool = False
 
     def __post_init__(self) -> None:
         slots = self.slots
@@ -499,6 +540,9 @@ class BeliefState:
             _name(self.last_offered, "last_offered")
         setattr_(self, "offer_happened", _flag(self.offer_happened, "offer_happened"))
         setattr_(self, "last_informed_no_venue", _flag(self.last_informed_no_venue, "last_informed_no_venue"))
+        setattr_(self, "last_act_offered", _flag(self.last_act_offered, "last_act_offered"))
+        setattr_(self, "offered_since_no_venue", _names(self.offered_since_no_venue, "offered_since_no_venue"))
+        setattr_(self, "alternatives_requested", _flag(self.alternatives_requested, "alternatives_requested"))
 
     # -- construction ------------------------------------------------------------------
 
@@ -600,6 +644,9 @@ class BeliefState:
         names = sets.get("name")
         if self.last_offered is not None and names is not None and self.last_offered not in names:
             raise InvalidContextError(f"last_offered {self.last_offered!r} is not a venue name of the ontology")
+        for venue in self.offered_since_no_venue:
+            if names is not None and venue not in names:
+                raise InvalidContextError(f"offered_since_no_venue: {venue!r} is not a venue name of the ontology")
 
     def key(self) -> tuple[Any, ...]:
         """A hashable canonical form: equal for equal beliefs (used to de-duplicate).
@@ -616,6 +663,9 @@ class BeliefState:
             self.last_offered,
             self.offer_happened,
             self.last_informed_no_venue,
+            self.last_act_offered,
+            self.offered_since_no_venue,
+            self.alternatives_requested,
         )
 
     # -- JSON --------------------------------------------------------------------------
@@ -626,7 +676,8 @@ class BeliefState:
         >>> BeliefState(slots={"area": {"north": 1.0}}).to_json()  # doctest: +NORMALIZE_WHITESPACE
         {'slots': {'area': {'north': 1.0, 'none': 0.0}}, 'method': {'none': 1.0},
          'discourse_act': {'none': 1.0}, 'requested': {}, 'last_offered': None,
-         'offer_happened': False, 'last_informed_no_venue': False}
+         'offer_happened': False, 'last_informed_no_venue': False, 'last_act_offered': False,
+         'offered_since_no_venue': [], 'alternatives_requested': False}
         """
         return {
             "slots": {slot: dict(dist) for slot, dist in self.slots.items()},
@@ -636,14 +687,18 @@ class BeliefState:
             "last_offered": self.last_offered,
             "offer_happened": self.offer_happened,
             "last_informed_no_venue": self.last_informed_no_venue,
+            "last_act_offered": self.last_act_offered,
+            "offered_since_no_venue": list(self.offered_since_no_venue),
+            "alternatives_requested": self.alternatives_requested,
         }
 
     @classmethod
     def from_json(cls, obj: Any, ontology: Ontology | None = None) -> BeliefState:
         """Rebuild a belief from :meth:`to_json` output; validate against ``ontology`` if given.
 
-        ``slots`` is required; the other keys default as in the constructor. Unknown keys
-        are an error naming them.
+        ``slots`` is required; the other keys default as in the constructor (files written
+        before ``last_act_offered``, ``offered_since_no_venue`` and ``alternatives_requested``
+        existed read with no such history). Unknown keys are an error naming them.
         """
         if not _is_mapping(obj):
             raise InvalidContextError(f"a belief state must be a JSON object, got {type(obj).__name__}")
@@ -660,6 +715,9 @@ class BeliefState:
             last_offered=obj.get("last_offered"),
             offer_happened=obj.get("offer_happened", False),
             last_informed_no_venue=obj.get("last_informed_no_venue", False),
+            last_act_offered=obj.get("last_act_offered", False),
+            offered_since_no_venue=obj.get("offered_since_no_venue", ()),
+            alternatives_requested=obj.get("alternatives_requested", False),
         )
         if ontology is not None:
             belief.validate(ontology)
@@ -685,15 +743,16 @@ class BeliefState:
         * ``features["lastInformedVenue"]`` -> :attr:`last_offered` (``""`` -> None);
         * ``features["lastActionInformNone"]`` -> :attr:`last_informed_no_venue` (both mean
           the system's last act said that no venue matches);
-        * :attr:`offer_happened` is true if ``features["offerHappened"]`` is or if
-          ``lastInformedVenue`` names a venue. Caveat: PyDial's ``offerHappened`` only says
-          whether the system's *last* act offered a venue, simscore's flag whether it has
-          offered one in the dialogue, which PyDial records through ``lastInformedVenue``
-          (kept until the dialogue ends).
+        * ``features["offerHappened"]`` -> :attr:`last_act_offered` (both mean the system's
+          *last* act offered a venue);
+        * ``features["informedVenueSinceNone"]`` -> :attr:`offered_since_no_venue`;
+        * :attr:`offer_happened` (an offer happened in the dialogue) is true if
+          ``offerHappened`` is or if ``lastInformedVenue`` names a venue (PyDial keeps it
+          until the dialogue ends).
 
-        Not mapped: ``features["informedVenueSinceNone"]`` and ``features["inform_info"]``
-        (simscore's policies derive the database flags from the belief and their own
-        database), and ``userActs`` (not a part of the belief;
+        :attr:`alternatives_requested` stays False: PyDial keeps that flag in its policy, not
+        in the belief. Not mapped: ``features["inform_info"]`` (simscore's policies derive the database
+        flags from the belief and their own database), and ``userActs`` (not a part of the belief;
         :func:`contexts.pydial.import_pydial` keeps them in the context metadata).
         PyDial lower-cases values; they are taken as they are.
 
@@ -772,16 +831,29 @@ class BeliefState:
             venue_known = None
         else:
             venue_known = venue or None
+        since_none = features.get("informedVenueSinceNone", [])
+        if not isinstance(since_none, (list, tuple)) or not all(isinstance(v, str) for v in since_none):
+            raise InvalidContextError(f"PyDial feature 'informedVenueSinceNone' must be a list of names, got {since_none!r}")
+        if names is not None:
+            unknown = [v for v in since_none if v not in names]
+            if unknown and not skip_unknown_values:
+                raise InvalidContextError(
+                    f"informedVenueSinceNone: {unknown[0]!r} is not a venue name of the ontology{hint}"
+                )
+            since_none = [v for v in since_none if v in names]
+        last_act_offered = _flag(features.get("offerHappened", False), "PyDial feature 'offerHappened'")
         return cls(
             slots=slots,
             method=beliefs.get("method", _DEFAULT_METHOD),
             discourse_act=beliefs.get("discourseAct", _DEFAULT_DISCOURSE),
             requested=requested,
             last_offered=venue_known,
-            offer_happened=_flag(features.get("offerHappened", False), "PyDial feature 'offerHappened'") or bool(venue),
+            offer_happened=last_act_offered or bool(venue),
             last_informed_no_venue=_flag(
                 features.get("lastActionInformNone", False), "PyDial feature 'lastActionInformNone'"
             ),
+            last_act_offered=last_act_offered,
+            offered_since_no_venue=tuple(since_none),
         )
 
 

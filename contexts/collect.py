@@ -364,6 +364,8 @@ def _belief_from_convlab(
         last_offered=history_flags["last_offered"],
         offer_happened=history_flags["offer_happened"],
         last_informed_no_venue=history_flags["last_informed_no_venue"],
+        last_act_offered=history_flags["last_act_offered"],
+        offered_since_no_venue=history_flags["offered_since_no_venue"],
     )
 
 
@@ -406,7 +408,8 @@ def _convlab_dialogue(
 ) -> Dialogue:
     dialogue_id, turns = _convlab_turns(raw, position)
     names = frozenset(ontology.informable.get("name", ()))
-    flags: dict[str, Any] = {"last_offered": None, "offer_happened": False, "last_informed_no_venue": False}
+    flags: dict[str, Any] = {"last_offered": None, "offer_happened": False, "last_informed_no_venue": False,
+                             "last_act_offered": False, "offered_since_no_venue": ()}
     out: list[DialogueTurn] = []
     user_texts: list[str] = []
     user_acts: list[tuple[str, str, str, str]] = []
@@ -452,15 +455,19 @@ def _convlab_dialogue(
             raise InvalidContextError(f"{where}: two system turns in a row")
         system_acts = acts
         flags["last_informed_no_venue"] = False
+        flags["last_act_offered"] = False
         for intent, act_domain, slot, value in acts:
             if act_domain != convlab_domain:
                 continue
             if intent == "nooffer":
                 flags["last_informed_no_venue"] = True
+                flags["offered_since_no_venue"] = ()
             elif slot == "name" and value.lower() not in ("", "none", "?"):
-                flags["offer_happened"] = True
+                flags["offer_happened"] = flags["last_act_offered"] = True
                 lowered = value.lower()
                 flags["last_offered"] = lowered if lowered in names else None
+                if lowered in names:
+                    flags["offered_since_no_venue"] = (*flags["offered_since_no_venue"], lowered)
     return Dialogue(dialogue_id, tuple(out), {})
 
 
@@ -492,8 +499,10 @@ def read_convlab(
     * requested: 1 for each slot the user requested in that turn (address -> addr; slots
       the ontology cannot request are ignored);
     * history flags from the system's earlier acts in the domain: an act with a ``name``
-      value is an offer (``last_offered`` is set if the name is a venue of the ontology),
-      ``nooffer`` in the previous system turn sets ``last_informed_no_venue``.
+      value is an offer (``last_offered`` is set, and the venue added to
+      ``offered_since_no_venue``, if the name is a venue of the ontology; an offer in the
+      previous system turn sets ``last_act_offered``), ``nooffer`` in the previous system turn
+      sets ``last_informed_no_venue`` and empties ``offered_since_no_venue``.
 
     Every turn's :attr:`~contexts.dialogue_log.DialogueTurn.metadata` keeps what a ConvLab
     policy reads besides the belief state, as lists ``[intent, domain, slot, value]`` in the

@@ -3,7 +3,7 @@
 A :class:`ContextSet` is ordered and id-unique, has a name and a content hash, can be
 united with another set and split by metadata, and is stored as JSON Lines: a header line
 
-``{"format": "simscore-contexts", "version": 1, "name": ..., "domain": ..., "count": ...,
+``{"format": "simscore-contexts", "version": 2, "name": ..., "domain": ..., "count": ...,
 "content_hash": ..., "built": {...how the set was built...}}``
 
 then one context a line: ``{"id": ..., "belief": <BeliefState.to_json()>, "metadata":
@@ -49,8 +49,11 @@ __all__ = ["Context", "ContextSet", "CONTEXTS_FORMAT", "CONTEXTS_VERSION"]
 
 #: The ``format`` field of a context-set file header.
 CONTEXTS_FORMAT = "simscore-contexts"
-#: The current (and only) version of the context-set file format.
-CONTEXTS_VERSION = 1
+#: The current version of the context-set file format. Version 2 added the belief states'
+#: ``last_act_offered``, ``offered_since_no_venue`` and ``alternatives_requested``; version 1
+#: files are read with those at their defaults (no such history).
+CONTEXTS_VERSION = 2
+_READ_VERSIONS = (1, CONTEXTS_VERSION)
 
 # Same output as simscore.io.dumps, but the encoder is built once: this is the hot path
 # of writing and hashing large context sets.
@@ -466,7 +469,7 @@ class ContextSet:
             truncated line), an invalid context, a duplicate id, or a ``count`` /
             ``content_hash`` in the header that the lines do not match.
         """
-        header, records = read_jsonl(path, format_name=CONTEXTS_FORMAT, versions=(CONTEXTS_VERSION,))
+        header, records = read_jsonl(path, format_name=CONTEXTS_FORMAT, versions=_READ_VERSIONS)
         try:
             with gc_paused():
                 return cls._from_records(path, header, records, ontology, verify_hash, skip_invalid)

@@ -3,7 +3,7 @@
 The simulator writes it and C_col collection reads it; users can produce it from their own
 systems. It is JSON Lines, with a header line
 
-``{"format": "simscore-dialogue-log", "version": 1, "domain": "<domain name>",
+``{"format": "simscore-dialogue-log", "version": 2, "domain": "<domain name>",
 "source": {...free-form provenance, e.g. "name", "policy", "checkpoint", "seed"...}}``
 
 then one dialogue per line::
@@ -64,8 +64,11 @@ __all__ = [
 
 #: The ``format`` field of a dialogue-log header.
 DIALOGUE_LOG_FORMAT = "simscore-dialogue-log"
-#: The current (and only) version of the dialogue-log format.
-DIALOGUE_LOG_VERSION = 1
+#: The current version of the dialogue-log format. Version 2: belief states with
+#: ``last_act_offered``, ``offered_since_no_venue`` and ``alternatives_requested`` (version 1
+#: logs read with no such history).
+DIALOGUE_LOG_VERSION = 2
+_READ_VERSIONS = (1, DIALOGUE_LOG_VERSION)
 
 _TURN_KEYS = ("turn_index", "user_act", "user_text", "belief", "system_act", "system_text", "metadata")
 #: Context metadata keys that collection sets itself; a turn's own metadata may not use them.
@@ -342,7 +345,7 @@ def read_dialogue_log(
         Naming the file and the line of the first bad dialogue (invalid JSON, a bad
         belief, an unparsable act, a duplicate dialogue id), or a bad header.
     """
-    header, records = read_jsonl(path, format_name=DIALOGUE_LOG_FORMAT, versions=(DIALOGUE_LOG_VERSION,))
+    header, records = read_jsonl(path, format_name=DIALOGUE_LOG_FORMAT, versions=_READ_VERSIONS)
     dialogues: list[Dialogue] = []
     seen: dict[str, int] = {}
     with gc_paused():

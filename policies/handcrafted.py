@@ -7,13 +7,13 @@ Both decide on summary actions (:class:`~policies.sim.summary.SummaryPolicy`); w
 
 from __future__ import annotations
 
-import zlib
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from contexts.domain import default_domain
 from policies.sim.domain_cache import domain_cache
+from policies.sim.summary import belief_generator
 from simscore.checks import check_int, check_probability
 
 if TYPE_CHECKING:
@@ -168,6 +168,5 @@ class RandomPolicy:
             candidates = np.arange(len(mask) if len(mask) else self.n_actions)
         rng = self._rng
         if rng is None:
-            digest = zlib.crc32(repr(belief.key()).encode("utf-8"))
-            rng = np.random.default_rng([self.seed, digest])
+            rng = belief_generator(self.seed, belief)
         return int(candidates[int(rng.integers(candidates.size))])

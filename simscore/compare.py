@@ -5,10 +5,15 @@ result keeps the per-context scores (a pandas DataFrame) and a summary per measu
 count, missing count and a seeded bootstrap confidence interval of the mean).
 
 Scale: each side's inputs are factorised once per level and every measure scores each
-distinct pair once. The factorisation also gives every context a code for its row of scores,
-and the shared bootstrap (:func:`simscore.stats.bootstrap_ci_shared`) draws how often each
-distinct row occurs whenever there are few distinct rows, so a million contexts cost about as
-much as a thousand.
+distinct pair once. The factorisation of both levels (actions and texts, whichever measures
+are asked for) also gives every context a code for its pair of responses, and the shared
+bootstrap (:func:`simscore.stats.bootstrap_ci_shared`) draws how often each distinct pair
+occurs whenever there are few, so a million contexts cost about as much as a thousand — and a
+measure's interval does not depend on which other measures are asked for.
+
+Contexts of one dialogue are not independent: with ``clusters`` (metadata columns naming a
+dialogue, e.g. ``("source_name", "dialogue_id")`` of collected contexts) the bootstrap
+resamples whole dialogues.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from simscore.untrusted import spreadsheet_frame
 if TYPE_CHECKING:
     from simscore.strata import StratifiedComparison
 
-__all__ = ["compare", "Comparison", "DEFAULT_MEASURES", "JSON_CHUNK"]
+__all__ = ["compare", "cluster_codes", "Comparison", "DEFAULT_MEASURES", "JSON_CHUNK"]
 
 _SUMMARY_COLUMNS = ["mean", "count", "missing", "ci_low", "ci_high"]
 
@@ -246,6 +251,31 @@ def _metadata_frame(metadata: Any, ids: list[str]) -> pd.DataFrame | None:
     return metadata.reindex(ids)
 
 
+def cluster_codes(meta: pd.DataFrame | None, columns: Iterable[str]) -> np.ndarray | None:
+    """One code per row naming its cluster: the distinct values of the ``columns`` together.
+
+    A row without a value in one of the columns is a cluster of its own; None without columns.
+
+    >>> frame = pd.DataFrame({"source_name": ["a", "a", "b", None], "dialogue_id": ["d1", "d1", "d1", "d2"]})
+    >>> cluster_codes(frame, ["source_name", "dialogue_id"]).tolist()
+    [0, 0, 1, 2]
+    """
+    columns = tuple(columns)
+    if not columns:
+        return None
+    if meta is None:
+        raise ValueError(f"clusters {list(columns)} need the contexts' metadata (metadata=...)")
+    missing = [c for c in columns if c not in meta.columns]
+    if missing:
+        raise ValueError(f"clusters: the metadata has no column(s) {missing} (it has {list(meta.columns)})")
+    keys = meta[list(columns)].astype(object).where(meta[list(columns)].notna(), None)
+    labels = [tuple(row) for row in keys.itertuples(index=False, name=None)]
+    codes = pd.factorize(pd.Series(labels, dtype=object))[0]
+    alone = np.array([any(v is None for v in label) for label in labels], dtype=bool)
+    codes[alone] = codes.max(initial=-1) + 1 + np.arange(int(alone.sum()))  # no cluster: a unit of its own
+    return np.unique(codes, return_inverse=True)[1].reshape(-1)
+
+
 def _warn_textless(textless: Mapping[str, int], a: Responses, b: Responses, ids: list[str]) -> None:
     """One warning for the text measures' NaN pairs: which policy lacks texts, and how to word its acts."""
     lacking = [
@@ -275,6 +305,7 @@ def compare(
     confidence: float = 0.95,
     seed: int = 0,
     progress: bool = True,
+    clusters: str | Iterable[str] | None = None,
 ) -> Comparison:
     """Score every pair of responses of two policies over the same contexts.
 
@@ -293,6 +324,10 @@ def compare(
     progress : bool, default True
         A progress bar on stderr while a text measure embeds, when that takes more than a
         second and stderr is a terminal (:mod:`simscore.measures._progress`); False: none.
+    clusters : str or iterable of str, optional
+        Metadata column(s) whose values together name the cluster of a context (e.g.
+        ``("source_name", "dialogue_id")``): the bootstrap resamples clusters, not contexts
+        (a context without a value is a cluster of its own). Needs ``metadata``.
 
     Returns
     -------
@@ -329,6 +364,8 @@ def compare(
     resolved = resolve_measures(measures)
     ids = _align(a, b)
     meta = _metadata_frame(metadata, ids)
+    cluster_columns = (clusters,) if isinstance(clusters, str) else tuple(clusters or ())
+    codes = cluster_codes(meta, cluster_columns)
     columns: dict[str, np.ndarray] = {}
     factorised: dict[str, tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]] = {}
     textless: dict[str, int] = {}
@@ -360,17 +397,20 @@ def compare(
             raise ValueError(f"metadata columns clash with measure names: {', '.join(map(str, clash))}")
         frame = frame.join(meta)
 
-    groups = np.zeros(len(ids), dtype=np.int64)
-    parts = [factorised[level][3] for level in sorted(factorised)]
-    parts += [np.unique(columns[m.name], return_inverse=True)[1].reshape(-1)
-              for m in resolved if not isinstance(m, PairwiseMeasure)]
-    for part in parts:
-        # rows with equal codes have equal scores; re-compact so the codes never overflow
-        groups = np.unique(groups * (int(part.max(initial=0)) + 1) + part, return_inverse=True)[1].reshape(-1)
     if n_resamples == 0:  # means only (e.g. a chance level logged every training check)
         intervals = {name: (float("nan"), float("nan")) for name in columns}
     else:
-        intervals = bootstrap_ci_shared(columns, groups, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        # Contexts with equal codes have the same pair of responses at both levels, so equal
+        # scores under every measure: the resampling depends on the responses, not on which
+        # measures were asked for.
+        groups = np.zeros(len(ids), dtype=np.int64)
+        b_ids = None if b.ids == a.ids else ids
+        for level, pick in (("action", Responses.actions), ("text", Responses.texts)):
+            part = factorised[level][3] if level in factorised else unique_pairs(pick(a), pick(b, b_ids))[3]
+            # re-compact so the codes never overflow
+            groups = np.unique(groups * (int(part.max(initial=0)) + 1) + part, return_inverse=True)[1].reshape(-1)
+        intervals = bootstrap_ci_shared(columns, groups, n_resamples=n_resamples, confidence=confidence, seed=seed,
+                                        clusters=codes)
     rows = {}
     for name, column in columns.items():
         valid = column[~np.isnan(column)]
@@ -390,6 +430,8 @@ def compare(
         "n_resamples": n_resamples,
         "confidence": confidence,
     }
+    if cluster_columns:
+        info["clusters"] = list(cluster_columns)
     return Comparison(
         scores=frame,
         summary=summary,

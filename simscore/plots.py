@@ -73,7 +73,9 @@ MEASURE_LABELS: dict[str, str] = {
     "use_ang": "USE ang", "bleu4": "BLEU-4", "bertscore": "BERTScore",
 }
 
-#: Figure names drawn by :func:`make_figures`, in report order, with the table each needs.
+#: Figure names drawn by :func:`make_figures`, in report order, with the table each needs: one
+#: page-width figure per question (:mod:`simscore.figures`), then the appendix grids of every
+#: measure (``*_all``).
 FIGURE_NAMES: dict[str, str] = {
     "performance": "performance",
     "convergence": "convergence",
@@ -82,6 +84,8 @@ FIGURE_NAMES: dict[str, str] = {
     "reward_models": "reward_models",
     "correlation": "correlation",
     "chance": "chance",
+    "convergence_all": "convergence",
+    "seeds_all": "seeds",
 }
 
 _LINESTYLES = ("-", "--", ":", "-.")
@@ -442,15 +446,17 @@ def draw_chance(table: pd.DataFrame, *, measures: Sequence[str] | None = None) -
     colours = _colours(table["comparison"])
     sets = list(dict.fromkeys(table["context_set"]))
     with _style():
-        figure = _new_figure(max(6.0, 1.1 * len(names) + 3.0) + 3.0, 3.2 * len(sets) + 0.6)
+        figure = _new_figure(7.0, 2.9 * len(sets) + 0.6)
         axes = _grid(figure, len(sets), ncols=1)
         for ax, context_set in zip(axes, sets, strict=True):
             part = table[table["context_set"] == context_set]
-            _grouped_bars(ax, part, names, "comparison", colours, annotate=True)
+            _grouped_bars(ax, part, names, "comparison", colours)
+            ax.tick_params(axis="x", labelrotation=30)
             ax.set_title(f"context set {context_set}" if context_set else "all contexts")
             ax.set_ylabel("similarity, mean (0–1)")
             _rate_limits(ax, part["ci_low"])
-        _outside_legend(figure, axes[0], "comparison")
+        handles, labels = axes[0].get_legend_handles_labels()
+        figure.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False, fontsize=7)
         _set_title(figure, "Chance level: a random policy vs trained policies")
     return figure
 
@@ -471,9 +477,8 @@ def draw_correlation(table: pd.DataFrame) -> Figure:
     subsets = list(dict.fromkeys(table["subset"]))
     matplotlib = _mpl()
     with _style():
-        first = analysis.correlation_matrices(table, subsets[0])
-        size = max(3.6, 0.5 * len(first.r) + 2.0)
-        figure = _new_figure(2 * size + 1.0, size * len(subsets) + 0.6)
+        size = 3.5  # two heatmaps side by side fill a page's width (7 inches)
+        figure = _new_figure(2 * size, size * len(subsets) + 0.4)
         axes = figure.subplots(len(subsets), 2, squeeze=False)
         mse_max = float(np.nanmax(table["mse"].to_numpy(dtype=np.float64))) if table["mse"].notna().any() else 1.0
         for row, subset in enumerate(subsets):
@@ -489,10 +494,8 @@ def draw_correlation(table: pd.DataFrame) -> Figure:
                 colormap = matplotlib.colormaps[cmap].with_extremes(bad="#dddddd")
                 image = ax.imshow(np.ma.masked_invalid(values), cmap=colormap, vmin=vmin, vmax=vmax)
                 labels = [_label(m) for m in matrix.index]
-                ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
-                ax.set_yticks(range(len(labels)), labels)
-                ax.set_xlabel("measure")
-                ax.set_ylabel("measure")
+                ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=7)
+                ax.set_yticks(range(len(labels)), labels, fontsize=7)
                 ax.grid(False)
                 for i in range(values.shape[0]):
                     for j in range(values.shape[1]):
@@ -504,10 +507,10 @@ def draw_correlation(table: pd.DataFrame) -> Figure:
                             text, dark = f"{v:.2f}", (v - vmin) / (vmax - vmin) < 0.35
                         else:
                             text, dark = f"{v:.2f}", abs(v) > 0.6
-                        ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                        ax.text(j, i, text, ha="center", va="center", fontsize=5,
                                 color="white" if dark else "black")
-                ax.set_title(f"{name}\n{what}, n = {n}", fontsize=9)
-                figure.colorbar(image, ax=ax, shrink=0.8, label=f"{name} ({vmin:g} to {vmax:.2g})")
+                ax.set_title(f"{name}, {what}\n{n:,} pairs", fontsize=8)
+                figure.colorbar(image, ax=ax, shrink=0.7)
         _set_title(figure, "Agreement between measures over all compared pairs")
     return figure
 
@@ -522,7 +525,7 @@ def plot_correlation(table: pd.DataFrame, path: str | os.PathLike[str], *, overw
 
 
 def draw_performance(table: pd.DataFrame) -> Figure:
-    """Learning curves: task success rate, average IQ and average length per reward, with t-intervals."""
+    """Learning curves: task success rate, average IQ and average length per reward, with intervals over the users."""
     _nonempty(table, "performance")
     colours = _colours(table["reward"])
     panels = (
@@ -549,7 +552,8 @@ def draw_performance(table: pd.DataFrame) -> Figure:
             else:
                 ax.set_ylim(bottom=0)
         _outside_legend(figure, axes[0], "reward")
-        _set_title(figure, "Absolute performance per checkpoint (mean over runs, Student-t interval over runs)")
+        _set_title(figure, "Absolute performance per checkpoint (mean over the runs' evaluation users; band: 95% "
+                           "interval over the users)")
     return figure
 
 
@@ -639,6 +643,7 @@ def make_figures(
     tables: Mapping[str, pd.DataFrame],
     *,
     bootstrap: Bootstrap | None = None,
+    references: Mapping[str, Any] | None = None,
     **legacy: Unpack[BootstrapKeywords],
 ) -> dict[str, Path]:
     """Draw every figure whose table is present (and not empty) into ``directory``.
@@ -657,6 +662,10 @@ def make_figures(
     bootstrap : simscore.stats.Bootstrap, optional
         Settings of the aggregates over pairs (default ``Bootstrap()``; ``n_resamples``,
         ``confidence``, ``seed``: deprecated).
+    references : mapping, optional
+        Published values to overlay (:mod:`simscore.figures`): ``"performance"``,
+        ``"convergence"``, ``"seeds"``, ``"reward_models"`` (DataFrames) and ``"lengths"``
+        (label → value or range).
 
     Returns
     -------
@@ -670,22 +679,33 @@ def make_figures(
         table = tables.get(name)
         return table is not None and not table.empty
 
+    from simscore import figures as pages
+
+    refs = dict(references or {})
     written: dict[str, Path] = {}
-    for name in FIGURE_NAMES:
-        if not has(name):
+    for name, source in FIGURE_NAMES.items():
+        if not has(source):
             continue
         path = out / f"{name}.png"
-        table = tables[name]
+        table = tables[source]
         if name == "performance":
-            written[name] = plot_performance(table, path, overwrite=True)
+            written[name] = save_figure(pages.draw_performance_page(
+                table, reference=refs.get("performance"), lengths=refs.get("lengths")), path, overwrite=True)
         elif name == "convergence":
-            written[name] = plot_convergence(table, path, overwrite=True)
+            written[name] = save_figure(pages.draw_convergence_page(table, reference=refs.get("convergence")),
+                                        path, overwrite=True)
         elif name == "seeds":
-            written[name] = plot_seeds(table, path, bootstrap=settings, overwrite=True)
+            written[name] = save_figure(pages.draw_seeds_page(table, reference=refs.get("seeds"), bootstrap=settings),
+                                        path, overwrite=True)
         elif name == "per_turn":
-            written[name] = plot_per_turn(table, path, overwrite=True)
+            written[name] = save_figure(pages.draw_per_turn_page(table), path, overwrite=True)
         elif name == "reward_models":
-            written[name] = plot_reward_models(table, path, bootstrap=settings, overwrite=True)
+            written[name] = save_figure(pages.draw_reward_models_page(
+                table, reference=refs.get("reward_models"), bootstrap=settings), path, overwrite=True)
+        elif name == "convergence_all":
+            written[name] = plot_convergence(table, path, overwrite=True)
+        elif name == "seeds_all":
+            written[name] = plot_seeds(table, path, bootstrap=settings, overwrite=True)
         elif name == "correlation":
             written[name] = plot_correlation(table, path, overwrite=True)
         elif name == "chance":

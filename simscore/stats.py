@@ -4,7 +4,8 @@
   value, validated once and passed down unchanged;
 * :func:`bootstrap_ci` — percentile bootstrap interval of one mean, resampling contexts;
 * :func:`bootstrap_ci_shared` — intervals of several means (one per measure) from one shared
-  set of context resamples, so the intervals are paired across measures;
+  set of resamples of contexts or of clusters of contexts (e.g. dialogues), so the intervals
+  are paired across measures, and each independent of which other measures are asked for;
 * :func:`t_interval` — mean and Student-t interval of the mean (quantile from scipy);
 * :func:`wilson_interval` — Wilson score interval of a binomial proportion (from scipy);
 * :func:`pearson_mse` — Pearson r and mean squared difference of two score columns;
@@ -164,6 +165,7 @@ def bootstrap_ci(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = 0,
+    clusters: np.ndarray | None = None,
 ) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of the mean, resampling contexts.
 
@@ -176,7 +178,10 @@ def bootstrap_ci(
     confidence : float
         Coverage of the interval, in (0, 1).
     rng : Generator or int
-        Source of randomness (an int is a seed).
+        Source of randomness (an int is a seed; with ``clusters`` it must be one).
+    clusters : ndarray of int, shape (n,), optional
+        A code per context naming its cluster (e.g. its dialogue): the bootstrap then
+        resamples clusters (:func:`bootstrap_ci_shared`).
 
     Returns
     -------
@@ -190,12 +195,19 @@ def bootstrap_ci(
     >>> low, high = bootstrap_ci(np.array([0.0, 1.0] * 50), rng=3)
     >>> 0.35 < low < 0.5 < high < 0.65
     True
+    >>> bootstrap_ci(np.array([0.0, 1.0] * 50), rng=3, clusters=np.repeat(np.arange(10), 10))
+    (0.5, 0.5)
     """
     tail = _check_bootstrap(n_resamples, confidence)
     values = np.asarray(values, dtype=np.float64)
     n = len(values)
     if n == 0:
         return (float("nan"), float("nan"))
+    if clusters is not None:
+        if isinstance(rng, np.random.Generator) or rng is None:
+            raise TypeError("bootstrap_ci: with clusters, rng must be an int seed")
+        return bootstrap_ci_shared({"x": values}, np.arange(n), n_resamples=n_resamples, confidence=confidence,
+                                   seed=int(rng), clusters=clusters)["x"]
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     distinct, counts = np.unique(values, return_counts=True)
     if len(distinct) == 1:
@@ -220,14 +232,23 @@ def bootstrap_ci_shared(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    clusters: np.ndarray | None = None,
 ) -> dict[str, tuple[float, float]]:
-    """Bootstrap intervals of several means from one shared set of context resamples.
+    """Bootstrap intervals of several means from one shared set of resamples.
 
-    The contexts are resampled once and the resample is reused for every column, so the
-    intervals are paired across columns (measures). A context enters only through its row
-    of values, so resampling contexts is the same as drawing how often each distinct row
-    occurs (one multinomial draw over the distinct rows); when rows are mostly distinct,
-    explicit resample weights over the contexts are used instead.
+    The units — the contexts, or the clusters of contexts that are not independent (e.g. the
+    contexts collected from one dialogue) — are resampled once and the resample is reused
+    for every column, so the intervals are paired across columns (measures). How the units
+    are drawn depends only on ``groups``, ``clusters`` and ``seed``, never on the values: a
+    column's interval is the same whichever other columns are asked for.
+
+    * Without ``clusters``, a context enters only through its row of values, so resampling
+      contexts is the same as drawing how often each group of contexts occurs (one
+      multinomial draw over the groups, probability ``size / n``); when groups are mostly
+      single contexts, explicit resample weights over the contexts are drawn instead.
+    * With ``clusters``, each resample draws the ``U`` clusters with replacement (each with
+      probability ``1 / U``) and a column's mean is the ratio of the resampled sums and
+      counts of its values (the mean over the contexts the resample holds).
 
     Parameters
     ----------
@@ -235,9 +256,12 @@ def bootstrap_ci_shared(
         Per-context values of each column (NaN allowed: left out of that column's means).
     groups : ndarray of int, shape (n,)
         A code per context such that contexts with the same code have the same row of values
-        (e.g. from the factorisation of the compared inputs).
+        in *every* column a caller could ask for (e.g. the factorisation of the compared
+        responses, not of the scores).
     n_resamples, confidence, seed
         Bootstrap settings.
+    clusters : ndarray of int, shape (n,), optional
+        A code per context naming its cluster (the resampling unit).
 
     Returns
     -------
@@ -250,53 +274,74 @@ def bootstrap_ci_shared(
     >>> ci = bootstrap_ci_shared(cols, np.array([0, 1] * 20), seed=1)
     >>> ci["dmr"], 0.3 < ci["tmr"][0] < 0.5 < ci["tmr"][1] < 0.7
     ((1.0, 1.0), True)
+    >>> ci["tmr"] == bootstrap_ci_shared({"tmr": cols["tmr"]}, np.array([0, 1] * 20), seed=1)["tmr"]
+    True
+    >>> dialogues = np.repeat(np.arange(4), 10)  # 4 dialogues of 10 contexts: wider than 40 contexts
+    >>> low, high = bootstrap_ci_shared(cols, np.array([0, 1] * 20), seed=1, clusters=dialogues)["tmr"]
+    >>> (low, high) == (0.5, 0.5)  # every dialogue has half its contexts matching
+    True
     """
     tail = _check_bootstrap(n_resamples, confidence)
     n = len(next(iter(columns.values()))) if columns else 0
     if n == 0:
         return {name: (float("nan"), float("nan")) for name in columns}
-    matrix = np.column_stack(list(columns.values()))
-    _, first, counts = np.unique(groups, return_index=True, return_counts=True)
-    rng = np.random.default_rng(seed)
-    # cost per resample: a binomial draw per distinct row, or an index draw per context
-    if len(first) <= min(n // 4, _MAX_MULTINOMIAL_ROWS):
-        values = matrix[first]
-
-        def draw(size: int) -> np.ndarray:
-            return rng.multinomial(n, counts / n, size=size).astype(np.float64)
-
-    elif n * n_resamples <= _SHARED_BOOTSTRAP_LIMIT:
-        values = matrix
-
-        def draw(size: int) -> np.ndarray:
-            picks = rng.integers(0, n, size=(size, n))
-            picks += np.arange(size)[:, None] * n
-            return np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
-
-    else:
-        return {
-            name: bootstrap_ci(col[~np.isnan(col)], n_resamples=n_resamples, confidence=confidence, rng=seed)
-            for name, col in columns.items()
-        }
     names = list(columns)
-    valid = ~np.isnan(values)
+    matrix = np.column_stack(list(columns.values()))
+    valid = ~np.isnan(matrix)
     constant = {}
     for j, name in enumerate(names):
-        present = values[valid[:, j], j]
+        present = matrix[valid[:, j], j]
         if len(present) == 0:
             constant[name] = (float("nan"), float("nan"))
         elif present.min() == present.max():
             constant[name] = (float(present[0]), float(present[0]))
+    rng = np.random.default_rng(seed)
+    # per unit: the sum and the count of each column's values (NaN left out); draw(size) gives
+    # how often each unit is in each of ``size`` resamples
+    if clusters is not None:
+        _, units = np.unique(np.asarray(clusters), return_inverse=True)
+        n_units = int(units.max()) + 1
+        sums = np.zeros((n_units, len(names)))
+        np.add.at(sums, units, np.where(valid, matrix, 0.0))
+        counts = np.zeros((n_units, len(names)))
+        np.add.at(counts, units, valid.astype(np.float64))
+        equal = np.full(n_units, 1.0 / n_units)
+
+        def draw(size: int) -> np.ndarray:
+            return rng.multinomial(n_units, equal, size=size).astype(np.float64)
+
+    else:
+        _, first, sizes = np.unique(groups, return_index=True, return_counts=True)
+        # cost per resample: a binomial draw per group, or an index draw per context
+        if len(first) <= min(n // 4, _MAX_MULTINOMIAL_ROWS):
+            sums, counts = np.where(valid, matrix, 0.0)[first], valid[first].astype(np.float64)
+
+            def draw(size: int) -> np.ndarray:
+                return rng.multinomial(n, sizes / n, size=size).astype(np.float64)
+
+        elif n * n_resamples <= _SHARED_BOOTSTRAP_LIMIT:
+            sums, counts = np.where(valid, matrix, 0.0), valid.astype(np.float64)
+
+            def draw(size: int) -> np.ndarray:
+                picks = rng.integers(0, n, size=(size, n))
+                picks += np.arange(size)[:, None] * n
+                return np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+
+        else:
+            return {
+                name: constant.get(name) or bootstrap_ci(
+                    col[~np.isnan(col)], n_resamples=n_resamples, confidence=confidence, rng=seed)
+                for name, col in columns.items()
+            }
     means = {name: np.empty(n_resamples) for name in names if name not in constant}
-    for start, stop in _chunks(n_resamples, values.shape[0]):
+    for start, stop in _chunks(n_resamples, sums.shape[0]):
         weights = draw(stop - start)  # one resample for every column: the intervals are paired
-        for j, name in enumerate(names):
-            if name in constant:
-                continue
-            w = weights if valid[:, j].all() else weights[:, valid[:, j]]
-            totals = w.sum(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                means[name][start:stop] = (w @ values[valid[:, j], j]) / totals
+        totals = weights @ counts
+        resampled = weights @ sums
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for j, name in enumerate(names):
+                if name not in constant:
+                    means[name][start:stop] = resampled[:, j] / totals[:, j]
     out: dict[str, tuple[float, float]] = {}
     for name in names:
         if name in constant:

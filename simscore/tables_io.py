@@ -245,9 +245,12 @@ _COLUMN_BOUNDS: dict[str, tuple[float, float]] = {
     "missing": (0.0, math.inf),
     "n": (0.0, math.inf),
     "n_runs": (0.0, math.inf),
+    "n_dialogues": (0.0, math.inf),
     "success_rate": (0.0, 1.0),
     "success_rate_low": (0.0, 1.0),
     "success_rate_high": (0.0, 1.0),
+    "success_rate_run_min": (0.0, 1.0),
+    "success_rate_run_max": (0.0, 1.0),
     "avg_length": (0.0, math.inf),
 }
 _SCORE_COLUMNS = ("mean", "ci_low", "ci_high")

@@ -113,8 +113,8 @@ The dictionary is kept in *block order*: sorted by action, insertion order withi
 so action ``a``'s points are the contiguous positions ``starts[a] .. starts[a+1] − 1`` of α̃
 and C̃ (checkpoints and :meth:`GPSarsa.arrays` use insertion order).
 
-* Evaluation (per decision; O(nnz(b)·m + Σ_a m_a²)). Beliefs are sparse (about 20 of the
-  275 features are non-zero), so ``v = F b`` takes the rows of ``Fᵀ`` of the non-zero
+* Evaluation (per decision; O(nnz(b)·m + Σ_a m_a²)). Beliefs are sparse (about 40 of the
+  302 features are non-zero), so ``v = F b`` takes the rows of ``Fᵀ`` of the non-zero
   features only. Action ``a`` needs only its block of ``v``, α̃ and C̃ (``k̃(b, a)`` is zero
   elsewhere): the same-action blocks of C̃ are kept packed one after the other in one
   contiguous array (about a tenth of C̃; learning writes its changes through, and it is
@@ -198,7 +198,7 @@ class GPSarsaConfig:
     Parameters
     ----------
     feature_dim : int
-        Length of a belief feature vector (275 in the default restaurant domain:
+        Length of a belief feature vector (302 in the default restaurant domain:
         :func:`policies.sim.features.feature_size`).
     n_actions : int, default 16
         Number of summary actions.
@@ -214,7 +214,7 @@ class GPSarsaConfig:
 
     Examples
     --------
-    >>> config = GPSarsaConfig(feature_dim=275)
+    >>> config = GPSarsaConfig(feature_dim=302)
     >>> config.n_actions, config.gamma, config.sigma, config.nu, config.scale
     (16, 1.0, 5.0, 0.001, 3.0)
     >>> GPSarsaConfig(feature_dim=3, sigma=0)
@@ -595,7 +595,7 @@ class GPSarsa:
     def _kernel(self, b: NDArray[np.float64]) -> Evaluation:
         """``b`` against every dictionary point: ``v = F b`` over the non-zero features only.
 
-        Beliefs are sparse (about 20 of 275 entries are non-zero), and in ``Fᵀ`` the rows of
+        Beliefs are sparse (about 40 of 302 entries are non-zero), and in ``Fᵀ`` the rows of
         the non-zero features are contiguous, so this costs ``nnz(b) · m`` instead of ``d · m``.
         Beliefs also repeat (in the simulated restaurant domain >90% of the decisions after
         1,000 training dialogues meet a feature vector seen before), so the kernels are kept

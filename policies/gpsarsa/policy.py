@@ -43,10 +43,10 @@ act (:class:`~policies.sim.summary.SummaryActions`) and the act to text
 It works on collected contexts (C_col, whose beliefs carry the dialogue's history flags) and on
 C_gen contexts, which have no history: their history is whatever the belief says, by default
 (see :func:`contexts.generate.generate_grid`) no offer happened, no venue was offered last
-(``last_offered`` None) and the last system act did not inform that no venue matches. Those
-defaults enter the feature vector (the two history flags are 0) and the action mask
-(``reqmore`` and ``inform_alternatives`` are masked without an offer); ``inform_alternatives``
-and ``inform_byname`` know only ``last_offered`` as the venue under discussion.
+(``last_offered`` None), the last system act neither offered a venue nor said that none
+matches, and no venue was offered since. Those defaults enter the feature vector (both
+history flags are 0, as the pairs ``[0, 1]``) and the action mask (``reqmore`` and
+``inform_alternatives`` are masked without an offer).
 
 NLG
 ---
@@ -108,12 +108,20 @@ REWARDS: dict[str, str] = {name: model.long_name for name, model in REWARD_MODEL
 POLICY_FORMAT = "simscore.gpsarsa_policy"
 """Value of ``metadata.format`` in a GP-SARSA policy checkpoint's JSON file."""
 
-POLICY_VERSION = 2
+POLICY_VERSION = 3
 """Version of the policy metadata written by :meth:`GPSarsaPolicy.save` (the only one read).
 
-Version 2: the features, the simulated world and the learning signal of PyDial's
-Environment 1 (``reward_assignment``); checkpoints of version 1 were trained in an easier
-world with other belief features and are refused."""
+Version 3: PyDial's belief-feature encoding (flags as pairs ``[x, 1 - x]``, the repeated
+database block, PyDial's two history flags; :mod:`policies.sim.features`, 302 numbers).
+Version 2 had the simulated world and learning signal of PyDial's Environment 1 with other
+belief features (275 numbers); version 1 an easier world. Older checkpoints are refused with
+a message saying so: their GP was learnt on other feature vectors and cannot be converted."""
+
+#: Why each older policy version cannot be read (the refusal names it).
+_OLD_VERSIONS = {
+    1: "an easier simulated world and other belief features",
+    2: "belief features that are not PyDial's (275 numbers; version 3 has PyDial's 302)",
+}
 
 #: How a dialogue's return is spread over its decisions (see the module docstring).
 REWARD_ASSIGNMENTS = ("terminal", "per_turn")
@@ -346,7 +354,8 @@ class GPSarsaPolicy:
         """
         adapter = self._adapter
         if adapter is None or adapter.nlg.instance != self.nlg_instance:
-            adapter = SummaryPolicyAdapter(_GreedyView(self), domain=self.domain, nlg_instance=self.nlg_instance)
+            adapter = SummaryPolicyAdapter(_GreedyView(self), domain=self.domain, nlg_instance=self.nlg_instance,
+                                           seed=self.seed)
             self._adapter = adapter
         return adapter.respond(context)
 
@@ -418,6 +427,12 @@ class GPSarsaPolicy:
         if not isinstance(meta, dict):
             raise CheckpointError(f"{json_path}: no policy metadata; not a GPSarsaPolicy checkpoint")
         problem = format_problem(meta, POLICY_FORMAT, (POLICY_VERSION,), what="policy metadata format")
+        old = _OLD_VERSIONS.get(meta.get("version")) if meta.get("format") == POLICY_FORMAT else None
+        if old is not None:
+            problem = (
+                f"{problem}: version {meta['version']} was trained with {old}; the learnt GP cannot be "
+                "converted. Train a new run (simscore train, or simscore run) into a new directory"
+            )
         if problem:
             raise CheckpointError(f"{json_path}: {problem}")
         missing = [

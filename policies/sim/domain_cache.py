@@ -16,7 +16,7 @@ do not import it.
 >>> from contexts.domain import default_domain
 >>> cache = domain_cache(default_domain())
 >>> cache is domain_cache(default_domain()), len(cache.space), cache.layout.size
-(True, 16, 275)
+(True, 16, 302)
 """
 
 from __future__ import annotations

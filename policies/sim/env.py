@@ -9,7 +9,7 @@ nothing itself.
 Observation
 -----------
 The GP-SARSA belief feature vector :func:`policies.sim.features.belief_features` of the tracker's
-belief state (float64 in [0, 1], length :func:`~policies.sim.features.feature_size`, 275 for the
+belief state (float64 in [0, 1], length :func:`~policies.sim.features.feature_size`, 302 for the
 default domain; layout and entry names in :mod:`policies.sim.features`). It is a function of the
 belief state alone, so a context (whose belief state is all a policy sees) has exactly one
 observation: :meth:`RestaurantSearchEnv.observation_for` (or
@@ -55,7 +55,7 @@ Examples
 >>> env = RestaurantSearchEnv()
 >>> obs, info = env.reset(seed=0)
 >>> obs.shape, int(env.action_space.n), env.action_masks()[:3].tolist()
-((275,), 16, [True, True, True])
+((302,), 16, [True, True, True])
 >>> bool((env.observation_for(env.belief) == obs).all())
 True
 >>> obs, reward, terminated, truncated, info = env.step(1)

@@ -1,26 +1,40 @@
 """The belief feature vector GP-SARSA's linear kernel works on (PyDial's GP features, restated).
 
 :func:`belief_features` turns a :class:`~contexts.belief.BeliefState` into a float64 vector
-of fixed length for a domain. Every entry lies in [0, 1]. Layout, in order:
+of fixed length for a domain. Every entry lies in [0, 1]. It is PyDial's vector
+(``policy/GPPolicy.py``, ``GPState.extractSimpleBelief``, lines 1152-1211 of helloric/pydial3
+34988f4; the belief's ``features`` from ``belieftracking/BeliefTracker.py``,
+``_updateMactFeat``, lines 274-333), in this order (PyDial concatenates the same parts in the
+alphabetical order of their names, ``slowToFastBelief``, which a dot product does not see):
 
 1. the discourse-act distribution, in :data:`~contexts.domain.DISCOURSE_ACTS` order (7);
 2. the method distribution, in :data:`~contexts.domain.METHODS` order (6);
 3. per requestable slot (ontology order): ``[p, 1 - p]``, p = P(slot requested) (2 each);
 4. per informable slot (ontology order): ``P(none)`` followed by the probabilities of all its
    other values (ontology values and ``dontcare``) sorted in descending order, zero-padded
-   (``n + 2`` each for a slot with ``n`` ontology values) — the value *names* are dropped,
-   so the kernel compares how certain the belief is, not what it is certain about;
-5. two history flags: an offer happened; the last system action informed that no venue
-   matches (2);
-6. 25 database flags: for k = 1..5, with the k most probable accepted slot values
-   (see :mod:`policies.sim.summary`; ``dontcare`` constrains nothing), one-hot whether the number
-   of matching venues is 0, 1, 2-4 or more than 4, then whether the matches can still be
-   told apart by a system-requestable slot without an accepted value (5 per k; all zero when
-   fewer than k values are accepted).
+   (``n + 2`` each for a slot with ``n`` ontology values; ``extractBeliefWithOther``) — the
+   value *names* are dropped, so the kernel compares how certain the belief is, not what it
+   is certain about;
+5. two history flags, each as the pair ``[x, 1 - x]`` (``extractSingleValue``, line 1145):
+   PyDial's ``offerHappened``, *the system's last act* offered a venue
+   (:attr:`~contexts.belief.BeliefState.last_act_offered`); and what PyDial calls
+   ``hist_lastActionInformNone`` (line 1200), which is 1 when *a venue was offered since
+   the system last said that no venue matches* (``informedVenueSinceNone`` is not empty;
+   :attr:`~contexts.belief.BeliefState.offered_since_no_venue`) (4);
+6. 25 database flags, each as the pair ``[x, 1 - x]`` (lines 1204-1206): for k = 1..5, with
+   the k most probable accepted slot values (see :mod:`policies.sim.summary`; ``dontcare``
+   constrains nothing), whether the number of matching venues is 0, 1, 2-4 or more than 4,
+   then whether the matches can still be told apart by a system-requestable slot without an
+   accepted value (``policy/SummaryUtils.py``, ``actionSpecificInformSummary``, lines
+   464-504). With fewer than k accepted values the block is that of all of them (PyDial's
+   ``sorted(...)[:k]`` takes what there is): with none accepted, every block says "more
+   than 4 venues, discriminable" (50).
 
-For the default domain that is 7 + 6 + 18 + (7 + 5 + 93 + 112) + 2 + 25 = 275 numbers
-(PyDial's ontology, with more venue names, gives 305). :func:`feature_names` names
-every entry.
+For the default domain that is 7 + 6 + 18 + (7 + 5 + 93 + 112) + 4 + 50 = 302 numbers
+(PyDial's ontology, with more venue names, gives 332). Each pair adds exactly 1 to the
+squared norm whatever its flag, so the prior variance ``k(b, b) = ‖b‖²`` of the linear
+kernel is about 42 rather than the 20 of single 0/1 flags. :func:`feature_names` names every
+entry.
 
 :func:`belief_features` is a pure function, for one-off use. A component that computes the
 vector every turn — the GP-SARSA policy, the Gymnasium environment — owns a
@@ -57,8 +71,10 @@ __all__ = [
     "database_flags",
 ]
 
-#: Number of database flags at the end of the vector (5 blocks of 5).
+#: Number of database flags (5 blocks of 5); each is a pair ``[x, 1 - x]`` in the vector.
 N_DATABASE_FLAGS = 25
+#: Number of history flags (offer in the last act; a venue offered since "no venue").
+_N_HISTORY_FLAGS = 2
 _MAX_ACCEPTED = 5
 
 
@@ -76,12 +92,11 @@ class FeatureLayout:
             + len(ontology.methods)
             + 2 * len(self.requestable)
             + sum(1 + width for _, width in self.slots)
-            + 2
-            + N_DATABASE_FLAGS
+            + 2 * (_N_HISTORY_FLAGS + N_DATABASE_FLAGS)
         )
         # discourse act, method and requested slots come before the slots
         self.head = len(ontology.discourse_acts) + len(ontology.methods) + 2 * len(self.requestable)
-        self.zeros = (0.0,) * max([width for _, width in self.slots] + [N_DATABASE_FLAGS])
+        self.zeros = (0.0,) * max(width for _, width in self.slots)
 
 
 def feature_size(domain: Domain) -> int:
@@ -89,7 +104,7 @@ def feature_size(domain: Domain) -> int:
 
     >>> from contexts.domain import default_domain
     >>> feature_size(default_domain())
-    275
+    302
     """
     return FeatureLayout(domain.ontology).size
 
@@ -102,7 +117,11 @@ def feature_names(domain: Domain) -> tuple[str, ...]:
     >>> names[:2], names[13:15]
     (('discourse_act=ack', 'discourse_act=hello'), ('requested[addr]', 'not_requested[addr]'))
     >>> names[31:33], names[-2:]
-    (('area:none', 'area:rank1'), ('db:k5:count>4', 'db:k5:discriminable'))
+    (('area:none', 'area:rank1'), ('db:k5:discriminable', 'not_db:k5:discriminable'))
+    >>> names[248:250]
+    ('history:last_act_offered', 'not_history:last_act_offered')
+    >>> names[250:252]
+    ('history:offered_since_no_venue', 'not_history:offered_since_no_venue')
     """
     layout = FeatureLayout(domain.ontology)
     ontology = domain.ontology
@@ -113,9 +132,11 @@ def feature_names(domain: Domain) -> tuple[str, ...]:
     for slot, width in layout.slots:
         names.append(f"{slot}:none")
         names += [f"{slot}:rank{i + 1}" for i in range(width)]
-    names += ["history:offer_happened", "history:last_informed_no_venue"]
+    flags = ["history:last_act_offered", "history:offered_since_no_venue"]
     for k in range(1, _MAX_ACCEPTED + 1):
-        names += [f"db:k{k}:count=0", f"db:k{k}:count=1", f"db:k{k}:count=2-4", f"db:k{k}:count>4", f"db:k{k}:discriminable"]
+        flags += [f"db:k{k}:count=0", f"db:k{k}:count=1", f"db:k{k}:count=2-4", f"db:k{k}:count>4", f"db:k{k}:discriminable"]
+    for flag in flags:
+        names += [flag, f"not_{flag}"]
     return tuple(names)
 
 
@@ -144,13 +165,17 @@ def belief_features(belief: BeliefState, domain: Domain) -> np.ndarray:
     ...                 requested={"phone": 1.0})
     >>> x = belief_features(b, d)
     >>> x.shape, x.dtype, x[:7].tolist(), x[7:13].tolist()
-    ((275,), dtype('float64'), [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+    ((302,), dtype('float64'), [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
     >>> names = feature_names(d)
     >>> start = names.index("food:none")
     >>> x[start:start + 4].round(3).tolist()
     [0.1, 0.7, 0.2, 0.0]
-    >>> dict(zip(names[-25:-20], x[-25:-20].tolist()))  # indian food only: more than 4 venues, different areas
+    >>> dict(zip(names[-50:-40:2], x[-50:-40:2].tolist()))  # indian food only: more than 4 venues, different areas
     {'db:k1:count=0': 0.0, 'db:k1:count=1': 0.0, 'db:k1:count=2-4': 0.0, 'db:k1:count>4': 1.0, 'db:k1:discriminable': 1.0}
+    >>> bool((x[-40:-30] == x[-50:-40]).all())  # one accepted value: block k=2 repeats block k=1
+    True
+    >>> float(x[-54:] @ x[-54:])  # 27 flag pairs: each adds 1 to the squared norm
+    27.0
     """
     return BeliefFeatures(domain)(belief)
 
@@ -179,7 +204,7 @@ class BeliefFeatures:
     >>> features = BeliefFeatures(default_domain())
     >>> b = BeliefState(slots={"area": {"north": 1.0}})
     >>> features.size, bool((features(b) == belief_features(b, default_domain())).all())
-    (275, True)
+    (302, True)
     """
 
     __slots__ = ("domain", "space", "layout", "size", "max_entries", "_database_flags", "_last_slot", "_last_requested",
@@ -213,7 +238,7 @@ class BeliefFeatures:
         head.extend(belief.method.values())
         head.extend(self._requested_part(belief.requested))
         x[: layout.head] = head
-        key = (belief.slots, belief.offer_happened, belief.last_informed_no_venue)
+        key = (belief.slots, belief.last_act_offered, bool(belief.offered_since_no_venue))
         body = self._bodies.get(key)
         if body is None:
             body = self._body(belief)
@@ -248,7 +273,8 @@ class BeliefFeatures:
                 part = _slot_features(dist, width, layout.zeros)
                 last[slot] = (dist, part)
             parts.append(part)
-        tail = [1.0 if belief.offer_happened else 0.0, 1.0 if belief.last_informed_no_venue else 0.0]
+        tail = [1.0, 0.0] if belief.last_act_offered else [0.0, 1.0]
+        tail += [1.0, 0.0] if belief.offered_since_no_venue else [0.0, 1.0]
         tail.extend(self._database_flags_of(belief))
         parts.append(np.array(tail))
         return np.concatenate(parts)
@@ -256,12 +282,14 @@ class BeliefFeatures:
     def _database_flags_of(self, belief: BeliefState) -> list[float]:
         summary = self.space.summarise(belief)
         key = tuple([(slot, value) for slot, value, _ in summary.accepted])
-        flags = self._database_flags.get(key)
-        if flags is None:
-            flags = database_flags(self.space, summary)
+        pairs = self._database_flags.get(key)
+        if pairs is None:
+            pairs = []
+            for flag in database_flags(self.space, summary):
+                pairs += (flag, 1.0 - flag)
             if len(self._database_flags) < self.max_entries:
-                self._database_flags[key] = flags
-        return flags
+                self._database_flags[key] = pairs
+        return pairs
 
 
 def _slot_features(dist: Mapping[str, float] | None, width: int, zeros: tuple[float, ...]) -> np.ndarray:
@@ -281,17 +309,24 @@ def _slot_features(dist: Mapping[str, float] | None, width: int, zeros: tuple[fl
 
 
 def database_flags(space: SummaryActions, summary: Summary) -> list[float]:
-    """The 25 database flags (item 6 of the module docstring) of a belief's summary."""
+    """The 25 database flags (item 6 of the module docstring) of a belief's summary, 0 or 1 each.
+
+    >>> from contexts.domain import default_domain
+    >>> from contexts.belief import BeliefState
+    >>> space = SummaryActions(default_domain())
+    >>> database_flags(space, space.summarise(BeliefState()))[:5]  # nothing accepted: every venue
+    [0.0, 0.0, 0.0, 1.0, 1.0]
+    """
     accepted = summary.accepted
     index = space.index
     flags: list[float] = []
     requestable = space.system_requestable
     for k in range(1, _MAX_ACCEPTED + 1):
-        if k > len(accepted):
-            flags.extend((0.0, 0.0, 0.0, 0.0, 0.0))
+        if k > len(accepted) and k > 1:
+            flags.extend(flags[-5:])  # PyDial's sorted(...)[:k] takes all there is: the last block again
             continue
         chosen = accepted[:k]
-        if k == len(accepted):
+        if k >= len(accepted):
             mask = summary.match_mask
             discriminable = not summary.informable_ok
         else:

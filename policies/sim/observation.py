@@ -63,13 +63,13 @@ def observation_for(context_or_belief: Any, domain: Domain | None = None) -> np.
     Returns
     -------
     numpy.ndarray
-        Shape ``(feature_size(domain),)`` (275 for the default domain), float64 in [0, 1].
+        Shape ``(feature_size(domain),)`` (302 for the default domain), float64 in [0, 1].
 
     Examples
     --------
     >>> from contexts import generate_grid
     >>> observation_for(generate_grid()["gen/area=1.0/pricerange=0.0/food=0.0/method=byconstraints"]).shape
-    (275,)
+    (302,)
     """
     domain = domain if domain is not None else default_domain()
     return BeliefFeatures(domain, space=domain_cache(domain).space)(belief_of(context_or_belief))

@@ -4,8 +4,9 @@ One dialogue runs in :class:`~policies.sim.simulator.DialogueSimulator` (how a t
 turn limit, the rewards: :mod:`policies.sim.simulator`).
 
 :func:`run_dialogues` runs N dialogues. Dialogue ``i`` uses generators derived from
-``numpy.random.SeedSequence(seed, spawn_key=(i,))`` (child 0: the user, child 1: the
-policy's :meth:`begin_dialogue` hook), so it is the same whatever ``n`` and ``start`` are.
+``numpy.random.SeedSequence(seed, spawn_key=(*stream, i))`` (child 0: the user, child 1: the
+policy's :meth:`begin_dialogue` hook, child 2: the system's master-act mapping), so it is the
+same whatever ``n`` and ``start`` are.
 It can write the dialogues as a :mod:`contexts.dialogue_log` file (the C_col input): one
 line per dialogue, turn 0 (the greeting) and one turn per decision with the belief at the
 system's decision time; a user act that no decision follows (after the turn limit) is kept
@@ -38,6 +39,7 @@ from policies.sim.simulator import (
     SimulationSettings,
     _child_generator,
     dialogue_seed,
+    stream_label,
 )
 from policies.sim.summary import SummaryActions, SummaryPolicy
 from simscore.checks import check_int
@@ -60,6 +62,7 @@ __all__ = [
     "SimulationResult",
     "run_dialogues",
     "dialogue_seed",
+    "stream_label",
     "simulated_contexts",
     "SummaryPolicyAdapter",
 ]
@@ -72,10 +75,15 @@ class SimulationResult:
     ----------
     policy : str
     seed, start : int
+    stream : tuple of int
+        The user stream of the run seeded with ``seed`` (:func:`dialogue_seed`; ``()``: its
+        training users).
     dialogue_ids : tuple of str
     success : numpy.ndarray of bool
     iq : numpy.ndarray of float
     turns : numpy.ndarray of int
+        Turns as PyDial counts them: the system's decisions (greeting not counted, the
+        decision after the user's ``bye()`` counted).
     reward_ts, reward_iq : numpy.ndarray of float
     ended_by : tuple of str
     dialogues : tuple of contexts.dialogue_log.Dialogue
@@ -93,6 +101,7 @@ class SimulationResult:
     reward_iq: np.ndarray
     ended_by: tuple[str, ...]
     dialogues: tuple[Dialogue, ...] = field(default=())
+    stream: tuple[int, ...] = ()
 
     def __len__(self) -> int:
         return len(self.dialogue_ids)
@@ -122,6 +131,7 @@ class SimulationResult:
         return {
             "policy": self.policy,
             "seed": self.seed,
+            "stream": list(self.stream),
             "start": self.start,
             "dialogues": len(self),
             "success_rate": self.success_rate,
@@ -169,6 +179,7 @@ def run_dialogues(
     n: int,
     *,
     seed: int,
+    stream: Sequence[int] = (),
     settings: SimulationSettings | None = None,
     nlg_instance: str | None = None,
     start: int = 0,
@@ -189,7 +200,11 @@ def run_dialogues(
     n : int
         Number of dialogues.
     seed : int
-        Run seed; dialogue ``i`` draws from :func:`dialogue_seed` ``(seed, i)``.
+        Run seed; dialogue ``i`` draws from :func:`dialogue_seed` ``(seed, i, stream)``.
+    stream : sequence of int
+        Which of the run's user streams (:func:`dialogue_seed`): ``()`` (default) its training
+        users, e.g. ``(eval_seed, checkpoint)`` the evaluation users after a checkpoint.
+        Dialogue ids are ``s<seed>[-<key>...]-<i>`` (:func:`stream_label`).
     settings : SimulationSettings, optional
         The simulated world (domain, user, IQ estimator, turn limit).
     nlg_instance : str, optional
@@ -228,6 +243,7 @@ def run_dialogues(
     n = check_int("n", n, minimum=0, error=ValueError)
     seed = check_int("seed", seed, minimum=0, error=ValueError)
     start = check_int("start", start, minimum=0, error=ValueError)
+    stream = tuple(check_int("a stream key", key, minimum=0, error=ValueError) for key in stream)
     choose = _check_policy(policy)
     begin = getattr(policy, "begin_dialogue", None)
     end = getattr(policy, "end_dialogue", None)
@@ -245,11 +261,13 @@ def run_dialogues(
         from tqdm.auto import tqdm
 
         indices = tqdm(indices, desc=f"simulating ({name})", leave=False, disable=None)  # a terminal only
+    label = stream_label(seed, stream)
     for i in indices:
-        dialogue_id = f"s{seed}-{i:06d}"
-        sim.reset(_child_generator(seed, i, 0), dialogue_id=dialogue_id)
+        dialogue_id = f"{label}-{i:06d}"
+        sim.reset(_child_generator(seed, i, 0, stream), dialogue_id=dialogue_id,
+                  system_rng=_child_generator(seed, i, 2, stream))
         if begin is not None:
-            begin(_child_generator(seed, i, 1))
+            begin(_child_generator(seed, i, 1, stream))
         beliefs, masks, actions = _play(sim, choose, name, tracing=end is not None)
         outcome = sim.outcome()
         if end is not None:
@@ -263,13 +281,15 @@ def run_dialogues(
         source = dict(log_source or {})
         source.setdefault("policy", name)
         source.setdefault("seed", seed)
+        if stream:
+            source.setdefault("stream", list(stream))
         source.setdefault("start", start)
         source.setdefault("nlg_instance", nlg_instance)
         provenance = getattr(policy, "provenance", None)
         if isinstance(provenance, Mapping):
             source.setdefault("policy_provenance", dict(provenance))
         write_dialogue_log(log_path, dialogues, domain=sim.domain, source=source, overwrite=overwrite)
-    return outcomes.result(name, seed, start, tuple(dialogues) if keep_dialogues else ())
+    return outcomes.result(name, seed, start, tuple(dialogues) if keep_dialogues else (), stream)
 
 
 def _play(
@@ -321,7 +341,9 @@ class _Outcomes:
         self.reward_iq.append(outcome.reward_iq)
         self.ended_by.append(outcome.ended_by)
 
-    def result(self, policy: str, seed: int, start: int, dialogues: tuple[Dialogue, ...]) -> SimulationResult:
+    def result(
+        self, policy: str, seed: int, start: int, dialogues: tuple[Dialogue, ...], stream: tuple[int, ...]
+    ) -> SimulationResult:
         return SimulationResult(
             policy=policy,
             seed=seed,
@@ -334,6 +356,7 @@ class _Outcomes:
             reward_iq=_readonly(self.reward_iq, np.float64),
             ended_by=tuple(self.ended_by),
             dialogues=dialogues,
+            stream=stream,
         )
 
 
@@ -400,6 +423,12 @@ class SummaryPolicyAdapter:
     nlg_instance : str, optional
         Who words the acts (:class:`~policies.sim.nlg.TemplateNLG`); default ``name``. Two
         instances word the same act in the same context independently.
+    seed : int, optional
+        The policy's seed, from which the master-act mapping draws its one random choice (the
+        slot an ``inform_byname`` adds when nothing was requested) as a function of the seed
+        and the context (:func:`~policies.sim.summary.belief_generator`): checkpoints of one
+        run choose alike, runs with other seeds may not (PyDial draws from its run's random
+        stream). Default: the policy's ``seed`` attribute, else 0.
 
     Examples
     --------
@@ -420,8 +449,12 @@ class SummaryPolicyAdapter:
         domain: Domain | None = None,
         name: str | None = None,
         nlg_instance: str | None = None,
+        seed: int | None = None,
     ) -> None:
         self._choose = _check_policy(policy)
+        if seed is None:
+            seed = getattr(policy, "seed", 0)
+        self.seed = check_int("seed", seed, minimum=0, error=ValueError)
         self.policy = policy
         self.domain = domain if domain is not None else default_domain()
         self.space: SummaryActions = domain_cache(self.domain).space
@@ -461,5 +494,5 @@ class SummaryPolicyAdapter:
         except (TypeError, ValueError) as exc:  # the message is built only on error: this runs per context
             where = f"policy {self.name!r}, context {getattr(context, 'id', '?')!r}"
             raise InvalidResponseError(f"{where}: {exc}") from None
-        act = self.space.master_action(action, belief)
+        act = self.space.master_action(action, belief, rng=self.seed)
         return Response(act, self.nlg.realise(act, belief))

@@ -58,9 +58,10 @@ __all__ = [
     "DialogueTrace",
     "DialogueSimulator",
     "dialogue_seed",
+    "stream_label",
 ]
 
-#: Default turn limit (system turns, the greeting included).
+#: Default turn limit: the system's decisions (the greeting is not one; PyDial's 25 turns).
 MAX_TURNS = 25
 
 _HELLO = Act("hello")
@@ -83,7 +84,7 @@ class SimulationSettings:
     iq_estimator : callable
         ``InteractionStats -> iq in [1, 5]``; default :class:`~policies.sim.rewards.RuleBasedIQ`.
     max_turns : int
-        Turn limit (system turns, greeting included).
+        Turn limit: the most decisions of the system in a dialogue (the greeting is not one).
 
     Examples
     --------
@@ -110,23 +111,40 @@ class SimulationSettings:
             raise TypeError(f"user must be a UserSimulatorConfig, got {type(self.user).__name__}")
 
 
-def dialogue_seed(seed: int, index: int) -> np.random.SeedSequence:
-    """The seed sequence of dialogue ``index`` of a run seeded with ``seed``.
+def dialogue_seed(seed: int, index: int, stream: tuple[int, ...] = ()) -> np.random.SeedSequence:
+    """The seed sequence of dialogue ``index`` of the user stream ``stream`` of a run seeded with ``seed``.
 
-    >>> dialogue_seed(7, 3).spawn_key
-    (3,)
+    A run's training dialogues form the stream ``()``: dialogue ``i`` is
+    ``SeedSequence(seed, spawn_key=(i,))``. Other dialogues of the same run — its evaluation
+    users after a checkpoint, the dialogues C_col is collected from — form streams named by a
+    key (e.g. ``(eval_seed, checkpoint)``): ``SeedSequence(seed, spawn_key=(*stream, i))``.
+    Spawn keys of different lengths never coincide, so no stream repeats a training user,
+    and two streams of one run are as independent as two runs (PyDial draws its evaluation
+    users from the run's one random stream after the training dialogues).
+
+    >>> dialogue_seed(7, 3).spawn_key, dialogue_seed(7, 3, (20200701, 1000)).spawn_key
+    ((3,), (20200701, 1000, 3))
     """
-    return np.random.SeedSequence(seed, spawn_key=(index,))
+    return np.random.SeedSequence(seed, spawn_key=(*stream, index))
 
 
-def _child_generator(seed: int, index: int, child: int) -> np.random.Generator:
-    """``np.random.default_rng(dialogue_seed(seed, index).spawn(2)[child])``, built directly.
+def _child_generator(seed: int, index: int, child: int, stream: tuple[int, ...] = ()) -> np.random.Generator:
+    """``np.random.default_rng(dialogue_seed(seed, index, stream).spawn(2)[child])``, built directly.
 
-    ``spawn`` gives child ``k`` the spawn key ``(index, k)`` and the parent's entropy and pool
-    size, and ``default_rng`` wraps a seed sequence in a ``PCG64``: the generator is the same,
-    without building the parent and its spawn list (once per simulated dialogue).
+    ``spawn`` gives child ``k`` the spawn key ``(*stream, index, k)`` and the parent's entropy
+    and pool size, and ``default_rng`` wraps a seed sequence in a ``PCG64``: the generator is
+    the same, without building the parent and its spawn list (once per simulated dialogue).
     """
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(index, child))))
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(*stream, index, child))))
+
+
+def stream_label(seed: int, stream: tuple[int, ...] = ()) -> str:
+    """The prefix of the dialogue ids of a stream: ``s<seed>`` and the stream's keys.
+
+    >>> stream_label(3), stream_label(3, (2000003,))
+    ('s3', 's3-2000003')
+    """
+    return "-".join((f"s{seed}", *(str(k) for k in stream)))
 
 
 @dataclass(frozen=True)
@@ -141,7 +159,8 @@ class DialogueOutcome:
     iq : float
         Interaction quality in [1, 5].
     turns : int
-        System turns ``T``, the greeting included.
+        Turns ``T`` as PyDial counts them: the system's decisions, one per user act, the
+        greeting not counted, the decision after the user's ``bye()`` counted.
     reward_ts, reward_iq : float
         ``20 * success - T`` and ``5 * (iq - 1) - T``.
     ended_by : str
@@ -292,6 +311,10 @@ class DialogueSimulator:
         self._reasked = 0
         self._confirmations = 0
         self._no_venue = 0
+        self._offered_venue = False
+        self._system_informed: set[str] = set()
+        self._user_requested: set[str] = set()
+        self._repeated_requests = 0
         self._final_user: tuple[Act, str] | None = None
         self.belief: BeliefState = self.tracker.belief
         self._mask: np.ndarray | None = None
@@ -300,6 +323,7 @@ class DialogueSimulator:
         self.system_act: Act = _HELLO
         self._system_belief: BeliefState = self.belief
         self._system_text: str | None = None
+        self._system_rng: np.random.Generator | None = None
 
     # -- state -----------------------------------------------------------------------------
 
@@ -310,7 +334,14 @@ class DialogueSimulator:
             self._mask = self.space.mask(self.belief)
         return self._mask
 
-    def reset(self, rng: np.random.Generator, *, goal: UserGoal | None = None, dialogue_id: str = "") -> BeliefState:
+    def reset(
+        self,
+        rng: np.random.Generator,
+        *,
+        goal: UserGoal | None = None,
+        dialogue_id: str = "",
+        system_rng: np.random.Generator | None = None,
+    ) -> BeliefState:
         """Start a dialogue: user goal, greeting, the user's first act; returns the first belief.
 
         Parameters
@@ -320,7 +351,12 @@ class DialogueSimulator:
         goal : UserGoal, optional
             A fixed goal instead of a random one.
         dialogue_id : str
+        system_rng : numpy.random.Generator, optional
+            The system's randomness in mapping summary to master acts (the slot an
+            ``inform_byname`` adds when nothing was requested); without it that slot is a
+            function of the belief (:func:`policies.sim.summary.belief_generator` with seed 0).
         """
+        self._system_rng = system_rng
         self.dialogue_id = dialogue_id
         self.user.reset(rng, goal=goal)
         self.tracker.reset()
@@ -333,6 +369,10 @@ class DialogueSimulator:
         self._reasked = 0
         self._confirmations = 0
         self._no_venue = 0
+        self._offered_venue = False
+        self._system_informed = set()
+        self._user_requested = set()
+        self._repeated_requests = 0
         self._final_user = None
         self.done = False
         self.belief = self.tracker.belief
@@ -368,11 +408,17 @@ class DialogueSimulator:
                 _Turn(self.turn_index, self.user_act, self.user_text, self.belief, act, self.system_text)
             )
 
-    def _hear(self, act: Act) -> None:
+    def _hear(self, act: Act, *, answered_alternatives: bool = False) -> None:
         """The user answers ``act``; the tracker folds the exchange into the belief."""
         user_act = self.user.respond(act)
+        if "request" in user_act.intents:  # what the user asked for, and asked again for
+            for item in user_act.items:
+                if item.value is None:
+                    if item.slot in self._user_requested:
+                        self._repeated_requests += 1
+                    self._user_requested.add(item.slot)
         self.turn_index += 1
-        self.belief = self.tracker.update(act, user_act)
+        self.belief = self.tracker.update(act, user_act, answered_alternatives=answered_alternatives)
         self._mask = None
         self.user_act = user_act
         self._user_text = None
@@ -387,7 +433,7 @@ class DialogueSimulator:
         if self.done:
             raise RuntimeError("the dialogue has ended; call reset() first")
         user_left = self.user.finished
-        act = _BYE if user_left else self.space.master_action(action, self.belief, offered=self.tracker.offered)
+        act = _BYE if user_left else self.space.master_action(action, self.belief, rng=self._system_rng)
         self.turns += 1
         if not user_left:
             self._count(act)
@@ -405,7 +451,7 @@ class DialogueSimulator:
             self.hit_turn_limit = True
             self.ended_by = "turn_limit"
         else:
-            self._hear(act)
+            self._hear(act, answered_alternatives=action == self.space.INFORM_ALTERNATIVES)
         return self.done
 
     def _count(self, act: Act) -> None:
@@ -421,6 +467,9 @@ class DialogueSimulator:
         elif intent == "inform":
             if any(i.slot == "name" and i.op == "=" and i.value == "none" for i in act.items):
                 self._no_venue += 1
+            elif any(i.slot == "name" and i.op == "=" for i in act.items):  # an offer answers what it names
+                self._offered_venue = True
+                self._system_informed.update(i.slot for i in act.items if i.op == "=" and i.value is not None)
 
     # -- results ---------------------------------------------------------------------------
 
@@ -435,7 +484,6 @@ class DialogueSimulator:
         counters = user.counters
         stats = InteractionStats(
             turns=self.turns,
-            success=success,
             system_repeats=self._repeats,
             reasked_slots=self._reasked,
             confirmations=self._confirmations,
@@ -446,6 +494,9 @@ class DialogueSimulator:
             user_confirms=counters.user_confirms,
             user_hung_up=counters.hung_up,
             hit_turn_limit=self.hit_turn_limit,
+            no_venue_offered=not self._offered_venue,
+            repeated_user_requests=self._repeated_requests,
+            unanswered_requests=len(self._user_requested - self._system_informed),
         )
         iq = checked_iq(self.iq_estimator, stats)
         return DialogueOutcome(

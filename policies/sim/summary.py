@@ -35,20 +35,34 @@ this order (``3·k + 7`` actions for ``k`` slots).
 
 Accepted values
 ---------------
-A slot's top value (the most probable value other than ``none``) is *accepted* when its
-probability exceeds ``1 / (n - 0.1)``, ``n`` the number of the slot's ontology values
-(0.204 for area, 0.345 for pricerange). ``dontcare`` can be accepted; it constrains nothing.
+As PyDial's ``SummaryUtils.getTopBeliefs`` (``policy/SummaryUtils.py`` lines 169-191 of
+helloric/pydial3 34988f4), only the system-requestable slots have accepted values (not
+``name``), and a slot's most probable value — ``none`` included, which loses ties — is
+*accepted* when it is not ``none`` and its probability exceeds ``1 / (n - 0.1)``, ``n`` the
+number of the slot's ontology values (0.204 for area, 0.345 for pricerange): a value of 0.4
+with ``P(none) = 0.6`` is not accepted. ``dontcare`` can be accepted; it constrains nothing.
+Accepted values are ordered by probability; ties keep the ontology order (PyDial's order is
+that of its ontology file: food, pricerange, area).
 
 Masks (Environment 1)
 ---------------------
+As PyDial's ``SummaryAction.getNonExecutable`` (``policy/SummaryAction.py`` lines 158-263 of
+helloric/pydial3 34988f4) with its global summary (``SummaryUtils.globalSummary``, lines
+79-117), which classifies the top method: ``byalternatives`` and ``byname`` as they are,
+``finished`` and ``restart`` only with probability above 0.5, and *everything else* —
+``byconstraints``, ``none``, an unsure ``finished`` — as ``byconstraints``.
 ``repeat`` and ``restart`` are always masked; ``request_s`` never; ``confirm_s`` needs a
-non-zero top value; ``select_s`` non-zero top two values; ``inform`` needs the top method
-``byconstraints`` and matching venues that can no longer be told apart (fewer than two, or
-equal in every system-requestable slot without an accepted value); ``inform_byname`` needs
-method ``byname`` and a known venue (an accepted ``name`` value or the last offered venue);
-``inform_alternatives`` needs method ``byalternatives``, an earlier offer, and no
-``thankyou``/``ack`` on top of the discourse act (PyDial's "alternatives requested" flag); ``bye`` needs
-P(method = finished) > 0.5; ``reqmore`` needs an earlier offer.
+non-zero top value; ``select_s`` non-zero top two values; ``inform`` needs the global method
+``byconstraints`` (so also the method ``none``) and matching venues that can no longer be told
+apart (fewer than two, or equal in every system-requestable slot without an accepted value);
+``inform_byname`` needs method ``byname`` and a known venue (the top ``name`` value or the
+last offered venue); ``bye`` needs P(method = finished) > 0.5; ``reqmore`` needs an earlier
+offer. ``inform_alternatives`` needs an earlier offer and PyDial's *sticky*
+``alternatives_requested`` flag (lines 109-110, 170-171, 199-203, 320): it is raised whenever
+the global method is ``byalternatives`` and the top discourse act is not a sure ``thankyou``
+or ``ack`` (:func:`asks_for_alternatives`), and lowered only when the system answers with
+``inform_alternatives``; the belief carries it from earlier turns
+(:attr:`~contexts.belief.BeliefState.alternatives_requested`, kept by the focus tracker).
 
 An action chosen against its mask is still mapped as literally as possible (``confirm``
 without a top value confirms ``none``): the simulation never fails on it, the simulated user
@@ -57,6 +71,7 @@ just reacts badly.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -78,6 +93,9 @@ __all__ = [
     "action_mask",
     "master_action",
     "acceptance_threshold",
+    "global_method",
+    "asks_for_alternatives",
+    "belief_generator",
 ]
 
 #: The summary actions that do not depend on a slot, in index order after the slot actions.
@@ -127,6 +145,60 @@ def acceptance_threshold(n_values: int) -> float:
     return 1.0 / (n_values - 0.1)
 
 
+def global_method(belief: BeliefState) -> str:
+    """PyDial's global summary of the method (``SummaryUtils.globalSummary``, lines 97-106).
+
+    The top method if it is ``byalternatives`` or ``byname``, or ``finished`` / ``restart``
+    with probability above 0.5; otherwise ``byconstraints`` (also for the method ``none``).
+
+    >>> from contexts.belief import BeliefState
+    >>> global_method(BeliefState()), global_method(BeliefState(method={"finished": 0.5, "none": 0.5}))
+    ('byconstraints', 'byconstraints')
+    >>> global_method(BeliefState(method={"byname": 0.6, "finished": 0.4}))
+    'byname'
+    """
+    top = belief.top_method()
+    if top in ("byalternatives", "byname"):
+        return top
+    if top in ("finished", "restart") and belief.method[top] > 0.5:
+        return top
+    return "byconstraints"
+
+
+def asks_for_alternatives(belief: BeliefState) -> bool:
+    """Whether this turn raises PyDial's ``alternatives_requested`` flag (``SummaryAction.py`` lines 170-171).
+
+    The global method is ``byalternatives`` and the top discourse act is not ``thankyou`` or
+    ``ack`` with probability above 0.5.
+
+    >>> from contexts.belief import BeliefState
+    >>> asks_for_alternatives(BeliefState(method={"byalternatives": 1.0}))
+    True
+    >>> asks_for_alternatives(BeliefState(method={"byalternatives": 1.0}, discourse_act={"thankyou": 1.0}))
+    False
+    """
+    if global_method(belief) != "byalternatives":
+        return False
+    act = belief.top_discourse_act()
+    return not (act in ("thankyou", "ack") and belief.discourse_act[act] > 0.5)
+
+
+def belief_generator(seed: int, belief: BeliefState) -> np.random.Generator:
+    """A generator that is a function of ``seed`` and ``belief``: how a seeded policy draws on a context.
+
+    Responses on contexts must be deterministic (same context, same response), so outside a
+    simulated dialogue a random choice is drawn from this generator (CRC-32 of the belief's
+    canonical key, mixed with the seed).
+
+    >>> from contexts.belief import BeliefState
+    >>> b = BeliefState(slots={"food": {"thai": 1.0}})
+    >>> int(belief_generator(1, b).integers(1000)) == int(belief_generator(1, b).integers(1000))
+    True
+    """
+    digest = zlib.crc32(repr(belief.key()).encode("utf-8"))
+    return np.random.default_rng([seed, digest])
+
+
 @runtime_checkable
 class SummaryPolicy(Protocol):
     """A policy that decides on a summary action from a belief state.
@@ -159,13 +231,15 @@ class Summary:
     (:meth:`SummaryActions.summarise`): per slot the top two values, the accepted values, the
     top method, the database constraints and matches."""
 
-    __slots__ = ("belief", "tops", "accepted", "method", "constraints", "match_mask", "informable_ok")
+    __slots__ = ("belief", "tops", "accepted", "method", "global_method", "constraints", "match_mask",
+                 "informable_ok")
 
     def __init__(self, belief: BeliefState, space: SummaryActions) -> None:
         self.belief = belief
         tops: dict[str, tuple[str, float, str, float]] = {}
         accepted: list[tuple[str, str, float]] = []
         slots = belief.slots
+        accepting = space._accepting
         for slot, threshold in space._thresholds.items():
             best, best_p, second, second_p = "none", 0.0, "none", 0.0
             dist = slots.get(slot)
@@ -179,13 +253,14 @@ class Summary:
                     elif p > second_p:
                         second, second_p = value, p
             tops[slot] = (best, best_p, second, second_p)
-            if best != "none" and best_p > threshold:
+            if best != "none" and best_p > threshold and slot in accepting and best_p >= _none(dist):
                 accepted.append((slot, best, best_p))
         if len(accepted) > 1:
             accepted.sort(key=_negative_probability)  # stable: ties keep ontology order
         self.tops = tops
         self.accepted = accepted
         self.method = belief.top_method()
+        self.global_method = global_method(belief)
         self.constraints = [(slot, value) for slot, value, _ in accepted if value != "dontcare"]
         self.match_mask = space.index.mask(self.constraints)
         constrained = {slot for slot, _, _ in accepted}
@@ -200,6 +275,7 @@ class Summary:
         out.tops = self.tops
         out.accepted = self.accepted
         out.method = belief.top_method()
+        out.global_method = global_method(belief)
         out.constraints = self.constraints
         out.match_mask = self.match_mask
         out.informable_ok = self.informable_ok
@@ -208,6 +284,11 @@ class Summary:
 
 def _negative_probability(item: tuple[str, str, float]) -> float:
     return -item[2]
+
+
+def _none(dist: Mapping[str, float] | None) -> float:
+    """P(none) of a slot distribution (an absent slot: 1)."""
+    return 1.0 if dist is None else dist.get("none", 0.0)
 
 
 class SummaryActions:
@@ -254,6 +335,7 @@ class SummaryActions:
         self._thresholds = {
             slot: acceptance_threshold(len(values)) for slot, values in ontology.informable.items()
         }
+        self._accepting = frozenset(self.system_requestable)
         k = len(self.system_requestable)
         self.n_slot_actions = 3 * k
         base = 3 * k
@@ -344,7 +426,7 @@ class SummaryActions:
             top = tops[slot]
             confirm.append(top[1] > 0.0)
             select.append(top[1] > 0.0 and top[3] > 0.0)
-        method = s.method
+        method = s.global_method
         offered = belief.offer_happened
         known_venue = belief.last_offered is not None or tops.get("name", ("none",))[0] not in ("none", "dontcare")
         allowed = (
@@ -354,8 +436,8 @@ class SummaryActions:
             + [
                 method == "byconstraints" and s.informable_ok,
                 method == "byname" and known_venue,
-                method == "byalternatives" and offered and belief.top_discourse_act() not in ("thankyou", "ack"),
-                belief.method.get("finished", 0.0) > 0.5,
+                offered and (belief.alternatives_requested or asks_for_alternatives(belief)),
+                method == "finished",
                 False,
                 offered,
                 False,
@@ -364,7 +446,12 @@ class SummaryActions:
         return np.array(allowed, dtype=bool)
 
     def master_action(
-        self, action: int | str, belief: BeliefState, *, offered: Sequence[str] | None = None
+        self,
+        action: int | str,
+        belief: BeliefState,
+        *,
+        offered: Sequence[str] | None = None,
+        rng: np.random.Generator | int | None = None,
     ) -> Act:
         """Map a summary action to a master :class:`~simscore.acts.Act`.
 
@@ -376,8 +463,12 @@ class SummaryActions:
             The belief the action was chosen on.
         offered : sequence of str, optional
             Names of the venues offered since the system last said that no venue matches (for
-            ``inform_alternatives``); default: the belief's ``last_offered`` (all a context
-            without history knows).
+            ``inform_alternatives``); default: the belief's ``offered_since_no_venue``.
+        rng : numpy.random.Generator or int, optional
+            Where ``inform_byname`` draws the slot it adds when the user requested nothing
+            (PyDial adds a random requestable slot; see :meth:`_inform_byname`): a generator
+            (a simulated dialogue's), or a seed (a policy's), then the slot is a function of
+            the seed and the belief (:func:`belief_generator`); default seed 0.
 
         Returns
         -------
@@ -411,10 +502,10 @@ class SummaryActions:
                     venue = self.index.first(mask)
             return self._offer(venue, s)
         if index == self.INFORM_BYNAME:
-            return self._inform_byname(belief, s)
+            return self._inform_byname(belief, s, rng)
         # inform_alternatives
         if offered is None:
-            offered = () if belief.last_offered is None else (belief.last_offered,)
+            offered = belief.offered_since_no_venue
         matches = s.match_mask
         if not matches:
             return self._offer(None, s)
@@ -443,7 +534,15 @@ class SummaryActions:
                 shown += 1
         return shared_act("inform", tuple(items))
 
-    def _inform_byname(self, belief: BeliefState, s: Summary) -> Act:
+    def _inform_byname(self, belief: BeliefState, s: Summary, rng: np.random.Generator | int | None) -> Act:
+        """The venue under discussion with the requested slots' values (``SummaryUtils.getInformRequestedSlots``).
+
+        When the user requested no slot at all (none above 0.5, ``name`` included), PyDial
+        adds one requestable slot other than ``name`` drawn uniformly with its global random
+        generator (``SummaryUtils._getInformRequestedSlotsForEntity``, lines 350-365; its
+        CamRestaurants venues have no ``type``, so that branch is taken): here drawn from
+        ``rng``.
+        """
         name_top = s.tops.get("name", ("none", 0.0, "none", 0.0))
         name = name_top[0] if name_top[0] not in ("none", "dontcare") else belief.last_offered
         if name is None:
@@ -452,6 +551,13 @@ class SummaryActions:
         items = [("name", "=", name)]
         if venue is not None:
             requested = belief.requested
+            if not any(p > 0.5 for p in requested.values()):
+                generator = rng if isinstance(rng, np.random.Generator) else belief_generator(rng or 0, belief)
+                slots = self._requested_order
+                slot = slots[int(generator.integers(len(slots)))]
+                value = venue.get(slot)
+                if value is not None:
+                    items.append((slot, "=", value))
             for slot in self._requested_order:
                 if requested.get(slot, 0.0) > 0.5:
                     value = venue.get(slot)
@@ -473,7 +579,12 @@ def action_mask(belief: BeliefState, domain: Domain) -> np.ndarray:
 
 
 def master_action(
-    action: int | str, belief: BeliefState, domain: Domain, *, offered: Sequence[str] | None = None
+    action: int | str,
+    belief: BeliefState,
+    domain: Domain,
+    *,
+    offered: Sequence[str] | None = None,
+    rng: np.random.Generator | int | None = None,
 ) -> Act:
     """Map a summary action to a master act (see :meth:`SummaryActions.master_action`; for many
     beliefs, hold a :class:`SummaryActions`).
@@ -484,4 +595,4 @@ def master_action(
     >>> str(master_action("select_area", b, default_domain()))
     'select(area=north,area=south)'
     """
-    return SummaryActions(domain).master_action(action, belief, offered=offered)
+    return SummaryActions(domain).master_action(action, belief, offered=offered, rng=rng)

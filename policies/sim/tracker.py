@@ -37,8 +37,15 @@ none mass; ``P(none)`` is the remainder (with one hypothesis: the last non-none 
 where only the information part of an offer counts (its venue name does not) and
 ``inform(name=none, ...)`` informs nothing.
 
-**History**: the last offered venue, whether an offer happened, whether the last system act
-was ``inform(name=none, ...)``. A system ``restart()`` resets everything.
+**History** (PyDial's belief ``features``, ``BeliefTracker._updateMactFeat``): the last
+offered venue, whether an offer happened in the dialogue, whether the last system act offered
+a venue (an ``inform`` naming one), whether it was ``inform(name=none, ...)``, and the venues
+offered since the last such act; and, for the action mask, PyDial's sticky
+``alternatives_requested`` flag (``policy/SummaryAction.py`` lines 170-171 and 320): raised
+after a decision whose belief asked for alternatives
+(:func:`policies.sim.summary.asks_for_alternatives`), lowered when the system answered with
+``inform_alternatives`` (the caller says so: :meth:`FocusTracker.update`'s
+``answered_alternatives``). A system ``restart()`` resets everything.
 
 Examples
 --------
@@ -62,6 +69,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from contexts.belief import BeliefCanonicaliser, BeliefState
+from policies.sim.summary import asks_for_alternatives
 from simscore.acts import Act
 
 if TYPE_CHECKING:
@@ -121,8 +129,10 @@ class FocusTracker:
         self._requested: dict[str, float] = {}
         self._method_built: list[tuple[str, float]] | None = None  # self._method's items when last built
         self._last_offered: str | None = None
-        self._offered: list[str] = []
+        self._offered: tuple[str, ...] = ()
         self._last_no_venue = False
+        self._last_act_offered = False
+        self._alternatives_requested = False
         self._initial: BeliefState | None = None
         self.belief: BeliefState = self.reset()
 
@@ -134,8 +144,10 @@ class FocusTracker:
         self._requested = {}
         self._method_built = None
         self._last_offered = None
-        self._offered = []
+        self._offered = ()
         self._last_no_venue = False
+        self._last_act_offered = False
+        self._alternatives_requested = False
         initial = self._initial
         if initial is None:  # the turn-0 belief is always the same: built once
             initial = self._initial = self._build({})
@@ -147,9 +159,11 @@ class FocusTracker:
 
     @property
     def offered(self) -> tuple[str, ...]:
-        return tuple(self._offered)
+        return self._offered
 
-    def update(self, system_act: Act | None, user: Act | Hypotheses | None) -> BeliefState:
+    def update(
+        self, system_act: Act | None, user: Act | Hypotheses | None, *, answered_alternatives: bool = False
+    ) -> BeliefState:
         """Fold one exchange into the belief and return the new belief.
 
         Parameters
@@ -158,6 +172,10 @@ class FocusTracker:
             The system's previous act (None if the user spoke first).
         user : simscore.Act, sequence of (Act, float), or None
             The user's act (confidence 1), an n-best list, or None for silence.
+        answered_alternatives : bool
+            ``system_act`` was the summary action ``inform_alternatives`` (it lowers the
+            ``alternatives_requested`` flag; the act alone cannot tell, an ``inform`` offers
+            alike).
 
         Raises
         ------
@@ -165,6 +183,11 @@ class FocusTracker:
             If a confidence is not in [0, 1] or the confidences sum to more than 1.
         """
         hypotheses = _hypotheses(user)
+        # PyDial raises the flag when it computes the mask of the previous belief and lowers it
+        # when it converts inform_alternatives (SummaryAction.py lines 170-171, 320).
+        self._alternatives_requested = (
+            self._alternatives_requested or asks_for_alternatives(self.belief)
+        ) and not answered_alternatives
         informed, this_slot, confirmed = self._hear_system(system_act)
         evidence = self._evidence(hypotheses, this_slot, confirmed, self._last_offered is not None)
         self._update_slots(evidence.informs)
@@ -182,6 +205,7 @@ class FocusTracker:
         confirmed: list[tuple[str, str]] = []
         this_slot: str | None = None
         self._last_no_venue = False
+        self._last_act_offered = False
         if system_act is None:
             return informed, this_slot, None
         intents = system_act.intents
@@ -203,12 +227,17 @@ class FocusTracker:
         return informed, this_slot, confirmed[0] if len(confirmed) == 1 else None
 
     def _hear_offer(self, name: str) -> None:
+        # PyDial, belieftracking/BeliefTracker.py (helloric/pydial3 34988f4), _updateMactFeat,
+        # lines 296-326: a system act with name=none ("canthelp") empties informedVenueSinceNone
+        # and sets lastActionInformNone; one naming a venue ("offer") appends it and sets
+        # offerHappened, which is about the last system act only.
         if name == "none":
             self._last_no_venue = True
-            self._offered = []  # PyDial's "offered since the last name=none"
+            self._offered = ()
         else:
             self._last_offered = name
-            self._offered.append(name)
+            self._last_act_offered = True
+            self._offered = (*self._offered, name)
 
     def _evidence(
         self, hypotheses: Hypotheses, this_slot: str | None, confirmed: tuple[str, str] | None, offer_happened: bool
@@ -338,6 +367,9 @@ class FocusTracker:
             last_offered=self._last_offered,
             offer_happened=self._last_offered is not None,
             last_informed_no_venue=self._last_no_venue,
+            last_act_offered=self._last_act_offered,
+            offered_since_no_venue=self._offered,
+            alternatives_requested=self._alternatives_requested,
         )
 
 

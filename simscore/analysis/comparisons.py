@@ -45,6 +45,9 @@ from simscore.measures import DEFAULT_MEASURES
 from simscore.responses import Responses
 from simscore.stats import Bootstrap, BootstrapKeywords
 
+#: Metadata column(s) naming a context's dialogue (the bootstrap's unit), or None: every context.
+Clusters = str | Sequence[str] | None
+
 __all__ = [
     "convergence",
     "first_stable_checkpoint",
@@ -76,10 +79,12 @@ def _ordered_checkpoints(
     return items
 
 
-def _compare(a: Responses, b: Responses, measures: MeasuresArg, metadata: Any, bootstrap: Bootstrap) -> Comparison:
-    """One :func:`~simscore.compare.compare` with the analysis' metadata and bootstrap settings."""
+def _compare(
+    a: Responses, b: Responses, measures: MeasuresArg, metadata: Any, bootstrap: Bootstrap, clusters: Clusters
+) -> Comparison:
+    """One :func:`~simscore.compare.compare` with the analysis' metadata, clusters and bootstrap settings."""
     return compare(a, b, measures, metadata=metadata, n_resamples=bootstrap.n_resamples,
-                   confidence=bootstrap.confidence, seed=bootstrap.seed)
+                   confidence=bootstrap.confidence, seed=bootstrap.seed, clusters=clusters)
 
 
 
@@ -94,6 +99,7 @@ def convergence(
     reward: str = "",
     context_set: str = "",
     metadata: Any = None,
+    clusters: Clusters = None,
     bootstrap: Bootstrap | None = None,
     **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[ConvergenceKey]:
@@ -110,6 +116,9 @@ def convergence(
         Labels written into the table.
     metadata
         Context metadata joined onto the scores (:func:`~simscore.compare.compare`).
+    clusters : str or sequence of str, optional
+        Metadata column(s) naming the dialogue of a context: the intervals resample dialogues,
+        not contexts (:func:`~simscore.compare.compare`).
     bootstrap : simscore.stats.Bootstrap, optional
         Bootstrap settings of each comparison's intervals (default ``Bootstrap()``). The
         separate keywords ``n_resamples``, ``confidence`` and ``seed`` still work but are
@@ -128,7 +137,7 @@ def convergence(
     rows: list[pd.DataFrame] = []
     comparisons: dict[ConvergenceKey, Comparison] = {}
     for (k_prev, previous), (k, current) in itertools.pairwise(items):
-        comparison = _compare(current, previous, measures, metadata, settings)
+        comparison = _compare(current, previous, measures, metadata, settings, clusters)
         key = ConvergenceKey(context_set, reward, run, k, k_prev)
         comparisons[key] = comparison
         rows.append(summary_rows(comparison, **key._asdict()))
@@ -216,6 +225,7 @@ def seeds(
     reward: str = "",
     context_set: str = "",
     metadata: Any = None,
+    clusters: Clusters = None,
     bootstrap: Bootstrap | None = None,
     **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[SeedsKey]:
@@ -226,7 +236,7 @@ def seeds(
     runs : mapping run name → (mapping checkpoint → Responses, or sequence labelled 1..K)
         At least two runs. Every pair of runs (in the mapping's order: ``run_a`` comes first)
         is compared at every checkpoint both runs have.
-    measures, reward, context_set, metadata, bootstrap
+    measures, reward, context_set, metadata, clusters, bootstrap
         As for :func:`convergence`.
 
     Returns
@@ -245,7 +255,7 @@ def seeds(
         for run_a, run_b in itertools.combinations(ordered, 2):
             if k not in ordered[run_a] or k not in ordered[run_b]:
                 continue
-            comparison = _compare(ordered[run_a][k], ordered[run_b][k], measures, metadata, settings)
+            comparison = _compare(ordered[run_a][k], ordered[run_b][k], measures, metadata, settings, clusters)
             key = SeedsKey(context_set, reward, k, run_a, run_b)
             comparisons[key] = comparison
             rows.append(summary_rows(comparison, **key._asdict()))
@@ -261,6 +271,7 @@ def reward_models(
     checkpoint: int,
     context_set: str = "",
     metadata: Any = None,
+    clusters: Clusters = None,
     bootstrap: Bootstrap | None = None,
     **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[RewardModelsKey]:
@@ -276,7 +287,7 @@ def reward_models(
         the cross groups ``"<first>-<second>"``.
     checkpoint : int
         The checkpoint label written into the table.
-    measures, context_set, metadata, bootstrap
+    measures, context_set, metadata, clusters, bootstrap
         As for :func:`convergence`.
 
     Returns
@@ -305,7 +316,7 @@ def reward_models(
     rows: list[pd.DataFrame] = []
     comparisons: dict[RewardModelsKey, Comparison] = {}
     for reward_a, run_a, reward_b, run_b in pairs:
-        comparison = _compare(runs[reward_a][run_a], runs[reward_b][run_b], measures, metadata, settings)
+        comparison = _compare(runs[reward_a][run_a], runs[reward_b][run_b], measures, metadata, settings, clusters)
         key = RewardModelsKey(
             context_set, checkpoint, f"{reward_a}-{reward_b}", str(reward_a), str(run_a), str(reward_b), str(run_b)
         )
@@ -327,6 +338,7 @@ def chance_level(
     run: str = "",
     context_set: str = "",
     metadata: Any = None,
+    clusters: Clusters = None,
     bootstrap: Bootstrap | None = None,
     **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[ChanceKey]:
@@ -338,7 +350,7 @@ def chance_level(
         A (seeded) random policy's responses.
     trained : Responses
         The trained policy's responses (run ``run`` of ``reward`` at ``checkpoint``).
-    measures, reward, run, context_set, metadata, bootstrap
+    measures, reward, run, context_set, metadata, clusters, bootstrap
         As for :func:`convergence`.
 
     Returns
@@ -347,7 +359,8 @@ def chance_level(
         ``chance`` schema; comparisons keyed by :class:`~simscore.analysis.tables.ChanceKey`.
     """
     checkpoint = check_int("checkpoint", checkpoint)
-    comparison = _compare(random, trained, measures, metadata, Bootstrap.resolve(bootstrap, legacy, "chance_level"))
+    comparison = _compare(random, trained, measures, metadata, Bootstrap.resolve(bootstrap, legacy, "chance_level"),
+                          clusters)
     key = ChanceKey(context_set, reward, run, checkpoint)
     table = schema_frame([summary_rows(comparison, **key._asdict())], "chance")
     return AnalysisResult(table, {key: comparison}, ChanceKey._fields)

@@ -18,10 +18,10 @@ import pandas as pd
 
 from simscore.analysis.tables import SCHEMAS, AnalysisResult, RewardModelsKey, SeedsKey, typed_table
 from simscore.checks import check_int
-from simscore.compare import Comparison
+from simscore.compare import Comparison, cluster_codes
 from simscore.stats import Bootstrap, BootstrapKeywords, bootstrap_ci
 
-__all__ = ["ScoresArg", "pooled_scores", "pool", "per_turn", "first_turn", "text_at_matching_actions"]
+__all__ = ["ScoresArg", "clusters_of", "pooled_scores", "pool", "per_turn", "first_turn", "text_at_matching_actions"]
 
 
 ScoresArg: TypeAlias = Comparison | Iterable[Comparison] | AnalysisResult | pd.DataFrame
@@ -58,6 +58,20 @@ def _stack(comparisons: list[Comparison]) -> pd.DataFrame:
     return pd.concat(
         [c.scores[shared + [e for e in extra if e in c.scores.columns]] for c in comparisons], ignore_index=False
     ).reindex(columns=shared + extra)
+
+
+def clusters_of(comparisons: Iterable[Comparison] | None) -> tuple[str, ...]:
+    """The metadata columns the comparisons' intervals resampled by (``compare(clusters=...)``); () for none.
+
+    Analyses over their per-context scores resample the same units (a dialogue met by several
+    compared pairs is one unit). Comparisons made with different clusters are an error.
+    """
+    if comparisons is None:
+        return ()
+    found = {tuple(c.info.get("clusters", ())) for c in comparisons}
+    if len(found) > 1:
+        raise ValueError(f"the comparisons were made with different clusters: {sorted(found)}")
+    return found.pop() if found else ()
 
 
 def pooled_scores(scores: ScoresArg) -> pd.DataFrame:
@@ -135,7 +149,9 @@ def per_turn(
     1     g           2     tmr   1.0     1.0      1.0      1
     """
     settings = Bootstrap.resolve(bootstrap, legacy, "per_turn")
-    frame, names = pool(scores, measures)
+    comparisons = _as_comparisons(scores, "scores")  # once: scores may be a generator
+    frame, names = pool(scores if comparisons is None else comparisons, measures)
+    clusters = clusters_of(comparisons)
     if turn_column not in frame.columns:
         raise ValueError(
             f"scores have no {turn_column!r} column; compare with metadata= carrying the contexts' turn index"
@@ -144,19 +160,23 @@ def per_turn(
     frame = frame.assign(**{turn_column: turns})[turns.notna()]
     rows = []
     for turn, part in frame.groupby(turn_column, sort=True):
+        units = cluster_codes(part, clusters)
         for name in names:
-            mean, low, high, count = _interval(part[name].to_numpy(dtype=np.float64), settings)
+            mean, low, high, count = _interval(part[name].to_numpy(dtype=np.float64), settings, units)
             rows.append((group, int(turn), name, mean, low, high, count))
     return typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["per_turn"])))
 
 
 
 
-def _interval(values: np.ndarray, bootstrap: Bootstrap) -> tuple[float, float, float, int]:
-    """Mean, bootstrap interval and count of the non-NaN ``values`` (NaN mean when there are none)."""
-    values = values[~np.isnan(values)]
+def _interval(
+    values: np.ndarray, bootstrap: Bootstrap, clusters: np.ndarray | None = None
+) -> tuple[float, float, float, int]:
+    """Mean, bootstrap interval (resampling ``clusters`` when given) and count of the non-NaN ``values``."""
+    present = ~np.isnan(values)
+    values = values[present]
     low, high = bootstrap_ci(values, n_resamples=bootstrap.n_resamples, confidence=bootstrap.confidence,
-                             rng=bootstrap.seed)
+                             rng=bootstrap.seed, clusters=None if clusters is None else clusters[present])
     mean = float(values.mean()) if len(values) else float("nan")
     return mean, low, high, len(values)
 
@@ -256,8 +276,9 @@ def first_turn(
         if missing:
             raise ValueError(f"measures: comparisons[{key!r}] has no {', '.join(map(repr, missing))} scores")
         at_turn = scores[pd.to_numeric(scores[turn_column], errors="coerce") == turn]
+        units = cluster_codes(at_turn, clusters_of([comparison]))
         for name in wanted:
-            mean, low, high, count = _interval(at_turn[name].to_numpy(dtype=np.float64), settings)
+            mean, low, high, count = _interval(at_turn[name].to_numpy(dtype=np.float64), settings, units)
             rows.append((*identity, int(turn), name, mean, low, high, count))
     return typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["first_turn"])))
 
@@ -335,6 +356,7 @@ def text_at_matching_actions(
     rows = []
     for analysis, mapping in mappings.items():
         groups: dict[tuple[str, str], list[pd.DataFrame]] = {}
+        members: dict[tuple[str, str], list[Comparison]] = {}
         for key, comparison in mapping.items():
             if not hasattr(key, "context_set"):
                 raise TypeError(f"analyses[{analysis!r}]: key {key!r} has no context_set field")
@@ -344,11 +366,14 @@ def text_at_matching_actions(
                 raise ValueError(
                     f"analyses[{analysis!r}][{key!r}] has no {', '.join(map(repr, missing))} scores"
                 )
-            matching = scores.loc[scores[match_measure].to_numpy() == 1.0, names]
+            matching = scores.loc[scores[match_measure].to_numpy() == 1.0, [*names, *clusters_of([comparison])]]
             groups.setdefault((str(key.context_set), _reward_label(key)), []).append(matching)
+            members.setdefault((str(key.context_set), _reward_label(key)), []).append(comparison)
         for (context_set, reward), parts in groups.items():
             pooled = pd.concat(parts, ignore_index=True)
+            # one context set's comparisons resample its units (dialogues on C_col, contexts on C_gen)
+            units = cluster_codes(pooled, clusters_of(members[(context_set, reward)]))
             for name in names:
-                mean, low, high, count = _interval(pooled[name].to_numpy(dtype=np.float64), settings)
+                mean, low, high, count = _interval(pooled[name].to_numpy(dtype=np.float64), settings, units)
                 rows.append((context_set, analysis, reward, name, mean, low, high, count))
     return typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["text_at_matching_actions"])))

@@ -113,10 +113,13 @@ SCHEMAS: dict[str, tuple[str, ...]] = {
     ),
     "correlation": ("subset", "measure_a", "measure_b", "r", "mse", "n"),
     "performance": (
-        "reward", "checkpoint", "n_runs",
+        "reward", "checkpoint", "n_runs", "n_dialogues",
         "success_rate", "success_rate_low", "success_rate_high",
         "avg_iq", "avg_iq_low", "avg_iq_high",
         "avg_length", "avg_length_low", "avg_length_high",
+        "success_rate_run_min", "success_rate_run_max",
+        "avg_iq_run_min", "avg_iq_run_max",
+        "avg_length_run_min", "avg_length_run_max",
     ),
     "seeds_aggregate": ("context_set", "reward", "checkpoint", "measure", *AGG_COLUMNS),
     "reward_models_aggregate": ("context_set", "checkpoint", "group", "measure", *AGG_COLUMNS),
@@ -125,9 +128,14 @@ SCHEMAS: dict[str, tuple[str, ...]] = {
 }
 
 #: Columns of the evaluation records :func:`performance_table` reads (one per run and checkpoint).
-RECORD_COLUMNS: tuple[str, ...] = ("reward", "run", "checkpoint", "success_rate", "avg_iq", "avg_length")
+RECORD_COLUMNS: tuple[str, ...] = (
+    "reward", "run", "checkpoint", "eval_dialogues", "success_rate", "avg_iq", "avg_iq_sd", "avg_length",
+    "avg_length_sd",
+)
 
-_INT_COLUMNS = frozenset({"checkpoint", "previous", "turn_index", "count", "missing", "n", "n_pairs", "n_runs"})
+_INT_COLUMNS = frozenset(
+    {"checkpoint", "previous", "turn_index", "count", "missing", "n", "n_pairs", "n_runs", "n_dialogues"}
+)
 _STR_COLUMNS = frozenset(
     {"context_set", "reward", "run", "run_a", "run_b", "reward_a", "reward_b", "group", "measure",
      "subset", "measure_a", "measure_b", "comparison", "analysis"}

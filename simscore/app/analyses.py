@@ -8,7 +8,8 @@
 2. :func:`prepare_text_measures` embeds every text the analyses will score, once;
 3. :func:`score_set` runs the analyses of :mod:`simscore.analysis` on one context set
    (:class:`SetScores`: convergence, seeds, reward models, chance level, and on C_col the
-   per-turn and first-turn tables);
+   per-turn and first-turn tables); on a set whose contexts name their dialogue (C_col), every
+   interval resamples dialogues, not contexts (:data:`DIALOGUE_COLUMNS`);
 4. :func:`assemble_tables` combines the context sets into the experiment's tables (adding
    absolute performance, correlation and the text measures where the actions match).
 """
@@ -25,6 +26,7 @@ import pandas as pd
 
 from simscore import analysis as an
 from simscore.analysis import AnalysisResult, RewardModelsKey
+from simscore.app.context_facts import context_metadata, context_sets_table, sensitivity_table
 from simscore.app.folder import COLLECTED, ExperimentFolder, RunId
 from simscore.compare import Comparison
 from simscore.measures import Measure
@@ -168,7 +170,7 @@ def read_responses(config: ExperimentConfig, folder: ExperimentFolder, context_s
             ids = reward_ids[run.reward] if name == COLLECTED else None
             own = {k: r if ids is None else r.subset([i for i in r.ids if i in ids]) for k, r in whole.items()}
             runs.append(RunResponses(run, own, whole[final]))
-        metadata = ContextSet.read_jsonl(folder.contexts(name)).metadata_frame()
+        metadata = context_metadata(ContextSet.read_jsonl(folder.contexts(name)))
         sets.append(SetResponses(name, metadata, tuple(runs), Responses.read_jsonl(folder.random_responses(name))))
     return ExperimentResponses(tuple(sets), final)
 
@@ -190,7 +192,8 @@ def prepare_text_measures(measures: Sequence[Measure], responses: ExperimentResp
 def score_set(data: SetResponses, measures: Sequence[Measure], *, final: int, bootstrap: Bootstrap,
               bar: Any) -> SetScores:
     """Every analysis of one context set (``bar`` advances once per analysis)."""
-    common: dict[str, Any] = {"context_set": data.name, "metadata": data.metadata, "bootstrap": bootstrap}
+    common: dict[str, Any] = {"context_set": data.name, "metadata": data.metadata, "bootstrap": bootstrap,
+                              "clusters": _dialogues(data.metadata)}
     convergence, seeds = [], []
     for reward, runs in data.checkpoints_by_reward().items():
         for run, checkpoints in runs.items():
@@ -213,6 +216,19 @@ def score_set(data: SetResponses, measures: Sequence[Measure], *, final: int, bo
         scores = _turns(scores, final, bootstrap)
     logger.info("scored context set %r", data.name)
     return scores
+
+
+#: The metadata columns that name the dialogue of a collected context (the run it was collected from and
+#: its dialogue id): contexts of one dialogue are not independent, so every interval on such a set
+#: resamples dialogues.
+DIALOGUE_COLUMNS = ("source_name", "dialogue_id")
+
+
+def _dialogues(metadata: pd.DataFrame) -> tuple[str, ...] | None:
+    """The cluster columns of a context set: its dialogues when its contexts name one, else None (contexts)."""
+    if all(c in metadata.columns for c in DIALOGUE_COLUMNS) and metadata["dialogue_id"].notna().any():
+        return DIALOGUE_COLUMNS
+    return None
 
 
 def _turns(scores: SetScores, final: int, bootstrap: Bootstrap) -> SetScores:
@@ -274,10 +290,23 @@ def score_experiment(config: ExperimentConfig, measures: Sequence[Measure], fold
     """Steps 1-4 above: the experiment's tables from the responses saved in ``folder``."""
     from tqdm.auto import tqdm
 
+    from contexts import ContextSet
+
     responses = read_responses(config, folder, context_sets)
     steps = len(context_sets) * (2 * len(config.runs) + len(config.rewards) + 1)
     with tqdm(total=steps, desc="scoring", unit="analysis", disable=None if progress else True) as bar:
         prepare_text_measures(measures, responses, bar)
         scored = [score_set(data, measures, final=responses.final, bootstrap=config.bootstrap, bar=bar)
                   for data in responses.sets]
-    return assemble_tables(scored, measures, performance, config.bootstrap)
+    tables = assemble_tables(scored, measures, performance, config.bootstrap)
+    # what the counts stand for: distinct belief states, dialogues, user-bye contexts
+    parts = ({COLLECTED: {r: ContextSet.read_jsonl(folder.collected(r)).ids for r in config.rewards}}
+             if COLLECTED in context_sets else {})
+    tables["contexts"] = context_sets_table({s.name: s.metadata for s in responses.sets}, parts)
+    for data, scores in zip(responses.sets, scored, strict=True):
+        if data.name == COLLECTED:
+            at_final = {"seeds": {k: c for r in scores.seeds for k, c in r.comparisons.items()
+                                  if k.checkpoint == responses.final},
+                        "reward_models": dict(scores.reward_models.comparisons)}
+            tables["sensitivity"] = sensitivity_table(data.name, responses.final, at_final)
+    return tables

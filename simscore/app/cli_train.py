@@ -1,8 +1,9 @@
 """The ``simscore train`` command: train a GP-SARSA policy in the simulated restaurant domain.
 
-``simscore train --reward ts|iq --seed S --dialogues 40000 --every 1000 --eval 100 --out DIR``
-writes a checkpoint every ``--every`` dialogues and after the last, evaluates the greedy
-policy on ``--eval`` fixed-seed simulated dialogues after each checkpoint and appends a row to
+``simscore train --reward ts|iq --seed S --dialogues 40000 --every 1000 --eval 700 --out DIR``
+writes a checkpoint every ``--every`` dialogues and after the last, evaluates the policy
+(sampling with ``--eval-scale``, as PyDial) on ``--eval`` simulated dialogues after each
+checkpoint, with fresh users drawn from the seed and the checkpoint, and appends a row to
 ``DIR/evaluation.csv`` (see :mod:`policies.gpsarsa.training`). Running the same command again on the
 same directory resumes from the last complete checkpoint (a larger ``--dialogues`` extends
 the run); another configuration is an error. The ``policies`` package is imported only when
@@ -97,8 +98,8 @@ def add_subcommands(subparsers: Any) -> None:
     # defaults (None here) are TrainingConfig's, so the CLI, the TOML and the API share one set
     parser.add_argument("--dialogues", type=_integer, help="training dialogues in total (default 40000)")
     parser.add_argument("--every", type=_integer, help="checkpoint every N dialogues (default 1000)")
-    parser.add_argument("--eval", type=_integer, metavar="N", help="evaluation dialogues per checkpoint (default 100)")
-    parser.add_argument("--eval-seed", type=seed, help="seed of the fixed evaluation users")
+    parser.add_argument("--eval", type=_integer, metavar="N", help="evaluation dialogues per checkpoint (default 700)")
+    parser.add_argument("--eval-seed", type=seed, help="key of the evaluation users' stream (fresh per checkpoint)")
     parser.add_argument("--sigma", type=float, help="GP noise standard deviation (default 5)")
     parser.add_argument("--nu", type=float, help="ALD dictionary threshold (default 0.001)")
     parser.add_argument("--gamma", type=float, help="discount factor (default 1)")

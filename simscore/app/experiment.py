@@ -37,6 +37,7 @@ import os
 import threading
 import time
 import typing
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,7 +93,12 @@ class ExperimentConfig:
         ([training.iq], :class:`~policies.sim.rewards.RuleBasedIQ`). Its ``reward`` and ``seed``
         come from ``rewards`` and ``seeds``.
     collect_dialogues, collect_seed : int
-        [contexts] Dialogues of each final policy collected as C_col, on fixed simulated users.
+        [contexts] Dialogues of each final policy collected as C_col, each run on its own
+        simulated users, as the paper took 10 evaluation dialogues from each trial's own
+        stream: run ``<reward>-<seed>`` meets the users of its training seed's stream
+        ``(collect_seed, CRC-32 of <reward>)`` (:func:`policies.sim.simulation.dialogue_seed`;
+        :func:`collection_stream`), reproducible and met by no training or evaluation dialogue
+        nor by another run.
     collect_scale : float
         [contexts] Posterior sampling scale of the policies in those dialogues (PyDial's
         evaluation dialogues, from which the paper collected C_col, sample with scale 1; 0 is
@@ -517,6 +523,11 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
     record = _record(config, measures, command)
     logger.info("scoring (all comparisons, %d measures): %.1f s", len(record.signatures), time.perf_counter() - t0)
     t0 = time.perf_counter()
+    from simscore.app.reference import reference_policies
+
+    tables["policies"] = reference_policies(config, folder)
+    logger.info("final, handcrafted and random policies on the final evaluation users: %.1f s", time.perf_counter() - t0)
+    t0 = time.perf_counter()
     from simscore.app import report
     from simscore.tables_io import save_tables
 
@@ -580,10 +591,11 @@ def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple
         else:
             policy = load_checkpoint(folder.run_dir(run))
             policy.sampling_scale = config.collect_scale  # PyDial's evaluation dialogues sample (scale 1)
-            run_dialogues(policy, config.collect_dialogues, seed=config.collect_seed, log_path=path,
-                          settings=config.training.simulation(), log_source={
+            run_dialogues(policy, config.collect_dialogues, seed=run.seed,
+                          stream=collection_stream(config.collect_seed, run.reward),
+                          log_path=path, settings=config.training.simulation(), log_source={
                               "name": run.name, "reward": run.reward, "purpose": "C_col",
-                              "sampling_scale": config.collect_scale})
+                              "collect_seed": config.collect_seed, "sampling_scale": config.collect_scale})
         logs[run.reward].append(path)
     # each file on its own (each is made from the logs alone), so a run stopped between two of them resumes
     for reward, paths in logs.items():
@@ -604,6 +616,18 @@ def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple
     sizes = {name: len(ContextSet.read_jsonl(folder.contexts(name), verify_hash=False)) for name in names}
     logger.info("context sets: %s", ", ".join(f"{name} {n}" for name, n in sizes.items()))
     return tuple(names)
+
+
+def collection_stream(collect_seed: int, reward: str) -> tuple[int, int]:
+    """The user stream of a run's C_col dialogues (with the run's training seed): its own users.
+
+    The reward's name is part of it, so runs of two reward models with the same seed meet
+    different users, as the paper's trials did.
+
+    >>> collection_stream(2_000_003, "ts")
+    (2000003, 3280375435)
+    """
+    return (collect_seed, zlib.crc32(reward.encode("utf-8")))
 
 
 def _decisions(contexts: Any) -> Any:
@@ -636,8 +660,9 @@ def _evaluation_records(config: ExperimentConfig, folder: ExperimentFolder) -> p
     from policies.gpsarsa.training import read_evaluation
 
     rows = [
-        {"reward": run.reward, "run": run.name, "checkpoint": record.dialogues, "success_rate": record.success_rate,
-         "avg_iq": record.avg_iq, "avg_length": record.avg_length}
+        {"reward": run.reward, "run": run.name, "checkpoint": record.dialogues, "eval_dialogues": record.eval_dialogues,
+         "success_rate": record.success_rate, "avg_iq": record.avg_iq, "avg_iq_sd": record.avg_iq_sd,
+         "avg_length": record.avg_length, "avg_length_sd": record.avg_length_sd}
         for run in config.runs
         for record in read_evaluation(folder.run_dir(run))
     ]

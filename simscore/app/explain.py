@@ -187,7 +187,8 @@ def seed_vs_reward(data: _SetData, *, n_permutations: int, seed: int) -> dict[st
     test = paired_test(x, y, n_permutations=n_permutations, seed=seed)
     return {"context_set": data.name, "within_tmr": float(np.nanmean(x)), "across_tmr": float(np.nanmean(y)),
             "difference": test.mean_difference, "ci_low": test.ci_low, "ci_high": test.ci_high,
-            "p_value": test.p_value, "n": test.n, "within_pairs": len(within), "across_pairs": len(across)}
+            "p_value": test.p_value, "n_permutations": n_permutations, "n": test.n, "within_pairs": len(within),
+            "across_pairs": len(across)}
 
 
 # ----------------------------------------------------------------------------- 4. where, 5. why
@@ -292,20 +293,28 @@ def _readable_groups(by_group: pd.DataFrame) -> pd.DataFrame:
 
 
 def _plot_floor(floor: pd.DataFrame, path: Path) -> None:
-    from simscore.plots import _new_figure, _style, save_figure
+    from matplotlib.patches import Patch
+
+    from simscore.plots import PALETTE, _new_figure, _style, save_figure
 
     sets = list(dict.fromkeys(floor["context_set"]))
+    colours = {True: PALETTE[1], False: PALETTE[0]}
     with _style():
-        figure = _new_figure(3.2 * len(sets) + 1.5, 3.2)
-        axes = figure.subplots(1, len(sets), squeeze=False)[0]
-        for ax, cs in zip(axes, sets):
+        figure = _new_figure(7.0, 0.9 + 0.32 * max(len(floor[floor["context_set"] == cs]) for cs in sets))
+        axes = figure.subplots(1, len(sets), squeeze=False, sharex=True)[0]  # one x scale for every panel
+        for ax, cs in zip(axes, sets, strict=True):
             part = floor[floor["context_set"] == cs]
-            ax.barh(range(len(part)), part["disagreement"], color=["C1" if w.startswith("churn") else "C0"
-                                                                      for w in part["what"]])
-            ax.set_yticks(range(len(part)), list(part["what"]))
+            ax.barh(range(len(part)), part["disagreement"],
+                    color=[colours[str(w).startswith("churn")] for w in part["what"]])
+            ax.set_yticks(range(len(part)), list(part["what"]), fontsize=7)
             ax.invert_yaxis()
             ax.set_xlabel("disagreement (1 − TMR)")
             ax.set_title(cs)
+        axes[0].set_xlim(0.0, max(0.05, float(floor["disagreement"].max()) * 1.1))
+        figure.legend([Patch(color=colours[True]), Patch(color=colours[False])],
+                      ["churn: consecutive checkpoints of one run (the floor)", "between runs (seeds, reward models)"],
+                      loc="outside lower center", ncols=2, frameon=False, fontsize=7)
+        figure.suptitle("Do runs differ more than a run differs from itself?", fontsize=10, fontweight="bold")
         save_figure(figure, path, overwrite=True)  # explain/ is this command's own folder, remade each run
 
 
@@ -397,7 +406,10 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
              "![churn floor](churn_floor.png)", "",
              "## 3. Is the seed difference smaller than the reward-model difference?", "",
              "Per context: mean TMR over within-reward seed pairs (x) vs over across-reward pairs (y); "
-             "paired permutation test of x − y.", "", _md(paired),
+             "paired permutation test of x − y (contexts as units; p to the precision its permutations allow).",
+             "", _md(paired.assign(p=[_p(v, k) for v, k in zip(paired["p_value"], paired["n_permutations"],
+                                                                 strict=True)]).drop(columns="p_value")
+                     if not paired.empty else paired),
              "## 4. Where do the reward models differ?", "",
              f"Disagreement (1 − TMR) of the {pair[0]}-vs-{pair[1]} pairs per context group (per grid cell: "
              "`disagreement_by_group.csv`):", "", _md(_readable_groups(by_group)),
@@ -408,12 +420,24 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
     lines += ["## 5. Why?", "",
               f"Decision-tree probe (context features → do a {pair[0]} and an {pair[1]} final policy disagree?), "
               "held-out accuracy vs the majority baseline; classifier two-sample test between the same two "
-              "policies (accuracy 0.5 = indistinguishable).", "", _md(probe),
+              "policies (accuracy 0.5 = indistinguishable; its p to the precision of its permutations).", "",
+              _md(probe.assign(two_sample_p=[_p(v, n_permutations) for v in probe["two_sample_p"]])
+                  if "two_sample_p" in probe.columns else probe),
               "Top importances:", "", _md(importances), "Most distinguishing contexts:", "", _md(distinguishing)]
     path = folder.explain_report
     atomic_write_text(path, "\n".join(lines))
     logger.info("explain: wrote %s", path)
     return path
+
+
+def _p(p_value: float, n_permutations: int) -> str:
+    """The permutation test's p-value to the precision its permutations allow (Monte Carlo: the
+    smallest p it can give is 2 / (n + 1), written as an upper bound)."""
+    from simscore.strata import format_p_value
+
+    if not n_permutations:  # a table saved before the count was recorded: three digits, as then
+        return f"p = {p_value:.3g}"
+    return format_p_value(p_value, exact=False, n_permutations=int(n_permutations))
 
 
 def summary_paragraph(directory: str | Path) -> str | None:
@@ -427,7 +451,8 @@ def summary_paragraph(directory: str | Path) -> str | None:
     except (ValueError, OSError):  # empty or damaged (pandas' parser errors are ValueErrors): no summary
         return None
     parts = [f"on {r.context_set} seed pairs agree on {r.within_tmr:.1%} of contexts and reward-model pairs "
-             f"on {r.across_tmr:.1%} (difference {r.difference:+.3f}, paired p = {r.p_value:.3g})"
+             f"on {r.across_tmr:.1%} (difference {r.difference:+.3f}, paired "
+             f"{_p(r.p_value, getattr(r, 'n_permutations', 0))})"
              for r in paired.itertuples()]
     text = "; ".join(parts) if parts else "no paired test (one reward model only)"
     link = folder.link(folder.explain_report)

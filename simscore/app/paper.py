@@ -55,6 +55,8 @@ __all__ = [
     "convergence_means",
     "seeds_means",
     "reward_models_means",
+    "PyDial3Lengths",
+    "PYDIAL3_LENGTHS",
 ]
 
 #: The measure columns of Tables 2–4, in the files' order.
@@ -430,3 +432,36 @@ def facts() -> PaperFacts:
     ({'use_ang': 0.871, 'use_cos': 0.891, 'bleu4': 0.493, 'bertscore': 0.918}, 1)
     """
     return _facts()
+
+
+@dataclass(frozen=True)
+class PyDial3Lengths:
+    """Average dialogue lengths of PyDial3's own Environment 1 (CamRestaurants), not the paper's.
+
+    Measured with PyDial3 (helloric/pydial3) and counted as PyDial counts turns: the system's
+    decisions, the greeting not counted, the exchange in which the user says bye counted —
+    simscore's count. The reference a length in this count is compared with; the paper's
+    Table 1 (4.2–4.8 turns) cannot be this count for Environment 1, and its own C_col holds
+    6.1 decisions per collected dialogue (183 contexts from 30 dialogues).
+
+    Attributes
+    ----------
+    handcrafted : float
+        PyDial3's handcrafted policy: 5.9 turns.
+    gp_low, gp_high : float
+        GP-SARSA after ``gp_dialogues`` training dialogues: 6.2–6.5 turns.
+    gp_dialogues : tuple of int
+        2,000 and 4,000.
+    random : float
+        An untrained (uniformly random) GP policy: 17.4 turns.
+    """
+
+    handcrafted: float = 5.9
+    gp_low: float = 6.2
+    gp_high: float = 6.5
+    gp_dialogues: tuple[int, int] = (2000, 4000)
+    random: float = 17.4
+
+
+#: The PyDial3 reference lengths (:class:`PyDial3Lengths`).
+PYDIAL3_LENGTHS = PyDial3Lengths()

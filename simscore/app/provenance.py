@@ -8,7 +8,8 @@ stops before any work, naming the setting and the piece):
 - ``runs/<run>/`` — made by [training]; recorded in its ``run.json`` and the folder's
   ``experiment.json``; another setting: **stop** (before any work).
 - ``logs/<run>.jsonl`` — made by the run's final policy and [contexts] ``collect_dialogues``,
-  ``collect_seed``, ``collect_scale``; recorded in the log's header (seed, sampling scale,
+  ``collect_seed``, ``collect_scale``; recorded in the log's header (the run's seed and
+  ``collect_seed``, which name its users, the sampling scale,
   the policy's checkpoint) and its dialogues; another setting: **stop**.
 - ``contexts/col.jsonl``, ``col-<reward>.jsonl`` — made from the logs; recorded in the
   header (each source's provenance and dialogues used); another setting: **stop**.
@@ -126,11 +127,13 @@ def check_log(folder: ExperimentFolder, run: RunId, config: ExperimentConfig, ch
     policy = source.get("policy_provenance")
     recorded = {
         "[contexts] collect_dialogues": dialogues,
-        "[contexts] collect_seed": source.get("seed", _NONE),
+        "[contexts] collect_seed": source.get("collect_seed", _NONE),
+        "the run's own users (seed)": source.get("seed", _NONE),
         "[contexts] collect_scale": source.get("sampling_scale", _NONE),
         "checkpoint": policy.get("checkpoint", _NONE) if isinstance(policy, Mapping) else _NONE,
     }
     wanted = {"[contexts] collect_dialogues": config.collect_dialogues, "[contexts] collect_seed": config.collect_seed,
+              "the run's own users (seed)": run.seed,
               "[contexts] collect_scale": config.collect_scale, "checkpoint": checkpoint}
     differences = _differences(recorded, wanted)
     if differences:
@@ -142,7 +145,7 @@ def check_collected(folder: ExperimentFolder, path: Path, runs: Sequence[RunId],
     from contexts import ContextSet
 
     sources = ContextSet.read_jsonl(path, verify_hash=False).built.get("sources")
-    described = [(s.get("name"), (s.get("provenance") or {}).get("seed"),
+    described = [(s.get("name"), (s.get("provenance") or {}).get("collect_seed"),
                   (s.get("provenance") or {}).get("sampling_scale"), s.get("dialogues_used"))
                  for s in (sources or ()) if isinstance(s, Mapping)]
     wanted = [(run.name, config.collect_seed, config.collect_scale, config.collect_dialogues) for run in runs]

@@ -25,7 +25,7 @@ What the report holds: a table of the paper's findings graded on this run
 (:mod:`simscore.app.findings`), this run's set-up beside the paper's, one section per table
 with the paper's published numbers beside ours where the paper has them
 (:mod:`simscore.app.paper`: rows marked "(paper)" or columns named "paper"), a note when
-absolute performance is saturated (:data:`SATURATED_SUCCESS`), the measures' signatures and a
+task success is saturated (:data:`SATURATED_SUCCESS`), the measures' signatures and a
 "Reproduce" section (command, date, run log, configuration, package versions, citation).
 
 What the tables were made with comes as a :class:`~simscore.app.record.RunRecord` (title,
@@ -142,21 +142,25 @@ def _figure(figures: Mapping[str, Path], name: str, folder: ExperimentFolder | N
 def _findings_section(results: Sequence[Finding], thresholds: Thresholds, ignored: Sequence[str]) -> list[str]:
     rows = []
     for finding in results:
-        label = f"({finding.number}) {finding.title}"
+        label = f"({finding.number}) {finding.title}" + (" †" if finding.caveat else "")
         if not finding.checks:
             rows.append((label, "—", f"not assessed: {finding.reason}", "—", "—", "—"))
             continue
         for i, check in enumerate(finding.checks):
             verdict = check.verdict if check.verdict != "not assessed" else f"not assessed: {check.note}"
             paper_text = format_quantities(check.paper) if check.paper else (check.paper_says or "—")
+            same_rule = i > 0 and check.rule == finding.checks[i - 1].rule
             rows.append((label, check.scope, verdict, format_quantities(check.ours) or "—", paper_text,
-                         check.rule if i == 0 else "(as above)"))
+                         "(as above)" if same_rule else (check.rule or "—")))
     table = pd.DataFrame(rows, columns=["finding", "scope", "verdict", "ours", "paper", "threshold"])
     changed = thresholds.changed()
     lines = [
         "Each finding the paper states, checked on this run per context set and reward model (the scope), "
-        "beside the paper's number where it gives one. Verdicts: holds, partly (the direction is right but "
-        "the size falls short, or it holds in one scope and not another), does not hold, not assessed.",
+        "beside the paper's number where it gives one (— where it gives none). Verdicts: holds; partly (the "
+        "direction is right and the size reaches at least half the paper's margin — half the threshold's where the "
+        "paper gives no number —, one of two conditions holds, or it holds in one scope and not another); does not "
+        "hold; not assessed. A finding marked † holds or fails by construction of this simulated world or by its "
+        "text models, not by the policies (see its details).",
         "",
         markdown_table(table),
         "",
@@ -180,6 +184,10 @@ def _findings_section(results: Sequence[Finding], thresholds: Thresholds, ignore
                 text += f" {noted[0].note.capitalize()} (every scope)."
             elif noted:
                 text += " " + "; ".join(f"{c.scope}: {c.note}" for c in noted) + "."
+        if finding.mechanism:
+            text += f" {finding.mechanism}"
+        if finding.caveat:
+            text += f" *† {finding.caveat}*"
         lines.append(text)
     lines.append("")
     return lines
@@ -236,6 +244,19 @@ def _section_setup(tables: Mapping[str, pd.DataFrame], config: Mapping[str, Any]
     union = _contexts(tables, paper.COLLECTED_SET)
     if union:
         row("C_col contexts, both reward models", union[""], "—", compare=False)
+    summary = tables.get("contexts")
+    if summary is not None and not summary.empty:
+        for _, r in summary[summary["part"].astype(str) == ""].iterrows():
+            name = "C_col" if r["context_set"] == paper.COLLECTED_SET else "C_gen" if r["context_set"] == "gen" \
+                else str(r["context_set"])
+            row(f"{name}: distinct belief states (of {int(r['contexts']):,} contexts)", int(r["distinct_states"]), "—",
+                compare=False)
+            if int(r["dialogues"]):
+                row(f"{name}: dialogues (the bootstrap's unit)", int(r["dialogues"]), "—", compare=False)
+                row(f"{name}: contexts where the user has said bye (act replaced by bye)", int(r["user_bye"]), "—",
+                    compare=False)
+                row(f"{name}: first-turn contexts (distinct belief states)",
+                    f"{int(r['first_turn']):,} ({int(r['first_turn_states']):,})", "—", compare=False)
     generated = _contexts(tables, "gen")
     if generated:
         row("C_gen contexts", generated[""], facts.gen_contexts)
@@ -433,6 +454,11 @@ def build_report(
         if section.figure is not None:
             lines += _figure(figure_paths, section.table, folder, section.figure)
         lines += section.render(tables[section.table], run)
+    appendix = [(name, caption) for name, caption in _APPENDIX if name in figure_paths]
+    if appendix:
+        lines += ["## Appendix: every measure", ""]
+        for name, caption in appendix:
+            lines += _figure(figure_paths, name, folder, caption)
 
     lines += _section_signatures(record)
     lines += _section_reproduce(record, folder)
@@ -479,7 +505,35 @@ def _section_signatures(record: RunRecord) -> list[str]:
 
 
 #: The tables :func:`~simscore.app.findings.findings` reads.
-_FINDING_TABLES = ("convergence", "seeds", "reward_models", "correlation", "first_turn", "text_at_matching_actions")
+#: The appendix figures (:func:`simscore.plots.make_figures`): every measure, many panels.
+_APPENDIX = (
+    ("convergence_all", "Convergence of every measure: checkpoint k vs k − 1 per run (bootstrap bands)"),
+    ("seeds_all", "Seed-pair similarity of every measure over checkpoints (thin: single pairs)"),
+)
+
+
+def paper_references() -> dict[str, Any]:
+    """The published values the figures overlay (:func:`simscore.plots.make_figures`'s ``references``)."""
+    facts = paper.facts()
+    seeds = paper.seeds_means()
+    final = seeds[seeds["checkpoint"] == facts.final_checkpoint]
+    cross = paper.reward_models_means()
+    rows = [{"group": "ts-iq", "measure": m, "mean": float(cross[m])} for m in paper.MEASURES]
+    rows += [{"group": f"{r}-{r}", "measure": m, "mean": float(final.loc[final["reward"] == r, m].mean())}
+             for r in final["reward"].unique() for m in paper.MEASURES]
+    lengths = paper.PYDIAL3_LENGTHS
+    return {
+        "performance": paper.performance(),
+        "convergence": paper.convergence_means(),
+        "seeds": seeds,
+        "reward_models": pd.DataFrame(rows),
+        "lengths": {f"PyDial3 handcrafted ({lengths.handcrafted:g})": lengths.handcrafted,
+                    f"PyDial3 GP at 2k–4k ({lengths.gp_low:g}–{lengths.gp_high:g})": (lengths.gp_low, lengths.gp_high)},
+    }
+
+
+_FINDING_TABLES = ("convergence", "seeds", "reward_models", "correlation", "first_turn", "text_at_matching_actions",
+                   "contexts")
 
 
 def write_report(
@@ -511,7 +565,8 @@ def write_report(
     folder = ExperimentFolder(directory)
     record = record if isinstance(record, RunRecord) else RunRecord.from_meta(record)
     if figures is None:
-        figures = make_figures(folder.figures, tables, bootstrap=record.bootstrap_settings)
+        figures = make_figures(folder.figures, tables, bootstrap=record.bootstrap_settings,
+                               references=paper_references())
     else:
         missing = [str(p) for p in figures.values() if not Path(p).is_file()]
         if missing:

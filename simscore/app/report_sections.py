@@ -22,6 +22,7 @@ from simscore import analysis
 from simscore.app import paper
 from simscore.app.findings import Thresholds
 from simscore.app.record import RunRecord
+from simscore.app.report_performance import SATURATED_SUCCESS, section_performance
 from simscore.stats import Bootstrap
 from simscore.tables_io import markdown_table
 
@@ -125,11 +126,6 @@ def _drop_blank(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     return frame.drop(columns=blank)
 
 
-#: Task success at or above this at every checkpoint of a reward model counts as saturated:
-#: absolute performance can no longer tell its runs apart (the paper's argument for similarity).
-SATURATED_SUCCESS = 0.99
-
-
 #: What marks the paper's rows in a table (the context set column reads e.g. "col (paper)").
 PAPER_MARK = "(paper)"
 
@@ -222,80 +218,6 @@ def _int_column(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     return frame
 
 
-def _section_performance(table: pd.DataFrame, run: ReportInput) -> list[str]:
-    config = run.config
-    reference = paper.performance()
-    facts = paper.facts()
-    shown = pd.DataFrame({
-        "reward": table["reward"],
-        "checkpoint": table["checkpoint"],
-        "runs": table["n_runs"],
-        **{
-            title: [
-                _with_interval(m, lo, hi)
-                for m, lo, hi in zip(table[c], table[f"{c}_low"], table[f"{c}_high"], strict=True)
-            ]
-            for c, title in (
-                ("success_rate", "task success rate"), ("avg_iq", "average IQ (1–5)"),
-                ("avg_length", "average length (turns)"),
-            )
-        },
-    })
-    at: list[str] = []
-    values: dict[str, list[float]] = {c: [] for c in ("success_rate", "avg_iq", "avg_length")}
-    nearest_used = False
-    for reward, k in zip(table["reward"].astype(str), table["checkpoint"].astype(int)):
-        rows = reference[reference["reward"] == reward]
-        if rows.empty:
-            at.append("—")
-            for c in values:
-                values[c].append(math.nan)
-            continue
-        target = _nearest(rows["checkpoint"].tolist(), k)
-        match = rows[rows["checkpoint"] == target].iloc[0]
-        at.append(f"{target}" if target == k else f"{target} (nearest)")
-        nearest_used |= target != k
-        for c in values:
-            values[c].append(float(match[c]))
-    shown["paper at"] = at
-    shown["paper success"] = values["success_rate"]
-    shown["paper IQ"] = values["avg_iq"]
-    shown["paper length"] = values["avg_length"]
-
-    lines = []
-    saturated = [
-        str(reward) for reward, part in table.groupby("reward", sort=False)
-        if (part["success_rate"] >= SATURATED_SUCCESS - _EPS).all()
-    ]
-    if saturated:
-        lines += [
-            f"**Absolute performance is saturated:** task success is at least {SATURATED_SUCCESS:g} at every "
-            f"checkpoint of {', '.join(saturated)}, so these numbers cannot tell the runs apart — the paper's "
-            f"point (its Table 1 stays between {facts.success_range[0]:.2f} and {facts.success_range[1]:.2f}). "
-            "The similarity measures below can.",
-            "",
-        ]
-    lines += [
-        "Mean over runs per reward model and checkpoint, with a 95% Student-t interval over runs "
-        "(— with a single run).",
-        "",
-        markdown_table(_drop_blank(shown, ["reward"])),
-        "",
-    ]
-    note = (f"Paper columns: its Table 1 (mean of {facts.trials} trials, {facts.eval_dialogues} evaluation "
-            "dialogues each) at the same number of training dialogues")
-    ks = facts.performance_checkpoints
-    note += (f", or at the nearest checkpoint it has (\"nearest\"; it has {', '.join(f'{k:,}' for k in ks[:3])}, …, "
-             f"{ks[-1]:,})." if nearest_used else ".")
-    evaluation = _config_value(config, "training", "eval_dialogues")
-    if isinstance(evaluation, int) and evaluation != facts.eval_dialogues:
-        note += (f" This run evaluates each checkpoint on {evaluation:,} dialogues per run (the paper on "
-                 f"{facts.eval_dialogues:,}).")
-    note += (" The paper's IQ comes from its BiLSTM estimator, ours from the simulated environment's "
-             "estimator: compare IQ trends, not values.")
-    return [*lines, note, ""]
-
-
 def _section_convergence(table: pd.DataFrame, run: ReportInput) -> list[str]:
     threshold, config = run.thresholds.converged_tmr, run.config
     keys = ["context_set", "reward", "checkpoint"]
@@ -325,17 +247,56 @@ def _section_convergence(table: pd.DataFrame, run: ReportInput) -> list[str]:
     ]
 
 
+def _sensitivity(run: ReportInput, which: str) -> list[str]:
+    """One line: the final checkpoint's means without the contexts where the user has said bye."""
+    table = run.table("sensitivity")
+    if table is None:
+        return []
+    part = table[(table["analysis"] == which) & (table["measure"] == "tmr")]
+    if part.empty:
+        return []
+    shown = "; ".join(
+        f"{r['group']} {r['mean_without_bye']:.3f} over {int(r['contexts_without_bye']):,} contexts "
+        f"(with them {r['mean_all']:.3f} over {int(r['contexts_all']):,})"
+        for _, r in part.iterrows()
+    )
+    return [
+        f"Sensitivity: at checkpoint {int(part['checkpoint'].iloc[0]):,}, without the C_col contexts in which the user "
+        f"has just said bye (the simulator replaces the system's act there by bye(), so the policy's choice is "
+        f"arbitrary), mean TMR per group: {shown}.",
+        "",
+    ]
+
+
+def _units(run: ReportInput, context_set: str, part: str = "") -> str:
+    """", N contexts (D distinct belief states, U dialogues)" of a context set (or its part), or ""."""
+    table = run.table("contexts")
+    if table is None:
+        return ""
+    row = table[(table["context_set"] == context_set) & (table["part"].astype(str) == part)]
+    if row.empty:
+        return ""
+    r = row.iloc[0]
+    dialogues = f", {int(r['dialogues']):,} dialogues" if int(r["dialogues"]) else ""
+    return f"{int(r['contexts']):,} contexts ({int(r['distinct_states']):,} distinct belief states{dialogues})"
+
+
 def _section_seeds(table: pd.DataFrame, run: ReportInput) -> list[str]:
     aggregate = analysis.seeds_aggregate(table, bootstrap=run.bootstrap)
     wide = _wide(aggregate, ["context_set", "reward", "checkpoint"], extra=("pairs", "n_pairs"))
     shown, note = _paper_rows(wide, paper.seeds_means(), count_column="pairs", reference_count="n_pairs",
                               what=f"Table 4 (mean over its {paper.facts().seed_pairs} trial pairs, on C_col)")
+    parts = [f"{reward}: {units}" for reward in dict.fromkeys(table["reward"].astype(str))
+             if (units := _units(run, paper.COLLECTED_SET, reward))]
+    where = (" On C_col each reward model's runs are compared on the contexts collected from its own runs ("
+             + "; ".join(parts) + "); intervals there resample dialogues.") if parts else ""
     return [
-        "Every pair of runs of one reward model at the same checkpoint; mean over pairs.",
+        "Every pair of runs of one reward model at the same checkpoint; mean over pairs." + where,
         "",
         markdown_table(_drop_blank(shown, ["context_set", "reward"])),
         "",
         *([note, ""] if note else []),
+        *_sensitivity(run, "seeds"),
     ]
 
 
@@ -387,16 +348,28 @@ def _section_reward_models(table: pd.DataFrame, run: ReportInput) -> list[str]:
             "that reward model).",
             "",
         ]
-    return lines
+    union = _units(run, paper.COLLECTED_SET)
+    if union:
+        lines += [
+            f"Every pair here is scored on the union of both collected sets ({union}), as the paper's Table 3; the "
+            "seeds table scores each reward model's pairs on its own part of C_col only, so a within-reward pair "
+            "(ts-ts, iq-iq) at the same checkpoint has other numbers there.",
+            "",
+        ]
+    return [*lines, *_sensitivity(run, "reward_models")]
 
 
 def _section_per_turn(table: pd.DataFrame, run: ReportInput) -> list[str]:
     wide = _wide(table, ["group", "turn_index"], extra=("pairs", "count"))
+    thin = sorted({int(t) for t, n in zip(table["turn_index"], table["count"], strict=True) if n < 10})
     return [
-        "Scores pooled over the compared pairs, grouped by the turn index of the context.",
+        "On C_col: scores pooled over the compared pairs (at the final checkpoint), grouped by the turn index of the "
+        "context; \"pairs\" counts pairs × contexts of that turn, and intervals resample dialogues.",
         "",
         markdown_table(_drop_blank(wide, ["group"])),
         "",
+        *([f"Turns {', '.join(map(str, thin))} rest on fewer than 10 pooled pairs of contexts: read them as "
+           "anecdotes.", ""] if thin else []),
     ]
 
 
@@ -445,6 +418,12 @@ def _section_text(table: pd.DataFrame, run: ReportInput) -> list[str]:
         "TMR = 1 (pairs: how many).",
         "",
         markdown_table(_drop_blank(shown, ["context_set"])),
+        "",
+        "Why the levels differ from the paper's: ours come from other text models than the paper's (which ones: the "
+        "measure signatures at the end of this report) and from a template NLG that words each "
+        "act with one of a few templates chosen per policy instance, while the paper's NLG models were trained per "
+        "policy; so only the direction is comparable (the same act, other words — which our NLG guarantees by "
+        "construction), not the values.",
         "",
     ]
     if at is not None and extra_rows and measures:
@@ -507,7 +486,7 @@ def _section_chance(table: pd.DataFrame, run: ReportInput) -> list[str]:
 #: The report's sections about tables, in report order.
 SECTIONS: tuple[Section, ...] = (
     Section("performance", "Absolute performance (paper's Table 1)", "Learning curves of absolute performance",
-            _section_performance),
+            section_performance),
     Section("convergence", "Convergence (paper's Table 2)", "Convergence curves", _section_convergence),
     Section("seeds", "Seeds (paper's Table 4 and Figure 3)", "Seed-pair similarity over checkpoints", _section_seeds),
     Section("reward_models", "Reward models (paper's Table 3 and Figure 5)", "Reward-model comparison",

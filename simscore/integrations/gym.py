@@ -26,7 +26,7 @@ it (``OrderEnforcing``, the passive env checker); the environment's own methods,
 
 >>> obs, info = env.reset(seed=0)
 >>> env.unwrapped.action_masks().shape, env.get_wrapper_attr("action_masks")().dtype, obs.shape
-((16,), dtype('bool'), (275,))
+((16,), dtype('bool'), (302,))
 
 Observation, masks, info: see :mod:`policies.sim.env`; a context's observation is
 :func:`policies.sim.observation.observation_for`.

@@ -93,7 +93,7 @@ class SB3Policy(ObservationPolicy):
     """A stable-baselines3 model as a simscore policy (greedy, batched).
 
     The model must have been trained on the restaurant-search environment's observation
-    (``simscore/RestaurantSearch-v0``; shape ``(275,)`` for the default domain) and its 16
+    (``simscore/RestaurantSearch-v0``; shape ``(302,)`` for the default domain) and its 16
     summary actions. A context set is answered with one call
     ``model.predict(observations, deterministic=True)`` — plus ``action_masks=`` (the masks of
     the contexts' beliefs) for a model whose ``predict`` takes them (sb3-contrib's

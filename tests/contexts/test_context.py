@@ -142,7 +142,7 @@ def test_file_round_trip(tmp_path: Path, sample: ContextSet) -> None:
     sample.to_jsonl(path)
     lines = path.read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])
-    assert header["format"] == "simscore-contexts" and header["version"] == 1
+    assert header["format"] == "simscore-contexts" and header["version"] == 2
     assert header["count"] == 5 and header["content_hash"] == sample.content_hash
     assert header["domain"] == "restaurants" and header["built"] == {"by": "hand"}
     assert len(lines) == 6
@@ -185,7 +185,7 @@ def _record(cid: str = "a", area: Any = 1.0, slot: str = "area") -> dict[str, An
         (HEADER, [_record(area=1.2)], 2, "probability 1.2 is greater than 1"),
         (HEADER, [_record(), _record("b"), _record("a")], 4, "context id 'a' appears twice \\(first on line 2\\)"),
         (HEADER, [_record(), '{"id": "b", "belief": {"slo'], 3, "invalid JSON"),
-        (dict(HEADER, version=2), [_record()], 1, "unsupported format version 2"),
+        (dict(HEADER, version=3), [_record()], 1, "unsupported format version 3"),
         (dict(HEADER, format="simscore-responses"), [_record()], 1, "header format is 'simscore-responses'"),
         (dict(HEADER, count=3), [_record(), _record("b")], 3, "header says 3 contexts but the file has 2"),
         ({k: v for k, v in HEADER.items() if k != "name"}, [_record()], 1, "header field 'name'"),

@@ -40,7 +40,9 @@ def decide(**belief: object) -> str:
           "offer_happened": True}, "inform_alternatives"),
         ({"method": {"finished": 0.9, "byname": 0.1}, "last_offered": OFFER, "offer_happened": True}, "bye"),
         ({"slots": {"area": {"centre": 1.0}, "food": {"thai": 1.0}, "pricerange": {"cheap": 1.0}},
-          "method": {"none": 1.0}, "offer_happened": True, "last_offered": OFFER}, "reqmore"),
+          "method": {"none": 1.0}, "offer_happened": True, "last_offered": OFFER}, "inform"),  # none: byconstraints
+        ({"slots": {"area": {"centre": 1.0}, "food": {"thai": 1.0}, "pricerange": {"cheap": 1.0}},
+          "method": {"byname": 1.0}, "offer_happened": True}, "reqmore"),  # no venue to inform about by name
     ],
 )
 def test_rules(belief, expected):

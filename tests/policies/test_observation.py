@@ -43,11 +43,11 @@ def test_observation_policy_answers_like_the_summary_adapter():
     policy = ObservationPolicy(first_allowed, batched=True, use_masks=True, nlg_instance="first")
     reference = run_policy(SummaryPolicyAdapter(FirstAllowed()), grid)
     responses = run_policy(policy, grid)
-    assert calls == [(162, 275)]  # one call for the whole set
+    assert calls == [(162, 302)]  # one call for the whole set
     assert dict(responses) == dict(reference)  # same acts and, with the same NLG instance, same texts
     assert responses.provenance["adapter"] == "observation" and responses.provenance["nlg_instance"] == "first"
     context = grid[grid.ids[40]]
-    assert policy.respond(context) == responses[context.id] and calls[-1] == (1, 275)
+    assert policy.respond(context) == responses[context.id] and calls[-1] == (1, 302)
     again = run_policy(policy, grid)
     assert all(again[i] is responses[i] for i in grid.ids)  # cached responses are reused
 
@@ -62,7 +62,7 @@ def test_observation_policy_single_observations_and_summary_protocol():
 
     policy = ObservationPolicy(always_request_area, text=False)
     responses = run_policy(policy, _grid())
-    assert set(seen) == {(275,)} and {str(r.action) for r in responses.values()} == {"request(area)"}
+    assert set(seen) == {(302,)} and {str(r.action) for r in responses.values()} == {"request(area)"}
     assert all(r.text is None for r in responses.values())
     result = run_dialogues(policy, 3, seed=0)  # also a SummaryPolicy
     assert len(result) == 3

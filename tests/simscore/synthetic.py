@@ -110,7 +110,8 @@ def synthetic_results(measures=("tmr", "dmr", "cer", "cmr")):
 
 
 PERFORMANCE_RECORDS = [
-    {"reward": reward, "run": f"{reward}-{r}", "checkpoint": k, "success_rate": s, "avg_iq": q, "avg_length": n}
+    {"reward": reward, "run": f"{reward}-{r}", "checkpoint": k, "eval_dialogues": 100, "success_rate": s,
+     "avg_iq": q, "avg_iq_sd": 1.0, "avg_length": n, "avg_length_sd": 2.0}
     for reward, base in (("ts", 0.0), ("iq", 0.05))
     for r, jitter in ((1, 0.0), (2, 0.04))
     for k, (s, q, n) in {

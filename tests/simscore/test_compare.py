@@ -205,3 +205,38 @@ def test_missing_texts_give_one_warning_that_says_how_to_add_words():
         "on the command line"
     ]
     assert c.summary.loc["bleu4", "missing"] == 2 and c.summary.loc["tmr", "missing"] == 0
+
+
+def test_an_interval_does_not_depend_on_the_other_measures_asked_for():
+    # Once, adding a text measure changed TMR's interval: the resampling was drawn over the
+    # distinct rows of the scores asked for. It is drawn over the distinct response pairs now.
+    rng = np.random.default_rng(8)
+    acts = [P("request(food)"), P("request(area)"), P('inform(name="x",food="thai")')]
+    words = ["What food?", "Which area?", "Try x.", "Anything else?"]
+    n = 200
+    a = Responses({f"c{i}": Response(acts[rng.integers(3)], words[rng.integers(4)]) for i in range(n)})
+    b = Responses({f"c{i}": Response(acts[rng.integers(3)], words[rng.integers(4)]) for i in range(n)})
+    alone = compare(a, b, ["tmr"], seed=1).summary.loc["tmr"]
+    for measures in (["tmr", "dmr"], ["tmr", "bleu4"], ["bleu4", "cer", "tmr"]):
+        assert compare(a, b, measures, seed=1).summary.loc["tmr"].equals(alone), measures
+
+
+def test_clusters_resample_dialogues():
+    # 10 dialogues of 8 contexts; within a dialogue the two policies agree everywhere or nowhere
+    n = 80
+    dialogue = [f"d{i // 8}" for i in range(n)]
+    agree = [i // 8 % 2 == 0 for i in range(n)]
+    a = Responses({f"c{i}": Response(P("request(food)")) for i in range(n)})
+    b = Responses({f"c{i}": Response(P("request(food)" if agree[i] else "request(area)")) for i in range(n)})
+    meta = pd.DataFrame({"source_name": "x", "dialogue_id": dialogue}, index=[f"c{i}" for i in range(n)])
+    contexts = compare(a, b, ["tmr"], metadata=meta, seed=0).summary.loc["tmr"]
+    dialogues = compare(a, b, ["tmr"], metadata=meta, seed=0, clusters=("source_name", "dialogue_id"))
+    row = dialogues.summary.loc["tmr"]
+    assert row["mean"] == contexts["mean"] == 0.5
+    # 10 independent units instead of 80: the interval widens by about sqrt(8)
+    assert (row["ci_high"] - row["ci_low"]) > 2.0 * (contexts["ci_high"] - contexts["ci_low"])
+    assert dialogues.info["clusters"] == ["source_name", "dialogue_id"]
+    with pytest.raises(ValueError, match="need the contexts' metadata"):
+        compare(a, b, ["tmr"], clusters="dialogue_id")
+    with pytest.raises(ValueError, match=r"the metadata has no column\(s\) \['dialog'\]"):
+        compare(a, b, ["tmr"], metadata=meta, clusters="dialog")

@@ -113,8 +113,8 @@ def test_correlation_figure(tables):
     figure = plots.draw_correlation(tables["correlation"])
     axes = _visible_axes(figure)
     assert len(axes) == 4  # (all, non-matching) × (r, MSE)
-    assert axes[0].get_title().startswith("Pearson r\nall pairs, n = 560")
-    assert axes[3].get_title().startswith("Mean squared error\nnon-matching pairs (TMR = 0)")
+    assert axes[0].get_title() == "Pearson r, all pairs\n560 pairs"
+    assert axes[3].get_title().startswith("Mean squared error, non-matching pairs (TMR = 0)\n")
     assert [t.get_text() for t in axes[0].get_yticklabels()] == ["TMR", "DMR", "CER", "CMR"]
     texts = [t.get_text() for t in axes[2].texts]
     assert texts[:4] == ["n/a"] * 4  # TMR is constant on non-matching pairs
@@ -134,15 +134,16 @@ def test_performance_figure(tables):
     assert _legend_texts(figure) == ["ts (2 runs)", "iq (2 runs)"]
 
 
-def test_chance_figure_annotates_values(tables):
+def test_chance_figure_is_page_wide_with_its_legend_below(tables):
     small = _col_only(tables)
     contrast = an.contrast(chance=small["chance"], seeds=small["seeds"], bootstrap=an.Bootstrap(n_resamples=100))
     figure = plots.draw_chance(contrast)
     ax = _visible_axes(figure)[0]
-    assert ax.get_title() == "context set col"
+    assert ax.get_title() == "context set col" and figure.get_size_inches()[0] == 7.0
     assert _legend_texts(figure) == ["chance (random vs trained) (n=1)", "seeds (final checkpoint) (n=2)"]
-    labels = [t.get_text() for t in ax.texts]
-    assert labels[:2] == ["0.00", "0.00"]  # the random policy matches nothing
+    assert ax.get_legend() is None and not ax.texts  # the legend under the figure, no labels on the bars
+    heights = [bar.get_height() for bar in ax.patches]
+    assert heights[:2] == [0.0, 0.0]  # the random policy matches nothing
 
 
 def test_negative_cer_extends_the_axis(tables):

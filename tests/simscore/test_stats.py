@@ -217,3 +217,38 @@ def test_rank_correlations_match_scipy():
     rho, tau, n = rank_correlations(x, y)
     assert rho == pytest.approx(sps.spearmanr(x, y).statistic) and tau == pytest.approx(sps.kendalltau(x, y).statistic)
     assert n == 80 and all(math.isnan(v) for v in rank_correlations(np.ones(3), x[:3])[:2])
+
+
+@pytest.mark.parametrize("n_clusters", [8, 60])
+def test_cluster_bootstrap_agrees_with_scipy_on_equal_clusters(n_clusters):
+    # With clusters of equal size and no NaN, the mean over the resampled contexts is the mean
+    # of the resampled cluster means: the percentile interval of scipy's bootstrap of them.
+    rng = np.random.default_rng(n_clusters)
+    size = 6
+    clusters = np.repeat(np.arange(n_clusters), size)
+    effect = rng.normal(0.0, 1.0, n_clusters)[clusters]  # contexts of a dialogue alike
+    values = effect + rng.normal(0.0, 0.3, len(clusters))
+    ours = bootstrap_ci_shared({"x": values}, np.arange(len(values)), n_resamples=4000, seed=1, clusters=clusters)["x"]
+    cluster_means = values.reshape(n_clusters, size).mean(axis=1)
+    theirs = _scipy_percentile_ci(cluster_means)
+    se = cluster_means.std() / math.sqrt(n_clusters)
+    assert ours[0] == pytest.approx(theirs[0], abs=0.15 * se + 1e-3)
+    assert ours[1] == pytest.approx(theirs[1], abs=0.15 * se + 1e-3)
+    # resampling contexts as if they were independent understates the uncertainty here
+    naive = bootstrap_ci_shared({"x": values}, np.arange(len(values)), n_resamples=4000, seed=1)["x"]
+    assert naive[1] - naive[0] < 0.6 * (ours[1] - ours[0])
+
+
+def test_an_interval_depends_on_the_groups_not_on_the_other_columns():
+    rng = np.random.default_rng(3)
+    groups = rng.integers(0, 30, 300)
+    x = (groups % 2).astype(float)
+    other = rng.random(30)[groups]
+    alone = bootstrap_ci_shared({"x": x}, groups, seed=2)["x"]
+    assert bootstrap_ci_shared({"x": x, "other": other}, groups, seed=2)["x"] == alone
+    dialogues = groups % 7
+    alone = bootstrap_ci_shared({"x": x}, groups, seed=2, clusters=dialogues)["x"]
+    assert bootstrap_ci_shared({"x": x, "other": other}, groups, seed=2, clusters=dialogues)["x"] == alone
+    assert bootstrap_ci(x, rng=2, clusters=dialogues) == alone
+    with pytest.raises(TypeError, match="rng must be an int seed"):
+        bootstrap_ci(x, rng=np.random.default_rng(2), clusters=dialogues)

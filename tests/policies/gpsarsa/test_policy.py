@@ -78,8 +78,8 @@ def test_defaults_name_provenance_and_protocols() -> None:
     [
         ({"reward": "success"}, ValueError, "reward must be one of"),
         ({"seed": -1}, ValueError, "seed must be >= 0, got -1"),
-        ({"gp_config": GPSarsaConfig(feature_dim=10)}, ValueError, "needs feature_dim=275"),
-        ({"learner": GPSarsa(GPSarsaConfig(feature_dim=275, n_actions=3))}, ValueError, "n_actions=16"),
+        ({"gp_config": GPSarsaConfig(feature_dim=10)}, ValueError, "needs feature_dim=302"),
+        ({"learner": GPSarsa(GPSarsaConfig(feature_dim=302, n_actions=3))}, ValueError, "n_actions=16"),
         ({"learner": "x"}, TypeError, "learner must be a GPSarsa"),
         ({"name": ""}, ValueError, "name must be a non-empty string"),
     ],
@@ -327,7 +327,7 @@ def test_respond_on_collected_contexts(trained: GPSarsaPolicy, collected) -> Non
     for context in collected:
         mask = SPACE.mask(context.belief)
         action = trained.greedy_action(context.belief, mask)
-        assert responses[context.id].action == master_action(action, context.belief, DOMAIN)
+        assert responses[context.id].action == master_action(action, context.belief, DOMAIN, rng=trained.seed)
     again = run_policy(trained, collected)
     assert all(again[c.id] == responses[c.id] for c in collected)
     assert offered and any(SPACE.mask(c.belief)[SPACE.REQMORE] for c in offered)
@@ -393,6 +393,9 @@ def _damage_in_place(path: Path) -> None:
          "unsupported format version 2"),
         (lambda stem: _edit_json(stem.with_suffix(".json"), lambda h: h["metadata"].update(version=7)),
          "unsupported policy metadata format version 7"),
+        (lambda stem: _edit_json(stem.with_suffix(".json"), lambda h: h["metadata"].update(version=2)),
+         r"unsupported policy metadata format version 2 \(this simscore reads version 3\): version 2 was trained "
+         r"with belief features that are not PyDial's .* Train a new run"),
         (lambda stem: _edit_json(stem.with_suffix(".json"), lambda h: h["metadata"].update(format="x")),
          "policy metadata format is 'x'"),
         (lambda stem: _edit_json(stem.with_suffix(".json"), lambda h: h.pop("metadata")),
@@ -407,7 +410,8 @@ def _damage_in_place(path: Path) -> None:
          r"summary_actions differ from this code's summary actions \(first difference at action 0: "),
     ],
     ids=["npz-bytes", "npz-size", "json-syntax", "json-missing", "npz-missing", "learner-version", "policy-version",
-         "policy-format", "no-metadata", "missing-field", "bad-reward", "other-domain", "action-order"],
+         "old-policy-version", "policy-format", "no-metadata", "missing-field", "bad-reward", "other-domain",
+         "action-order"],
 )
 def test_corrupt_or_wrong_version_checkpoint_is_a_clear_error(trained, tmp_path: Path, damage, message) -> None:
     stem = tmp_path / "policy"
@@ -429,6 +433,6 @@ def test_checkpoint_of_another_domain(trained: GPSarsaPolicy, tmp_path: Path) ->
 
 
 def test_plain_learner_checkpoint_is_not_a_policy(tmp_path: Path) -> None:
-    GPSarsa(GPSarsaConfig(feature_dim=275)).save(tmp_path / "learner")
+    GPSarsa(GPSarsaConfig(feature_dim=302)).save(tmp_path / "learner")
     with pytest.raises(CheckpointError, match="no policy metadata"):
         GPSarsaPolicy.load(tmp_path / "learner")

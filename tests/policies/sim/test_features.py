@@ -20,8 +20,9 @@ def block(x: np.ndarray, prefix: str) -> list[float]:
 def test_size_and_names():
     n_food = len(DOMAIN.ontology.informable["food"])
     n_name = len(DOMAIN.ontology.informable["name"])
-    expected = 7 + 6 + 2 * 9 + (1 + 5 + 1) + (1 + 3 + 1) + (1 + n_food + 1) + (1 + n_name + 1) + 2 + 25
-    assert feature_size(DOMAIN) == expected == len(NAMES) == 275
+    # PyDial: 2 history flags and 25 database flags, each as the pair [x, 1 - x]
+    expected = 7 + 6 + 2 * 9 + (1 + 5 + 1) + (1 + 3 + 1) + (1 + n_food + 1) + (1 + n_name + 1) + 2 * (2 + 25)
+    assert feature_size(DOMAIN) == expected == len(NAMES) == 302
     assert len(set(NAMES)) == len(NAMES)
 
 
@@ -34,9 +35,10 @@ def test_layout_values():
         last_offered="the amber spoon",
         offer_happened=True,
         last_informed_no_venue=False,
+        last_act_offered=True,
     )
     x = belief_features(b, DOMAIN)
-    assert x.dtype == np.float64 and x.shape == (275,)
+    assert x.dtype == np.float64 and x.shape == (302,)
     assert x[:7].tolist() == [float(d == "thankyou") for d in DISCOURSE_ACTS]
     assert x[7:13].tolist() == pytest.approx([{"byconstraints": 0.7, "byname": 0.3}.get(m, 0.0) for m in METHODS])
     assert block(x, "requested[phone]") == [0.25] and block(x, "not_requested[phone]") == [0.75]
@@ -45,7 +47,15 @@ def test_layout_values():
     assert block(x, "area:") == pytest.approx([0.2, 0.5, 0.2, 0.1, 0.0, 0.0, 0.0])
     assert block(x, "pricerange:") == [1.0, 0.0, 0.0, 0.0, 0.0]
     assert block(x, "food:")[:3] == [0.0, 1.0, 0.0]
-    assert block(x, "history:") == [1.0, 0.0]
+    # PyDial's offerHappened (the last act offered) and hist_lastActionInformNone (a venue was
+    # offered since the last "no venue"), each as [x, 1 - x]
+    assert block(x, "history:") == [1.0, 0.0] and block(x, "not_history:") == [0.0, 1.0]
+    since = BeliefState(slots=b.slots, offered_since_no_venue=("the amber spoon",))
+    assert block(belief_features(since, DOMAIN), "history:") == [0.0, 1.0]
+    # the sticky offer_happened and last_informed_no_venue are not features (PyDial's are not either)
+    other = BeliefState(slots=b.slots, method=b.method, discourse_act=b.discourse_act, requested=b.requested,
+                        last_offered="the amber spoon", last_act_offered=True)
+    assert (belief_features(other, DOMAIN) == x).all()
     assert len(REQUESTABLE) * 2 == len(block(x, "requested[")) + len(block(x, "not_requested["))
 
 
@@ -58,7 +68,9 @@ def test_database_flags():
     assert block(x, "db:k1:") == [0.0, 0.0, 1.0, 0.0, 1.0]
     # k=2: thai+cheap -> 2 venues, both in the centre -> not discriminable
     assert block(x, "db:k2:") == [0.0, 0.0, 1.0, 0.0, 0.0]
-    assert block(x, "db:k3:") == block(x, "db:k4:") == block(x, "db:k5:") == [0.0] * 5
+    # fewer than k accepted: PyDial's sorted(...)[:k] takes both, so the k=2 block repeats
+    assert block(x, "db:k3:") == block(x, "db:k4:") == block(x, "db:k5:") == block(x, "db:k2:")
+    assert [1.0 - v for v in block(x, "db:k3:")] == block(x, "not_db:k3:")
     b = BeliefState(slots={"area": {"north": 1.0}, "food": {"indian": 0.9}, "pricerange": {"cheap": 0.8}})
     x = belief_features(b, DOMAIN)
     assert block(x, "db:k1:") == [0.0, 0.0, 0.0, 1.0, 1.0]  # north: 11+ venues, differ
@@ -70,7 +82,10 @@ def test_all_values_in_unit_interval_and_initial_belief():
     x = belief_features(BeliefState.initial(DOMAIN.ontology), DOMAIN)
     assert ((x >= 0) & (x <= 1)).all()
     assert x[:7].tolist() == [float(d == "none") for d in DISCOURSE_ACTS]
-    assert x[-27:].tolist() == [0.0] * 27
+    # no offer, nothing offered since "no venue"; no accepted value: every block is "all
+    # venues (more than 4), discriminable"
+    assert x[-54:-50].tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert x[-50:].tolist() == [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0] * 5
 
 
 def test_memoised_database_flags_equal_fresh_ones():
@@ -94,7 +109,7 @@ def test_memoised_database_flags_equal_fresh_ones():
     assert len(beliefs) > 3 * len(accepted) and max(map(len, accepted)) >= 2
     extractor = BeliefFeatures(DOMAIN, space=space)  # remembers the flags by accepted values
     for b in beliefs:
-        assert extractor(b)[-25:].tolist() == database_flags(space, space.summarise(b))
+        assert extractor(b)[-50::2].tolist() == database_flags(space, space.summarise(b))
 
 
 def test_memoised_features_and_masks_equal_fresh_ones():

@@ -53,16 +53,17 @@ def test_reward_formulas():
     "stats, score, iq",
     [
         # decisions beyond 3 cost 0.25 each
-        (InteractionStats(turns=3, success=True), 5.0, 5),
-        (InteractionStats(turns=5, success=True), 4.5, 5),  # rounds half up
-        (InteractionStats(turns=6, success=True), 4.25, 4),
-        (InteractionStats(turns=4, success=True, system_repeats=2), 2.75, 3),  # 1.0 per repeat
-        (InteractionStats(turns=3, success=True, reasked_slots=1, confirmations=2), 4.0, 4),  # 0.5 + 2 * 0.25
-        (InteractionStats(turns=5, success=True, rejected_offers=1, no_venue_informs=1), 3.75, 4),
-        (InteractionStats(turns=3, success=True, user_corrections=1, goal_changes=1, user_confirms=2), 3.75, 4),
-        (InteractionStats(turns=3, success=False), 3.0, 3),
-        (InteractionStats(turns=9, success=False, user_hung_up=True), 0.5, 1),  # clipped
-        (InteractionStats(turns=25, success=False, hit_turn_limit=True), -3.5, 1),
+        (InteractionStats(turns=3), 5.0, 5),
+        (InteractionStats(turns=5), 4.5, 5),  # rounds half up
+        (InteractionStats(turns=6), 4.25, 4),
+        (InteractionStats(turns=4, system_repeats=2), 2.75, 3),  # 1.0 per repeat
+        (InteractionStats(turns=3, reasked_slots=1, confirmations=2), 4.0, 4),  # 0.5 + 2 * 0.25
+        (InteractionStats(turns=5, rejected_offers=1, no_venue_informs=1), 3.75, 4),
+        (InteractionStats(turns=3, user_corrections=1, goal_changes=1, user_confirms=2), 3.75, 4),
+        (InteractionStats(turns=6, repeated_user_requests=2, unanswered_requests=1), 2.75, 3),  # 0.5 each
+        (InteractionStats(turns=3, no_venue_offered=True), 4.0, 4),
+        (InteractionStats(turns=9, user_hung_up=True, no_venue_offered=True), 1.5, 2),
+        (InteractionStats(turns=25, hit_turn_limit=True, no_venue_offered=True, unanswered_requests=1), -3.0, 1),
     ],
 )
 def test_iq_rules(stats, score, iq):
@@ -72,7 +73,11 @@ def test_iq_rules(stats, score, iq):
 
 
 def test_iq_weights_are_configurable_and_validated():
-    assert RuleBasedIQ(failure=4.0)(InteractionStats(turns=3, success=False)) == 1
+    assert RuleBasedIQ(no_offer=4.0)(InteractionStats(turns=3, no_venue_offered=True)) == 1
+    with pytest.raises(TypeError):
+        RuleBasedIQ(failure=2.0)  # type: ignore[call-arg]  # the goal-based term is gone
+    with pytest.raises(TypeError):
+        InteractionStats(turns=3, success=True)  # type: ignore[call-arg]  # the estimator never sees success
     with pytest.raises(ValueError, match="RuleBasedIQ.per_repeat must be >= 0.0, got -1.0"):
         RuleBasedIQ(per_repeat=-1.0)
 
@@ -80,11 +85,11 @@ def test_iq_weights_are_configurable_and_validated():
 @pytest.mark.parametrize("value", [0.5, 5.5, math.nan, "5", None, True])
 def test_custom_estimator_output_is_checked(value):
     with pytest.raises(ValueError, match="expected a number in \\[1, 5\\]"):
-        checked_iq(lambda stats: value, InteractionStats(turns=3, success=True))
+        checked_iq(lambda stats: value, InteractionStats(turns=3))
 
 
 def test_custom_estimator_accepts_numpy_and_floats():
-    assert checked_iq(lambda s: np.float64(2.5), InteractionStats(turns=3, success=True)) == 2.5
+    assert checked_iq(lambda s: np.float64(2.5), InteractionStats(turns=3)) == 2.5
 
 
 def test_iq_varies_with_how_the_dialogue_went():

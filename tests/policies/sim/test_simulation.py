@@ -134,7 +134,7 @@ def test_hooks_and_trace():
             assert trace.rewards("interaction_quality", assignment=assignment).sum() == pytest.approx(r_iq)
         assert (trace.rewards(assignment="terminal")[:-1] == 0).all()
         assert (trace.rewards()[:-1] == -1).all()
-        assert trace.features(DOMAIN).shape == (turns, 275)
+        assert trace.features(DOMAIN).shape == (turns, 302)
     with pytest.raises(ValueError, match="assignment must be"):
         learner.traces[0].rewards(assignment="spread")
 

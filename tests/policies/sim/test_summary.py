@@ -51,10 +51,17 @@ def test_index_of_validates():
 
 def test_acceptance_threshold():
     assert acceptance_threshold(5) == pytest.approx(1 / 4.9)
-    b = BeliefState(slots={"area": {"north": 0.204}, "pricerange": {"cheap": 0.35}})
-    assert SPACE.accepted(b) == [("pricerange", "cheap", 0.35)]  # 0.204 < 1/4.9 = 0.20408
-    b = BeliefState(slots={"area": {"north": 0.205}, "pricerange": {"cheap": 0.34}})
-    assert SPACE.accepted(b) == [("area", "north", 0.205)]  # 0.34 < 1/2.9 = 0.3448
+    # the value must also beat none (PyDial's getTopBeliefs takes the top value with **NONE**)
+    b = BeliefState(slots={"area": {"north": 0.204, "south": 0.6}, "pricerange": {"cheap": 0.4, "moderate": 0.3}})
+    assert SPACE.accepted(b) == [("area", "south", 0.6), ("pricerange", "cheap", 0.4)]
+    b = BeliefState(slots={"area": {"north": 0.205, "south": 0.2, "east": 0.2, "west": 0.2, "centre": 0.195},
+                           "pricerange": {"cheap": 0.34, "moderate": 0.33, "expensive": 0.33}})
+    assert SPACE.accepted(b) == [("area", "north", 0.205)]  # 0.204 < 1/4.9 = 0.20408; 0.34 < 1/2.9 = 0.3448
+    b = BeliefState(slots={"area": {"north": 0.4}, "food": {"thai": 0.5}})  # none 0.6 wins; a tie goes to the value
+    assert SPACE.accepted(b) == [("food", "thai", 0.5)]
+    # name is no system-requestable slot: never accepted (the inform_byname venue comes from its top value)
+    b = BeliefState(slots={"name": {"the amber spoon": 1.0}}, method={"byname": 1.0})
+    assert SPACE.accepted(b) == [] and SPACE.summarise(b).tops["name"][0] == "the amber spoon"
 
 
 def test_accepted_sorted_by_probability_then_ontology_order():
@@ -86,7 +93,7 @@ def test_confirm_needs_top_value_select_needs_two():
         ({"food": "indian", "area": "north"}, "byconstraints", True),  # exactly one venue
         ({"food": "indian", "area": "centre", "pricerange": "cheap"}, "byconstraints", True),  # none
         ({"food": "thai", "pricerange": "cheap"}, "byname", False),  # wrong method
-        ({"food": "thai", "pricerange": "cheap"}, "none", False),
+        ({"food": "thai", "pricerange": "cheap"}, "none", True),  # PyDial: method none counts as byconstraints
         ({"food": "thai", "pricerange": "dontcare", "area": "dontcare"}, "byconstraints", True),
     ],
 )
@@ -97,7 +104,7 @@ def test_inform_mask(constraints, method, inform_allowed):
     matches = DOMAIN.query({s: v for s, v in constraints.items()})
     unconstrained = [s for s in DOMAIN.ontology.system_requestable if s not in constraints]
     apart = len(matches) > 1 and any(len({v[s] for v in matches}) > 1 for s in unconstrained)
-    assert inform_allowed == (method == "byconstraints" and not apart)
+    assert inform_allowed == (method in ("byconstraints", "none") and not apart)
 
 
 def test_history_masks():
@@ -112,6 +119,32 @@ def test_history_masks():
     assert "inform_alternatives" in allowed(alts)
     assert "bye" not in allowed(BeliefState(method={"finished": 0.5, "none": 0.5}))
     assert "bye" in allowed(BeliefState(method={"finished": 0.51, "none": 0.49}))
+    # PyDial's sticky alternatives_requested: a later turn with another method keeps it allowed
+    later = BeliefState(**base, method={"byconstraints": 1.0}, offer_happened=True, last_offered="the amber spoon")
+    assert "inform_alternatives" not in allowed(later)
+    assert "inform_alternatives" in allowed(BeliefState(**{**later.__dict__, "alternatives_requested": True}))
+    thanks = BeliefState(**base, method={"byalternatives": 1.0}, discourse_act={"thankyou": 1.0},
+                         offer_happened=True, last_offered="the amber spoon")
+    assert "inform_alternatives" not in allowed(thanks)
+
+
+def test_alternatives_requested_is_sticky_in_dialogues():
+    # The tracker raises the flag after a decision whose belief asked for alternatives and
+    # lowers it when the system answered with inform_alternatives (SummaryAction.py 170-171, 320).
+    from policies.sim.tracker import FocusTracker
+    from simscore.acts import Act
+
+    tracker = FocusTracker(DOMAIN.ontology)
+    a, c = DOMAIN.query({"food": "thai", "pricerange": "cheap"})
+    tracker.update(Act("hello"), Act.parse("inform(food=thai,pricerange=cheap)"))
+    b = tracker.update(Act.parse(f'inform(name="{a.name}",food=thai)'), Act("reqalts"))
+    assert b.top_method() == "byalternatives" and not b.alternatives_requested  # this turn: the mask raises it
+    assert "inform_alternatives" in allowed(b)
+    b = tracker.update(Act.parse("request(area)"), Act.parse("inform(area=centre)"))  # the system did not answer
+    assert b.top_method() == "byconstraints" and b.alternatives_requested
+    assert "inform_alternatives" in allowed(b)
+    b = tracker.update(Act.parse(f'inform(name="{c.name}",food=thai)'), Act("thankyou"), answered_alternatives=True)
+    assert not b.alternatives_requested and "inform_alternatives" not in allowed(b)
 
 
 def test_repeat_and_restart_always_masked():
@@ -195,6 +228,29 @@ def test_inform_byname_gives_requested_slots():
     )
 
 
+def test_inform_byname_adds_a_random_slot_when_nothing_is_requested():
+    # PyDial (SummaryUtils._getInformRequestedSlotsForEntity): one requestable slot other than
+    # name, uniformly at random; here from the given generator, or from seed and belief.
+    venue = DOMAIN.venues[5]
+    b = BeliefState(method={"byname": 1.0}, requested={"postcode": 0.4}, last_offered=venue.name,
+                    offer_happened=True)
+    others = [s for s in DOMAIN.ontology.requestable if s != "name"]
+    seen = {}
+    for seed in range(200):
+        act = master_action("inform_byname", b, DOMAIN, rng=seed)
+        assert act == master_action("inform_byname", b, DOMAIN, rng=seed)  # a function of seed and belief
+        (item,) = [i for i in act.items if i.slot != "name"]
+        assert item.value == venue.get(item.slot)
+        seen[item.slot] = seen.get(item.slot, 0) + 1
+    assert sorted(seen) == sorted(others) and min(seen.values()) >= 10  # all 8, about 25 each
+    draws = np.random.default_rng(4)
+    expected = others[int(np.random.default_rng(4).integers(len(others)))]
+    act = master_action("inform_byname", b, DOMAIN, rng=draws)
+    assert {i.slot for i in act.items} == {"name", expected}
+    named = BeliefState(method={"byname": 1.0}, requested={"name": 1.0}, last_offered=venue.name, offer_happened=True)
+    assert master_action("inform_byname", named, DOMAIN) == Act("inform", [("name", venue.name)])  # name requested
+
+
 def test_inform_alternatives_and_exhaustion():
     a, c = DOMAIN.query({"food": "thai", "pricerange": "cheap"})
     b = BeliefState(
@@ -202,8 +258,9 @@ def test_inform_alternatives_and_exhaustion():
         method={"byalternatives": 1.0},
         last_offered=a.name,
         offer_happened=True,
+        offered_since_no_venue=(a.name,),
     )
-    act = master_action("inform_alternatives", b, DOMAIN)  # default: exclude last_offered only
+    act = master_action("inform_alternatives", b, DOMAIN)  # default: exclude the belief's offered_since_no_venue
     assert act == Act("inform", [("name", c.name), ("food", "thai"), ("pricerange", "cheap")])
     act = master_action("inform_alternatives", b, DOMAIN, offered=[a.name, c.name])
     assert act == Act(

@@ -111,6 +111,22 @@ def test_history_flags(tracker):
     assert tracker.offered == () and b.offer_happened and b.last_offered == "the hidden thistle"
 
 
+def test_pydial_history_features(tracker):
+    # PyDial's offerHappened is about the last system act only; informedVenueSinceNone lists the
+    # venues offered since the last name=none (BeliefTracker._updateMactFeat).
+    b = tracker.update(A("hello()"), A("inform(food=thai)"))
+    assert (b.last_act_offered, b.offered_since_no_venue) == (False, ())
+    b = tracker.update(A('inform(name="the amber spoon",food=thai)'), A("request(phone)"))
+    assert (b.last_act_offered, b.offered_since_no_venue) == (True, ("the amber spoon",))
+    b = tracker.update(A("request(area)"), A("inform(area=north)"))
+    assert (b.last_act_offered, b.offered_since_no_venue, b.offer_happened) == (False, ("the amber spoon",), True)
+    b = tracker.update(A('inform(name="the hidden thistle",phone="0123")'), A("thankyou()"))  # inform_byname offers too
+    assert b.last_act_offered and b.offered_since_no_venue == ("the amber spoon", "the hidden thistle")
+    b = tracker.update(A('inform(name=none,name!="the hidden thistle",food=thai)'), A("reqalts()"))
+    assert (b.last_act_offered, b.offered_since_no_venue, b.last_informed_no_venue) == (False, (), True)
+    assert b.offered_since_no_venue is tracker.offered
+
+
 def test_affirm_and_negate_after_confirm(tracker):
     tracker.update(A("hello()"), [(A("inform(area=north)"), 0.6)])
     b = tracker.update(A("confirm(area=north)"), A("affirm()"))  # read as inform(area=north)

@@ -192,3 +192,47 @@ def test_text_at_matching_actions_defaults_to_the_text_measures():
     assert table["measure"].tolist() == ["bleu4"]
     assert table["count"].tolist() == [3]
     assert table["mean"].iloc[0] < 1.0  # c0 and c3 are worded differently
+
+
+def test_per_turn_first_turn_and_text_resample_the_comparisons_dialogues():
+    from simscore import Act, Response, Responses, compare
+    from simscore.analysis import SeedsKey, first_turn, per_turn
+    from simscore.stats import bootstrap_ci
+
+    n = 60  # 20 dialogues of 3 turns
+    meta = pd.DataFrame({"source_name": "x", "dialogue_id": [f"d{i // 3}" for i in range(n)],
+                         "turn_index": [i % 3 + 1 for i in range(n)]}, index=[f"c{i}" for i in range(n)])
+    same = [(i // 3) % 3 != 0 for i in range(n)]
+    a = Responses({f"c{i}": Response(Act.parse("request(food)"), "Food?") for i in range(n)})
+    b = Responses({f"c{i}": Response(Act.parse("request(food)" if same[i] else "request(area)"), "Food?")
+                   for i in range(n)})
+    pair = compare(a, b, ["tmr", "bleu4"], metadata=meta, clusters=("source_name", "dialogue_id"))
+    table = per_turn([pair, pair], measures=["tmr"])
+    row = table[table["turn_index"] == 1].iloc[0]
+    pooled = pd.concat([pair.scores, pair.scores])
+    at_one = pooled[pooled["turn_index"] == 1]
+    codes = at_one["dialogue_id"].str[1:].astype(int).to_numpy()  # the same dialogue in both pairs: one unit
+    expected = bootstrap_ci(at_one["tmr"].to_numpy(), rng=0, clusters=codes)
+    assert (row["ci_low"], row["ci_high"]) == expected
+    first = first_turn({SeedsKey("col", "ts", 1, "a", "b"): pair}, measures=["tmr"]).iloc[0]
+    assert first["count"] == 20 and first["mean"] == pytest.approx(13 / 20)
+    unclustered = compare(a, b, ["tmr"], metadata=meta)
+    with pytest.raises(ValueError, match="different clusters"):
+        per_turn([pair, unclustered], measures=["tmr"])
+
+
+def test_text_at_matching_actions_resamples_each_context_sets_own_units():
+    # C_col comparisons resample dialogues, C_gen ones contexts: pooled per context set, never mixed
+    from simscore import Act, Response, Responses, compare
+    from simscore.analysis import SeedsKey, text_at_matching_actions
+
+    n = 12
+    meta = pd.DataFrame({"source_name": "x", "dialogue_id": [f"d{i // 3}" for i in range(n)]},
+                        index=[f"c{i}" for i in range(n)])
+    a = Responses({f"c{i}": Response(Act.parse("request(food)"), "Food?") for i in range(n)})
+    b = Responses({f"c{i}": Response(Act.parse("request(food)"), "What food?" if i % 2 else "Food?") for i in range(n)})
+    col = compare(a, b, ["tmr", "bleu4"], metadata=meta, clusters=("source_name", "dialogue_id"))
+    gen = compare(a, b, ["tmr", "bleu4"])
+    table = text_at_matching_actions({"seeds": {SeedsKey("col", "ts", 1, "a", "b"): col,
+                                                SeedsKey("gen", "ts", 1, "a", "b"): gen}})
+    assert table["context_set"].tolist() == ["col", "gen"] and table["count"].tolist() == [12, 12]

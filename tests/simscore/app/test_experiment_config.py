@@ -20,7 +20,7 @@ def test_paper_config_is_the_papers_setup():
     config = load_config(EXAMPLES / "paper.toml")
     assert config.rewards == ("ts", "iq") and config.seeds == (1, 2, 3)
     t = config.training
-    assert (t.dialogues, t.every, t.eval_dialogues, t.eval_seed, t.eval_scale) == (40000, 1000, 100, EVAL_SEED, 1.0)
+    assert (t.dialogues, t.every, t.eval_dialogues, t.eval_seed, t.eval_scale) == (40000, 1000, 700, EVAL_SEED, 1.0)
     assert config.collect_dialogues == 10 and config.generated and config.measures == ("all",)
     assert [run.name for run in config.runs] == ["ts-1", "ts-2", "ts-3", "iq-1", "iq-2", "iq-3"]
     assert config.run_config("iq", 2) == TrainingConfig(reward="iq", seed=2, dialogues=40000, every=1000)

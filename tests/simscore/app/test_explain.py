@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -129,6 +130,8 @@ def test_deterministic(folder: Path, explained: Path, tmp_path: Path) -> None:
 def test_summary_paragraph(folder: Path, explained: Path) -> None:
     text = summary_paragraph(folder)
     assert text is not None and "explain/explain.md" in text and "87.5%" in text
+    # the p-value to the precision of the test's permutations, never more digits than they resolve
+    assert re.search(r"paired p (=|≤) 0\.\d{1,2} \(\d+ permutations\)", text), text
 
 
 def test_cli_and_empty_folder(folder: Path, explained: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

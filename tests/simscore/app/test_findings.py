@@ -79,7 +79,7 @@ def _scopes(finding: Finding) -> dict[str, Check]:
 def test_findings_take_one_thresholds_object_and_the_old_keywords_warn():
     parameters = inspect.signature(findings).parameters
     tables = {"convergence", "seeds", "reward_models", "correlation", "first_turn", "text_at_matching_actions"}
-    assert set(parameters) == tables | {"collected_set", "generated_set", "thresholds", "legacy"}
+    assert set(parameters) == tables | {"contexts", "collected_set", "generated_set", "thresholds", "legacy"}
     conv = pd.DataFrame(_conv("col", "ts", {1: 0.5, 2: 0.85, 3: 0.85, 4: 0.85}))
     new = findings(convergence=conv, thresholds=Thresholds(converged_tmr=0.85, late_fraction=0.5))
     with pytest.warns(DeprecationWarning, match=r"findings\(converged_tmr=, late_fraction=\) is deprecated") as warned:
@@ -90,7 +90,7 @@ def test_findings_take_one_thresholds_object_and_the_old_keywords_warn():
         findings(converged=0.5)
     with pytest.raises(TypeError, match="not both"):
         findings(thresholds=Thresholds(), weak_r=0.3)
-    with pytest.raises(TypeError, match="thresholds must be a simscore.app.findings.Thresholds, got dict"):
+    with pytest.raises(TypeError, match="thresholds must be a simscore.app.findings_types.Thresholds, got dict"):
         findings(thresholds={"weak_r": 0.3})
 
 
@@ -247,8 +247,14 @@ def test_seed_and_reward_model_findings_grade_by_margin():
     conv = pd.DataFrame(_conv("col", "ts", {10: 0.95}))
     close = pd.DataFrame(_seed("col", "ts", {"tmr": 0.9, "dmr": 0.95}))
     found = _by_name(findings(convergence=conv, seeds=close))
-    assert found["seeds_differ"].verdict == "partly"  # below by 0.05 < 0.1
-    assert found["dmr_above_tmr"].verdict == "partly"  # above by 0.05 < 0.2
+    # "partly" needs at least half the paper's margin: TS seed pairs 0.986 - 0.639 = 0.347 below
+    # convergence (half: 0.174), DMR 0.852 - 0.639 = 0.212 above TMR (half: 0.106)
+    assert found["seeds_differ"].verdict == "does not hold"  # below by 0.05 < 0.174
+    assert found["dmr_above_tmr"].verdict == "does not hold"  # above by 0.05 < 0.106
+    assert _scopes(found["dmr_above_tmr"])["col/ts"].rule == (
+        "DMR − TMR (seed pairs, late checkpoints) ≥ 0.2 (partly: ≥ 0.106, half the paper's margin)")
+    some = pd.DataFrame(_seed("col", "ts", {"tmr": 0.7, "dmr": 0.85}))
+    assert _by_name(findings(convergence=conv, seeds=some))["dmr_above_tmr"].verdict == "partly"  # 0.15 in [0.106, 0.2)
     assert _by_name(findings(convergence=conv, seeds=close, thresholds=Thresholds(dmr_margin=0.05)))["dmr_above_tmr"].verdict == "holds"
     above = pd.DataFrame(_seed("col", "ts", {"tmr": 0.97, "dmr": 0.97}))
     found = _by_name(findings(convergence=conv, seeds=above))
@@ -259,7 +265,8 @@ def test_seed_and_reward_model_findings_grade_by_margin():
         return _by_name(findings(reward_models=table, thresholds=Thresholds(**kw)))["reward_models_like_seeds"].verdict
 
     assert rm(0.6, 0.5) == "holds"            # a little lower
-    assert rm(0.5, 0.6) == "partly"           # as large, but not lower
+    assert rm(0.5, 0.55) == "partly"          # a little higher: by at most half the paper's gap (0.146 / 2)
+    assert rm(0.5, 0.6) == "does not hold"    # higher by more
     assert rm(0.9, 0.5) == "does not hold"    # far lower
     assert rm(0.9, 0.5, reward_model_margin=0.4) == "holds"
     assert rm(0.2, 0.5) == "does not hold"    # far higher
@@ -286,7 +293,9 @@ def test_correlation_findings():
                     ("all", "cer", "use_cos"): (0.7, 0.1)})
     cer = _scopes(result["cer_cmr_agree"])
     assert cer["all pairs"].verdict == "partly"  # r high, MSE too large
-    assert cer["non-matching pairs"].verdict == "partly"  # lower by 0.05 < 0.2
+    assert cer["non-matching pairs"].verdict == "does not hold"  # lower by 0.05 < half the threshold's 0.2
+    lower = found({("all", "cer", "cmr"): (0.95, 0.05), ("nonmatching", "cer", "cmr"): (0.8, 0.06)})
+    assert _scopes(lower["cer_cmr_agree"])["non-matching pairs"].verdict == "partly"  # 0.15 in [0.1, 0.2)
     assert result["cer_use_agree"].verdict == "does not hold"
     constant = found({("all", "cer", "cmr"): (np.nan, 0.0)})
     assert _scopes(constant["cer_cmr_agree"])["all pairs"].verdict == "partly"  # MSE ok, r undefined
@@ -375,7 +384,8 @@ def test_findings_on_the_synthetic_experiment():
     rm = _scopes(found["reward_models_like_seeds"])
     assert rm["col/ts-iq"].ours == pytest.approx({"cross TMR": 0.4375, "within TMR": 0.225})
     assert rm["gen/ts-iq"].ours == pytest.approx({"cross TMR": 0.3875, "within TMR": 0.225})
-    assert (rm["col/ts-iq"].verdict, rm["gen/ts-iq"].verdict) == ("does not hold", "partly")
+    # cross above within by 0.21 and 0.16: more than half the paper's gap (0.073) and the threshold's (0.1)
+    assert (rm["col/ts-iq"].verdict, rm["gen/ts-iq"].verdict) == ("does not hold", "does not hold")
     # first turn (c00..c03) at k = 3: ts pair TMR 0, DMR 0.5; iq pair TMR 1, DMR 1
     turn = _scopes(found["first_turn"])
     assert turn["col/ts"].ours == {"share TMR 0 or 1": 1.0, "share DMR = 1": 0.0, "pairs": 1}

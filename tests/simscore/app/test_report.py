@@ -75,7 +75,7 @@ def test_report_sections_and_numbers(tables):
     assert "| col | 3 | ts-ts | ts-1 | ts-2 | 1 | 4 | 0.000 | 0.500 |" in text
     assert "| CER | 0.781 | 0.760 | 1.000 | 0.973 |" in text
     assert "| col | chance (random vs trained) | 1 | 0.000 | 0.000 | 0.000 | 0.000 |" in text
-    assert "| ts | 3 | 2 | 0.930 [" in text  # performance: mean success rate of 0.95 and 0.91
+    assert "| ts | 3 | 2 × 100 | 0.930 [" in text  # performance: mean success rate of 0.95 and 0.91
     assert "| cer | `cer\\|levenshtein:x\\|clip:no` |" in text
     assert "![Convergence curves]" not in text  # no figures were given
 
@@ -92,15 +92,17 @@ def test_findings_summary_table(tables):
             "seed-pair TMR 0.639, convergence TMR 0.986 |") in findings
     assert "| (5) reward models ≈ seeds | col/ts-iq | does not hold | cross TMR 0.438, within TMR 0.225 |" in findings
     assert "| (6) first system turn | col/ts | partly | share TMR 0 or 1 1.000, share DMR = 1 0.000, pairs 1 |" in findings
-    assert "| (9) CER ≈ USE cos | — | not assessed: the correlation table lacks CER or USE cosine | — | — | — |" in findings
-    assert "| (7) CER ≈ CMR | non-matching pairs | does not hold | r 1.000, r (all pairs) 0.973 | r 0.466 |" in findings
+    assert "| (9) CER ≈ USE cos † | — | not assessed: the correlation table lacks CER or USE cosine | — | — | — |" in findings
+    # each row states the rule that graded it: "(as above)" only for the same rule
+    assert ("| (7) CER ≈ CMR | non-matching pairs | does not hold | r 1.000, r (all pairs) 0.973 | r 0.466 | r on all "
+            "pairs − r on the non-matching pairs ≥ 0.2 (partly: ≥ 0.100, half the threshold's margin) |") in findings
     assert len(re.findall(r"^\| \(\d+\) ", findings, flags=re.M)) == 27
     assert "simscore's own choice, not the paper's" in findings and "This run changed `converged_tmr = 0.85`." in findings
     details = [line for line in findings.splitlines() if line.startswith("- **(")]
     assert len(details) == 11
     assert details[0] == ("- **(1) Holds.** Policies converge: the checkpoint-to-checkpoint TMR of late checkpoints is "
                           "high (Table 2). Late checkpoints 3 (every scope).")
-    assert details[9].endswith("Not assessed: no text_at_matching_actions table.")
+    assert "Not assessed: no text_at_matching_actions table." in details[9] and "† Built in" in details[9]
     default = report.build_report(tables, {k: v for k, v in META.items() if k != "findings"})
     assert "late TMR ≥ 0.9 (partly ≥ 0.8)" in default and "This run uses the defaults." in default
     old = report.build_report(tables, {**META, "findings": {"converged_tmr": 0.85, "stable_window": 3}})
@@ -145,24 +147,29 @@ def test_paper_rows_beside_the_same_checkpoint(tables):
     # Table 4, iq at 10k: 0.371, 0.320, 0.376
     assert "| col (paper) | iq | 10000 | 3 | 0.356 | 0.786 | 0.571 | 0.463 |" in seeds
     performance = _section(text, "Absolute performance (paper's Table 1)")
-    assert re.search(r"\| ts \| 10000 \| 2 \| .* \| 10000 \| 1\.000 \| 3\.810 \| 4\.320 \|", performance)
-    assert "(nearest)" not in performance and "nearest checkpoint" not in performance
+    assert re.search(r"\| ts \| 10000 \| 2 × 100 \| .* \| 1\.00 \| 3\.81 \| 4\.32 \|", performance)
+    assert "Rows at the checkpoints of the paper's Table 1" in performance
 
 
 def test_performance_beside_the_paper_and_saturation(tables):
     text = report.build_report(tables, META)
     performance = _section(text, "Absolute performance (paper's Table 1)")
-    assert "| paper at | paper success | paper IQ | paper length |" in performance
-    # checkpoints 1..3: the paper's nearest is 1,000 dialogues (ts: 0.98, 3.78, 4.46)
-    assert re.search(r"\| ts \| 1 \| 2 \| .* \| 1000 \(nearest\) \| 0\.980 \| 3\.780 \| 4\.460 \|", performance)
-    assert "or at the nearest checkpoint it has" in performance
+    assert "| run means: length | paper success | paper IQ | paper length |" in performance
+    # checkpoints 1..3: the paper has none of them, so every row of this run, without paper numbers
+    assert "| ts | 1 | 2 × 100 | 0.480 [0.412, 0.549] | 2.52 [2.38, 2.66] | 9.20 [8.92, 9.48] | 9.00–9.40 | — | — | — |" \
+        in performance
+    assert "Every checkpoint of this run." in performance and "nearest" not in performance
     assert "saturated" not in performance  # success 0.43 to 0.93
+    # the length beside PyDial3's own Environment 1 and the note on the paper's 4.2-4.8
+    assert "PyDial3's own Environment 1 gives 5.9 turns for its handcrafted policy, 6.2–6.5 for GP-SARSA" in performance
+    assert "The paper's 4.2–4.8 turns cannot be this count for Environment 1" in performance
     records = [{**r, "success_rate": 1.0 if r["reward"] == "ts" else r["success_rate"]} for r in PERFORMANCE_RECORDS]
     saturated = report.build_report({"performance": an.performance_table(records)}, {})
-    assert ("**Absolute performance is saturated:** task success is at least 0.99 at every checkpoint of ts, so "
-            "these numbers cannot tell the runs apart") in saturated
+    assert ("**Task success is saturated** for ts: at least 0.99 at every checkpoint, so it cannot tell these runs "
+            "apart") in saturated
     all_saturated = [{**r, "success_rate": 0.995} for r in PERFORMANCE_RECORDS]
-    assert "every checkpoint of ts, iq," in report.build_report({"performance": an.performance_table(all_saturated)})
+    assert "**Task success is saturated** for ts, iq:" in report.build_report(
+        {"performance": an.performance_table(all_saturated)})
 
 
 def test_setup_beside_the_paper(tables):
@@ -180,7 +187,7 @@ def test_setup_beside_the_paper(tables):
             "(dialogues) (30 vs 1,000); runs (seeds) per reward model (2 vs 3); evaluation dialogues per checkpoint "
             "(10 vs 100); C_col: dialogues collected per run (2 vs 10); C_gen contexts (20 vs 1,296).") in setup
     performance = _section(text, "Absolute performance (paper's Table 1)")
-    assert "This run evaluates each checkpoint on 10 dialogues per run (the paper on 100)." in performance
+    assert "This run evaluates each checkpoint on 10 dialogues per run." in performance
     convergence = _section(text, "Convergence (paper's Table 2)")
     assert "The paper compares k with k − 1,000; this run with k − 30." in convergence
 
@@ -210,9 +217,10 @@ def test_text_at_matching_actions_beside_the_paper(tables):
     ]
     assert "the paper's Table 2 rows with TMR 1.000 (1 checkpoint pair;" in section
     findings = _section(text, "Findings")
-    assert ("| (10) text < 1 at same action | col/ts | holds | use_cos 0.900, use_ang 0.800, bleu4 0.500, "
+    assert ("| (10) text < 1 at same action † | col/ts | holds | use_cos 0.900, use_ang 0.800, bleu4 0.500, "
             "bertscore 0.850 | use_cos 0.891, use_ang 0.871, bleu4 0.493, bertscore 0.918 |") in findings
-    assert "| (10) text < 1 at same action | gen/ts | not assessed: no pair with matching actions |" in findings
+    assert "| (10) text < 1 at same action † | gen/ts | not assessed: no pair with matching actions |" in findings
+    assert "† Built in: the template NLG words an act" in findings
 
 
 def test_correlation_beside_the_paper(tables):
@@ -274,7 +282,9 @@ def test_rebuild_from_saved_tables_gives_the_same_report(tables, tmp_path):
     text = (tmp_path / "report.md").read_text()
     assert text == expected
     links = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", text)
-    assert links == [f"figures/{name}.png" for name in report.TABLE_NAMES if name in plots.FIGURE_NAMES]
+    # one figure per section, then the appendix grids of every measure
+    assert links == [f"figures/{name}.png" for name in report.TABLE_NAMES if name in plots.FIGURE_NAMES] + [
+        "figures/convergence_all.png", "figures/seeds_all.png"]
     for link in links:
         assert (tmp_path / link).read_bytes()[:4] == b"\x89PNG"
     for table in re.findall(r"\[(\w+)\]\((\w+)\.csv\)", text):
@@ -299,4 +309,4 @@ def test_sections_are_data_one_per_table_in_report_order():
     assert report.TABLE_NAMES == tuple(s.table for s in SECTIONS)
     assert all(s.table in an.SCHEMAS for s in SECTIONS)
     # a section with a figure names one make_figures draws (under the table's name), and only those
-    assert {s.table for s in SECTIONS if s.figure} == set(plots.FIGURE_NAMES)
+    assert {s.table for s in SECTIONS if s.figure} == {n for n in plots.FIGURE_NAMES if not n.endswith("_all")}

@@ -77,7 +77,7 @@ def test_sb3_policy_answers_a_context_set_in_one_predict(model, monkeypatch):
     masked = type(model).__name__ == "MaskablePPO"
     assert policy.use_masks is masked and policy.name == type(model).__name__.lower()
     responses = run_policy(policy, SMALL)
-    assert len(counter.calls) == 1 and counter.calls[0][0] == (48, 275)
+    assert len(counter.calls) == 1 and counter.calls[0][0] == (48, 302)
     assert counter.calls[0][1]["deterministic"] is True and ("action_masks" in counter.calls[0][1]) is masked
     one = SMALL[SMALL.ids[5]]
     assert policy.respond(one) == responses[one.id]  # the batch and the single path agree
@@ -97,7 +97,7 @@ def test_sb3_policy_evaluates_in_dialogues(model):
 
 def test_sb3_policy_rejects_other_models():
     cartpole = sb3.PPO("MlpPolicy", gymnasium.make("CartPole-v1"), n_steps=64)
-    with pytest.raises(ValueError, match="observation space has shape \\(4,\\), expected \\(275,\\)"):
+    with pytest.raises(ValueError, match="observation space has shape \\(4,\\), expected \\(302,\\)"):
         SB3Policy(cartpole)
     ppo = ALGORITHMS["PPO"](gymnasium.make(ENV_ID))
     with pytest.raises(ValueError, match="takes no action_masks"):

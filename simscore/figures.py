@@ -1,0 +1,272 @@
+"""Figures a researcher puts in a paper: one question per figure, at a page's width (7 inches).
+
+Each figure answers one question and, where the caller passes them, overlays the published
+values it is to be compared with (open black markers, dotted):
+
+* :func:`draw_performance_page` — how do the runs perform? Task success, IQ and length per
+  reward model over training (band: the interval over the evaluation users), the paper's
+  Table 1, and reference lengths (e.g. PyDial3's own Environment 1);
+* :func:`draw_convergence_page` — do the runs converge? TMR of checkpoint k vs k − 1 per
+  context set (thin: each run; bold: the mean over runs), the paper's Table 2;
+* :func:`draw_seeds_page` — do runs with different seeds agree? TMR and DMR per context set
+  (band: the interval over pairs), the paper's Table 4;
+* :func:`draw_reward_models_page` — do reward models differ more than seeds? TMR and DMR of
+  the within- and cross-reward pairs at the final checkpoint, the paper's Tables 3 and 4;
+* :func:`draw_per_turn_page` — where in the dialogue do policies differ? TMR and DMR by turn
+  (hollow markers: turns with fewer than ten pooled pairs).
+
+Panels that show the same quantity share their scale. The many-panel grids of every measure
+(:mod:`simscore.plots`) stay available as appendix figures. Reference values are plain
+tables, so this module needs nothing from the application layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from simscore import analysis
+from simscore.plots import _band_line, _checkpoint_ticks, _colours, _label, _new_figure, _nonempty, _set_title, _style
+from simscore.stats import Bootstrap
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "PAGE_WIDTH",
+    "THIN_COUNT",
+    "draw_performance_page",
+    "draw_convergence_page",
+    "draw_seeds_page",
+    "draw_reward_models_page",
+    "draw_per_turn_page",
+]
+
+#: Width of every figure of this module, in inches (a page's text width).
+PAGE_WIDTH = 7.0
+#: Per-turn points resting on fewer pooled pairs than this are drawn hollow.
+THIN_COUNT = 10
+_REFERENCE = {"color": "black", "marker": "x", "linestyle": ":", "linewidth": 1.0, "markersize": 5}
+
+
+def _legend(ax: Axes, **kw: Any) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, labels, frameon=False, **kw)
+
+
+def _bottom_legend(figure: Figure, axes: Sequence[Axes], ncols: int = 4) -> None:
+    """One legend for the figure, under its panels (never over the data)."""
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if label and not label.startswith("_"):
+                seen.setdefault(label, handle)
+    if seen:
+        figure.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=min(ncols, len(seen)),
+                      frameon=False, fontsize=7)
+
+
+def draw_performance_page(table: pd.DataFrame, *, reference: pd.DataFrame | None = None,
+                          lengths: Mapping[str, float | tuple[float, float]] | None = None,
+                          reference_label: str = "paper") -> Figure:
+    """Task success, IQ and length per reward over training; the paper's values and reference lengths.
+
+    Parameters
+    ----------
+    table : DataFrame
+        ``performance`` schema (:func:`simscore.analysis.performance_table`).
+    reference : DataFrame, optional
+        ``reward``, ``checkpoint``, ``success_rate``, ``avg_iq``, ``avg_length`` (the paper's Table 1).
+    lengths : mapping label → value or (low, high), optional
+        Reference lengths drawn across the length panel (a range as a grey band).
+    """
+    _nonempty(table, "performance")
+    colours = _colours(table["reward"])
+    panels = (("success_rate", "task success rate"), ("avg_iq", "interaction quality (1–5)"),
+              ("avg_length", "length (turns, PyDial's count)"))
+    with _style():
+        figure = _new_figure(PAGE_WIDTH, 3.0)
+        axes = figure.subplots(1, 3, squeeze=False, sharex=True)[0]
+        for ax, (column, ylabel) in zip(axes, panels, strict=True):
+            for reward, curve in table.groupby("reward", sort=False):
+                curve = curve.sort_values("checkpoint")
+                _band_line(ax, curve["checkpoint"], curve[column], curve[f"{column}_low"], curve[f"{column}_high"],
+                           colours[reward], label=f"{reward}")
+                if reference is not None:
+                    theirs = reference[reference["reward"] == reward].sort_values("checkpoint")
+                    if not theirs.empty:
+                        ax.plot(theirs["checkpoint"], theirs[column], markeredgecolor=colours[reward],
+                                **{**_REFERENCE, "color": colours[reward]},
+                                label=f"{reward}: {reference_label}")
+            ax.set_ylabel(ylabel)
+            _checkpoint_ticks(ax)
+            ax.set_xlabel("training dialogues")
+        styles = ("--", "-.", ":")
+        for i, (label, value) in enumerate((lengths or {}).items()):
+            if isinstance(value, tuple):
+                axes[2].axhspan(value[0], value[1], color="0.6", alpha=0.25, linewidth=0, label=label)
+            else:
+                axes[2].axhline(value, color="0.35", linestyle=styles[i % 3], linewidth=1.0, label=label)
+        axes[0].set_ylim(top=1.005)
+        _bottom_legend(figure, axes, ncols=4)
+        _set_title(figure, "How do the runs perform? (band: 95% interval over the evaluation users)")
+    return figure
+
+
+def _mean_over(table: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    return table.groupby(list(keys), sort=False)["mean"].agg(["mean", "min", "max"]).reset_index()
+
+
+def draw_convergence_page(table: pd.DataFrame, *, reference: pd.DataFrame | None = None,
+                          measure: str = "tmr", reference_label: str = "paper (Table 2)") -> Figure:
+    """``measure`` of checkpoint k vs k − 1 per context set: thin lines per run, bold mean over runs.
+
+    ``reference``: ``reward``, ``checkpoint`` and a column ``measure`` (the paper's Table 2
+    means), drawn on the collected set's panel (the first context set).
+    """
+    _nonempty(table, "convergence")
+    part = table[table["measure"] == measure]
+    sets = list(dict.fromkeys(part["context_set"]))
+    colours = _colours(part["reward"])
+    with _style():
+        figure = _new_figure(PAGE_WIDTH, 3.0)
+        axes = figure.subplots(1, len(sets), squeeze=False, sharey=True, sharex=True)[0]
+        for j, (ax, context_set) in enumerate(zip(axes, sets, strict=True)):
+            here = part[part["context_set"] == context_set]
+            for (reward, _run), curve in here.groupby(["reward", "run"], sort=False):
+                curve = curve.sort_values("checkpoint")
+                ax.plot(curve["checkpoint"], curve["mean"], color=colours[reward], alpha=0.3, linewidth=0.7)
+            for reward, curve in _mean_over(here, ["reward", "checkpoint"]).groupby("reward", sort=False):
+                n = here[here["reward"] == reward]["run"].nunique()
+                ax.plot(curve["checkpoint"], curve["mean"], color=colours[reward], linewidth=1.8,
+                        label=f"{reward}: mean of {n} runs")
+            if reference is not None and j == 0:
+                for reward, theirs in reference.groupby("reward", sort=False):
+                    ax.plot(theirs["checkpoint"], theirs[measure], **{**_REFERENCE, "color": colours.get(reward, "k")},
+                            label=f"{reward}: {reference_label}")
+            ax.set_title(f"{context_set}")
+            ax.set_xlabel("checkpoint k (vs k − 1)")
+            _checkpoint_ticks(ax)
+        axes[0].set_ylabel(f"{_label(measure)} (0–1)")
+        low = float(np.nanmin(part["mean"])) if len(part) else 0.0
+        axes[0].set_ylim(max(0.0, min(0.5, low - 0.05)), 1.01)
+        _bottom_legend(figure, axes)
+        _set_title(figure, f"Do the runs converge? {_label(measure)} of consecutive checkpoints")
+    return figure
+
+
+def draw_seeds_page(table: pd.DataFrame, *, reference: pd.DataFrame | None = None,
+                    measures: Sequence[str] = ("tmr", "dmr"), bootstrap: Bootstrap | None = None,
+                    reference_label: str = "paper (Table 4)") -> Figure:
+    """Seed-pair TMR and DMR per context set over checkpoints (band: interval over pairs), the paper's Table 4."""
+    _nonempty(table, "seeds")
+    names = [m for m in measures if m in set(table["measure"])]
+    aggregate = analysis.seeds_aggregate(table[table["measure"].isin(names)], bootstrap=bootstrap or Bootstrap())
+    sets = list(dict.fromkeys(table["context_set"]))
+    colours = _colours(table["reward"])
+    with _style():
+        figure = _new_figure(PAGE_WIDTH, 2.2 * len(names) + 0.8)
+        grid = figure.subplots(len(names), len(sets), squeeze=False, sharex=True, sharey=True)
+        for i, measure in enumerate(names):
+            for j, context_set in enumerate(sets):
+                ax = grid[i][j]
+                agg = aggregate[(aggregate["context_set"] == context_set) & (aggregate["measure"] == measure)]
+                for reward, curve in agg.groupby("reward", sort=False):
+                    curve = curve.sort_values("checkpoint")
+                    _band_line(ax, curve["checkpoint"], curve["mean"], curve["ci_low"], curve["ci_high"],
+                               colours[reward], linewidth=1.6, label=f"{reward}: mean of {int(curve['n_pairs'].max())} pairs")
+                if reference is not None and j == 0:
+                    for reward, theirs in reference.groupby("reward", sort=False):
+                        ax.plot(theirs["checkpoint"], theirs[measure],
+                                **{**_REFERENCE, "color": colours.get(reward, "k")}, label=f"{reward}: {reference_label}")
+                if i == 0:
+                    ax.set_title(context_set)
+                if j == 0:
+                    ax.set_ylabel(f"{_label(measure)} between seeds")
+                if i == len(names) - 1:
+                    ax.set_xlabel("checkpoint k")
+                _checkpoint_ticks(ax)
+        grid[0][0].set_ylim(0.0, 1.02)
+        _bottom_legend(figure, [ax for row in grid for ax in row])
+        _set_title(figure, "Do runs with different seeds agree? (band: 95% interval over pairs)")
+    return figure
+
+
+def draw_reward_models_page(table: pd.DataFrame, *, reference: pd.DataFrame | None = None,
+                            measures: Sequence[str] = ("tmr", "dmr"), bootstrap: Bootstrap | None = None,
+                            reference_label: str = "paper") -> Figure:
+    """Within- vs cross-reward pairs at the last checkpoint: TMR and DMR per context set, the paper's values.
+
+    ``reference``: ``group``, ``measure``, ``mean`` (e.g. ts-iq from the paper's Table 3, ts-ts
+    and iq-iq from its Table 4), drawn as markers on the first context set's panel.
+    """
+    _nonempty(table, "reward_models")
+    names = [m for m in measures if m in set(table["measure"])]
+    aggregate = analysis.reward_models_aggregate(table[table["measure"].isin(names)], bootstrap=bootstrap or Bootstrap())
+    aggregate = aggregate[aggregate["checkpoint"] == aggregate.groupby("context_set")["checkpoint"].transform("max")]
+    sets = list(dict.fromkeys(aggregate["context_set"]))
+    groups = list(dict.fromkeys(aggregate["group"]))
+    colours = _colours(groups)
+    width = 0.8 / max(1, len(groups))
+    with _style():
+        figure = _new_figure(PAGE_WIDTH, 3.0)
+        axes = figure.subplots(1, len(sets), squeeze=False, sharey=True)[0]
+        for j, (ax, context_set) in enumerate(zip(axes, sets, strict=True)):
+            part = aggregate[aggregate["context_set"] == context_set]
+            x = np.arange(len(names))
+            for g, group in enumerate(groups):
+                rows = part[part["group"] == group].set_index("measure").reindex(names)
+                means = rows["mean"].to_numpy(dtype=np.float64)
+                err = [np.nan_to_num(np.clip(means - rows["ci_low"].to_numpy(dtype=np.float64), 0, None)),
+                       np.nan_to_num(np.clip(rows["ci_high"].to_numpy(dtype=np.float64) - means, 0, None))]
+                offset = (g - (len(groups) - 1) / 2) * width
+                ax.bar(x + offset, means, width, yerr=err, color=colours[group], capsize=2,
+                       label=f"{group} ({int(rows['n_pairs'].max())} pairs)", error_kw={"linewidth": 0.8})
+                if reference is not None and j == 0:
+                    theirs = reference[reference["group"] == group].set_index("measure").reindex(names)["mean"]
+                    ax.plot(x + offset, theirs.to_numpy(dtype=np.float64), linestyle="none", marker="x",
+                            color="black", markersize=6, label=reference_label if g == 0 else None)
+            ax.set_xticks(x, [_label(m) for m in names])
+            ax.set_title(f"{context_set}, checkpoint {int(part['checkpoint'].max()):,}")
+        axes[0].set_ylabel("similarity, mean over pairs")
+        axes[0].set_ylim(0.0, 1.05)
+        _bottom_legend(figure, axes)
+        _set_title(figure, "Do reward models differ more than seeds? (error bars: 95% interval over pairs)")
+    return figure
+
+
+def draw_per_turn_page(table: pd.DataFrame, *, measures: Sequence[str] = ("tmr", "dmr")) -> Figure:
+    """TMR and DMR by turn per group of pairs; turns with fewer than :data:`THIN_COUNT` pooled pairs hollow."""
+    _nonempty(table, "per_turn")
+    names = [m for m in measures if m in set(table["measure"])]
+    groups = list(dict.fromkeys(table["group"]))
+    colours = _colours(groups)
+    with _style():
+        from matplotlib.ticker import MaxNLocator
+
+        figure = _new_figure(PAGE_WIDTH, 3.0)
+        axes = figure.subplots(1, len(names), squeeze=False, sharey=True, sharex=True)[0]
+        for ax, measure in zip(axes, names, strict=True):
+            part = table[table["measure"] == measure]
+            for group in groups:
+                curve = part[part["group"] == group].sort_values("turn_index")
+                _band_line(ax, curve["turn_index"], curve["mean"], curve["ci_low"], curve["ci_high"], colours[group],
+                           label=group or "all pairs")
+                thin = curve["count"] < THIN_COUNT
+                ax.plot(curve["turn_index"][~thin], curve["mean"][~thin], linestyle="none", marker="o",
+                        markersize=3.5, color=colours[group])
+                ax.plot(curve["turn_index"][thin], curve["mean"][thin], linestyle="none", marker="o",
+                        markersize=3.5, markerfacecolor="white", color=colours[group])
+            ax.set_title(f"{_label(measure)} by turn")
+            ax.set_xlabel("turn index of the context")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes[0].set_ylabel("similarity (0–1)")
+        axes[0].set_ylim(0.0, 1.05)
+        _bottom_legend(figure, axes)
+        _set_title(figure, f"Where do the policies differ? (hollow: fewer than {THIN_COUNT} pooled pairs)")
+    return figure
