@@ -427,7 +427,8 @@ class GPSarsaPolicy:
         if not isinstance(meta, dict):
             raise CheckpointError(f"{json_path}: no policy metadata; not a GPSarsaPolicy checkpoint")
         problem = format_problem(meta, POLICY_FORMAT, (POLICY_VERSION,), what="policy metadata format")
-        old = _OLD_VERSIONS.get(meta.get("version")) if meta.get("format") == POLICY_FORMAT else None
+        version = meta.get("version")
+        old = _OLD_VERSIONS.get(version) if meta.get("format") == POLICY_FORMAT and isinstance(version, int) else None
         if old is not None:
             problem = (
                 f"{problem}: version {meta['version']} was trained with {old}; the learnt GP cannot be "

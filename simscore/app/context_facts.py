@@ -73,7 +73,9 @@ def _row(context_set: str, part: str, frame: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def context_sets_table(frames: Mapping[str, pd.DataFrame], parts: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
+def context_sets_table(
+    frames: Mapping[str, pd.DataFrame], parts: Mapping[str, Mapping[str, Sequence[str]]] | None = None
+) -> pd.DataFrame:
     """The ``contexts`` table from each set's :func:`context_metadata` frame.
 
     Parameters
@@ -92,7 +94,7 @@ def context_sets_table(frames: Mapping[str, pd.DataFrame], parts: Mapping[str, S
     rows = []
     for name, frame in frames.items():
         rows.append(_row(name, "", frame))
-        for part, ids in (parts or {}).get(name, {}).items():  # type: ignore[attr-defined]
+        for part, ids in (parts or {}).get(name, {}).items():
             rows.append(_row(name, part, frame.loc[[i for i in ids if i in frame.index]]))
     return pd.DataFrame(rows, columns=list(CONTEXTS_COLUMNS))
 
