@@ -50,7 +50,7 @@ from contexts.domain import AREAS, DISCOURSE_ACTS, FOODS, METHODS, PRICERANGES, 
 from simscore.checks import check_number
 from simscore.errors import InvalidContextError
 
-__all__ = ["BeliefState", "BeliefCanonicaliser", "TOLERANCE"]
+__all__ = ["BeliefState", "TOLERANCE"]
 
 #: How far a distribution's sum may be from 1 (or above 1, where the remainder is implied).
 TOLERANCE = 1e-6
@@ -248,163 +248,6 @@ def _requested_mapping(requested: Any) -> _Requested:
     return _Requested(kept) if kept else _NO_REQUESTS
 
 
-class BeliefCanonicaliser:
-    """Builds the canonical parts of belief states, remembering the ones it built.
-
-    A :class:`BeliefState` stores its slot distributions, method and discourse-act
-    distributions and requested slots in a canonical form (see the module docstring), built and
-    validated when the belief is constructed. A component that builds a belief every turn from
-    a few small float-valued mappings that repeat — a belief tracker — owns one canonicaliser
-    and asks it for the parts, then passes them to :class:`BeliefState`.
-
-    Contract
-    --------
-    * Each method returns exactly what :class:`BeliefState` would store for its argument
-      (computed by the same validating code on first sight, so invalid input raises the same
-      :class:`~simscore.errors.InvalidContextError`), and the same object again for equal input
-      (equal in content and order): a remembered part is the one that would be computed.
-    * :class:`BeliefState` recognises canonical parts — those returned here, and the fields of
-      any belief state — by their type and takes them as they are, without validating them
-      again; :meth:`belief` builds a belief from canonical parts without running the
-      constructor at all (a belief tracker builds one every turn). Either way nothing else is
-      skipped: the history fields are still checked, and a part that is not canonical is
-      validated as the constructor validates it.
-    * At most ``max_entries`` parts of each kind are remembered; later ones are computed and
-      not stored. The memory belongs to this object: two trackers share nothing.
-
-    Parameters
-    ----------
-    max_entries : int, default 16384
-        How many parts of each kind to remember.
-
-    Examples
-    --------
-    >>> canon = BeliefCanonicaliser()
-    >>> area = canon.slot("area", {"north": 0.6, "south": 0.3})
-    >>> dict(area), canon.slot("area", {"north": 0.6, "south": 0.3}) is area
-    ({'north': 0.6, 'south': 0.3, 'none': 0.10000000000000009}, True)
-    >>> b = BeliefState(slots=canon.slots({"area": area}), method=canon.method({"byconstraints": 1.0}),
-    ...                 requested=canon.requested({"phone": 1.0}))
-    >>> b == BeliefState(slots={"area": {"north": 0.6, "south": 0.3}}, method={"byconstraints": 1.0},
-    ...                  requested={"phone": 1.0}), b.slots["area"] is area
-    (True, True)
-    >>> canon.method({"byname": 0.5})
-    Traceback (most recent call last):
-    ...
-    simscore.errors.InvalidContextError: method: probabilities sum to 0.5, expected 1 (tolerance 1e-06)
-    """
-
-    __slots__ = ("max_entries", "_slot", "_slots", "_requested", "_method", "_discourse")
-
-    def __init__(self, *, max_entries: int = 1 << 14) -> None:
-        self.max_entries = max_entries
-        self._slot: dict[tuple[str, tuple[tuple[str, float], ...]], _SlotDist] = {}
-        self._slots: dict[tuple[tuple[str, Any], ...], _Slots] = {}
-        self._requested: dict[tuple[tuple[str, float], ...], _Requested] = {}
-        self._method: dict[tuple[tuple[str, float], ...], FrozenDict[str, float]] = {}
-        self._discourse: dict[tuple[tuple[str, float], ...], FrozenDict[str, float]] = {}
-
-    def __repr__(self) -> str:
-        return f"BeliefCanonicaliser(max_entries={self.max_entries})"
-
-    def _remember(self, memo: dict[Any, Any], key: Any, value: Any) -> Any:
-        if len(memo) < self.max_entries:
-            memo[key] = value
-        return value
-
-    def slot(self, slot: str, dist: Mapping[str, float]) -> Mapping[str, float]:
-        """``BeliefState(slots={slot: dist}).slots[slot]``."""
-        key = (slot, tuple(dist.items()))
-        out = self._slot.get(key)
-        return out if out is not None else self._remember(self._slot, key, _slot_distribution(slot, dist))
-
-    def slots(self, slots: Mapping[str, Mapping[str, float]]) -> Mapping[str, Mapping[str, float]]:
-        """``BeliefState(slots=slots).slots`` (fastest when the distributions come from :meth:`slot`)."""
-        key = tuple(slots.items())
-        out = self._slots.get(key)
-        return out if out is not None else self._remember(self._slots, key, _slots_mapping(slots))
-
-    def requested(self, requested: Mapping[str, float]) -> Mapping[str, float]:
-        """``BeliefState(requested=requested).requested``."""
-        key = tuple(requested.items())
-        out = self._requested.get(key)
-        return out if out is not None else self._remember(self._requested, key, _requested_mapping(requested))
-
-    def method(self, dist: Mapping[str, float]) -> Mapping[str, float]:
-        """``BeliefState(method=dist).method``."""
-        key = tuple(dist.items())
-        out = self._method.get(key)
-        if out is None:
-            out = _full_distribution(dist, "method", METHODS, _METHOD_SET, _MethodDist)
-            self._remember(self._method, key, out)
-        return out
-
-    def discourse_act(self, dist: Mapping[str, float]) -> Mapping[str, float]:
-        """``BeliefState(discourse_act=dist).discourse_act``."""
-        key = tuple(dist.items())
-        out = self._discourse.get(key)
-        if out is None:
-            out = _full_distribution(dist, "discourse_act", DISCOURSE_ACTS, _DISCOURSE_SET, _DiscourseDist)
-            self._remember(self._discourse, key, out)
-        return out
-
-    @staticmethod
-    def belief(
-        slots: Mapping[str, Mapping[str, float]],
-        method: Mapping[str, float],
-        discourse_act: Mapping[str, float],
-        requested: Mapping[str, float],
-        *,
-        last_offered: str | None = None,
-        offer_happened: bool = False,
-        last_informed_no_venue: bool = False,
-        last_act_offered: bool = False,
-        offered_since_no_venue: tuple[str, ...] = (),
-        alternatives_requested: bool = False,
-    ) -> BeliefState:
-        """``BeliefState(slots=slots, method=method, ...)``, built directly when every part is canonical.
-
-        Canonical parts (from this class, or fields of a belief state) are recognised by their
-        type; then the belief is made without the constructor (about a microsecond less per
-        belief: 3 % of a simulated dialogue with the handcrafted policy). Otherwise, or when a
-        flag is not a bool, the constructor builds it — with its checks and errors. The result
-        is equal either way, field for field; ``last_offered`` is always checked.
-
-        >>> canon = BeliefCanonicaliser()
-        >>> parts = canon.slots({"food": canon.slot("food", {"thai": 1.0})}), canon.method({"none": 1.0})
-        >>> fast = canon.belief(*parts, canon.discourse_act({"none": 1.0}), canon.requested({}), offer_happened=True)
-        >>> fast == BeliefState(slots={"food": {"thai": 1.0}}, offer_happened=True), fast.slots is parts[0]
-        (True, True)
-        >>> canon.belief({"food": {"thai": 2.0}}, *parts[1:], canon.discourse_act({"none": 1.0}), {})
-        Traceback (most recent call last):
-        ...
-        simscore.errors.InvalidContextError: slot 'food' value 'thai': probability 2.0 is greater than 1
-        """
-        if not (
-            type(slots) is _Slots
-            and type(method) is _MethodDist
-            and type(discourse_act) is _DiscourseDist
-            and type(requested) is _Requested
-            and type(offer_happened) is bool
-            and type(last_informed_no_venue) is bool
-            and type(last_act_offered) is bool
-            and type(offered_since_no_venue) is tuple
-            and type(alternatives_requested) is bool
-        ):
-            return BeliefState(slots, method, discourse_act, requested, last_offered, offer_happened,
-                               last_informed_no_venue, last_act_offered, offered_since_no_venue,
-                               alternatives_requested)
-        if last_offered is not None:
-            _name(last_offered, "last_offered")
-        for name in offered_since_no_venue:
-            _name(name, "a venue in offered_since_no_venue")
-        belief = object.__new__(BeliefState)
-        values = (slots, method, discourse_act, requested, last_offered, offer_happened, last_informed_no_venue,
-                  last_act_offered, offered_since_no_venue, alternatives_requested)
-        belief.__dict__.update(zip(_FIELDS, values))
-        return belief
-
-
 _SLOT_ORDER_CACHE: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
@@ -488,7 +331,7 @@ class BeliefState:
     Notes
     -----
     Parts already in canonical form — the fields of another belief state, or what a
-    :class:`BeliefCanonicaliser` returns — are recognised by their type and stored as they are
+    :class:`~contexts.belief_canonical.BeliefCanonicaliser` returns — are recognised by their type and stored as they are
     (they were validated when they were made): a belief tracker builds its beliefs from them.
 
     Examples
@@ -790,71 +633,9 @@ class BeliefState:
         >>> b.offer_happened, b.last_offered
         (False, None)
         """
-        if not _is_mapping(belief):
-            raise InvalidContextError(f"a PyDial belief must be a mapping, got {type(belief).__name__}")
-        if "beliefs" in belief:
-            beliefs, features = belief["beliefs"], belief.get("features", {})
-        else:
-            beliefs, features = belief, {}
-        if not _is_mapping(beliefs):
-            raise InvalidContextError(f"PyDial 'beliefs' must be a mapping, got {type(beliefs).__name__}")
-        if not _is_mapping(features):
-            raise InvalidContextError(f"PyDial 'features' must be a mapping, got {type(features).__name__}")
-        sets = None if ontology is None else _value_sets(ontology)
-        hint = " (pass skip_unknown_values=True to leave it out, or the ontology the beliefs belong to)"
-        slots: dict[str, dict[str, Any]] = {}
-        for slot, dist in beliefs.items():
-            if slot in _PYDIAL_NON_SLOTS:
-                continue
-            if sets is not None and slot not in sets:
-                if skip_unknown_values:
-                    continue
-                raise InvalidContextError(f"unknown informable slot {slot!r}{hint}")
-            slots[slot] = _pydial_distribution(slot, dist, None if sets is None else sets[slot], skip_unknown_values)
-        requested = beliefs.get("requested", {})
-        if not _is_mapping(requested):
-            raise InvalidContextError(f"PyDial 'requested' must be a mapping, got {type(requested).__name__}")
-        if sets is not None:
-            unknown = [slot for slot, p in requested.items() if slot not in sets[None] and p]
-            if unknown and not skip_unknown_values:
-                raise InvalidContextError(f"unknown requestable slot {unknown[0]!r}{hint}")
-            requested = {slot: p for slot, p in requested.items() if slot in sets[None]}
-        venue = features.get("lastInformedVenue", "")
-        if venue is None:
-            venue = ""
-        if not isinstance(venue, str):
-            raise InvalidContextError(f"PyDial feature 'lastInformedVenue' must be a string, got {venue!r}")
-        names = None if sets is None else sets.get("name")
-        if venue and names is not None and venue not in names:
-            if not skip_unknown_values:
-                raise InvalidContextError(f"lastInformedVenue {venue!r} is not a venue name of the ontology{hint}")
-            venue_known = None
-        else:
-            venue_known = venue or None
-        since_none = features.get("informedVenueSinceNone", [])
-        if not isinstance(since_none, (list, tuple)) or not all(isinstance(v, str) for v in since_none):
-            raise InvalidContextError(f"PyDial feature 'informedVenueSinceNone' must be a list of names, got {since_none!r}")
-        if names is not None:
-            unknown = [v for v in since_none if v not in names]
-            if unknown and not skip_unknown_values:
-                raise InvalidContextError(
-                    f"informedVenueSinceNone: {unknown[0]!r} is not a venue name of the ontology{hint}"
-                )
-            since_none = [v for v in since_none if v in names]
-        last_act_offered = _flag(features.get("offerHappened", False), "PyDial feature 'offerHappened'")
-        return cls(
-            slots=slots,
-            method=beliefs.get("method", _DEFAULT_METHOD),
-            discourse_act=beliefs.get("discourseAct", _DEFAULT_DISCOURSE),
-            requested=requested,
-            last_offered=venue_known,
-            offer_happened=last_act_offered or bool(venue),
-            last_informed_no_venue=_flag(
-                features.get("lastActionInformNone", False), "PyDial feature 'lastActionInformNone'"
-            ),
-            last_act_offered=last_act_offered,
-            offered_since_no_venue=tuple(since_none),
-        )
+        from contexts.belief_pydial import belief_from_pydial
+
+        return belief_from_pydial(cls, belief, ontology, skip_unknown_values=skip_unknown_values)
 
 
 @functools.lru_cache(maxsize=16)
@@ -870,37 +651,3 @@ def _value_sets(ontology: Ontology) -> dict[str | None, frozenset[str]]:
 def _first_max(distribution: Mapping[str, float]) -> str:
     """The first value with the highest probability ("none" for an empty distribution)."""
     return max(distribution, key=distribution.__getitem__, default="none")
-
-
-#: Keys of PyDial's ``beliefs`` dict that are not informable slots.
-_PYDIAL_NON_SLOTS = frozenset(("method", "discourseAct", "requested"))
-
-
-def _pydial_distribution(
-    slot: str, dist: Any, allowed: frozenset[str] | None, skip_unknown_values: bool
-) -> dict[str, Any]:
-    """A PyDial slot distribution with ``**NONE**`` renamed (and unknown values handled)."""
-    if not _is_mapping(dist):
-        raise InvalidContextError(
-            f"slot {slot!r}: expected a mapping of value -> probability, got {type(dist).__name__}"
-        )
-    if "**NONE**" in dist and "none" in dist:
-        raise InvalidContextError(f"slot {slot!r}: has both '**NONE**' and 'none' (PyDial uses one of them)")
-    out: dict[str, Any] = {}
-    moved = 0.0
-    for value, p in dist.items():
-        name = "none" if value == "**NONE**" else value
-        if allowed is not None and name not in allowed and p:
-            if not skip_unknown_values:
-                raise InvalidContextError(
-                    f"slot {slot!r}: unknown value {value!r} (pass skip_unknown_values=True to treat it as none, "
-                    "or the ontology the beliefs belong to)"
-                )
-            moved += _probability(p, f"slot {slot!r} value {value!r}")
-            continue
-        out[name] = p
-    if moved:
-        if "none" in out:
-            out["none"] = _probability(out["none"], f"slot {slot!r} value 'none'") + moved
-        # without an explicit none the moved mass is part of the implied remainder
-    return out

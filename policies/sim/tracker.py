@@ -68,7 +68,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from contexts.belief import BeliefCanonicaliser, BeliefState
+from contexts.belief import BeliefState
+from contexts.belief_canonical import BeliefCanonicaliser
 from policies.sim.summary import asks_for_alternatives
 from simscore.acts import Act
 

@@ -319,7 +319,7 @@ def test_from_pydial_errors(belief, match) -> None:
 
 
 def test_canonical_parts_are_what_belief_state_stores():
-    from contexts.belief import BeliefCanonicaliser
+    from contexts.belief_canonical import BeliefCanonicaliser
 
     canon = BeliefCanonicaliser()
     raw = {"food": {"thai": 0.5, "indian": 0.25}, "area": {"north": 1.0}}
@@ -342,7 +342,7 @@ def test_canonical_parts_are_what_belief_state_stores():
 
 
 def test_canonicaliser_validates_like_belief_state():
-    from contexts.belief import BeliefCanonicaliser
+    from contexts.belief_canonical import BeliefCanonicaliser
 
     canon = BeliefCanonicaliser()
     with pytest.raises(InvalidContextError, match="slot 'food' value 'thai': probability 1.5 is greater than 1"):
@@ -358,7 +358,7 @@ def test_canonicaliser_validates_like_belief_state():
 
 
 def test_canonicaliser_remembers_at_most_max_entries():
-    from contexts.belief import BeliefCanonicaliser
+    from contexts.belief_canonical import BeliefCanonicaliser
 
     canon = BeliefCanonicaliser(max_entries=2)
     parts = [canon.slot("area", {"north": p}) for p in (0.1, 0.2, 0.3)]
@@ -368,7 +368,7 @@ def test_canonicaliser_remembers_at_most_max_entries():
 
 
 def test_the_fast_constructor_equals_the_constructor_and_falls_back_to_it():
-    from contexts.belief import BeliefCanonicaliser
+    from contexts.belief_canonical import BeliefCanonicaliser
 
     canon = BeliefCanonicaliser()
     parts = (canon.slots({"area": canon.slot("area", {"north": 0.5})}), canon.method({"byname": 1.0}),
