@@ -45,8 +45,8 @@ def test_outputs(tiny_run):
     for heading in ("## Findings", "Convergence", "Seeds", "Reward models", "Per turn", "Correlation", "Chance"):
         assert heading in text
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
-    assert figures == ["chance.png", "convergence.png", "correlation.png", "per_turn.png", "performance.png",
-                       "reward_models.png", "seeds.png"]
+    assert figures == ["chance.png", "convergence.png", "convergence_all.png", "correlation.png", "per_turn.png",
+                       "performance.png", "reward_models.png", "seeds.png", "seeds_all.png"]
     tables = _tables(out)
     assert set(tables) >= {"performance", "convergence", "seeds", "reward_models", "per_turn", "correlation", "chance"}
     conv = tables["convergence"]
@@ -175,7 +175,7 @@ def test_report_command_rebuilds_from_tables(tiny_run, tmp_path, capsys):
     shutil.rmtree(copy / "figures")
     assert main(["report", str(copy)]) == 0
     assert (copy / "report.md").read_text() == report.read_text()
-    assert len(list((copy / "figures").glob("*.png"))) == 7
+    assert len(list((copy / "figures").glob("*.png"))) == 9
 
 
 @pytest.mark.slow

@@ -190,7 +190,7 @@ READERS = {
     # the experiment folder's own checks and scoring read the pieces it wrote
     "simscore.app.analyses.read_responses", "simscore.app.analyses.score_experiment",
     "simscore.app.provenance.check_collected", "simscore.app.provenance.check_folder_settings",
-    "simscore.app.provenance.check_log",
+    "simscore.app.provenance.check_log", "simscore.app.reference.reference_policies",
 }
 #: Public functions that take a path but touch no file.
 PATHS_ONLY = {"simscore.app.folder.ExperimentFolder.link"}
