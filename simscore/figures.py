@@ -13,7 +13,10 @@ values it is to be compared with (open black markers, dotted):
 * :func:`draw_reward_models_page` — do reward models differ more than seeds? TMR and DMR of
   the within- and cross-reward pairs at the final checkpoint, the paper's Tables 3 and 4;
 * :func:`draw_per_turn_page` — where in the dialogue do policies differ? TMR and DMR by turn
-  (hollow markers: turns with fewer than ten pooled pairs).
+  (hollow markers: turns with fewer than ten pooled pairs);
+* :func:`draw_flow_strata_page` — do the policies agree less where the held-out users lead
+  them off the training users' flows? TMR and DMR per flow stratum (seen / unseen prefix and
+  whole flow) for seeds, reward models and the random policy, with intervals over dialogues.
 
 Panels that show the same quantity share their scale. The many-panel grids of every measure
 (:mod:`simscore.plots`) stay available as appendix figures. Reference values are plain
@@ -44,6 +47,7 @@ __all__ = [
     "draw_seeds_page",
     "draw_reward_models_page",
     "draw_per_turn_page",
+    "draw_flow_strata_page",
 ]
 
 #: Width of every figure of this module, in inches (a page's text width).
@@ -269,4 +273,47 @@ def draw_per_turn_page(table: pd.DataFrame, *, measures: Sequence[str] = ("tmr",
         axes[0].set_ylim(0.0, 1.05)
         _bottom_legend(figure, axes)
         _set_title(figure, f"Where do the policies differ? (hollow: fewer than {THIN_COUNT} pooled pairs)")
+    return figure
+
+
+def draw_flow_strata_page(table: pd.DataFrame, *, measures: Sequence[str] = ("tmr", "dmr")) -> Figure:
+    """TMR and DMR per flow stratum (rows: measures; columns: flow prefix, whole flow) of a ``flow_strata`` table.
+
+    Bars: the pooled pairs of each group (seeds per reward model, reward models, the random
+    policy), one per stratum (seen, unseen), with the interval over dialogues.
+    """
+    _nonempty(table, "flow_strata")
+    pooled = table[table["pair"] == "pooled"]
+    present = list(dict.fromkeys(pooled["by"]))
+    # the flows, or where every held-out context had one flow label, the first two complex patterns
+    strata_by = [by for by in ("flow_prefix", "flow") if by in present] or present[:2]
+    pooled = pooled[pooled["by"].isin(strata_by)]
+    names = [m for m in measures if m in set(pooled["measure"])] or list(dict.fromkeys(pooled["measure"]))[:2]
+    groups = list(dict.fromkeys(zip(pooled["comparison"], pooled["group"], strict=True)))
+    strata = sorted(set(pooled["stratum"].astype(str)))
+    colours = _colours(strata)
+    titles = {"flow_prefix": "flow up to the context", "flow": "whole dialogue's flow"}
+    with _style():
+        figure = _new_figure(PAGE_WIDTH, 2.6 * max(1, len(names)) + 0.8)
+        axes = figure.subplots(max(1, len(names)), max(1, len(strata_by)), squeeze=False, sharey=True)
+        x = np.arange(len(groups))
+        width = 0.8 / max(1, len(strata))
+        for row, measure in enumerate(names):
+            for column, by in enumerate(strata_by):
+                ax = axes[row][column]
+                part = pooled[(pooled["measure"] == measure) & (pooled["by"] == by)]
+                for i, stratum in enumerate(strata):
+                    rows = part[part["stratum"].astype(str) == stratum].set_index(["comparison", "group"])
+                    rows = rows.reindex(pd.MultiIndex.from_tuples(groups, names=["comparison", "group"]))
+                    mean = rows["mean"].to_numpy(dtype=np.float64)
+                    low = np.nan_to_num(np.clip(mean - rows["ci_low"].to_numpy(dtype=np.float64), 0, None))
+                    high = np.nan_to_num(np.clip(rows["ci_high"].to_numpy(dtype=np.float64) - mean, 0, None))
+                    ax.bar(x + (i - (len(strata) - 1) / 2) * width, mean, width, yerr=[low, high], capsize=2,
+                           color=colours[stratum], label=stratum, error_kw={"linewidth": 0.8})
+                ax.set_xticks(x, [f"{c}\n{g}" for c, g in groups], fontsize=7)
+                ax.set_title(f"{_label(measure)} — {titles.get(by, by)}")
+                ax.set_ylim(0.0, 1.05)
+            axes[row][0].set_ylabel("similarity (0–1)")
+        _bottom_legend(figure, list(axes[0]))
+        _set_title(figure, "Seen and unseen conversation flows of the held-out users (interval over dialogues)")
     return figure

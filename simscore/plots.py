@@ -86,6 +86,7 @@ FIGURE_NAMES: dict[str, str] = {
     "chance": "chance",
     "convergence_all": "convergence",
     "seeds_all": "seeds",
+    "flow_strata": "flow_strata",
 }
 
 _LINESTYLES = ("-", "--", ":", "-.")
@@ -717,4 +718,6 @@ def make_figures(
                 bootstrap=settings,
             )
             written[name] = plot_chance(contrast, path, overwrite=True)
+        elif name == "flow_strata":
+            written[name] = save_figure(pages.draw_flow_strata_page(table), path, overwrite=True)
     return written

@@ -121,6 +121,15 @@ SCHEMAS: dict[str, tuple[str, ...]] = {
         "avg_iq_run_min", "avg_iq_run_max",
         "avg_length_run_min", "avg_length_run_max",
     ),
+    # with an experiment's [held_out] table (simscore.app.flow_strata): comparisons per flow stratum
+    "flow_strata": (
+        "context_set", "checkpoint", "comparison", "group", "pair", "pairs", "by", "stratum", "measure",
+        "mean", "ci_low", "ci_high", "count", "missing", "dialogues",
+    ),
+    "flow_strata_tests": (
+        "context_set", "checkpoint", "comparison", "group", "pair", "pairs", "by", "a", "b", "measure",
+        "difference", "difference_low", "difference_high", "p_value", "exact", "n_permutations", "p", "n_a", "n_b",
+    ),
     "seeds_aggregate": ("context_set", "reward", "checkpoint", "measure", *AGG_COLUMNS),
     "reward_models_aggregate": ("context_set", "checkpoint", "group", "measure", *AGG_COLUMNS),
     "contrast": ("context_set", "comparison", "measure", "mean", "ci_low", "ci_high", "n_pairs"),

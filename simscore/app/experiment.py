@@ -50,7 +50,8 @@ from policies.gpsarsa import compile_kernels
 from policies.gpsarsa.training import TrainingConfig
 from simscore._version import __version__
 from simscore.app.findings import Thresholds
-from simscore.app.folder import COLLECTED, GENERATED, ExperimentFolder, RunId
+from simscore.app.folder import COLLECTED, GENERATED, HELD_OUT, ExperimentFolder, RunId
+from simscore.app.held_out import HeldOutConfig
 from simscore.app.provenance import check_collected, check_folder_settings, check_log, stale_random_responses
 from simscore.app.record import RunRecord
 from simscore.checks import check_bool, check_int, check_number, check_seed
@@ -119,6 +120,12 @@ class ExperimentConfig:
         ``[measures.bertscore]`` with ``model = "/models/roberta-large"``, ``num_layers = 17``,
         ``device = "cuda"`` (:func:`simscore.measures.measure_options` lists them); checked
         with the measures, before any work, and recorded in the signatures.
+    held_out : HeldOutConfig or None
+        [held_out] Optional: a held-out user population (``[held_out.user]``: the training
+        users' settings it changes) and a flow graph of the training users' dialogues; adds the
+        flow-labelled context set ``held`` and the tables ``flow_strata``,
+        ``flow_strata_tests`` and ``flow_graph`` (:mod:`simscore.app.held_out`). None (default): none
+        of it.
     """
 
     name: str = "demo"
@@ -136,6 +143,7 @@ class ExperimentConfig:
     random_seed: int = 0
     findings: Thresholds = dataclasses.field(default_factory=Thresholds)
     measure_options: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+    held_out: HeldOutConfig | None = None
 
     #: TOML table → the fields read from it (``training`` also takes every field of the template).
     SECTIONS: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -163,6 +171,15 @@ class ExperimentConfig:
             raise ExperimentError(f"training must be a TrainingConfig, got {type(self.training).__name__}")
         if not isinstance(self.findings, Thresholds):
             raise ExperimentError(f"findings must be a Thresholds, got {type(self.findings).__name__}")
+        if self.held_out is not None:
+            if not isinstance(self.held_out, HeldOutConfig):
+                raise ExperimentError(f"held_out must be a HeldOutConfig, got {type(self.held_out).__name__}")
+            from simscore.app.held_out import held_out_users
+
+            try:
+                held_out_users(self.held_out, self.training.user)
+            except (TypeError, ValueError) as exc:
+                raise ExperimentError(str(exc)) from None
         try:
             for i, seed in enumerate(self.seeds):
                 check_seed(f"seeds[{i}]", seed)
@@ -216,6 +233,8 @@ class ExperimentConfig:
         out["findings"] = self.findings.to_dict()
         if self.measure_options:
             out["measures"] = {name: dict(values) for name, values in self.measure_options.items()}
+        if self.held_out is not None:
+            out["held_out"] = self.held_out.to_dict()
         return out
 
     @classmethod
@@ -229,7 +248,7 @@ class ExperimentConfig:
         """
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: expected a table, got {type(data).__name__}")
-        check_keys(data, ["name", *cls.SECTIONS, "findings", "measures"], source=source)
+        check_keys(data, ["name", *cls.SECTIONS, "findings", "measures", "held_out"], source=source)
         hints = typing.get_type_hints(cls)
         kwargs: dict[str, Any] = {}
         if "name" in data:
@@ -244,6 +263,9 @@ class ExperimentConfig:
                 continue
             if section == "measures":
                 kwargs["measure_options"] = _read_measure_options(value, source=source)
+                continue
+            if section == "held_out":
+                kwargs["held_out"] = HeldOutConfig.from_mapping(value, source=source)
                 continue
             own = cls.SECTIONS[section]
             if section == "training":
@@ -358,8 +380,10 @@ def _train_job(config: TrainingConfig, run_dir: str) -> dict[str, Any]:
     return {"run_dir": run_dir, "seconds": time.perf_counter() - start}
 
 
-def _respond_job(folder: ExperimentFolder, run: RunId | None, context_sets: tuple[str, ...], random_seed: int) -> int:
-    """Write the responses of every checkpoint of one run (or of the random policy, ``run=None``) once."""
+def _respond_job(folder: ExperimentFolder, run: RunId | None, context_sets: tuple[str, ...], random_seed: int,
+                 final_only: bool = False) -> int:
+    """Write the responses of every checkpoint (or of the final one) of one run, or of the random policy
+    (``run=None``), once."""
     from contexts import ContextSet
     from simscore.policy import run_policy
 
@@ -378,7 +402,8 @@ def _respond_job(folder: ExperimentFolder, run: RunId | None, context_sets: tupl
     from policies.gpsarsa.training import list_checkpoints, load_checkpoint
 
     run_dir = folder.run_dir(run)
-    for checkpoint in (c.dialogues for c in list_checkpoints(run_dir)):
+    checkpoints = list_checkpoints(run_dir)
+    for checkpoint in (c.dialogues for c in (checkpoints[-1:] if final_only else checkpoints)):
         targets = {name: folder.responses(name, run, checkpoint) for name in sets}
         if all(path.exists() for path in targets.values()):
             continue
@@ -510,7 +535,11 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
     for remade in stale_random_responses(folder, context_sets, config.random_seed):
         logger.info("%s", remade)
     runs: list[RunId | None] = [*config.runs, None]  # None: the random policy
-    respond_jobs = [(folder, run, context_sets, config.random_seed) for run in runs]
+    respond_jobs: list[tuple[Any, ...]] = [(folder, run, context_sets, config.random_seed) for run in runs]
+    if config.held_out is not None:  # the final checkpoints only
+        for remade in stale_random_responses(folder, (HELD_OUT,), config.random_seed):
+            logger.info("%s", remade)
+        respond_jobs += [(folder, run, (HELD_OUT,), config.random_seed, True) for run in runs]
     written = sum(run_jobs(_respond_job, respond_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="responding",
                            progress=progress))
     logger.info("responses: %d new response files, %.1f s", written, time.perf_counter() - t0)
@@ -520,6 +549,10 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
     from simscore.app.analyses import score_experiment
 
     tables = score_experiment(config, measures, folder, context_sets, _evaluation_records(config, folder), progress)
+    if config.held_out is not None:
+        from simscore.app.flow_strata import flow_strata_tables
+
+        tables.update(flow_strata_tables(config, measures, folder))
     record = _record(config, measures, command)
     logger.info("scoring (all comparisons, %d measures): %.1f s", len(record.signatures), time.perf_counter() - t0)
     t0 = time.perf_counter()
@@ -613,6 +646,10 @@ def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple
         if not folder.generated.exists():
             generate_grid().to_jsonl(folder.generated)
         names.append(GENERATED)
+    if config.held_out is not None:
+        from simscore.app.held_out import build_held_out
+
+        build_held_out(config, folder, _decisions)
     sizes = {name: len(ContextSet.read_jsonl(folder.contexts(name), verify_hash=False)) for name in names}
     logger.info("context sets: %s", ", ".join(f"{name} {n}" for name, n in sizes.items()))
     return tuple(names)
@@ -646,7 +683,8 @@ def _record(config: ExperimentConfig, measures: Sequence[Measure], command: str 
         versions=collect_versions(),
         seeds={"training": list(config.seeds), "evaluation": config.training.eval_seed,
                "collection": config.collect_seed, "random_policy": config.random_seed,
-               "bootstrap": config.bootstrap_seed},
+               "bootstrap": config.bootstrap_seed,
+               **({"held_out": config.held_out.seed} if config.held_out is not None else {})},
         bootstrap=config.bootstrap,
         findings=config.findings,
         # the day the run was scored: written once, so `simscore report DIR` rebuilds the same text

@@ -13,9 +13,15 @@ folder name. Layout::
     logs/<reward>-<seed>.jsonl               C_col dialogues of the run's final policy
     contexts/col.jsonl, col-<reward>.jsonl   collected context sets (both rewards, per reward)
     contexts/gen.jsonl                       the generated grid C_gen
+    held_out/graph/<reward>-<seed>.jsonl     with [held_out]: the final policy's dialogues with the
+                                             training users, and the flow graph built from them
+    held_out/flow_graph.json                 (simscore.app.held_out)
+    held_out/users/<reward>-<seed>.jsonl     with [held_out]: its dialogues with the held-out users
+    contexts/held.jsonl                      their decision contexts, flow-labelled
     responses/<set>/<reward>-<seed>/ckpt-NNNNNN.jsonl
                                              responses of each checkpoint (NNNNNN: dialogues
-                                             trained, six digits) on each context set
+                                             trained, six digits) on each context set (on
+                                             held: the final checkpoint only)
     responses/<set>/random/random.jsonl      responses of the seeded random policy
     <table>.csv, <table>.json, tables.json   the tables (simscore.tables_io)
     figures/<figure>.png                     the figures (simscore.plots.make_figures)
@@ -60,12 +66,14 @@ try:
 except ImportError:  # pragma: no cover - Windows: the lock file is created exclusively instead
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["RunId", "RunFiles", "ExperimentFolder", "FolderLock", "COLLECTED", "GENERATED", "RANDOM"]
+__all__ = ["RunId", "RunFiles", "ExperimentFolder", "FolderLock", "COLLECTED", "GENERATED", "HELD_OUT", "RANDOM"]
 
 #: Name of the collected context set (both reward models), and the prefix of one reward's part.
 COLLECTED = "col"
 #: Name of the generated context set.
 GENERATED = "gen"
+#: Name of the context set collected from the held-out users (``[held_out]``).
+HELD_OUT = "held"
 #: Folder name of the random policy's responses (not a run: no ``-<seed>``).
 RANDOM = "random"
 
@@ -241,6 +249,24 @@ class ExperimentFolder:
     def generated(self) -> Path:
         """C_gen, ``contexts/gen.jsonl``."""
         return self.contexts(GENERATED)
+
+    @property
+    def held_out(self) -> Path:
+        """``held_out/``: the held-out users' dialogues and the flow graph (``[held_out]``)."""
+        return self.root / "held_out"
+
+    def graph_log(self, run: RunId) -> Path:
+        """``held_out/graph/<reward>-<seed>.jsonl``: the final policy's dialogues the flow graph is built from."""
+        return self.held_out / "graph" / f"{run.name}{_JSONL}"
+
+    def held_out_log(self, run: RunId) -> Path:
+        """``held_out/users/<reward>-<seed>.jsonl``: the final policy's dialogues with the held-out users."""
+        return self.held_out / "users" / f"{run.name}{_JSONL}"
+
+    @property
+    def flow_graph(self) -> Path:
+        """``held_out/flow_graph.json``: the flow graph of every run's graph dialogues."""
+        return self.held_out / "flow_graph.json"
 
     # -- responses --------------------------------------------------------------------------
 

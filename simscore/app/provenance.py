@@ -18,6 +18,10 @@ stops before any work, naming the setting and the piece):
   (present or not); turned on: **made**; turned off: left unused (not scored, not explained).
 - ``responses/<set>/random/random.jsonl`` — made by [chance] ``random_seed``; recorded in its
   header (``provenance.seed``); another setting: **made again** (with a log line).
+- ``held_out/graph/<run>.jsonl``, ``held_out/users/<run>.jsonl``, ``held_out/flow_graph.json``,
+  ``contexts/held.jsonl`` — with ``[held_out]`` (:mod:`simscore.app.held_out`): made by the run's
+  final policy and the ``[held_out]`` settings (and ``[contexts] collect_scale``); recorded in
+  each piece's header; another setting: **stop** (:func:`check_piece`).
 - tables, figures, ``explain/``, ``report.md`` — made by [scoring] and [findings]; recorded in
   every table's saved run record; **made again** by every run (the index and the report
   last, after deleting them first).
@@ -41,7 +45,7 @@ from simscore.io import read_json, read_jsonl
 if TYPE_CHECKING:
     from simscore.app.experiment import ExperimentConfig
 
-__all__ = ["check_folder_settings", "check_log", "check_collected", "stale_random_responses"]
+__all__ = ["check_folder_settings", "check_log", "check_collected", "check_piece", "stale_random_responses"]
 
 #: The [contexts] settings that determine the logs and C_col (``generated`` only adds or omits C_gen).
 COLLECTION = ("collect_dialogues", "collect_seed", "collect_scale")
@@ -115,6 +119,13 @@ def _refuse(folder: ExperimentFolder, path: Path, differences: Sequence[str]) ->
     )
 
 
+def check_piece(folder: ExperimentFolder, path: Path, recorded: Mapping[str, Any], wanted: Mapping[str, Any]) -> None:
+    """Stop when a piece's recorded settings differ from this run's (both keyed by the setting's name)."""
+    differences = _differences(recorded, wanted)
+    if differences:
+        raise _refuse(folder, path, differences)
+
+
 def check_log(folder: ExperimentFolder, run: RunId, config: ExperimentConfig, checkpoint: int) -> None:
     """Stop when ``logs/<run>.jsonl`` was not collected from ``checkpoint`` with this run's collection settings."""
     path = folder.log(run)
@@ -135,9 +146,7 @@ def check_log(folder: ExperimentFolder, run: RunId, config: ExperimentConfig, ch
     wanted = {"[contexts] collect_dialogues": config.collect_dialogues, "[contexts] collect_seed": config.collect_seed,
               "the run's own users (seed)": run.seed,
               "[contexts] collect_scale": config.collect_scale, "checkpoint": checkpoint}
-    differences = _differences(recorded, wanted)
-    if differences:
-        raise _refuse(folder, path, differences)
+    check_piece(folder, path, recorded, wanted)
 
 
 def check_collected(folder: ExperimentFolder, path: Path, runs: Sequence[RunId], config: ExperimentConfig) -> None:

@@ -22,6 +22,7 @@ from simscore import analysis
 from simscore.app import paper
 from simscore.app.findings import Thresholds
 from simscore.app.record import RunRecord
+from simscore.app.report_flows import section_flow_strata
 from simscore.app.report_performance import SATURATED_SUCCESS, section_performance
 from simscore.stats import Bootstrap
 from simscore.tables_io import markdown_table
@@ -498,6 +499,8 @@ SECTIONS: tuple[Section, ...] = (
     Section("correlation", "Correlation between measures (paper's Figure 6)", "Correlation heatmaps",
             _section_correlation),
     Section("chance", "Chance level", "Chance level vs trained comparisons", _section_chance),
+    Section("flow_strata", "Seen and unseen conversation flows", "Similarity per flow stratum on the held-out users",
+            section_flow_strata),
 )
 
 #: The tables the report analyses, in report order.
