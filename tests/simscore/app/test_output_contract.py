@@ -191,6 +191,8 @@ READERS = {
     "simscore.app.analyses.read_responses", "simscore.app.analyses.score_experiment",
     "simscore.app.provenance.check_collected", "simscore.app.provenance.check_folder_settings",
     "simscore.app.provenance.check_log", "simscore.app.reference.reference_policies",
+    "simscore.app.provenance.check_piece", "simscore.app.flow_strata.held_out_comparisons",
+    "simscore.app.flow_strata.flow_strata_tables",
 }
 #: Public functions that take a path but touch no file.
 PATHS_ONLY = {"simscore.app.folder.ExperimentFolder.link"}
@@ -202,7 +204,7 @@ FOLDER_WRITERS = {
     "simscore.app.experiment.run_experiment", "simscore.app.explain.explain", "simscore.app.report.write_report",
     "simscore.app.report.rebuild_report", "simscore.tables_io.save_tables", "simscore.plots.make_figures",
     "policies.gpsarsa.training.train", "policies.tiny_models.write_tiny_model",
-    "simscore.app.provenance.stale_random_responses",
+    "simscore.app.provenance.stale_random_responses", "simscore.app.held_out.build_held_out",
 }
 
 
