@@ -293,6 +293,10 @@ def draw_flow_strata_page(table: pd.DataFrame, *, measures: Sequence[str] = ("tm
     strata = sorted(set(pooled["stratum"].astype(str)))
     colours = _colours(strata)
     titles = {"flow_prefix": "flow up to the context", "flow": "whole dialogue's flow"}
+    flows = any(by in ("flow_prefix", "flow") for by in strata_by)
+    # the labels say what a stratum is: flow labels name themselves, a pattern's are True/False
+    shown = {stratum: stratum if flows else {"True": "with the pattern", "False": "without it"}.get(stratum, stratum)
+             for stratum in strata}
     with _style():
         figure = _new_figure(PAGE_WIDTH, 2.6 * max(1, len(names)) + 0.8)
         axes = figure.subplots(max(1, len(names)), max(1, len(strata_by)), squeeze=False, sharey=True)
@@ -309,11 +313,12 @@ def draw_flow_strata_page(table: pd.DataFrame, *, measures: Sequence[str] = ("tm
                     low = np.nan_to_num(np.clip(mean - rows["ci_low"].to_numpy(dtype=np.float64), 0, None))
                     high = np.nan_to_num(np.clip(rows["ci_high"].to_numpy(dtype=np.float64) - mean, 0, None))
                     ax.bar(x + (i - (len(strata) - 1) / 2) * width, mean, width, yerr=[low, high], capsize=2,
-                           color=colours[stratum], label=stratum, error_kw={"linewidth": 0.8})
+                           color=colours[stratum], label=shown[stratum], error_kw={"linewidth": 0.8})
                 ax.set_xticks(x, [f"{c}\n{g}" for c, g in groups], fontsize=7)
-                ax.set_title(f"{_label(measure)} — {titles.get(by, by)}")
+                ax.set_title(f"{_label(measure)}: {titles.get(by, by.removeprefix('pattern_').replace('_', ' '))}")
                 ax.set_ylim(0.0, 1.05)
             axes[row][0].set_ylabel("similarity (0–1)")
         _bottom_legend(figure, list(axes[0]))
-        _set_title(figure, "Seen and unseen conversation flows of the held-out users (interval over dialogues)")
+        _set_title(figure, "Held-out users per flow stratum (interval over dialogues)" if flows
+                   else "Held-out users, with and without a pattern (interval over dialogues)")
     return figure
