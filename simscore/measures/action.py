@@ -38,7 +38,7 @@ __all__ = [
 
 
 def concept_error(h: Act, r: Act) -> float:
-    """CE(h, r) = (|r| − dist(h, r)) / |r| over concept tokens (1 or 0 when |r| = 0).
+    """``CE(h, r) = (|r| − dist(h, r)) / |r|`` over concept tokens (1 or 0 when ``|r| = 0``).
 
     Not symmetric and not clipped: it is negative when ``h`` has many more concepts than ``r``.
 
@@ -55,7 +55,7 @@ def concept_error(h: Act, r: Act) -> float:
 
 
 def concept_match(a: Act, b: Act) -> float:
-    """CM(a, b) = (δ(act, act') + Σ_{γ∈S̃} m(γ)) / (1 + |S̃|).
+    """``CM(a, b) = (δ(act, act') + Σ_{γ∈S̃} m(γ)) / (1 + |S̃|)``.
 
     >>> concept_match(Act.parse("hello()"), Act.parse("bye()"))
     0.0
@@ -216,7 +216,7 @@ class ConceptErrorRate(_ActionMeasure):
 
 
 class ConceptMatchRate(_ActionMeasure):
-    """CMR: (δ(act, act') + |shared concepts|) / (1 + |all concepts|).
+    """CMR: ``(δ(act, act') + |shared concepts|) / (1 + |all concepts|)``.
 
     >>> ConceptMatchRate().score_pairs([Act.parse("hello()")], [Act.parse("hello()")])
     array([1.])
