@@ -130,6 +130,10 @@ class _Registry(Mapping[str, Measure]):
             measure = self._measures[name] = measure()
         return measure
 
+    def __contains__(self, name: object) -> bool:
+        # by name only: Mapping's default builds the measure, which without its extra raises
+        return name in self._measures
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._measures)
 
