@@ -25,6 +25,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 #: Doctests that need an extra: a module's path (all its doctests) or one doctest's node id.
 DOCTEST_EXTRAS: dict[str, str] = {
     "simscore/measures/text.py": "text",
+    "simscore/measures/bertscore.py": "text",
+    "simscore/measures/embedding.py": "text",
     "simscore/measures/__init__.py::simscore.measures.resolve_measures": "text",
     "policies/generative.py": "text",
     "policies/tiny_models.py": "text",

@@ -127,9 +127,11 @@ def run_jobs(
             ) from None
         with Client(scheduler) as client, joblib.parallel_config(backend="dask"):
             workers = max(1, len(client.scheduler_info().get("workers", {})))
-            calls = joblib.Parallel(n_jobs=workers, return_as="generator")(
-                joblib.delayed(function)(*args) for args in jobs
-            )
+            delayed = [joblib.delayed(function)(*args) for args in jobs]
+            try:
+                calls = joblib.Parallel(n_jobs=workers, return_as="generator")(delayed)
+            except ValueError:  # joblib < 1.4: its Dask backend returns lists only (no progress per job then)
+                calls = iter(joblib.Parallel(n_jobs=workers)(delayed))
             return list(tqdm(calls, total=len(jobs), desc=f"{desc} (dask)", disable=None if progress else True))
     workers = min(len(jobs), n_jobs or os.cpu_count() or 1)
     if workers == 1:

@@ -17,6 +17,9 @@ from simscore.measures.bertscore import BertScore
 from simscore.measures.use import UseCosine
 from tests.simscore.measures.corpus import MANY, ODD, PROMPTS
 
+#: the models of the text extra: skipped, naming it, in an install without it
+pytestmark = pytest.mark.extra("text")
+
 TOLERANCE = 1e-6
 SIZES = (1, 7, 64, 256)
 

@@ -14,6 +14,9 @@ from simscore.measures.base import dist_version
 from simscore.measures.text import BertScore, ModelNotFoundError, TextMeasureError
 from tests.simscore.measures.corpus import MANY, ODD, PROMPTS, SAME, A, B, bert_dir, pairs_of
 
+#: the models of the text extra: skipped, naming it, in an install without it
+pytestmark = pytest.mark.extra("text")
+
 TORCH, TRANSFORMERS = dist_version("torch"), dist_version("transformers")
 
 

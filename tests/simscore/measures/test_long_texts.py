@@ -17,6 +17,9 @@ from simscore.measures.bleu import Bleu4
 from simscore.measures.use import UseCosine
 from tests.simscore.measures.corpus import PROMPTS, bert_dir
 
+#: the models of the text extra: skipped, naming it, in an install without it
+pytestmark = pytest.mark.extra("text")
+
 SHARED = " ".join(PROMPTS * 12)  # about 1,500 word pieces
 
 

@@ -25,6 +25,9 @@ from simscore.measures.embedding import LocalSentenceEncoder
 from simscore.measures.use import use_encoder
 from tests.simscore.measures.corpus import bert_dir
 
+#: options of the model-backed measures: skipped, naming the extra, in an install without it
+pytestmark = pytest.mark.extra("text")
+
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 #: Constructor arguments that are Python-only on purpose (objects, memory bounds), not options.
 API_ONLY = {"encoder", "cache_bytes", "cache_entries"}
@@ -240,21 +243,3 @@ def test_experiment_file_measure_tables_are_checked(tmp_path, table, message):
     with pytest.raises(ConfigError, match=message):
         load_config(path)
 
-
-def test_registry_membership_and_option_listing_build_no_measure():
-    # the command line's help lists every measure's options: in a bare install building BERTScore
-    # to answer "in MEASURES" raised MissingDependencyError, so build_parser() failed
-    from simscore.measures import _Registry
-
-    built = []
-
-    class Costly:
-        options: dict = {}
-
-        def __init__(self) -> None:
-            built.append(1)
-
-    registry = _Registry({"costly": Costly})
-    assert "costly" in registry and "other" not in registry and 5 not in registry
-    assert registry.classes["costly"] is Costly and built == []
-    assert isinstance(registry["costly"], Costly) and built == [1]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import sys
 
+import pytest
+
 import simscore.measures._progress as progress
 from simscore import Response, Responses, compare, score
 from simscore.app.cli import main
@@ -14,6 +16,9 @@ from simscore.measures._encoders import UsemEncoder
 from simscore.measures.bertscore import BertScore
 from simscore.measures.use import UseCosine
 from tests.simscore.measures.corpus import MANY
+
+#: the models of the text extra: skipped, naming it, in an install without it
+pytestmark = pytest.mark.extra("text")
 
 
 class _Terminal(io.StringIO):

