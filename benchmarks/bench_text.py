@@ -65,7 +65,7 @@ FOLLOWS = ["", " Can I help you with anything else?", " Is there anything else?"
 
 def corpus(n_texts: int, seed: int = 0) -> list[str]:
     """``n_texts`` distinct prompts of the simulated NLG (module docstring), shuffled."""
-    from policies.nlg import TemplateNLG
+    from policies.sim.nlg import TemplateNLG
 
     acts = sorted({r.action for r in response_pool(np.random.default_rng(seed), size=600)}, key=str)
     texts: dict[str, None] = {}
