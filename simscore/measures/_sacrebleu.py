@@ -112,9 +112,11 @@ def compute_bleu_many(
         precision = np.where(c > 0, 100.0 * c / t, 100.0 * SMOOTH_VALUE / t)
     logs = np.zeros_like(precision)
     logs[used] = _apply(math.log, precision[used])
-    log_sum = logs[:, 0]  # sum([...]) adds left to right, starting from the first term
-    for n in range(1, MAX_ORDER):
-        log_sum = np.where(eff > n, log_sum + logs[:, n], log_sum)
+    # sacrebleu adds the log precisions with Python's sum(), which Python 3.12 made compensated
+    # (Neumaier): the same built-in on the same lists gives the same bits on every Python
+    log_sum = np.fromiter(
+        (sum(row[:k]) for row, k in zip(logs.tolist(), eff.tolist(), strict=True)), dtype=np.float64, count=len(live)
+    )
     mean_exp = _apply(math.exp, log_sum / eff)
     sys_l, ref_l = sys_len[live], ref_len[live]
     penalty = np.ones(len(live), dtype=np.float64)
