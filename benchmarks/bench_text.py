@@ -38,18 +38,13 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import time
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_measures import response_pool  # noqa: E402
+from bench_measures import response_pool  # the script's folder is on sys.path when it runs
 
 from simscore.measures._encoders import UsemEncoder, available_cpus  # noqa: E402
 from simscore.measures.bertscore import BertScore  # noqa: E402

@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from simscore._version import __version__  # noqa: E402
+from simscore._version import __version__  # the package is installed (the test command's environment)
 
 project = "simscore"
 author = "the simscore authors"
