@@ -41,7 +41,7 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -94,13 +94,33 @@ class _Slots(FrozenDict[str, _SlotDist]):
     __slots__ = ()
 
 
-class _MethodDist(FrozenDict[str, float]):
+class _Distribution(FrozenDict[str, float]):
+    """A validated distribution over a fixed list of values that remembers its top value.
+
+    Masks, master actions and the tracker ask for the top method of one belief several times
+    a turn, and consecutive beliefs share their distribution objects while these do not
+    change: the top is found once per object (as :class:`FrozenDict` keeps its hash).
+    """
+
+    __slots__ = ("_top",)
+    _top: str
+
+    def top(self) -> str:
+        """The first value with the highest probability (:func:`_first_max`)."""
+        try:
+            return self._top
+        except AttributeError:
+            top = self._top = _first_max(self)
+            return top
+
+
+class _MethodDist(_Distribution):
     """A validated method distribution over every value of METHODS."""
 
     __slots__ = ()
 
 
-class _DiscourseDist(FrozenDict[str, float]):
+class _DiscourseDist(_Distribution):
     """A validated discourse-act distribution over every value of DISCOURSE_ACTS."""
 
     __slots__ = ()
@@ -444,11 +464,11 @@ class BeliefState:
 
     def top_method(self) -> str:
         """The most probable method (ties: order of :data:`~contexts.domain.METHODS`)."""
-        return _first_max(self.method)
+        return cast(_Distribution, self.method).top()  # __post_init__ made it one
 
     def top_discourse_act(self) -> str:
         """The most probable discourse act (ties: order of :data:`~contexts.domain.DISCOURSE_ACTS`)."""
-        return _first_max(self.discourse_act)
+        return cast(_Distribution, self.discourse_act).top()
 
     # -- checks and identity -----------------------------------------------------------
 

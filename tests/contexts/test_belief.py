@@ -137,6 +137,23 @@ def test_top_queries() -> None:
     assert tie.top("area") == ("centre", 0.2)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.1, 0.25, 0.5]), min_size=len(METHODS), max_size=len(METHODS)))
+def test_top_method_is_remembered_and_right(weights: list[float]) -> None:
+    # The method distribution remembers its top (asked several times a turn); the remembered
+    # value is the first maximum in METHODS order, before and after copies and pickles.
+    method = {m: w for m, w in zip(METHODS, weights) if m != "none" and w > 0.0}
+    total = sum(method.values())
+    if total > 1.0:
+        method = {m: w / total for m, w in method.items()}
+    method["none"] = max(0.0, 1.0 - sum(method.values()))
+    b = BeliefState(method=method)
+    expected = max(METHODS, key=lambda m: (b.method[m], -METHODS.index(m)))
+    assert b.top_method() == expected and b.top_method() == expected
+    for other in (copy.deepcopy(b), pickle.loads(pickle.dumps(b)), dataclasses.replace(b)):
+        assert other == b and hash(other.method) == hash(b.method) and other.top_method() == expected
+
+
 def test_json_round_trip_and_errors() -> None:
     b = BeliefState(
         slots={"area": {"north": 0.8}, "name": {ONTOLOGY.informable["name"][5]: 1.0}},
