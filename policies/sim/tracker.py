@@ -92,7 +92,7 @@ _DISCOURSE = {
 }
 #: PyDial's precedence when a turn carries several discourse acts.
 _DISCOURSE_ORDER = tuple(_DISCOURSE)
-#: At most this many readings of user acts are memoised per tracker.
+#: At most this many readings of user acts (and evidences, and discourse distributions) are memoised per tracker.
 _MAX_READINGS = 1 << 14
 
 
@@ -122,6 +122,11 @@ class FocusTracker:
         self._canon = BeliefCanonicaliser()
         # (user act, this_slot, confirmed item, offer happened) -> what _read makes of the act
         self._readings: dict[tuple[Act, str | None, tuple[str, str] | None, bool], _Reading] = {}
+        # the same key -> the evidence of that act heard with confidence 1 (the simulated user's
+        # turns): shared, never changed by the steps that read it
+        self._certain: dict[tuple[Act, str | None, tuple[str, str] | None, bool], _Evidence] = {}
+        # a turn's discourse-act evidence -> the belief's discourse-act distribution
+        self._discourse: dict[tuple[tuple[str, float], ...], Mapping[str, float]] = {}
         # the state of the current dialogue (set by reset)
         self._slots: dict[str, dict[str, float]] = {}
         # The canonical distribution of each slot that has not changed since the last belief.
@@ -244,19 +249,30 @@ class FocusTracker:
         self, hypotheses: Hypotheses, this_slot: str | None, confirmed: tuple[str, str] | None, offer_happened: bool
     ) -> _Evidence:
         """The confidence-weighted informs, requests, methods and discourse acts of the user's hypotheses."""
+        if len(hypotheses) == 1 and hypotheses[0][1] == 1.0:  # one act, heard for sure
+            key = (hypotheses[0][0], this_slot, confirmed, offer_happened)
+            evidence = self._certain.get(key)
+            if evidence is None:
+                evidence = _Evidence()
+                evidence.add(self._reading(key), 1.0)
+                if len(self._certain) < _MAX_READINGS:
+                    self._certain[key] = evidence
+            return evidence
         evidence = _Evidence()
-        readings = self._readings
         for act, p in hypotheses:
-            if p <= 0.0:
-                continue
-            key = (act, this_slot, confirmed, offer_happened)
-            reading = readings.get(key)
-            if reading is None:
-                reading = self._read(act, this_slot, confirmed, offer_happened)
-                if len(readings) < _MAX_READINGS:
-                    readings[key] = reading
-            evidence.add(reading, p)
+            if p > 0.0:
+                evidence.add(self._reading((act, this_slot, confirmed, offer_happened)), p)
         return evidence
+
+    def _reading(self, key: tuple[Act, str | None, tuple[str, str] | None, bool]) -> _Reading:
+        """:meth:`_read` of ``key`` = (act, this_slot, confirmed, offer_happened), remembered."""
+        readings = self._readings
+        reading = readings.get(key)
+        if reading is None:
+            reading = self._read(*key)
+            if len(readings) < _MAX_READINGS:
+                readings[key] = reading
+        return reading
 
     def _update_slots(self, informs: dict[str, dict[str, float]]) -> None:
         """The focus update of every informable slot this turn informed."""
@@ -277,6 +293,8 @@ class FocusTracker:
             self._canonical.pop(slot, None)
 
     def _update_method(self, turn_method: dict[str, float]) -> None:
+        if not turn_method:  # the update would multiply every probability by 1.0
+            return
         turn_none = 1.0 - sum(turn_method.values())
         if turn_none < 0.0:
             turn_none = 0.0
@@ -286,6 +304,8 @@ class FocusTracker:
         self._method = {m: p for m, p in method_dist.items() if p > 0.0}
 
     def _update_requested(self, informed: set[str], requests: dict[str, float]) -> None:
+        if not informed and not requests:  # nothing to drop, nothing to add
+            return
         requested: dict[str, float] = {}
         for slot, p in self._requested.items():
             if slot not in informed:
@@ -347,9 +367,15 @@ class FocusTracker:
                 method = {m: p / total for m, p in method.items()}
             method_dist = canon.method(method)
             self._method_built = method_items
-        turn = dict(discourse)
-        rest = 1.0 - sum(turn.values())
-        turn["none"] = rest if rest > 0.0 else 0.0
+        key = tuple(discourse.items())
+        discourse_dist = self._discourse.get(key)
+        if discourse_dist is None:
+            turn = dict(discourse)
+            rest = 1.0 - sum(turn.values())
+            turn["none"] = rest if rest > 0.0 else 0.0
+            discourse_dist = canon.discourse_act(turn)
+            if len(self._discourse) < _MAX_READINGS:
+                self._discourse[key] = discourse_dist
         canonical = self._canonical
         if len(canonical) == len(self._slots):  # no slot changed: reuse the last belief's slots
             slots: Mapping[str, Mapping[str, float]] = self.belief.slots
@@ -363,7 +389,7 @@ class FocusTracker:
         return canon.belief(
             slots,
             method_dist,
-            canon.discourse_act(turn),
+            discourse_dist,
             canon.requested(self._requested),
             last_offered=self._last_offered,
             offer_happened=self._last_offered is not None,

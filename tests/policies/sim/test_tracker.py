@@ -207,13 +207,19 @@ def test_silence(tracker):
 
 def test_unchanged_slots_reuse_the_last_beliefs_distributions():
     # The tracker hands BeliefState the canonical distributions of the slots a turn did not
-    # change; the beliefs must equal those built from the raw distributions every turn.
+    # change, and remembers readings, evidences and discourse distributions; the beliefs must
+    # equal those built from the raw distributions, with nothing remembered, every turn.
     from policies.handcrafted import HandcraftedPolicy
     from policies.sim.simulation import DialogueSimulator
 
     class Uncached(FocusTracker):
         def _build(self, discourse):
             self._canonical = {}
+            return super()._build(discourse)
+
+    class Forgetful(FocusTracker):  # no memo at all: every reading, evidence and distribution anew
+        def _build(self, discourse):
+            self._canonical, self._readings, self._certain, self._discourse = {}, {}, {}, {}
             return super()._build(discourse)
 
     def beliefs(tracker_type):
@@ -228,9 +234,9 @@ def test_unchanged_slots_reuse_the_last_beliefs_distributions():
                 seen.append(sim.belief)
         return seen
 
-    cached, uncached = beliefs(FocusTracker), beliefs(Uncached)
-    assert len(cached) == len(uncached) > 150
-    assert all(a == b for a, b in zip(cached, uncached))
+    cached, uncached, forgetful = beliefs(FocusTracker), beliefs(Uncached), beliefs(Forgetful)
+    assert len(cached) == len(uncached) == len(forgetful) > 150
+    assert all(a == b == c for a, b, c in zip(cached, uncached, forgetful))
     assert sum(a.slots is b.slots for a, b in zip(cached, cached[1:])) > 20  # unchanged slots shared
 
 
