@@ -94,24 +94,25 @@ class _Slots(FrozenDict[str, _SlotDist]):
     __slots__ = ()
 
 
+def _first_max(distribution: Mapping[str, float]) -> str:
+    """The first value with the highest probability ("none" for an empty distribution)."""
+    return max(distribution, key=distribution.__getitem__, default="none")
+
+
 class _Distribution(FrozenDict[str, float]):
-    """A validated distribution over a fixed list of values that remembers its top value.
+    """A validated distribution over a fixed list of values that knows its top value.
 
     Masks, master actions and the tracker ask for the top method of one belief several times
     a turn, and consecutive beliefs share their distribution objects while these do not
-    change: the top is found once per object (as :class:`FrozenDict` keeps its hash).
+    change: the top is found once per object, when it is built.
     """
 
-    __slots__ = ("_top",)
-    _top: str
+    __slots__ = ("top",)
 
-    def top(self) -> str:
-        """The first value with the highest probability (:func:`_first_max`)."""
-        try:
-            return self._top
-        except AttributeError:
-            top = self._top = _first_max(self)
-            return top
+    def __init__(self, values: Mapping[str, float]) -> None:
+        super().__init__(values)
+        #: The first value with the highest probability (:func:`_first_max`).
+        self.top: str = _first_max(self)
 
 
 class _MethodDist(_Distribution):
@@ -464,11 +465,11 @@ class BeliefState:
 
     def top_method(self) -> str:
         """The most probable method (ties: order of :data:`~contexts.domain.METHODS`)."""
-        return cast(_Distribution, self.method).top()  # __post_init__ made it one
+        return cast(_Distribution, self.method).top  # __post_init__ made it one
 
     def top_discourse_act(self) -> str:
         """The most probable discourse act (ties: order of :data:`~contexts.domain.DISCOURSE_ACTS`)."""
-        return cast(_Distribution, self.discourse_act).top()
+        return cast(_Distribution, self.discourse_act).top
 
     # -- checks and identity -----------------------------------------------------------
 
@@ -667,7 +668,3 @@ def _value_sets(ontology: Ontology) -> dict[str | None, frozenset[str]]:
     sets[None] = frozenset(ontology.requestable)
     return sets
 
-
-def _first_max(distribution: Mapping[str, float]) -> str:
-    """The first value with the highest probability ("none" for an empty distribution)."""
-    return max(distribution, key=distribution.__getitem__, default="none")
