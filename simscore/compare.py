@@ -406,7 +406,13 @@ def compare(
         groups = np.zeros(len(ids), dtype=np.int64)
         b_ids = None if b.ids == a.ids else ids
         for level, pick in (("action", Responses.actions), ("text", Responses.texts)):
-            part = factorised[level][3] if level in factorised else unique_pairs(pick(a), pick(b, b_ids))[3]
+            if level in factorised:
+                part = factorised[level][3]
+            else:
+                left, right = pick(a), pick(b, b_ids)
+                if left.count(None) == len(left) and right.count(None) == len(right):
+                    continue  # one code for every context: the groups stay as they are
+                part = unique_pairs(left, right)[3]
             # re-compact so the codes never overflow
             groups = np.unique(groups * (int(part.max(initial=0)) + 1) + part, return_inverse=True)[1].reshape(-1)
         intervals = bootstrap_ci_shared(columns, groups, n_resamples=n_resamples, confidence=confidence, seed=seed,
