@@ -101,21 +101,23 @@ class LRUCache(Generic[K, V]):
 
     def put(self, key: K, value: V) -> None:
         """Keep ``value`` under ``key``, forgetting the least recently used entries if full."""
+        self.update(((key, value),))
+
+    def _insert(self, key: K, value: V) -> None:
         size = self._cost(value) if self._cost is not None else 0
-        with self._lock:
-            old = self._data.pop(key, None)
-            if old is not None:
-                self._total -= old[1]
-            if self.max_cost is not None and size > self.max_cost:
-                return
-            self._data[key] = (value, size)
-            self._total += size
-            while len(self._data) > self.max_entries or (
-                self.max_cost is not None and self._total > self.max_cost
-            ):
-                _, (_, freed) = self._data.popitem(last=False)
-                self._total -= freed
-                self.evictions += 1
+        old = self._data.pop(key, None)
+        if old is not None:
+            self._total -= old[1]
+        if self.max_cost is not None and size > self.max_cost:
+            return
+        self._data[key] = (value, size)
+        self._total += size
+
+    def _evict(self) -> None:
+        while len(self._data) > self.max_entries or (self.max_cost is not None and self._total > self.max_cost):
+            _, (_, freed) = self._data.popitem(last=False)
+            self._total -= freed
+            self.evictions += 1
 
     def get_many(self, keys: list[K]) -> list[V | None]:
         """:meth:`get` of every key, in order, under one acquisition of the lock."""
@@ -132,9 +134,12 @@ class LRUCache(Generic[K, V]):
             return out
 
     def update(self, items: Iterable[tuple[K, V]]) -> None:
-        """:meth:`put` every ``(key, value)`` of ``items``, in order."""
-        for key, value in items:
-            self.put(key, value)
+        """:meth:`put` every ``(key, value)`` of ``items``, in order, under one acquisition of the lock."""
+        with self._lock:
+            insert, evict = self._insert, self._evict
+            for key, value in items:
+                insert(key, value)
+                evict()
 
     def __contains__(self, key: object) -> bool:
         with self._lock:

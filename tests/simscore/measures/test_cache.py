@@ -33,6 +33,27 @@ def test_cost_bound_counts_bytes_and_skips_an_entry_larger_than_the_bound():
     assert len(cache) == 0 and cache.cost == 0
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_update_leaves_what_puts_one_by_one_leave(seed):
+    # update() inserts a batch under one acquisition of the lock: the entries, their order, the
+    # cost and the evictions are those of putting the items one by one (a later item of the
+    # batch may replace a large one that already made older entries go).
+    rng = np.random.default_rng(seed)
+    bounds = {"max_entries": int(rng.integers(1, 8)), "max_cost": int(rng.integers(5, 40)), "cost": len}
+    caches = [LRUCache("t", **bounds), LRUCache("t", **bounds)]
+    for _ in range(6):
+        batch = [(f"k{int(rng.integers(0, 10))}", "x" * int(rng.integers(0, 12))) for _ in range(int(rng.integers(0, 9)))]
+        caches[0].update(batch)
+        for key, value in batch:
+            caches[1].update([(key, value)])
+        if rng.random() < 0.5:
+            key = f"k{int(rng.integers(0, 10))}"
+            assert caches[0].get(key) == caches[1].get(key)
+        assert caches[0].keys() == caches[1].keys()
+        assert (caches[0].cost, caches[0].evictions) == (caches[1].cost, caches[1].evictions)
+        assert [caches[0].get(k) for k in caches[0].keys()] == [caches[1].get(k) for k in caches[1].keys()]
+
+
 def test_bad_bounds_are_rejected():
     with pytest.raises(ValueError, match="t: max_entries must be >= 1, got 0"):
         LRUCache("t", max_entries=0)
