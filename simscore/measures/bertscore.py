@@ -70,10 +70,10 @@ def _nbytes(entry: _Embedded) -> int:
 
 def _greedy_f1(flat: Any, weights: Any, start_c: np.ndarray, len_c: np.ndarray,
                start_r: np.ndarray, len_r: np.ndarray) -> Any:
-    """BERTScore F1 of a chunk of pairs (candidate, reference) as float64 tensor operations.
+    """BERTScore F1 of a chunk of pairs (candidate, reference): maxima of float32 cosines, sums in float64.
 
     ``flat`` holds the unit token embeddings of every text of the call one after the other
-    (float64, on the device) and ``weights`` their normalised token weights; a pair's texts
+    (float32, on the device) and ``weights`` their normalised token weights; a pair's texts
     start at ``start_c`` / ``start_r`` and have ``len_c`` / ``len_r`` tokens. Each side is
     gathered into a ``(B, n, d)`` tensor padded to the chunk's longest text; padded
     positions never win a maximum (-inf) and weigh 0.
@@ -88,10 +88,12 @@ def _greedy_f1(flat: Any, weights: Any, start_c: np.ndarray, len_c: np.ndarray,
     # padded positions repeat the text's first token (any real index works: they are masked)
     at_c = torch.from_numpy(start_c[:, None] + np.where(pos_c[None, :] < len_c[:, None], pos_c[None, :], 0)).to(device)
     at_r = torch.from_numpy(start_r[:, None] + np.where(pos_r[None, :] < len_r[:, None], pos_r[None, :], 0)).to(device)
-    sim = torch.bmm(flat[at_c], flat[at_r].transpose(1, 2)).double()  # (B, n, m) cosines, float32 as bert-score
-    best_c = sim.masked_fill(~valid_r[:, None, :], -torch.inf).amax(dim=2)
-    best_r = sim.masked_fill(~valid_c[:, :, None], -torch.inf).amax(dim=1)
-    zero = torch.zeros((), dtype=sim.dtype, device=device)
+    sim = torch.bmm(flat[at_c], flat[at_r].transpose(1, 2))  # (B, n, m) cosines, float32 as bert-score
+    # the maxima are taken in float32 and widened after: the same numbers as widening first
+    # (widening is exact and keeps the order), with one float32 copy of the cosines, not two float64
+    best_c = sim.masked_fill(~valid_r[:, None, :], -torch.inf).amax(dim=2).double()
+    best_r = sim.masked_fill_(~valid_c[:, :, None], -torch.inf).amax(dim=1).double()
+    zero = torch.zeros((), dtype=torch.float64, device=device)
     precision = torch.where(valid_c, weights[at_c] * best_c, zero).sum(dim=1)
     recall = torch.where(valid_r, weights[at_r] * best_r, zero).sum(dim=1)
     return torch.nan_to_num(2.0 * precision * recall / (precision + recall), nan=0.0)
