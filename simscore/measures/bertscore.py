@@ -558,6 +558,8 @@ class BertScore(TextMeasure):
         of the call (MKL, measured: 1.2e-7 in a cosine), so a pair's score depends on the
         other pairs of its call through that rounding only: 3e-9 measured, far inside the
         1e-6 the measure promises (float64 cosines would remove it, at 2.5x the time on a CPU).
+        Called on one torch thread (:meth:`_score_texts`): the rounding does not depend on the
+        machine's number of cores either.
         """
         import torch
 
@@ -605,6 +607,10 @@ class BertScore(TextMeasure):
             self._load()
             with torch_threads(self.threads):
                 embedded = self._embed(sorted({text for pair in pairs for text in pair}))
+            # The pair scores are many small tensor operations: one CPU thread does them faster
+            # where other libraries' threads share the cores (USE's BLAS threads stay awake
+            # after it embeds), and gives the same numbers whatever the number of cores.
+            with torch_threads(1):
                 f1 = self._f1_many(pairs, embedded)
         if self.baseline is not None:
             f1 = (f1 - self.baseline) / (1.0 - self.baseline)
