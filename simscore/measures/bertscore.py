@@ -225,8 +225,10 @@ class BertScore(TextMeasure):
         The model's dtype (float16 on CUDA only). Embeddings are float32 after the model;
         a half-precision model moves F1 by ~1e-3 and is named in the signature.
     threads : int, optional
-        torch's CPU threads while the measure embeds and scores, set once per call and
-        restored after (default: every CPU this process may use; a larger value is clamped).
+        torch's CPU threads while the measure embeds, set once per call and restored after
+        (default: every CPU this process may use; a larger value is clamped). The pair scores
+        after the embedding always run on one thread (faster for their small operations, and
+        the same numbers on every machine).
     cache_bytes : int, default EMBEDDING_CACHE_BYTES
         Most bytes of token embeddings remembered (least recently used sentences forgotten
         first, and embedded again if needed).
@@ -250,7 +252,7 @@ class BertScore(TextMeasure):
         "batch_size": MeasureOption("int", "sentences per forward pass (speed and memory only)"),
         "device": DEVICE_OPTION,
         "dtype": MeasureOption("str", "the model's dtype: float32 (default), bfloat16, float16 (CUDA only)"),
-        "threads": MeasureOption("int", "torch CPU threads (default: the CPUs available; speed only)"),
+        "threads": MeasureOption("int", "torch CPU threads of the embedding (default: the CPUs available; speed only)"),
     }
 
     def __init__(
