@@ -50,7 +50,7 @@ from simscore.measures.base import dist_version
 from simscore.measures.options import DEVICE_OPTION, MeasureOption
 from simscore.measures.text_base import TextMeasure
 
-__all__ = ["BertScore", "EMBEDDING_CACHE_BYTES", "PAIR_CHUNK_ELEMENTS", "PAIR_BUCKET"]
+__all__ = ["BertScore", "CPU_BLOCK_ELEMENTS", "EMBEDDING_CACHE_BYTES", "PAIR_CHUNK_ELEMENTS", "PAIR_BUCKET"]
 
 #: Bytes of token embeddings one ``BertScore`` remembers by default (1 GiB: about 35,000
 #: dialogue prompts on MiniLM); the least recently used sentences are forgotten first.
@@ -97,6 +97,53 @@ def _greedy_f1(flat: Any, weights: Any, start_c: np.ndarray, len_c: np.ndarray,
     precision = torch.where(valid_c, weights[at_c] * best_c, zero).sum(dim=1)
     recall = torch.where(valid_r, weights[at_r] * best_r, zero).sum(dim=1)
     return torch.nan_to_num(2.0 * precision * recall / (precision + recall), nan=0.0)
+
+
+#: Most float64 cosines in one block of :func:`_f1_per_pair` (2**18: 2 MB, in cache).
+CPU_BLOCK_ELEMENTS = 1 << 18
+
+
+def _f1_per_pair(pairs: list[tuple[str, str]], embedded: dict[str, _Embedded]) -> np.ndarray:
+    """BERTScore F1 of every pair on the CPU: one float32 product per pair, the rest in blocks.
+
+    Each pair's cosine matrix is its own float32 matrix product (as bert-score computes one
+    pair; the same call for the same pair, so a score never depends on the other pairs),
+    written into a float64 block of pairs of similar lengths padded with -inf; then per block
+    the best cosine per token, the weighted precision and recall (summed in token order:
+    a running sum, so the padding never changes the order) and F1 = 2PR / (P + R), 0 where
+    undefined.
+    """
+    texts = list(dict.fromkeys(text for pair in pairs for text in pair))
+    emb = {text: embedded[text][0].numpy() for text in texts}
+    wts = {text: embedded[text][1].numpy() for text in texts}
+    length = {text: len(wts[text]) for text in texts}
+    order = sorted(range(len(pairs)), key=lambda k: (length[pairs[k][0]], length[pairs[k][1]]))
+    f1 = np.empty(len(pairs), dtype=np.float64)
+    lo = 0
+    while lo < len(order):
+        hi, n, m = lo, 0, 0  # the block: pairs order[lo:hi], padded to n x m tokens
+        while hi < len(order):
+            cand, ref = pairs[order[hi]]
+            n2, m2 = max(n, length[cand]), max(m, length[ref])
+            if hi > lo and (hi - lo + 1) * n2 * m2 > CPU_BLOCK_ELEMENTS:
+                break
+            n, m, hi = n2, m2, hi + 1
+        block = order[lo:hi]
+        sim = np.full((len(block), n, m), -np.inf)
+        w_cand, w_ref = np.zeros((len(block), n)), np.zeros((len(block), m))
+        for b, k in enumerate(block):
+            cand, ref = pairs[k]
+            sim[b, : length[cand], : length[ref]] = emb[cand] @ emb[ref].T
+            w_cand[b, : length[cand]] = wts[cand]
+            w_ref[b, : length[ref]] = wts[ref]
+        best_cand, best_ref = sim.max(axis=2), sim.max(axis=1)  # -inf on padding
+        precision = np.cumsum(np.where(np.isneginf(best_cand), 0.0, w_cand * best_cand), axis=1)[:, -1]
+        recall = np.cumsum(np.where(np.isneginf(best_ref), 0.0, w_ref * best_ref), axis=1)[:, -1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            score = 2.0 * precision * recall / (precision + recall)
+        f1[block] = np.where(np.isnan(score), 0.0, score)
+        lo = hi
+    return f1
 
 
 def _prefix_space(tokenizer: Any) -> bool:
@@ -227,8 +274,8 @@ class BertScore(TextMeasure):
     threads : int, optional
         torch's CPU threads while the measure embeds, set once per call and restored after
         (default: every CPU this process may use; a larger value is clamped). The pair scores
-        after the embedding always run on one thread (faster for their small operations, and
-        the same numbers on every machine).
+        after the embedding are one small product per pair on the CPU (numpy's, whose threads
+        this does not set).
     cache_bytes : int, default EMBEDDING_CACHE_BYTES
         Most bytes of token embeddings remembered (least recently used sentences forgotten
         first, and embedded again if needed).
@@ -549,7 +596,10 @@ class BertScore(TextMeasure):
     def _f1_many(self, pairs: list[tuple[str, str]], embedded: dict[str, _Embedded]) -> np.ndarray:
         """BERTScore F1 of every pair, from the ``embedded`` texts (call with the lock held).
 
-        Pairs are grouped by the token counts of their two texts (rounded up to
+        On the CPU one float32 matrix product per pair (:func:`_f1_per_pair`): a pair's score
+        is a function of the pair alone, bit for bit, and twice as fast as the batched tensor
+        operations there. On a GPU (:meth:`_f1_batched`), pairs are grouped by the token
+        counts of their two texts (rounded up to
         :data:`PAIR_BUCKET`) and scored as tensor operations on the model's device, padded to
         the longest texts of a chunk and masked, in chunks of at most
         :data:`PAIR_CHUNK_ELEMENTS` elements (:func:`_greedy_f1`): the cosine matrices of the
@@ -560,9 +610,13 @@ class BertScore(TextMeasure):
         of the call (MKL, measured: 1.2e-7 in a cosine), so a pair's score depends on the
         other pairs of its call through that rounding only: 3e-9 measured, far inside the
         1e-6 the measure promises (float64 cosines would remove it, at 2.5x the time on a CPU).
-        Called on one torch thread (:meth:`_score_texts`): the rounding does not depend on the
-        machine's number of cores either.
         """
+        if self.device == "cpu":
+            return _f1_per_pair(pairs, embedded)
+        return self._f1_batched(pairs, embedded)
+
+    def _f1_batched(self, pairs: list[tuple[str, str]], embedded: dict[str, _Embedded]) -> np.ndarray:
+        """:meth:`_f1_many` as batched tensor operations on the model's device (see there)."""
         import torch
 
         texts = list(dict.fromkeys(text for pair in pairs for text in pair))
@@ -609,11 +663,7 @@ class BertScore(TextMeasure):
             self._load()
             with torch_threads(self.threads):
                 embedded = self._embed(sorted({text for pair in pairs for text in pair}))
-            # The pair scores are many small tensor operations: one CPU thread does them faster
-            # where other libraries' threads share the cores (USE's BLAS threads stay awake
-            # after it embeds), and gives the same numbers whatever the number of cores.
-            with torch_threads(1):
-                f1 = self._f1_many(pairs, embedded)
+            f1 = self._f1_many(pairs, embedded)
         if self.baseline is not None:
             f1 = (f1 - self.baseline) / (1.0 - self.baseline)
         return f1

@@ -120,8 +120,8 @@ def test_bertscore_vectorised_pairs_equal_the_per_pair_computation(bert, monkeyp
     a, b = pairs_of(MANY + ODD, 300, seed=5)
     keys = sorted({(x, y) if x < y else (y, x) for x, y in zip(a, b) if x != y})
     embedded = bert._embed(sorted({t for pair in keys for t in pair}))
-    monkeypatch.setattr(bertscore, "PAIR_CHUNK_ELEMENTS", 4_000)  # many small chunks
-    got = bert._f1_many(keys, embedded)
+    monkeypatch.setattr(bertscore, "CPU_BLOCK_ELEMENTS", 4_000)  # many small blocks
+    got = bert._f1_many(keys, embedded)  # the CPU's path: one product per pair
     # bert-score's own matching of each pair alone (float32 throughout)
     reference = np.array([_bert_score_pair(embedded, x, y) for x, y in keys])
     np.testing.assert_allclose(got, reference, rtol=0, atol=1e-6)
@@ -134,12 +134,16 @@ def test_bertscore_vectorised_pairs_equal_the_per_pair_computation(bert, monkeyp
         p, q = hw / hw.sum() @ sim.max(axis=1), rw / rw.sum() @ sim.max(axis=0)
         exact.append(2 * p * q / (p + q))
     np.testing.assert_allclose(got, exact, rtol=0, atol=1e-7)
-    # a pair's score depends on the pair alone, up to the float32 rounding of the batched
-    # product: not on its chunk, the chunk size or the order of the pairs
-    monkeypatch.setattr(bertscore, "PAIR_CHUNK_ELEMENTS", 1 << 24)
-    np.testing.assert_allclose(bert._f1_many(keys[::-1], embedded)[::-1], got, rtol=0, atol=1e-7)
-    alone = [bert._f1_many([k], embedded)[0] for k in keys[:30]]
-    np.testing.assert_allclose(alone, got[:30], rtol=0, atol=1e-7)
+    # a pair's score is a function of the pair alone, bit for bit: not of its block, the block
+    # size or the order of the pairs
+    monkeypatch.setattr(bertscore, "CPU_BLOCK_ELEMENTS", 1 << 18)
+    np.testing.assert_array_equal(bert._f1_many(keys[::-1], embedded)[::-1], got)
+    np.testing.assert_array_equal([bert._f1_many([k], embedded)[0] for k in keys[:30]], got[:30])
+    # the batched tensor path (a GPU's), here on the CPU: up to the float32 rounding of the
+    # batched product, the same, in many small chunks or few large ones
+    for elements in (4_000, 1 << 24):
+        monkeypatch.setattr(bertscore, "PAIR_CHUNK_ELEMENTS", elements)
+        np.testing.assert_allclose(bert._f1_batched(keys, embedded), got, rtol=0, atol=1e-7)
 
 
 @pytest.mark.slow
