@@ -46,11 +46,11 @@ from typing import Any
 import numpy as np
 from bench_measures import response_pool  # the script's folder is on sys.path when it runs
 
-from simscore.measures._encoders import UsemEncoder, available_cpus  # noqa: E402
-from simscore.measures.bertscore import BertScore  # noqa: E402
-from simscore.measures.bleu import Bleu4  # noqa: E402
-from simscore.measures.embedding import EmbeddingCosine, LocalSentenceEncoder  # noqa: E402
-from simscore.measures.use import UseCosine  # noqa: E402
+from simscore.measures._encoders import UsemEncoder, available_cpus
+from simscore.measures.bertscore import BertScore
+from simscore.measures.bleu import Bleu4
+from simscore.measures.embedding import EmbeddingCosine, LocalSentenceEncoder
+from simscore.measures.use import UseCosine
 
 LEADS = ["", "Sure. ", "Okay. ", "Let me see. ", "Right. "]
 #: Embedded before anything is timed, on every side (not in the corpus).
