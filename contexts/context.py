@@ -54,6 +54,11 @@ CONTEXTS_FORMAT = "simscore-contexts"
 #: files are read with those at their defaults (no such history).
 CONTEXTS_VERSION = 2
 _READ_VERSIONS = (1, CONTEXTS_VERSION)
+#: The belief fields an older version's lines lack: a file's ``content_hash`` is checked by the
+#: rule of the version its header names (the hash of the lines that version's writer wrote).
+_ABSENT_IN_VERSION: dict[int, tuple[str, ...]] = {
+    1: ("last_act_offered", "offered_since_no_venue", "alternatives_requested"),
+}
 
 # Same output as simscore.io.dumps, but the encoder is built once: this is the hot path
 # of writing and hashing large context sets.
@@ -455,7 +460,9 @@ class ContextSet:
         ontology : Ontology, optional
             If given, every belief's slot, value and requestable names are checked against it.
         verify_hash : bool
-            Check the header's ``content_hash`` (if present) against the contexts read.
+            Check the header's ``content_hash`` (if present) against the contexts read, by the
+            rule of the format version the header names (a version-1 file's hash is of the
+            lines without the fields version 2 added, as its writer wrote them).
         skip_invalid : bool
             With ``ontology``: leave out the contexts whose belief names a slot, value or venue
             the ontology does not have, with one :class:`~simscore.errors.SkippedContextsWarning`
@@ -543,14 +550,29 @@ class ContextSet:
         except InvalidContextError as exc:
             raise FileFormatError(path, str(exc), line=1) from None
         expected_hash = header.get("content_hash")
-        if verify_hash and expected_hash is not None and result.content_hash != expected_hash:
+        version = header["version"]
+        if verify_hash and expected_hash is not None and _file_hash(result, version) != expected_hash:
+            rule = "" if version == CONTEXTS_VERSION else f", computed as format version {version} wrote it"
             raise FileFormatError(
                 path,
-                "the contexts do not match the header's content_hash (the file was edited; "
+                f"the contexts do not match the header's content_hash{rule} (the file was edited; "
                 "remove 'content_hash' from the header to accept the edit)",
                 line=1,
             )
         return result
+
+
+def _file_hash(contexts: ContextSet, version: int) -> str:
+    """The content hash as the writer of format ``version`` computed it (its own lines)."""
+    absent = _ABSENT_IN_VERSION.get(version)
+    if absent is None:
+        return contexts.content_hash
+    lines = []
+    for context in contexts:
+        record = context.to_json()
+        record["belief"] = {key: value for key, value in record["belief"].items() if key not in absent}
+        lines.append(_encode(record))
+    return _hash_lines(lines)
 
 
 def _hash_lines(lines: list[str]) -> str:

@@ -7,6 +7,8 @@ and DMR have stayed at or above the threshold for `patience` batches in a row --
 behavioural stopping criterion, next to the usual task-success curve.
 
     python examples/rl_loop_convergence.py [--batch 250] [--max-dialogues 10000] [--seed 1]
+    python examples/rl_loop_convergence.py --batch 50 --max-dialogues 500 --threshold 0.8 --patience 2
+        # a quick run (the test command's): stops after 300 dialogues, TMR and DMR about 0.85
 
 Seeded (``--seed``, default 1): the same run every time. Measured with the defaults on this
 project's 2-core machine (other jobs running): TMR and DMR stay at or above 0.95 from 3,000

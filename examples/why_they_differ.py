@@ -7,6 +7,7 @@ disagree (with the majority baseline and permutation importances), and a classif
 two-sample test (can a model tell A's response from B's given the context?).
 
     python examples/why_they_differ.py [responses_a.jsonl responses_b.jsonl contexts.jsonl] [--seed 0]
+    python examples/why_they_differ.py --permutations 20    # a quick run (the test command's)
 
 Defaults: the hand-written example files next to this script (a TS-trained and an
 IQ-trained policy on 24 collected contexts). The example set is tiny, so the probe and the

@@ -18,7 +18,10 @@ values it is to be compared with (open black markers, dotted):
   them off the training users' flows? TMR and DMR per flow stratum (seen / unseen prefix and
   whole flow) for seeds, reward models and the random policy, with intervals over dialogues.
 
-Panels that show the same quantity share their scale. The many-panel grids of every measure
+Panels that show the same quantity share their scale. The x-axis spans the run's own
+checkpoints: published values are drawn where they fall inside it, and the legend says where a
+published curve goes on beyond the run (a 5,000-dialogue run beside the paper's 40,000 would
+otherwise fill an eighth of the width). The many-panel grids of every measure
 (:mod:`simscore.plots`) stay available as appendix figures. Reference values are plain
 tables, so this module needs nothing from the application layer.
 """
@@ -91,6 +94,7 @@ def draw_performance_page(table: pd.DataFrame, *, reference: pd.DataFrame | None
     """
     _nonempty(table, "performance")
     colours = _colours(table["reward"])
+    span = _span(table["checkpoint"])
     panels = (("success_rate", "task success rate"), ("avg_iq", "interaction quality (1–5)"),
               ("avg_length", "length (turns, PyDial's count)"))
     with _style():
@@ -101,12 +105,9 @@ def draw_performance_page(table: pd.DataFrame, *, reference: pd.DataFrame | None
                 curve = curve.sort_values("checkpoint")
                 _band_line(ax, curve["checkpoint"], curve[column], curve[f"{column}_low"], curve[f"{column}_high"],
                            colours[reward], label=f"{reward}")
-                if reference is not None:
-                    theirs = reference[reference["reward"] == reward].sort_values("checkpoint")
-                    if not theirs.empty:
-                        ax.plot(theirs["checkpoint"], theirs[column], markeredgecolor=colours[reward],
-                                **{**_REFERENCE, "color": colours[reward]},
-                                label=f"{reward}: {reference_label}")
+            if reference is not None:
+                ours = reference[reference["reward"].isin(set(table["reward"]))]
+                _overlay(ax, ours, column, span, colours, reference_label)
             ax.set_ylabel(ylabel)
             _checkpoint_ticks(ax)
             ax.set_xlabel("training dialogues")
@@ -120,6 +121,48 @@ def draw_performance_page(table: pd.DataFrame, *, reference: pd.DataFrame | None
         _bottom_legend(figure, axes, ncols=4)
         _set_title(figure, "How do the runs perform? (band: 95% interval over the evaluation users)")
     return figure
+
+
+def _thousands(value: float) -> str:
+    """Checkpoints as the axes write them: ``40k``, ``2.5k``, ``500``."""
+    return f"{value / 1000:g}k" if abs(value) >= 1000 else f"{value:g}"
+
+
+def _overlay(ax: Axes, reference: pd.DataFrame, column: str, span: tuple[float, float], colours: Mapping[Any, str],
+             label: str, **style: Any) -> None:
+    """Each reward's published ``column`` over checkpoints, drawn where it falls within ``span``.
+
+    A curve cut short says where it goes on in its legend entry (``ts: paper (Table 1); goes on
+    to 40k``); the rewards with no value inside the run get one entry saying where theirs lie,
+    with nothing drawn (``paper (Table 2): 10k–40k, beyond this run``).
+    """
+    low, high = span
+    beyond: list[float] = []
+    for reward, theirs in reference.groupby("reward", sort=False):
+        theirs = theirs.sort_values("checkpoint")
+        checkpoints = theirs["checkpoint"].to_numpy(dtype=np.float64)
+        inside = (checkpoints >= low) & (checkpoints <= high)
+        outside = checkpoints[~inside]
+        if not inside.any():
+            beyond.extend(outside)
+            continue
+        note = ""
+        if (outside > high).any() and (outside < low).any():
+            note = f"; runs {_thousands(outside.min())}–{_thousands(outside.max())}"
+        elif (outside > high).any():
+            note = f"; goes on to {_thousands(outside.max())}"
+        elif (outside < low).any():
+            note = f"; starts at {_thousands(outside.min())}"
+        colour = colours.get(reward, "black")
+        ax.plot(theirs["checkpoint"][inside], theirs[column][inside],
+                **{**_REFERENCE, "color": colour, "markeredgecolor": colour, **style}, label=f"{reward}: {label}{note}")
+    if beyond:
+        ax.plot([], [], **{**_REFERENCE, **style},
+                label=f"{label}: {_thousands(min(beyond))}–{_thousands(max(beyond))}, beyond this run")
+
+
+def _span(checkpoints: pd.Series) -> tuple[float, float]:
+    return float(checkpoints.min()), float(checkpoints.max())
 
 
 def _mean_over(table: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
@@ -137,6 +180,7 @@ def draw_convergence_page(table: pd.DataFrame, *, reference: pd.DataFrame | None
     part = table[table["measure"] == measure]
     sets = list(dict.fromkeys(part["context_set"]))
     colours = _colours(part["reward"])
+    span = _span(part["checkpoint"])
     with _style():
         figure = _new_figure(PAGE_WIDTH, 3.0)
         axes = figure.subplots(1, len(sets), squeeze=False, sharey=True, sharex=True)[0]
@@ -150,9 +194,7 @@ def draw_convergence_page(table: pd.DataFrame, *, reference: pd.DataFrame | None
                 ax.plot(curve["checkpoint"], curve["mean"], color=colours[reward], linewidth=1.8,
                         label=f"{reward}: mean of {n} runs")
             if reference is not None and j == 0:
-                for reward, theirs in reference.groupby("reward", sort=False):
-                    ax.plot(theirs["checkpoint"], theirs[measure], **{**_REFERENCE, "color": colours.get(reward, "k")},
-                            label=f"{reward}: {reference_label}")
+                _overlay(ax, reference, measure, span, colours, reference_label)
             ax.set_title(f"{context_set}")
             ax.set_xlabel("checkpoint k (vs k − 1)")
             _checkpoint_ticks(ax)
@@ -173,6 +215,7 @@ def draw_seeds_page(table: pd.DataFrame, *, reference: pd.DataFrame | None = Non
     aggregate = analysis.seeds_aggregate(table[table["measure"].isin(names)], bootstrap=bootstrap or Bootstrap())
     sets = list(dict.fromkeys(table["context_set"]))
     colours = _colours(table["reward"])
+    span = _span(aggregate["checkpoint"])
     with _style():
         figure = _new_figure(PAGE_WIDTH, 2.2 * len(names) + 0.8)
         grid = figure.subplots(len(names), len(sets), squeeze=False, sharex=True, sharey=True)
@@ -185,9 +228,7 @@ def draw_seeds_page(table: pd.DataFrame, *, reference: pd.DataFrame | None = Non
                     _band_line(ax, curve["checkpoint"], curve["mean"], curve["ci_low"], curve["ci_high"],
                                colours[reward], linewidth=1.6, label=f"{reward}: mean of {int(curve['n_pairs'].max())} pairs")
                 if reference is not None and j == 0:
-                    for reward, theirs in reference.groupby("reward", sort=False):
-                        ax.plot(theirs["checkpoint"], theirs[measure],
-                                **{**_REFERENCE, "color": colours.get(reward, "k")}, label=f"{reward}: {reference_label}")
+                    _overlay(ax, reference, measure, span, colours, reference_label)
                 if i == 0:
                     ax.set_title(context_set)
                 if j == 0:

@@ -5,9 +5,20 @@ reads a comparison saved by ``simscore compare A B --out CMP.json`` (which keeps
 responses, hence ``--a`` / ``--b``), optionally the context set (belief summaries and dialogue
 histories), and writes a page with inline CSS and JavaScript only (nothing is fetched when it
 is opened). The page lists every context whose two responses differ (action or text), with both
-responses and their per-context scores, and filters them by measure and threshold (e.g.
-``tmr < 1``), turn and dialogue act; initial filters can be given in the address
-(``page.html#measure=tmr&op=lt&threshold=1&turn=2&act=request&q=text``).
+responses and their per-context scores, and filters them by what differs (the action, or the
+wording only), measure and threshold (e.g. ``tmr < 1``), turn and dialogue act; initial filters
+can be given in the address
+(``page.html#differs=action&measure=tmr&op=lt&threshold=1&turn=2&act=request&q=text``; a value
+that is not percent-encoded properly is taken as it stands, one a menu does not offer is
+ignored).
+
+It opens on the contexts whose *actions* differ: what the policies decide is what a comparison
+of behaviour is about, and two policies worded by different NLG instances differ in the wording
+of most contexts where they decide alike. ``differs in: either`` shows every difference. A
+context's dialogue history is shown turn by turn with its speaker: the texts of
+``metadata["history"]`` are taken to alternate between user and system and to end with the
+user's (the system decides after the user spoke), as :mod:`policies.prompts` and the ConvLab
+export read them.
 
 The data enters the page as JSON in a ``<script type="application/json">`` element, with
 ``<``, ``>``, ``&`` and the JavaScript line separators escaped; the script inserts every piece
@@ -184,6 +195,17 @@ def _differs(x: Response, y: Response) -> bool:
     return x.action != y.action or x.text != y.text
 
 
+def _history_json(history: Iterable[str]) -> list[dict[str, str]]:
+    """The dialogue so far, each text with its speaker: alternating, the last text the user's.
+
+    >>> _history_json(["Hello.", "Thai food.", "Which area?", "North."])[-2:]
+    [{'speaker': 'system', 'text': 'Which area?'}, {'speaker': 'user', 'text': 'North.'}]
+    """
+    texts = list(history)
+    last = len(texts) - 1
+    return [{"speaker": "user" if (last - k) % 2 == 0 else "system", "text": text} for k, text in enumerate(texts)]
+
+
 def _belief_json(context: Context) -> dict[str, Any]:
     belief = context.belief
     slots = []
@@ -309,8 +331,10 @@ def view_data(
     -------
     dict
         Plain JSON types only: titles, measures (name, level, mean, CI), counts and one row per
-        context whose responses differ (in the comparison's order), ``differing`` (how many
-        differ) and ``selection`` (how the rows were chosen, or None for all).
+        context whose responses differ (in the comparison's order; ``differs`` says whether in
+        the action or in the wording only, ``history`` holds ``{"speaker", "text"}`` objects),
+        ``differing`` (how many differ) and ``selection`` (how the rows were chosen, or None
+        for all).
 
     Raises
     ------
@@ -337,6 +361,7 @@ def view_data(
             "a": _response_json(x),
             "b": _response_json(y),
             "scores": {m: _number(values[m]) for m in measures},
+            "differs": "action" if x.action != y.action else "wording",
             "turn": _turn(values["turn_index"]) if has_turn else None,
             "dialogue": None,
             "history": [],
@@ -346,7 +371,7 @@ def view_data(
             context = contexts[context_id]
             row["turn"] = context.metadata.get("turn_index")
             row["dialogue"] = context.metadata.get("dialogue_id")
-            row["history"] = list(context.metadata.get("history", ()))
+            row["history"] = _history_json(context.metadata.get("history", ()))
             row["belief"] = _belief_json(context)
         rows.append(row)
     summary = comparison.summary
@@ -508,6 +533,8 @@ _PAGE = """<!DOCTYPE html>
 <tbody></tbody></table>
 </header>
 <form id="filters" onsubmit="return false">
+<label>differs in <select id="differs"><option value="action">the action</option>
+<option value="wording">the wording only</option><option value="">either</option></select></label>
 <label>measure <select id="measure"></select></label>
 <select id="op" aria-label="comparison"><option value="any">any</option><option value="lt">&lt;</option>
 <option value="le">&le;</option><option value="gt">&gt;</option><option value="ge">&ge;</option>
@@ -559,6 +586,10 @@ main { padding: 12px 24px; }
 .belief td:first-child { color: var(--muted); white-space: nowrap; }
 .p { color: var(--muted); font-variant-numeric: tabular-nums; }
 ol.history { margin: 0; padding-left: 20px; font-size: 12.5px; }
+.speaker { font-size: 11px; font-weight: 600; margin-right: 6px; color: var(--muted); }
+.speaker.user { color: #3a6b35; }
+.kind { font-size: 11px; padding: 0 6px; border-radius: 8px; background: #fde8e1; }
+.kind.wording { background: #eef1f6; }
 .responses { padding: 8px 12px; display: grid; grid-template-columns: 1fr 1fr; gap: 10px; align-content: start; }
 .resp { border-left: 4px solid var(--a); padding: 2px 10px; }
 .resp.b { border-color: var(--b); }
@@ -603,11 +634,15 @@ _JS = r"""
   var measures = data.measures;
   var byName = {};
   measures.forEach(function (m) { byName[m.name] = m; });
+  // the page opens on the action differences (what the policies decide), where it holds any
+  var actionRows = data.rows.filter(function (row) { return row.differs === "action"; }).length;
   document.getElementById("overview").textContent =
     data.differing + " of " + data.total + " contexts have different responses: " + data.differing_actions +
     " in the action, " + (data.differing - data.differing_actions) + " in the wording only" +
     (data.selection ? "; this page holds " + data.selection + " of them" : "") +
-    (data.has_contexts ? "." : "; no context set given, so no beliefs or histories.");
+    (data.has_contexts ? "." : "; no context set given, so no beliefs or histories.") +
+    (actionRows && actionRows < data.rows.length ? " Shown first: the contexts whose actions differ (what the " +
+      "policies decide); choose \u201ceither\u201d under \u201cdiffers in\u201d for the wording-only ones too." : "");
   var tbody = document.querySelector("#summary tbody");
   measures.forEach(function (m) {
     var tr = el("tr");
@@ -632,16 +667,30 @@ _JS = r"""
   option(actSel, "", "all");
   acts.forEach(function (a) { option(actSel, a, a); });
   var opSel = document.getElementById("op"), threshold = document.getElementById("threshold");
-  var search = document.getElementById("search");
+  var search = document.getElementById("search"), differsSel = document.getElementById("differs");
   if (byName.tmr) measureSel.value = "tmr";
+  differsSel.value = actionRows ? "action" : "";
   // initial filters from the address, e.g. page.html#measure=tmr&op=lt&threshold=1&turn=2&act=request
-  var controls = {measure: measureSel, op: opSel, threshold: threshold, turn: turnSel, act: actSel, q: search};
+  var controls = {differs: differsSel, measure: measureSel, op: opSel, threshold: threshold, turn: turnSel,
+                  act: actSel, q: search};
+  function decode(text) {
+    try { return decodeURIComponent(text); } catch (e) { return text; }  // malformed escapes: the raw text
+  }
+  function offers(select, value) {
+    return Array.prototype.some.call(select.options, function (o) { return o.value === value; });
+  }
   location.hash.replace(/^#/, "").split("&").forEach(function (pair) {
-    var k = pair.indexOf("="), key = decodeURIComponent(pair.slice(0, k)), value = decodeURIComponent(pair.slice(k + 1));
-    if (k > 0 && Object.prototype.hasOwnProperty.call(controls, key)) controls[key].value = value;
+    var k = pair.indexOf("=");
+    if (k <= 0) return;
+    var key = decode(pair.slice(0, k)), value = decode(pair.slice(k + 1));
+    if (!Object.prototype.hasOwnProperty.call(controls, key)) return;
+    var control = controls[key];
+    if (control.tagName === "SELECT" && !offers(control, value)) return;  // e.g. a measure this page lacks
+    control.value = value;
   });
 
   function keep(row) {
+    if (differsSel.value !== "" && row.differs !== differsSel.value) return false;
     var op = opSel.value;
     if (op !== "any") {
       var v = row.scores[measureSel.value], t = parseFloat(threshold.value);
@@ -696,13 +745,20 @@ _JS = r"""
     if (row.dialogue !== null) meta.push("dialogue " + row.dialogue);
     if (row.turn !== null) meta.push("turn " + row.turn);
     if (meta.length) h.appendChild(el("span", "meta", meta.join(" \u00b7 ")));
+    h.appendChild(document.createTextNode(" "));
+    h.appendChild(el("span", "kind " + row.differs, row.differs === "action" ? "action differs" : "wording only"));
     c.appendChild(h);
     var left = el("div", "context");
     if (row.belief) beliefBlock(left, row.belief);
     left.appendChild(el("h3", null, "dialogue so far (oldest first)"));
     if (row.history.length) {
       var ol = el("ol", "history");
-      row.history.forEach(function (t) { ol.appendChild(el("li", null, t)); });
+      row.history.forEach(function (t) {
+        var li = el("li");
+        li.appendChild(el("span", "speaker " + t.speaker, t.speaker === "user" ? "User" : "System"));
+        li.appendChild(el("span", "said", t.text));
+        ol.appendChild(li);
+      });
       left.appendChild(ol);
     } else {
       left.appendChild(el("div", "none", data.has_contexts ? "no history" : "no context set given"));
@@ -738,7 +794,7 @@ _JS = r"""
     more.parentNode.style.display = kept.length > shown ? "" : "none";
   }
   function reset() { shown = PAGE; render(); }
-  [measureSel, opSel, threshold, turnSel, actSel, search].forEach(function (input) {
+  [differsSel, measureSel, opSel, threshold, turnSel, actSel, search].forEach(function (input) {
     input.addEventListener("input", reset); input.addEventListener("change", reset);
   });
   more.addEventListener("click", function () { shown += PAGE; render(); });

@@ -228,6 +228,43 @@ def test_edited_file_detected_by_hash(tmp_path: Path, sample: ContextSet) -> Non
     assert ContextSet.read_jsonl(path, verify_hash=False)["c2"].metadata["history"] == ("ho",)
 
 
+#: Two contexts as simscore 0.1.0 (commit 2ffcec8) wrote them: format version 1, whose content_hash is
+#: of its own lines (without the belief fields version 2 added).
+V1_LINES = [
+    ('{"format":"simscore-contexts","version":1,"name":"v1","domain":"restaurants","count":2,'
+     '"content_hash":"da716160969870ae34f93807b413f7e0b1741f3dfa017cc6d1e86b9543cec62c",'
+     '"built":{"note":"written by simscore 0.1.0"}}'),
+    ('{"id":"c1","belief":{"slots":{"food":{"thai":0.9,"none":0.09999999999999998}},'
+     '"method":{"byconstraints":1.0},"discourse_act":{"none":1.0},"requested":{},"last_offered":null,'
+     '"offer_happened":false,"last_informed_no_venue":false},"metadata":{"source":"col","dialogue_id":"d1",'
+     '"turn_index":1,"history":["Hello.","Thai food."]}}'),
+    ('{"id":"c2","belief":{"slots":{"area":{"north":1.0,"none":0.0}},"method":{"none":1.0},'
+     '"discourse_act":{"none":1.0},"requested":{},"last_offered":"the jolly orchard","offer_happened":true,'
+     '"last_informed_no_venue":true},"metadata":{"source":"gen","dialogue_id":null,"turn_index":null,'
+     '"history":[]}}'),
+]
+
+
+def test_a_version_1_file_is_checked_by_the_rule_it_was_written_under(tmp_path: Path) -> None:
+    path = tmp_path / "v1.jsonl"
+    path.write_text("\n".join(V1_LINES) + "\n", encoding="utf-8")
+    read = ContextSet.read_jsonl(path, ontology=ONTOLOGY)
+    assert read.ids == ("c1", "c2") and read["c1"].metadata["history"] == ("Hello.", "Thai food.")
+    belief = read["c2"].belief  # the fields version 2 added read at their defaults (no such history)
+    assert belief.offer_happened and belief.last_informed_no_venue and belief.last_offered == "the jolly orchard"
+    assert (belief.last_act_offered, belief.offered_since_no_venue, belief.alternatives_requested) == (False, (), False)
+    assert read.content_hash != json.loads(V1_LINES[0])["content_hash"]  # today's lines hold those fields
+    read.to_jsonl(tmp_path / "v2.jsonl")  # written again: version 2, hashed by today's rule
+    header = json.loads((tmp_path / "v2.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert header["version"] == 2 and header["content_hash"] == read.content_hash
+    assert ContextSet.read_jsonl(tmp_path / "v2.jsonl") == read
+    # an edited version-1 file is still reported, and says which rule its hash was checked by
+    path.write_text("\n".join(V1_LINES).replace('"Thai food."', '"Thai food!"') + "\n", encoding="utf-8")
+    with pytest.raises(FileFormatError, match=r"line 1: the contexts do not match the header's content_hash, "
+                       r"computed as format version 1 wrote it \(the file was edited"):
+        ContextSet.read_jsonl(path)
+
+
 def test_truncated_file_detected(tmp_path: Path, sample: ContextSet) -> None:
     path = tmp_path / "set.jsonl"
     sample.to_jsonl(path)

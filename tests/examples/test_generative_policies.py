@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-pytest.importorskip("transformers")
+pytestmark = pytest.mark.extra("text")
 
 ROOT = Path(__file__).resolve().parents[2]
 

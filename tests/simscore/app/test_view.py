@@ -90,7 +90,8 @@ def test_page_lists_differing_contexts_only(tmp_path: Path) -> None:
     assert row["a"]["act"] == "request(food)" and row["b"]["act"] == "request(area)"
     assert row["scores"]["tmr"] == 0.0 and row["scores"]["dmr"] == 1.0
     assert row["turn"] == 1 and row["dialogue"] == "d1"
-    assert row["history"] == ["thai food", "in the centre act"]
+    assert row["history"] == [{"speaker": "system", "text": "thai food"}, {"speaker": "user", "text": "in the centre act"}]
+    assert [row["differs"] for row in data["rows"]] == ["action", "wording", "action"]
     belief = row["belief"]
     assert belief["slots"][0] == {"slot": "area", "values": [["centre", 0.8], ["north", 0.15], ["none", 0.05]]}
     assert belief["requested"] == [["phone", 0.7]] and belief["method"] == ["byconstraints", 1.0]

@@ -1,8 +1,9 @@
 """``simscore view`` pages in a real browser: headless Chromium driven by Playwright.
 
-The page must load offline, its filters must work when a user operates them (not only from the
-address), and script payloads in context ids, acts, texts, policy names, dialogue histories and
-the address must run nothing. The browser is the system's Chromium (Debian's ``chromium``
+The page must load offline, open on the contexts whose actions differ, label each turn of a
+history by its speaker, work when a user operates its filters (not only from the address), show
+itself whatever the address holds (a malformed percent-escape included), and run nothing of the
+script payloads in context ids, acts, texts, policy names, dialogue histories and the address. The browser is the system's Chromium (Debian's ``chromium``
 package, ``/usr/bin/chromium``), driven through the ``playwright`` Python package (the test
 extra); no browser is ever downloaded (``playwright install`` is not used). Where either is
 missing the test is skipped, saying which.
@@ -10,7 +11,8 @@ missing the test is skipped, saying which.
 To run it on a fresh Debian or Ubuntu machine (e.g. in ``.ci/run``), install the browser
 before the tests: ``apt-get install -y chromium`` (the package name on Debian 12; on Ubuntu,
 where ``chromium`` is a snap, install Google Chrome or set ``SIMSCORE_CHROMIUM`` to a Chromium
-binary). ``SIMSCORE_CHROMIUM`` names another binary anywhere.
+binary). ``SIMSCORE_CHROMIUM`` names another binary anywhere. A browser that does not start
+(missing libraries, say) skips the tests with its error's first line.
 """
 
 from __future__ import annotations
@@ -64,7 +66,11 @@ def browser() -> Iterator[Any]:
     except ImportError:
         pytest.skip("the playwright Python package is not installed (pip install -e '.[test]')")
     with sync_playwright() as driver:
-        instance = driver.chromium.launch(executable_path=binary, args=FLAGS)
+        try:
+            instance = driver.chromium.launch(executable_path=binary, args=FLAGS)
+        except Exception as exc:  # playwright's Error: the browser would not start here (libraries, sandbox)
+            first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+            pytest.skip(f"Chromium ({binary}) did not start: {first}")
         yield instance
         instance.close()
 
@@ -82,8 +88,9 @@ def _files(tmp_path: Path) -> dict[str, Path]:
         same_act = k % 13 == 0  # these differ in their texts only
         b_pairs[cid] = Response(a_pairs[cid].action if same_act else Act.parse("bye()") if k % 5 else Act.parse("request(area)"),
                                 f"other {k}")
+        history = ["Welcome!", f"user says {payload}"] if k % 2 else ["Thai food.", "Which area?", f"north {k}"]
         contexts.append(Context(cid, belief, {"source": "col", "dialogue_id": f"d{payload}", "turn_index": turn,
-                                              "history": [f"user says {payload}"]}))
+                                              "history": history}))
     a_pairs["same"] = b_pairs["same"] = Response(Act.parse("hello()"), "Hi.")
     contexts.append(Context("same", belief, {"source": "col", "dialogue_id": "d", "turn_index": 0, "history": []}))
     paths = {name: tmp_path / f"{name}.jsonl" for name in ("a", "b", "contexts")}
@@ -118,14 +125,29 @@ def test_the_page_loads_offline_and_its_filters_work(browser: Any, tmp_path: Pat
     files = _files(tmp_path)
     page, problems = _open(browser, files["page"].as_uri())
     assert page.title().startswith("simscore view: alpha<img src=x")  # the title is text
-    assert page.text_content("#overview").startswith("260 of 261 contexts have different responses")
+    overview = page.text_content("#overview")
+    assert overview.startswith("260 of 261 contexts have different responses: 240 in the action, 20 in the wording only.")
+    assert "Shown first: the contexts whose actions differ" in overview
     assert page.locator("#summary tbody tr").count() == 4
-    assert _count(page) == 260 and page.locator("section.card").count() == 200
-    page.click("#more")
-    assert page.locator("section.card").count() == 260 and not page.is_visible("#more")
     a, b = (Responses.read_jsonl(files[side]) for side in ("a", "b"))
     differing = [cid for cid in a if a[cid] != b[cid]]
     turn = {cid: k % 4 for k, cid in enumerate(differing)}
+    # it opens on the action differences, each card saying which kind it is
+    assert page.input_value("#differs") == "action" and _count(page) == 240
+    assert set(page.locator("section.card .kind").all_inner_texts()) == {"action differs"}
+    page.select_option("#differs", "wording")
+    assert _count(page) == sum(a[cid].action == b[cid].action for cid in differing) == 20
+    assert set(page.locator("section.card .kind").all_inner_texts()) == {"wording only"}
+    page.select_option("#differs", "")  # either
+    assert _count(page) == 260 and page.locator("section.card").count() == 200
+    page.click("#more")
+    assert page.locator("section.card").count() == 260 and not page.is_visible("#more")
+    # the history turn by turn with its speakers, the last the user's
+    first = page.locator("section.card").first
+    assert first.locator("ol.history .speaker").all_inner_texts() == ["User", "System", "User"]
+    assert first.locator("ol.history .said").all_inner_texts() == ["Thai food.", "Which area?", "north 0"]
+    second = page.locator("section.card").nth(1)
+    assert second.locator("ol.history .speaker").all_inner_texts() == ["System", "User"]
     page.select_option("#measure", "tmr")
     page.select_option("#op", "lt")
     page.fill("#threshold", "1")
@@ -151,6 +173,25 @@ def test_the_page_loads_offline_and_its_filters_work(browser: Any, tmp_path: Pat
                                and "request" in (a[cid].action.intent, b[cid].action.intent) for cid in differing)
     assert problems == []
     page.close()
+    page, problems = _open(browser, files["page"].as_uri() + "#differs=&turn=1")
+    assert page.input_value("#differs") == "" and _count(page) == sum(turn[cid] == 1 for cid in differing)
+    page.close()
+
+
+def test_a_bad_address_never_leaves_the_page_empty(browser: Any, tmp_path: Path) -> None:
+    files = _files(tmp_path)
+    for fragment, search, count in (
+        ("#q=%E0%A4%A", "%E0%A4%A", 0),  # a malformed escape: the raw text in the filter
+        ("#q=%", "%", 0),
+        ("#q=text%20170&%ZZ=1", "text 170", 1),  # the good pair applies, the bad one is ignored
+        ("#measure=nosuch&op=lt&threshold=1", "", 240),  # a measure the page lacks: the default (tmr) stays
+    ):
+        page, problems = _open(browser, files["page"].as_uri() + fragment)
+        assert problems == [], fragment
+        assert page.text_content("#overview").startswith("260 of 261 contexts have different responses"), fragment
+        assert page.input_value("#search") == search and page.input_value("#measure") == "tmr", fragment
+        assert _count(page) == count and page.is_visible("#empty") == (count == 0), fragment
+        page.close()
 
 
 def test_script_payloads_anywhere_run_nothing(browser: Any, tmp_path: Path) -> None:

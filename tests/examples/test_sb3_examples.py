@@ -10,10 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-pytest.importorskip("stable_baselines3")
-pytest.importorskip("sb3_contrib")
+pytestmark = pytest.mark.extra("sb3")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -41,6 +40,7 @@ def test_training_examples_stop_and_draw_the_curve(script, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.extra("text")
 def test_compare_example_scores_every_pair(tmp_path):
     _run("sb3_compare_policies.py", "--out", str(tmp_path), "--eval", "50")
     table = pd.read_csv(tmp_path / "comparisons.csv")
