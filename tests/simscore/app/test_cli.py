@@ -267,3 +267,36 @@ def test_bad_numbers_are_usage_errors_before_anything_happens(argv, message, tmp
         main([*argv, "--out", str(out)] if argv[0] == "demo" else argv)
     assert message in capsys.readouterr().err
     assert not out.exists()  # demo --jobs 0 left its folder behind
+
+
+@pytest.mark.extra("text")
+@pytest.mark.parametrize("variant", ["remote_code", "pickle_only"])
+def test_a_hostile_model_folder_stops_compare_with_one_line_and_stdin_unread(tmp_path, variant):
+    """``yes | simscore compare ... emb_cos.model=DIR`` once ran DIR's evil.py: now exit 2, one line, nothing read."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from tests.simscore.hostile_models import HOSTILE, PROBLEMS, write_tiny_encoder
+
+    marker = tmp_path / "MARKER"
+    folder = HOSTILE[variant](write_tiny_encoder(tmp_path / "base"), tmp_path / variant, marker)
+    read, write = os.pipe()
+    os.write(write, b"y\ny\ny\n")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "simscore.app.cli", "compare", A, B, "--measures", "emb_cos",
+             "--measure-option", f"emb_cos.model={folder}"],
+            stdin=read, capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parents[3],
+        )
+        os.set_blocking(read, False)
+        unread = os.read(read, 100)
+    finally:
+        os.close(read)
+        os.close(write)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"simscore compare: error: emb_cos: {folder}")
+    assert re.search(PROBLEMS[variant], lines[0])
+    assert unread == b"y\ny\ny\n" and not marker.exists()
