@@ -138,8 +138,12 @@ def _f1_per_pair(pairs: list[tuple[str, str]], embedded: dict[str, _Embedded]) -
             w_cand[b, : length[cand]] = wts[cand]
             w_ref[b, : length[ref]] = wts[ref]
         best_cand, best_ref = sim.max(axis=2), sim.max(axis=1)  # -inf on padding
-        precision = np.cumsum(np.where(np.isneginf(best_cand), 0.0, w_cand * best_cand), axis=1)[:, -1]
-        recall = np.cumsum(np.where(np.isneginf(best_ref), 0.0, w_ref * best_ref), axis=1)[:, -1]
+        # padding weighs 0: its best (-inf) becomes 0 before the product, so it adds +0.0 to the
+        # running sum (0 * -inf would be NaN, and numpy's "invalid value" warning)
+        best_cand[np.isneginf(best_cand)] = 0.0
+        best_ref[np.isneginf(best_ref)] = 0.0
+        precision = np.cumsum(w_cand * best_cand, axis=1)[:, -1]
+        recall = np.cumsum(w_ref * best_ref, axis=1)[:, -1]
         with np.errstate(invalid="ignore", divide="ignore"):
             score = 2.0 * precision * recall / (precision + recall)
         f1[block] = np.where(np.isnan(score), 0.0, score)

@@ -286,3 +286,15 @@ def test_a_model_whose_fast_tokenizer_disagrees_with_bert_score_is_refused(monke
     with pytest.raises(TextMeasureError, match="the fast tokenizer gives .* bert-score's tokenizer"):
         measure.load()
 
+
+def test_bertscore_scoring_emits_no_warning():
+    """Every call once printed numpy's "invalid value encountered in multiply" (-inf padding times a zero
+    weight in the per-pair CPU path): texts of many lengths pad every block, and nothing may warn."""
+    import warnings
+
+    a, b = pairs_of(MANY + ODD + ["", " "], 400, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        measure = BertScore(threads=1)
+        first = measure.score_pairs(a, b)
+        assert (measure.score_pairs(b, a) == first).all()  # cached embeddings, F1 is symmetric
