@@ -1,9 +1,11 @@
 """Local language models as dialogue policies: :class:`GenerativePolicy`.
 
 A Hugging Face model in a local folder (causal, e.g. GPT-2 or Llama, or encoder-decoder, e.g.
-T5 or BART) writes the system's turn for every context. Nothing is downloaded: the folder is
-read with ``local_files_only=True``, its weights only from ``*.safetensors`` files (never a
-pickle), and no code from the folder is run (``trust_remote_code`` stays off).
+T5 or BART) writes the system's turn for every context. The folder is read through
+:mod:`simscore.models`, simscore's one model loader: nothing is downloaded, the weights come
+only from safetensors files (never a pickle), no code from the folder is run, the sizes its
+files declare are checked before anything is allocated, and a chat template renders within
+bounds of time and memory (:class:`~simscore.models.ChatTemplate`).
 
 Prompt and acts
 ---------------
@@ -75,11 +77,11 @@ from simscore.checks import check_bool, check_choice, check_int, check_number, c
 from simscore.errors import (
     InvalidContextError,
     MissingDependencyError,
-    ModelNotFoundError,
     ShortenedPromptWarning,
     UnparsedActWarning,
     UnsupportedModelError,
 )
+from simscore.models import ChatTemplate, open_model_folder
 from simscore.responses import Response
 
 __all__ = ["GenerativePolicy", "Decoding", "model_folder_sha256"]
@@ -146,12 +148,6 @@ class Decoding:
 # -- the model folder ---------------------------------------------------------------------------
 
 
-def _listing(folder: Path) -> str:
-    names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir())
-    shown = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
-    return shown or "nothing"
-
-
 def model_folder_sha256(folder: str | os.PathLike[str]) -> str:
     """A content hash of a model folder: SHA-256 over every file's relative path and bytes.
 
@@ -179,26 +175,6 @@ def model_folder_sha256(folder: str | os.PathLike[str]) -> str:
                 digest.update(block)
         digest.update(b"\0")
     return digest.hexdigest()
-
-
-def _check_folder(folder: Path) -> None:
-    """Fail early, naming the folder and what it holds, unless it looks like a model folder."""
-    if not folder.exists():
-        raise ModelNotFoundError(f"model folder {folder} does not exist")
-    if not folder.is_dir():
-        raise UnsupportedModelError(f"{folder} is a file; expected a model folder (config.json, weights, tokenizer)")
-    if not (folder / "config.json").is_file():
-        raise UnsupportedModelError(
-            f"{folder} is not a Hugging Face model folder: it has no config.json (found: {_listing(folder)})"
-        )
-    if not any(folder.glob("*.safetensors")):
-        pickled = sorted(p.name for p in folder.glob("*.bin"))
-        if pickled:
-            raise UnsupportedModelError(
-                f"{folder} has weights only in {', '.join(pickled)} (pickle files); simscore loads *.safetensors "
-                "only: load and re-save the model once with save_pretrained (safetensors by default)"
-            )
-        raise UnsupportedModelError(f"{folder} has no model weights (*.safetensors) (found: {_listing(folder)})")
 
 
 def _class_names(mapping: Mapping[str, Any]) -> set[str]:
@@ -272,25 +248,17 @@ class _Loaded:
 
 
 def _load(folder: Path, device: Any, dtype: Any) -> _Loaded:
-    """Tokenizer and model of ``folder``, on ``device`` in ``dtype``, in evaluation mode."""
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+    """Tokenizer and model of ``folder`` (through :mod:`simscore.models`), on ``device`` in ``dtype``, in
+    evaluation mode."""
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
-    _check_folder(folder)
-    try:
-        config = AutoConfig.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
-    except (ValueError, KeyError, OSError) as exc:
-        raise UnsupportedModelError(f"{folder}: config.json cannot be read as a transformers model: {exc}") from None
+    checked = open_model_folder(folder, tokenizer=False)
+    config = checked.load_config()
     kind, architecture = _generation_kind(config, folder)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
-    except (ValueError, KeyError, OSError, TypeError) as exc:
-        raise UnsupportedModelError(f"{folder}: no tokenizer could be loaded ({exc}) (found: {_listing(folder)})") from None
+    tokenizer = checked.load_tokenizer()  # its files checked here, after the model's kind
     auto = AutoModelForSeq2SeqLM if kind == "encoder-decoder" else AutoModelForCausalLM
     with _quiet_transformers():
-        both: Any = auto.from_pretrained(
-            folder, local_files_only=True, trust_remote_code=False, use_safetensors=True, output_loading_info=True
-        )
-    model, info = both
+        model, info = checked.load_model(auto, output_loading_info=True)
     missing = sorted(info.get("missing_keys") or ())
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
@@ -299,7 +267,6 @@ def _load(folder: Path, device: Any, dtype: Any) -> _Loaded:
             "(e.g. a base model saved without its language-model head)"
         )
     model.to(device=device, dtype=dtype)
-    model.eval()
     positions = next(
         (getattr(config, key) for key in ("max_position_embeddings", "n_positions", "n_ctx")
          if isinstance(getattr(config, key, None), int)),
@@ -382,10 +349,11 @@ class GenerativePolicy:
     ModelNotFoundError
         The folder does not exist.
     UnsupportedModelError
-        The folder is no model folder (no ``config.json``, no ``*.safetensors`` weights, no
-        tokenizer) or holds a model that does not generate text (an encoder such as BERT), or
-        weights that do not fit the configuration; the message names the folder and what it
-        holds.
+        The folder cannot be loaded safely (:func:`simscore.models.open_model_folder`: no
+        ``config.json``, weights only in pickles or none, no tokenizer, code of its own, sizes
+        beyond their bounds) or holds a model that does not generate text (an encoder such as
+        BERT), or weights that do not fit the configuration; the message names the folder and
+        what it holds.
     MissingDependencyError
         torch or transformers is not installed (the ``text`` extra).
 
@@ -451,7 +419,9 @@ class GenerativePolicy:
         self.kind, self.architecture, self.model_type = loaded.kind, loaded.architecture, loaded.model_type
         self.model_sha256 = model_folder_sha256(self.model_dir)
         self.name: str = name if name is not None else self.model_dir.resolve().name
-        self.chat = self.template.chat(self.tokenizer)
+        #: the tokenizer's chat template, rendered within bounds (None without one)
+        self.chat_template = ChatTemplate.of(self.tokenizer, source=str(self.model_dir))
+        self.chat = self.template.chat(self.chat_template)
         ids = self.model.generation_config
         self.eos_token_ids = (
             _token_ids(ids.eos_token_id) or _token_ids(self.model.config.eos_token_id)
@@ -494,7 +464,7 @@ class GenerativePolicy:
 
         from simscore.io import dumps
 
-        chat_template = getattr(self.tokenizer, "chat_template", None) if self.chat else None
+        chat_template = self.chat_template.template if self.chat and self.chat_template is not None else None
         facts: dict[str, Any] = {
             "adapter": "generative",
             "model": self.model_dir.resolve().name,
@@ -528,7 +498,7 @@ class GenerativePolicy:
         """The prompt's token ids, shortened to fit the model if needed, the turns left out, and its text."""
         skip = 0
         while True:
-            text = self.template.render(context, self.tokenizer, act_output=self.act_output, skip_turns=skip)
+            text = self.template.render(context, self.chat_template, act_output=self.act_output, skip_turns=skip)
             # a chat template writes the special tokens itself
             ids = self.tokenizer(text, add_special_tokens=not self.chat)["input_ids"]
             if self.max_prompt_tokens is None or len(ids) <= self.max_prompt_tokens:

@@ -9,8 +9,8 @@ a context with a non-empty history is shown by its history, any other by its bel
 
 Where the model's tokenizer has a chat template, the prompt is a list of chat messages (the
 instruction as the system message, the history as user and assistant turns, or the belief as
-one user message) rendered by that template with the generation prompt added; otherwise it is
-plain text::
+one user message) rendered by that template with the generation prompt added, within bounds of
+time and memory (:class:`simscore.models.ChatTemplate`); otherwise it is plain text::
 
     <instruction>
 
@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from simscore.acts import Act
 from simscore.checks import check_bool, check_choice
 from simscore.errors import ActParseError, InvalidContextError, UnsupportedModelError
+from simscore.models import ChatTemplate
 
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
@@ -265,16 +266,25 @@ class PromptTemplate:
             lines = [self.belief_heading, self._belief(context)]
         return f"{self._instruction(act_output)}\n\n" + "\n".join(lines) + f"\n{self.system_label}:"
 
-    def render(self, context: Any, tokenizer: Any = None, *, act_output: bool = False, skip_turns: int = 0) -> str:
-        """The prompt as the model reads it: through ``tokenizer``'s chat template where it applies, else :meth:`plain`."""
-        if self.chat(tokenizer):
-            messages = self.messages(context, act_output=act_output, skip_turns=skip_turns)
-            return str(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
-        return self.plain(context, act_output=act_output, skip_turns=skip_turns)
+    def render(self, context: Any, chat_template: Any = None, *, act_output: bool = False, skip_turns: int = 0) -> str:
+        """The prompt as the model reads it: through a chat template where it applies, else :meth:`plain`.
 
-    def chat(self, tokenizer: Any) -> bool:
-        """Whether prompts for ``tokenizer`` go through its chat template."""
-        has_template = bool(getattr(tokenizer, "chat_template", None))
+        ``chat_template`` is a :class:`~simscore.models.ChatTemplate`, or a tokenizer (its chat
+        template is then rendered by a :class:`~simscore.models.ChatTemplate` made for this one
+        prompt: to render many, make one and pass it), or None.
+        """
+        if not self.chat(chat_template):
+            return self.plain(context, act_output=act_output, skip_turns=skip_turns)
+        messages = self.messages(context, act_output=act_output, skip_turns=skip_turns)
+        if isinstance(chat_template, ChatTemplate):
+            return chat_template.render(messages)
+        with ChatTemplate.of(chat_template) as once:  # type: ignore[union-attr]  # chat() found a template
+            return once.render(messages)
+
+    def chat(self, chat_template: Any) -> bool:
+        """Whether prompts go through ``chat_template`` (a :class:`~simscore.models.ChatTemplate`, a
+        tokenizer that may have one, or None)."""
+        has_template = isinstance(chat_template, ChatTemplate) or bool(getattr(chat_template, "chat_template", None))
         if self.use_chat_template and not has_template:
             raise UnsupportedModelError("use_chat_template=True, but the tokenizer has no chat template")
         return has_template if self.use_chat_template is None else self.use_chat_template

@@ -22,6 +22,7 @@ __all__ = [
     "TextMeasureError",
     "ModelNotFoundError",
     "UnsupportedModelError",
+    "ChatTemplateError",
     "MeasureOptionError",
     "ExperimentError",
     "ConfigError",
@@ -35,6 +36,7 @@ __all__ = [
     "UnparsedActWarning",
     "ShortenedPromptWarning",
     "TruncationWarning",
+    "CausalEncoderWarning",
 ]
 
 
@@ -139,7 +141,17 @@ class ModelNotFoundError(SimscoreError, FileNotFoundError):
 
 
 class UnsupportedModelError(SimscoreError, ValueError):
-    """A local model folder is not a Hugging Face model, or holds a model that does not generate text."""
+    """A local model folder cannot be loaded safely or does not serve: not a Hugging Face model,
+    weights only in pickles, no tokenizer, code of its own, sizes beyond their bounds, or a
+    model that does not generate text (:mod:`simscore.models`); the message names the folder or
+    file and the problem."""
+
+
+class ChatTemplateError(SimscoreError, ValueError):
+    """A chat template did not render: it does not compile, raised an error, broke a rule of
+    jinja's sandbox, or ran past its time, memory or size limit (:class:`simscore.models.ChatTemplate`)."""
+
+
 class MeasureOptionError(SimscoreError, ValueError):
     """A measure option is unknown, malformed, or given for a measure that is not selected."""
 
@@ -201,6 +213,11 @@ class SkippedContextsWarning(UserWarning):
 class TruncationWarning(UserWarning):
     """A text measure cut texts longer than its documented limit (the measure's signature
     names the limit; the message says how many texts were cut and to what)."""
+
+
+class CausalEncoderWarning(UserWarning):
+    """A causal language model folder is used as a sentence encoder (``emb_cos``, ``emb_ang``,
+    ``bertscore``): its token embeddings see only the tokens before them."""
 
 
 class SkippedDialoguesWarning(UserWarning):

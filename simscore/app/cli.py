@@ -172,12 +172,22 @@ def _options_help() -> str:
 
 
 def _compare_measures(args: argparse.Namespace) -> list:
-    """The measures of ``compare`` with ``--measure-option`` and ``--device``, checked before any work."""
-    from simscore.measures import options_from_assignments, resolve_measures, with_device
+    """The measures of ``compare`` with ``--measure-option`` and ``--device``, checked before any work.
 
+    ``--device`` is checked whichever measures run (a device torch cannot see is an error);
+    given for measures that run no model, it changes nothing, and a warning says so.
+    """
+    from simscore.measures import check_device, measure_options, options_from_assignments, resolve_measures, with_device
+
+    device = None if args.device is None else check_device(args.device, name="--device")
     names = args.measures if args.measures is not None else _default_measures()
-    options = with_device(names, options_from_assignments(args.measure_option), args.device)
-    return resolve_measures(names, options=options)
+    measures = resolve_measures(names, options=with_device(names, options_from_assignments(args.measure_option), device))
+    if device is not None and not any("device" in measure_options(m.name) for m in measures):
+        logger.warning(
+            "--device %s is not used: no measure here runs a model (%s); it applies to bertscore, emb_cos and emb_ang",
+            args.device, ", ".join(m.name for m in measures),
+        )
+    return measures
 
 
 @checks_outputs
@@ -268,8 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--device", metavar="cpu|cuda|cuda:N",
-        help="torch device of every model-backed measure (bertscore, emb_cos, emb_ang); checked before any work "
-        "(default: cpu)",
+        help="torch device of every model-backed measure (bertscore, emb_cos, emb_ang); checked before any work, "
+        "whichever measures run (a device torch cannot see is an error; with no model-backed measure a warning says "
+        "it is not used) (default: cpu)",
     )
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar (one appears on a terminal when embedding takes more than a second)")

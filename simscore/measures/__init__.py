@@ -47,6 +47,7 @@ from typing import Any
 
 from simscore.errors import MeasureOptionError, UnknownMeasureError
 from simscore.measures._encoders import TFHubEncoder, UsemEncoder, default_use_encoder
+from simscore.measures._torch import check_device
 from simscore.measures.action import (
     ConceptErrorRate,
     ConceptMatchRate,
@@ -75,6 +76,7 @@ __all__ = [
     "measure_options",
     "configure_measure",
     "with_device",
+    "check_device",
     "options_from_assignments",
     "MeasureOption",
     "TotalMatchRate",

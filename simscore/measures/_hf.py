@@ -1,30 +1,25 @@
-"""Loading local Hugging Face models: never a download, and a clear error for a bad folder.
+"""What the model-backed text measures share about Hugging Face model folders.
 
-Shared by the model-backed text measures (:mod:`simscore.measures.bertscore`). Models are
-only ever read from a local directory: :func:`hub_offline` switches the Hugging Face Hub
-client offline while one loads, so a missing file is an error, never a download. The
-embedding path is shared too: all new texts tokenized in one call of the fast tokenizer
+Loading is :mod:`simscore.models`' (local folders only, no code, safetensors only, sizes
+checked). Here: what a folder's files say (its layers, its longest input, a digest of its
+content), and the embedding path: all new texts tokenized in one call of the fast tokenizer
 (:func:`tokenize_flat`), then embedded in batches of texts of one exact token count
 (:func:`length_batches`), which need no padding.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
-import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from simscore.errors import FileFormatError
+from simscore.errors import UnsupportedModelError
+from simscore.models import read_model_json
 
 __all__ = [
-    "hub_offline",
     "config_layers",
     "model_max_tokens",
     "tokenize_flat",
@@ -32,31 +27,6 @@ __all__ = [
     "rows",
     "folder_digest",
 ]
-
-
-@contextlib.contextmanager
-def hub_offline() -> Iterator[None]:
-    """Forbid Hugging Face Hub downloads while a model loads; restore the settings after."""
-    import huggingface_hub.constants as hub_constants
-    from transformers.utils import logging as hf_logging
-
-    saved_flag = hub_constants.HF_HUB_OFFLINE
-    saved_env = os.environ.get("HF_HUB_OFFLINE")
-    bars = hf_logging.is_progress_bar_enabled()
-    hub_constants.HF_HUB_OFFLINE = True
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    if bars:
-        hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hub_constants.HF_HUB_OFFLINE = saved_flag
-        if saved_env is None:
-            os.environ.pop("HF_HUB_OFFLINE", None)
-        else:
-            os.environ["HF_HUB_OFFLINE"] = saved_env
-        if bars:
-            hf_logging.enable_progress_bar()
 
 
 def config_layers(model_dir: Path) -> int | None:
@@ -118,12 +88,9 @@ def model_max_tokens(model_dir: Path) -> int:
 
 
 def _json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise FileFormatError(path, f"not a Hugging Face config file: {exc}") from exc
+    data = read_model_json(path)  # bounded in size and nesting
     if not isinstance(data, dict):
-        raise FileFormatError(path, "not a Hugging Face config file: expected a JSON object")
+        raise UnsupportedModelError(f"{path}: not a Hugging Face config file: expected a JSON object")
     return data
 
 

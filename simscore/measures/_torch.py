@@ -21,7 +21,7 @@ import contextlib
 import re
 from collections.abc import Iterator
 
-from simscore.errors import TextMeasureError
+from simscore.errors import MissingDependencyError, TextMeasureError
 
 __all__ = ["check_device", "check_dtype", "device_label", "torch_threads", "exact_float32", "DTYPES"]
 
@@ -36,6 +36,8 @@ def check_device(device: object, *, name: str = "device") -> str:
     TextMeasureError
         Not a device string, or a CUDA device torch cannot see (torch built without CUDA,
         no GPU visible, or an index beyond the visible GPUs).
+    MissingDependencyError
+        A CUDA device without torch installed.
     """
     if not isinstance(device, str):
         raise TextMeasureError(f"{name} must be 'cpu', 'cuda' or 'cuda:N', got {type(device).__name__} {device!r}")
@@ -45,7 +47,13 @@ def check_device(device: object, *, name: str = "device") -> str:
         raise TextMeasureError(f"{name} must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
     if text == "cpu":
         return "cpu"
-    import torch
+    try:
+        import torch
+    except ImportError:
+        raise MissingDependencyError(
+            f"{name} {device!r}: torch is not installed (the text extra: pip install 'simscore-dialogue[text]'); "
+            "without it everything runs on the CPU"
+        ) from None
 
     index = int(match.group(1) or 0)
     if torch.version.cuda is None:

