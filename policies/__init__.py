@@ -20,10 +20,7 @@ Three rooms, each importing only the ones below it:
   (:mod:`policies.sim.env`, imported lazily: ``import policies`` does not import gymnasium;
   registered as ``simscore/RestaurantSearch-v0`` by :mod:`simscore.integrations.gym`).
 
-Every name below is importable from ``policies`` itself. Module paths of the flat layout
-before (``policies.training``, ``policies.simulation``, ...) and the CSV responses functions
-that moved to :mod:`simscore.responses_csv` keep working with a :class:`DeprecationWarning`
-naming the new place (:mod:`policies._moved`).
+Every name below is importable from ``policies`` itself.
 
 Examples
 --------
@@ -36,10 +33,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from policies import (
-    _moved,
-    _own,  # noqa: F401  (checks that contexts is ours, before the modules that import it)
-)
+from policies import _own  # noqa: F401  (checks that contexts is ours, before the modules that import it)
 from policies.adapters import EMPTY_ACT, CallablePolicy, ConvLabPolicy, LoggedPolicy, to_convlab_state
 from policies.convlab import context_seed, convlab_acts, read_convlab_states, reseeded, write_convlab_states
 from policies.degenerate import ConstantPolicy, CyclicPolicy, EchoPolicy, UniformActPolicy, degenerate_policies
@@ -101,8 +95,6 @@ from policies.tiny_models import TINY_ARCHITECTURES, write_tiny_model
 
 if TYPE_CHECKING:
     from policies.sim.env import RestaurantSearchEnv
-
-_moved.install()
 
 __simscore_distribution__ = "simscore-dialogue"  # checked by simscore.ownership (the name is shared on PyPI)
 __all__ = [
@@ -184,18 +176,10 @@ __all__ = [
 ]
 
 
-def _lazy(name: str) -> Any:
+def __getattr__(name: str) -> Any:
     # The gymnasium environment is loaded on first use only.
     if name == "RestaurantSearchEnv":
         from policies.sim.env import RestaurantSearchEnv
 
         return RestaurantSearchEnv
     raise AttributeError(f"module 'policies' has no attribute {name!r}")
-
-
-#: The CSV responses format moved to simscore (``simscore compare`` reads it without policies).
-__getattr__ = _moved.moved_names(
-    __name__,
-    {name: "simscore.responses_csv" for name in ("read_responses", "read_responses_csv", "write_responses_csv", "CSV_COLUMNS")},
-    _lazy,
-)

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from contexts.belief import BeliefState
-from policies._moved import moved_names
 from policies.convlab import StateFormat, check_state_format, context_seed, reseeded, to_convlab_state
 from simscore import responses_csv
 from simscore.acts import Act
@@ -606,17 +605,3 @@ class ConvLabPolicy:
                 )
         return acts, text
 
-
-#: Names this module had before they moved (kept working, with a DeprecationWarning).
-__getattr__ = moved_names(
-    __name__,
-    {
-        "ObservationPolicy": "policies.observation",
-        "observation_for": "policies.sim.observation",
-        "action_mask_for": "policies.sim.observation",
-        "read_responses": "simscore.responses_csv",
-        "read_responses_csv": "simscore.responses_csv",
-        "write_responses_csv": "simscore.responses_csv",
-        "CSV_COLUMNS": "simscore.responses_csv",
-    },
-)

@@ -18,12 +18,12 @@ from policies import (
     TemplateNLG,
     TrainingConfig,
     load_checkpoint,
-    read_responses_csv,
     train,
 )
 from simscore import Act, Responses, run_policy
 from simscore.app import cli_respond
 from simscore.app.cli import main
+from simscore.responses_csv import read_responses_csv
 from tests.policies.fake_convlab import RuleBot
 
 POLICY_FILE = '''
