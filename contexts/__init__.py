@@ -17,9 +17,9 @@ Examples
 
 from contexts._frozen import FrozenDict
 from contexts.belief import BeliefState
-from contexts.collect import collect_contexts, dialogue_contexts, import_convlab, read_convlab
+from contexts.collect import collect_contexts, import_convlab, read_convlab
 from contexts.context import Context, ContextSet
-from contexts.dialogue_log import Dialogue, DialogueTurn, read_dialogue_log, write_dialogue_log
+from contexts.dialogue_log import Dialogue, DialogueTurn, dialogue_contexts, read_dialogue_log, write_dialogue_log
 from contexts.domain import (
     DISCOURSE_ACTS,
     METHODS,
