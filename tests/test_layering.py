@@ -114,6 +114,24 @@ def test_importing_simscore_imports_no_rl_library():
     assert out.stdout.strip() == "[]"
 
 
+def test_the_faces_are_small_and_load_only_what_they_need():
+    # A package's __init__ exports what a user starts from (at most 30 names); GP-SARSA's room
+    # (numba) loads when one of its names is first used.
+    code = (
+        "import sys, contexts, policies\n"
+        "print(len(contexts.__all__), len(policies.__all__))\n"
+        "print(sorted(m for m in ('policies.gpsarsa', 'numba', 'gymnasium', 'torch') if m in sys.modules))\n"
+        "from policies import GPSarsaPolicy, train\n"
+        "print('policies.gpsarsa' in sys.modules, [n for n in contexts.__all__ + policies.__all__ "
+        "if getattr(contexts, n, None) is None and getattr(policies, n, None) is None])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    sizes, loaded, lazy = out.stdout.splitlines()
+    assert all(int(size) <= 30 for size in sizes.split()), sizes
+    assert loaded == "[]"
+    assert lazy == "True []"
+
+
 def test_no_private_module_of_another_package():
     def private_elsewhere(module: str, target: str) -> bool:
         if target not in MODULES:  # a name imported from a module, not a module
