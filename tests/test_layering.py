@@ -281,39 +281,27 @@ def _import_graph(modules: Mapping[str, ast.Module], packages: Container[str]) -
     return graph
 
 
+def _reachable(graph: Mapping[str, set[str]], start: str) -> set[str]:
+    """The nodes a path of one or more arrows leads to from ``start``."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for successor in graph.get(todo.pop(), ()):
+            if successor not in seen:
+                seen.add(successor)
+                todo.append(successor)
+    return seen
+
+
 def _strongly_connected(graph: Mapping[str, set[str]]) -> list[tuple[str, ...]]:
-    """The circles of ``graph``: its strongly connected components of more than one node (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[tuple[str, ...]] = []
+    """The circles of ``graph``: its strongly connected components of more than one node.
 
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for successor in sorted(graph.get(node, ())):
-            if successor not in index:
-                visit(successor)
-                low[node] = min(low[node], low[successor])
-            elif successor in on_stack:
-                low[node] = min(low[node], index[successor])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                found.append(tuple(sorted(component)))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return found
+    A node is on a circle when it reaches itself; its circle is every node it reaches that
+    reaches it back (the graphs are a few hundred modules: quadratic is fine).
+    """
+    reach = {node: _reachable(graph, node) for node in graph}
+    circles = {tuple(sorted(m for m in reach[node] if node in reach.get(m, ()))) for node in graph if node in reach[node]}
+    return sorted(circles)
 
 
 def _circles(modules: Mapping[str, ast.Module], packages: Container[str]) -> set[tuple[str, ...]]:
