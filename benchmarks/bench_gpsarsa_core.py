@@ -14,7 +14,8 @@ import time
 
 import numpy as np
 
-from policies.gpsarsa.learner import GPSarsa, GPSarsaConfig
+from policies.gpsarsa.learner import GPSarsa
+from policies.gpsarsa.values import GPSarsaConfig
 
 FEATURE_DIM = 305
 N_ACTIONS = 16

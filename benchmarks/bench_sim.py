@@ -26,7 +26,8 @@ import time
 from contexts.collect import collect_contexts
 from contexts.dialogue_log import read_dialogue_log
 from contexts.domain import default_domain
-from policies import HandcraftedPolicy, RandomPolicy, SummaryActions, run_dialogues
+from policies import HandcraftedPolicy, RandomPolicy, run_dialogues
+from policies.sim import SummaryActions
 from policies.sim.features import BeliefFeatures
 
 

@@ -1,7 +1,7 @@
 """Benchmark: each text measure against its upstream package, side by side, on the same pairs.
 
 Workload: 10,000 pairs of distinct texts (``--pairs``): 20,000 different system prompts, each
-used once. They are the simulated NLG's realisations (``policies.nlg.TemplateNLG``, one
+used once. They are the simulated NLG's realisations (``policies.sim.nlg.TemplateNLG``, one
 wording per NLG instance, context and act) of the acts of ``bench_measures.response_pool``
 -- about 540 informs, requests, confirms and selects of the restaurant domain -- over as many
 NLG instances as it takes, then, if still short, deterministic variations (a lead-in and a

@@ -7,6 +7,13 @@ logged turn by turn), and conversation-flow graphs with the seen/unseen-flow lab
 complex-pattern tags they give context sets (:mod:`contexts.flows`,
 :mod:`contexts.flow_labels`).
 
+The names below are what a user starts from; the rest is imported from its module: the
+ontology's parts from :mod:`contexts.domain` (``Ontology``, ``Venue``, ``METHODS``, ...), the
+readers behind the importers from :mod:`contexts.collect` (``read_convlab``),
+:mod:`contexts.pydial` (``read_pydial_beliefs``) and :mod:`contexts.dialogue_log`
+(``dialogue_contexts``), the flow dialogues and walks from :mod:`contexts.flow_dialogues` and
+:mod:`contexts.flows`.
+
 Examples
 --------
 >>> from contexts import generate_grid
@@ -17,60 +24,42 @@ Examples
 
 from contexts._frozen import FrozenDict
 from contexts.belief import BeliefState
-from contexts.collect import collect_contexts, dialogue_contexts, import_convlab, read_convlab
+from contexts.collect import collect_contexts, import_convlab
 from contexts.context import Context, ContextSet
 from contexts.dialogue_log import Dialogue, DialogueTurn, read_dialogue_log, write_dialogue_log
-from contexts.domain import (
-    DISCOURSE_ACTS,
-    METHODS,
-    Domain,
-    Ontology,
-    Venue,
-    default_domain,
-    load_domain,
-    load_ontology,
-    load_venues,
-)
-from contexts.flow_dialogues import FlowDialogue, FlowTurn, flow_dialogues, read_flow_dialogues
+from contexts.domain import Domain, default_domain, load_domain
+from contexts.flow_dialogues import read_flow_dialogues
 from contexts.flow_labels import flow_summary, label_contexts, sample_balanced
-from contexts.flows import FlowGraph, FlowWalk
+from contexts.flows import FlowGraph
 from contexts.generate import GridSpec, generate_grid
-from contexts.pydial import import_pydial, read_pydial_beliefs
+from contexts.pydial import import_pydial
 
 __simscore_distribution__ = "simscore-dialogue"  # checked by simscore.ownership (the name is shared on PyPI)
 __all__ = [
+    # contexts and their sets
     "BeliefState",
     "Context",
     "ContextSet",
-    "DISCOURSE_ACTS",
+    "FrozenDict",
+    # the domain
+    "Domain",
+    "default_domain",
+    "load_domain",
+    # C_gen
+    "GridSpec",
+    "generate_grid",
+    # C_col: dialogue logs, ConvLab-3 and PyDial
     "Dialogue",
     "DialogueTurn",
-    "Domain",
-    "FlowDialogue",
-    "FlowGraph",
-    "FlowTurn",
-    "FlowWalk",
-    "FrozenDict",
-    "GridSpec",
-    "METHODS",
-    "Ontology",
-    "Venue",
+    "read_dialogue_log",
+    "write_dialogue_log",
     "collect_contexts",
-    "default_domain",
-    "dialogue_contexts",
-    "flow_dialogues",
-    "flow_summary",
-    "generate_grid",
     "import_convlab",
     "import_pydial",
-    "label_contexts",
-    "load_domain",
-    "load_ontology",
-    "load_venues",
-    "read_convlab",
-    "read_dialogue_log",
+    # conversation flows
+    "FlowGraph",
     "read_flow_dialogues",
-    "read_pydial_beliefs",
+    "label_contexts",
+    "flow_summary",
     "sample_balanced",
-    "write_dialogue_log",
 ]

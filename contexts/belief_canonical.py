@@ -11,12 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from contexts._frozen import FrozenDict
-from contexts.belief import (
+from contexts._belief import (
     _DISCOURSE_SET,
     _FIELDS,
     _METHOD_SET,
-    BeliefState,
     _DiscourseDist,
     _full_distribution,
     _MethodDist,
@@ -28,6 +26,8 @@ from contexts.belief import (
     _Slots,
     _slots_mapping,
 )
+from contexts._frozen import FrozenDict
+from contexts.belief import BeliefState
 from contexts.domain import DISCOURSE_ACTS, METHODS
 
 __all__ = ["BeliefCanonicaliser"]

@@ -46,6 +46,7 @@ from typing import Any
 from contexts._bulk import gc_paused
 from contexts._frozen import FrozenDict, freeze_json
 from contexts.belief import BeliefState
+from contexts.context import Context
 from contexts.domain import Domain, Ontology
 from simscore.acts import Act
 from simscore.checks import check_int
@@ -58,6 +59,7 @@ __all__ = [
     "DIALOGUE_LOG_VERSION",
     "DialogueTurn",
     "Dialogue",
+    "dialogue_contexts",
     "write_dialogue_log",
     "read_dialogue_log",
 ]
@@ -260,6 +262,46 @@ class Dialogue:
             except InvalidContextError as exc:
                 raise InvalidContextError(f"dialogue {dialogue_id!r}, turn {position}: {exc}") from None
         return cls(dialogue_id, tuple(parsed), obj.get("outcome", {}))
+
+
+def dialogue_contexts(
+    dialogue: Dialogue, source_name: str, *, require_user_turn: bool = False
+) -> list[Context]:
+    """The contexts of one dialogue, one per turn, as C_col collection makes them.
+
+    Context ``col/<source_name>/<dialogue_id>/<turn_index>`` holds the turn's belief state and
+    metadata: the turn's own ``metadata``, then ``source="col"``, the dialogue id, the turn
+    index, the dialogue's texts before the decision (``history``) and ``source_name`` (the
+    :data:`RESERVED_METADATA_KEYS`); see :mod:`contexts.collect`.
+
+    Parameters
+    ----------
+    dialogue : Dialogue
+    source_name : str
+        Used in ids and the ``source_name`` metadata.
+    require_user_turn : bool
+        Skip turns without user input (no user act and no user text), e.g. a system
+        opening; their texts still enter later contexts' histories.
+    """
+    history: list[str] = []
+    out = []
+    for turn in dialogue.turns:
+        if turn.user_text is not None:
+            history.append(turn.user_text)
+        if not require_user_turn or turn.user_text is not None or turn.user_act is not None:
+            metadata = {
+                **turn.metadata,
+                "source": "col",
+                "dialogue_id": dialogue.dialogue_id,
+                "turn_index": turn.turn_index,
+                "history": tuple(history),
+                "source_name": source_name,
+            }
+            context_id = f"col/{source_name}/{dialogue.dialogue_id}/{turn.turn_index}"
+            out.append(Context(context_id, turn.belief, metadata))
+        if turn.system_text is not None:
+            history.append(turn.system_text)
+    return out
 
 
 def _domain_name(domain: str | Domain) -> str:

@@ -38,9 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contexts._collect import _source_name
+from contexts._convlab import _acts, _convlab_turns, _load_convlab_json
 from contexts._frozen import FrozenDict
 from contexts.belief import BeliefState
-from contexts.collect import _acts, _convlab_turns, _load_convlab_json, _source_name
 from contexts.dialogue_log import Dialogue, read_dialogue_log
 from contexts.pydial import read_pydial_beliefs
 from simscore.acts import Act

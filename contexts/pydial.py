@@ -60,8 +60,8 @@ from pathlib import Path
 from typing import Any
 
 from contexts._bulk import gc_paused
+from contexts._collect import _collect
 from contexts.belief import BeliefState
-from contexts.collect import _collect
 from contexts.context import ContextSet
 from contexts.dialogue_log import Dialogue, DialogueTurn
 from contexts.domain import Domain, Ontology, default_domain

@@ -20,10 +20,12 @@ Three rooms, each importing only the ones below it:
   (:mod:`policies.sim.env`, imported lazily: ``import policies`` does not import gymnasium;
   registered as ``simscore/RestaurantSearch-v0`` by :mod:`simscore.integrations.gym`).
 
-Every name below is importable from ``policies`` itself. Module paths of the flat layout
-before (``policies.training``, ``policies.simulation``, ...) and the CSV responses functions
-that moved to :mod:`simscore.responses_csv` keep working with a :class:`DeprecationWarning`
-naming the new place (:mod:`policies._moved`).
+The names below are what a user starts from: the adapters, the reference and generative
+policies, the GP-SARSA policy with its training, and the simulated dialogues to run a policy
+in. The rest is imported from its room or module (``from policies.sim import FocusTracker``,
+``from policies.gpsarsa import GPSarsa``, ``from policies.convlab import reseeded``). The
+GP-SARSA names load :mod:`policies.gpsarsa` on first use: its compiled loops import numba,
+which ``import policies`` does not need.
 
 Examples
 --------
@@ -34,168 +36,64 @@ Examples
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from policies import (
-    _moved,
-    _own,  # noqa: F401  (checks that contexts is ours, before the modules that import it)
-)
-from policies.adapters import EMPTY_ACT, CallablePolicy, ConvLabPolicy, LoggedPolicy, to_convlab_state
-from policies.convlab import context_seed, convlab_acts, read_convlab_states, reseeded, write_convlab_states
-from policies.degenerate import ConstantPolicy, CyclicPolicy, EchoPolicy, UniformActPolicy, degenerate_policies
-from policies.generative import Decoding, GenerativePolicy, model_folder_sha256
-from policies.gpsarsa import (
-    EvaluationRecord,
-    GPSarsa,
-    GPSarsaConfig,
-    GPSarsaDiagnostics,
-    GPSarsaPolicy,
-    QEstimate,
-    TrainingConfig,
-    TrainingResult,
-    evaluate_policy,
-    list_checkpoints,
-    load_checkpoint,
-    train,
-)
+from policies import _own  # noqa: F401  (checks that contexts is ours, before the modules that import it)
+from policies.adapters import CallablePolicy, ConvLabPolicy, LoggedPolicy
+from policies.degenerate import degenerate_policies
+from policies.generative import Decoding, GenerativePolicy
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
 from policies.observation import ObservationPolicy
-from policies.prompts import PromptTemplate, act_from_output, belief_text, dialogue_history
+from policies.prompts import PromptTemplate
 from policies.sim import (
-    MAX_TURNS,
-    REWARD_MODELS,
-    SUMMARY_ACTIONS,
-    AgendaUser,
-    DialogueOutcome,
-    DialogueSimulator,
-    DialogueTrace,
-    DomainCache,
-    FocusTracker,
-    InteractionStats,
-    RewardModel,
-    RuleBasedIQ,
-    SimulationError,
-    SimulationResult,
     SimulationSettings,
-    SummaryActions,
-    SummaryPolicy,
     SummaryPolicyAdapter,
     TemplateNLG,
-    UserGoal,
     UserSimulatorConfig,
-    action_mask,
-    belief_features,
-    domain_cache,
-    feature_names,
-    feature_size,
-    iq_reward,
-    master_action,
-    reward_model,
     run_dialogues,
     simulated_contexts,
-    task_success,
-    task_success_reward,
 )
-from policies.sim.observation import action_mask_for, observation_for
-from policies.tiny_models import TINY_ARCHITECTURES, write_tiny_model
 
 if TYPE_CHECKING:
-    from policies.sim.env import RestaurantSearchEnv
-
-_moved.install()
+    from policies.gpsarsa import GPSarsaPolicy, TrainingConfig, TrainingResult, list_checkpoints, load_checkpoint, train
 
 __simscore_distribution__ = "simscore-dialogue"  # checked by simscore.ownership (the name is shared on PyPI)
 __all__ = [
-    "ConstantPolicy",
-    "EchoPolicy",
-    "CyclicPolicy",
-    "UniformActPolicy",
-    "degenerate_policies",
-    "SUMMARY_ACTIONS",
-    "MAX_TURNS",
-    "SummaryPolicy",
-    "SummaryActions",
-    "action_mask",
-    "master_action",
-    "belief_features",
-    "feature_names",
-    "feature_size",
-    "FocusTracker",
-    "AgendaUser",
-    "UserGoal",
-    "UserSimulatorConfig",
-    "SimulationError",
-    "TemplateNLG",
-    "InteractionStats",
-    "RewardModel",
-    "REWARD_MODELS",
-    "reward_model",
-    "DomainCache",
-    "domain_cache",
-    "SimulationSettings",
-    "RuleBasedIQ",
-    "task_success",
-    "task_success_reward",
-    "iq_reward",
-    "HandcraftedPolicy",
-    "RandomPolicy",
-    "DialogueSimulator",
-    "DialogueOutcome",
-    "DialogueTrace",
-    "SimulationResult",
-    "run_dialogues",
-    "simulated_contexts",
-    "SummaryPolicyAdapter",
-    "RestaurantSearchEnv",
-    "GPSarsa",
-    "GPSarsaConfig",
-    "GPSarsaDiagnostics",
-    "QEstimate",
-    "GPSarsaPolicy",
-    "TrainingConfig",
-    "TrainingResult",
-    "EvaluationRecord",
-    "train",
-    "evaluate_policy",
-    "load_checkpoint",
-    "list_checkpoints",
+    # adapters: what users bring
     "CallablePolicy",
     "LoggedPolicy",
     "ConvLabPolicy",
     "ObservationPolicy",
-    "observation_for",
-    "action_mask_for",
-    "to_convlab_state",
-    "convlab_acts",
-    "context_seed",
-    "reseeded",
-    "write_convlab_states",
-    "read_convlab_states",
-    "EMPTY_ACT",
+    # reference policies
+    "HandcraftedPolicy",
+    "RandomPolicy",
+    "degenerate_policies",
+    # language models as policies
     "GenerativePolicy",
     "Decoding",
     "PromptTemplate",
-    "belief_text",
-    "dialogue_history",
-    "act_from_output",
-    "model_folder_sha256",
-    "write_tiny_model",
-    "TINY_ARCHITECTURES",
+    # GP-SARSA (policies.gpsarsa, loaded on first use)
+    "GPSarsaPolicy",
+    "TrainingConfig",
+    "TrainingResult",
+    "train",
+    "load_checkpoint",
+    "list_checkpoints",
+    # the simulated world a policy runs in (policies.sim)
+    "run_dialogues",
+    "simulated_contexts",
+    "SimulationSettings",
+    "SummaryPolicyAdapter",
+    "UserSimulatorConfig",
+    "TemplateNLG",
 ]
 
+#: The names of the face that live in policies.gpsarsa, loaded when one is first used.
+_GPSARSA = frozenset(("GPSarsaPolicy", "TrainingConfig", "TrainingResult", "train", "load_checkpoint", "list_checkpoints"))
 
-def _lazy(name: str) -> Any:
-    # The gymnasium environment is loaded on first use only.
-    if name == "RestaurantSearchEnv":
-        from policies.sim.env import RestaurantSearchEnv
 
-        return RestaurantSearchEnv
+def __getattr__(name: str) -> Any:
+    if name in _GPSARSA:
+        return getattr(importlib.import_module("policies.gpsarsa"), name)
     raise AttributeError(f"module 'policies' has no attribute {name!r}")
-
-
-#: The CSV responses format moved to simscore (``simscore compare`` reads it without policies).
-__getattr__ = _moved.moved_names(
-    __name__,
-    {name: "simscore.responses_csv" for name in ("read_responses", "read_responses_csv", "write_responses_csv", "CSV_COLUMNS")},
-    _lazy,
-)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from contexts.belief import BeliefState
-from policies._moved import moved_names
+from policies._provenance import _check_name, _provenance, _qualified_name
 from policies.convlab import StateFormat, check_state_format, context_seed, reseeded, to_convlab_state
 from simscore import responses_csv
 from simscore.acts import Act
@@ -48,7 +48,6 @@ from simscore.errors import (
     InvalidContextError,
     InvalidResponseError,
 )
-from simscore.io import dumps
 from simscore.responses import Response, Responses
 
 __all__ = [
@@ -79,32 +78,6 @@ def _context_label(context: Any) -> str:
     """The context's id for messages (its repr if it has no string id)."""
     context_id = getattr(context, "id", None)
     return repr(context_id) if isinstance(context_id, str) else repr(context)
-
-
-def _qualified_name(obj: Any) -> str:
-    """``module.qualname`` of a function or of an object's class (for provenance)."""
-    target = obj if hasattr(obj, "__qualname__") else type(obj)
-    module = getattr(target, "__module__", None)
-    qualname = getattr(target, "__qualname__", type(obj).__name__)
-    return f"{module}.{qualname}" if module else qualname
-
-
-def _provenance(facts: Mapping[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``facts`` updated by the user's ``extra`` entries, checked to be JSON-serialisable."""
-    if extra is not None and not isinstance(extra, Mapping):
-        raise TypeError(f"provenance must be a mapping or None, got {type(extra).__name__}")
-    out = dict(facts)
-    out.update(extra or {})
-    try:
-        dumps(out)
-    except (TypeError, ValueError) as exc:
-        raise InvalidResponseError(f"provenance must be JSON-serialisable: {exc}") from None
-    return out
-
-
-def _check_name(name: Any) -> None:
-    if name is not None and (not isinstance(name, str) or not name):
-        raise TypeError(f"name must be a non-empty string or None, got {name!r}")
 
 
 # -- plain callables ---------------------------------------------------------------------
@@ -606,17 +579,3 @@ class ConvLabPolicy:
                 )
         return acts, text
 
-
-#: Names this module had before they moved (kept working, with a DeprecationWarning).
-__getattr__ = moved_names(
-    __name__,
-    {
-        "ObservationPolicy": "policies.observation",
-        "observation_for": "policies.sim.observation",
-        "action_mask_for": "policies.sim.observation",
-        "read_responses": "simscore.responses_csv",
-        "read_responses_csv": "simscore.responses_csv",
-        "write_responses_csv": "simscore.responses_csv",
-        "CSV_COLUMNS": "simscore.responses_csv",
-    },
-)

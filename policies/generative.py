@@ -62,16 +62,16 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import os
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from policies._transformers import _quiet_transformers
 from policies.prompts import PromptTemplate, act_from_output, dialogue_history
 from simscore.checks import check_bool, check_choice, check_int, check_number, check_seed
 from simscore.errors import (
@@ -211,30 +211,6 @@ def _generation_kind(config: Any, folder: Path) -> tuple[Literal["causal", "enco
         "language model (e.g. GPT2LMHeadModel, LlamaForCausalLM) or an encoder-decoder (e.g. "
         "T5ForConditionalGeneration, BartForConditionalGeneration)"
     )
-
-
-@contextlib.contextmanager
-def _quiet_transformers() -> Iterator[None]:
-    """Hide transformers' progress bars and warnings for the block; restore both settings after.
-
-    Loading shows progress bars; generating warns that ``input_ids`` "may be padded" whenever a
-    finished row is filled with pad tokens after its end (transformers drops an all-ones
-    attention mask, then sees the pads): nothing attends to those, and the attention mask of a
-    padded prompt is always passed.
-    """
-    from transformers.utils import logging as hf_logging
-
-    bars = hf_logging.is_progress_bar_enabled()
-    verbosity = hf_logging.get_verbosity()
-    if bars:
-        hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
 
 
 @dataclass(frozen=True)
@@ -570,7 +546,7 @@ class GenerativePolicy:
 
     def respond_batch(self, contexts: Sequence[Any]) -> list[Response]:
         """The responses to ``contexts``, in order, generated ``batch_size`` prompts at a time."""
-        from policies import context_seed
+        from policies.convlab import context_seed
 
         items = list(contexts)
         encoded = [self._encode(context) for context in items]

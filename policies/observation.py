@@ -18,7 +18,7 @@ import numpy as np
 
 from contexts.belief import BeliefState
 from contexts.domain import Domain, default_domain
-from policies.adapters import _check_name, _provenance, _qualified_name
+from policies._provenance import _check_name, _provenance, _qualified_name
 from policies.sim.domain_cache import domain_cache
 from policies.sim.features import BeliefFeatures
 from policies.sim.nlg import TemplateNLG

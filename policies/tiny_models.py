@@ -100,8 +100,8 @@ def write_tiny_model(
             "write_tiny_model needs torch, transformers and tokenizers, the text extra: "
             "pip install 'simscore-dialogue[text]'"
         ) from exc
-    from policies import reseeded
-    from policies.generative import _quiet_transformers
+    from policies._transformers import _quiet_transformers
+    from policies.convlab import reseeded
 
     check_choice("architecture", architecture, TINY_ARCHITECTURES)
     check_seed("seed", seed)

@@ -7,6 +7,10 @@
   contexts or policies imports the integrations (they import optional packages).
 * No package imports another package's private module or private name (a name starting with
   ``_``, e.g. ``from contexts.belief import _trusted_belief``): a fast path is a public seam.
+* Inside a package, no module imports a private name from another public module (modules that
+  share private names share them through a private module of their room), and no import circle
+  at any dotted level (modules, rooms, ...), counting imports inside functions: for
+  ``contexts`` and ``policies`` without exception; simscore's remaining ones are listed by name.
 * Inside ``policies``, the rooms point one way: the adapters at the top may import
   ``policies.sim`` and ``policies.gpsarsa``; ``policies.gpsarsa`` imports ``policies.sim`` (and
   nothing at the top); ``policies.sim`` imports neither.
@@ -18,24 +22,29 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from collections.abc import Container, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("simscore", "contexts", "policies")
 
 
-def _modules() -> dict[str, ast.Module]:
+def _modules() -> tuple[dict[str, ast.Module], frozenset[str]]:
+    """The syntax tree of every module of PACKAGES by dotted name, and the names that are packages."""
     out = {}
+    packages = set()
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             parts = list(path.relative_to(ROOT).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
+                packages.add(".".join(parts))
             out[".".join(parts)] = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    return out
+    return out, frozenset(packages)
 
 
-MODULES = _modules()
+MODULES, PACKAGE_NAMES = _modules()
 
 
 def _imports(tree: ast.Module) -> set[str]:
@@ -105,6 +114,24 @@ def test_importing_simscore_imports_no_rl_library():
     assert out.stdout.strip() == "[]"
 
 
+def test_the_faces_are_small_and_load_only_what_they_need():
+    # A package's __init__ exports what a user starts from (at most 30 names); GP-SARSA's room
+    # (numba) loads when one of its names is first used.
+    code = (
+        "import sys, contexts, policies\n"
+        "print(len(contexts.__all__), len(policies.__all__))\n"
+        "print(sorted(m for m in ('policies.gpsarsa', 'numba', 'gymnasium', 'torch') if m in sys.modules))\n"
+        "from policies import GPSarsaPolicy, train\n"
+        "print('policies.gpsarsa' in sys.modules, [n for n in contexts.__all__ + policies.__all__ "
+        "if getattr(contexts, n, None) is None and getattr(policies, n, None) is None])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    sizes, loaded, lazy = out.stdout.splitlines()
+    assert all(int(size) <= 30 for size in sizes.split()), sizes
+    assert loaded == "[]"
+    assert lazy == "True []"
+
+
 def test_no_private_module_of_another_package():
     def private_elsewhere(module: str, target: str) -> bool:
         if target not in MODULES:  # a name imported from a module, not a module
@@ -170,3 +197,182 @@ def test_exceptions_live_in_the_errors_module():
         and any(isinstance(base, ast.Name) and base.id.endswith(("Error", "Warning", "Exception")) for base in node.bases)
     )
     assert defined == [], "exceptions belong in simscore.errors"
+
+
+# -- inside a package: no circle at any dotted level, no private name of another module -----
+
+#: The packages for which the two rules below hold without exception. simscore has the circles
+#: and private imports listed after it, each by name: none may be added, and an entry leaves its
+#: list when it is fixed. When both lists are empty, this line becomes ``STRICT = PACKAGES``.
+STRICT = ("contexts", "policies")
+
+#: simscore's import circles today (its modules at the deepest level where each is a circle).
+KNOWN_CIRCLES = (
+    ("simscore.figures", "simscore.plots"),
+    ("simscore.app.report_flows", "simscore.app.report_performance", "simscore.app.report_sections"),
+    ("simscore.app.analyses", "simscore.app.experiment", "simscore.app.flow_strata", "simscore.app.held_out",
+     "simscore.app.provenance", "simscore.app.reference"),
+)
+#: simscore's private names imported from another public module today.
+KNOWN_PRIVATE_NAMES = (
+    "simscore.app.diagnose imports simscore.plots._new_figure",
+    "simscore.app.diagnose imports simscore.plots._style",
+    "simscore.app.explain imports simscore.plots._new_figure",
+    "simscore.app.explain imports simscore.plots._style",
+    "simscore.app.findings imports simscore.app.findings_rules._Paper",
+    "simscore.app.findings imports simscore.app.findings_rules._cer_cmr",
+    "simscore.app.findings imports simscore.app.findings_rules._cer_use",
+    "simscore.app.findings imports simscore.app.findings_rules._converge",
+    "simscore.app.findings imports simscore.app.findings_rules._dmr_above_tmr",
+    "simscore.app.findings imports simscore.app.findings_rules._first_turn",
+    "simscore.app.findings imports simscore.app.findings_rules._gen_col",
+    "simscore.app.findings imports simscore.app.findings_rules._reward_models",
+    "simscore.app.findings imports simscore.app.findings_rules._seeds_differ",
+    "simscore.app.findings imports simscore.app.findings_rules._small_changes",
+    "simscore.app.findings imports simscore.app.findings_rules._text",
+    "simscore.app.findings imports simscore.app.findings_rules._weak",
+    "simscore.app.findings_rules imports simscore.app.findings_types._EPS",
+    "simscore.app.findings_rules imports simscore.app.findings_types._fmt",
+    "simscore.app.findings_rules imports simscore.app.findings_types._nan",
+    "simscore.app.report imports simscore.app.report_sections._config_value",
+    "simscore.app.report imports simscore.app.report_sections._label",
+    "simscore.app.report imports simscore.app.report_sections._thousands",
+    "simscore.figures imports simscore.plots._band_line",
+    "simscore.figures imports simscore.plots._checkpoint_ticks",
+    "simscore.figures imports simscore.plots._colours",
+    "simscore.figures imports simscore.plots._label",
+    "simscore.figures imports simscore.plots._new_figure",
+    "simscore.figures imports simscore.plots._nonempty",
+    "simscore.figures imports simscore.plots._set_title",
+    "simscore.figures imports simscore.plots._style",
+)
+
+
+def _imported(module: str, tree: ast.Module, modules: Container[str], packages: Container[str]) -> Iterator[tuple[str, str | None]]:
+    """``(imported module, name or None)`` for every import statement of ``module``: at the top, in
+    functions, under ``TYPE_CHECKING``; relative ones resolved. ``from a.b import c`` imports the
+    module ``a.b.c`` if there is one, else the name ``c`` of ``a.b``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((alias.name, None) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level:
+                base = module.split(".") if module in packages else module.split(".")[:-1]
+                source = ".".join([*base[: len(base) - node.level + 1], *([node.module] if node.module else [])])
+            for alias in node.names:
+                full = f"{source}.{alias.name}"
+                yield (full, None) if full in modules else (source, alias.name)
+
+
+def _import_graph(modules: Mapping[str, ast.Module], packages: Container[str]) -> dict[str, set[str]]:
+    """module -> the modules of the same package it imports (by every import statement).
+
+    A submodule's import also runs its parents' ``__init__``: that is Python's order of
+    initialisation, not an arrow of this graph. Arrows between packages are the rules above.
+    """
+    graph: dict[str, set[str]] = {module: set() for module in modules}
+    for module, tree in modules.items():
+        for target, _ in _imported(module, tree, modules, packages):
+            while target not in modules and "." in target:
+                target = target.rsplit(".", 1)[0]  # a name imported from a module, or a module's attribute
+            if target in modules and target != module and target.split(".")[0] == module.split(".")[0]:
+                graph[module].add(target)
+    return graph
+
+
+def _reachable(graph: Mapping[str, set[str]], start: str) -> set[str]:
+    """The nodes a path of one or more arrows leads to from ``start``."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for successor in graph.get(todo.pop(), ()):
+            if successor not in seen:
+                seen.add(successor)
+                todo.append(successor)
+    return seen
+
+
+def _strongly_connected(graph: Mapping[str, set[str]]) -> list[tuple[str, ...]]:
+    """The circles of ``graph``: its strongly connected components of more than one node.
+
+    A node is on a circle when it reaches itself; its circle is every node it reaches that
+    reaches it back (the graphs are a few hundred modules: quadratic is fine).
+    """
+    reach = {node: _reachable(graph, node) for node in graph}
+    circles = {tuple(sorted(m for m in reach[node] if node in reach.get(m, ()))) for node in graph if node in reach[node]}
+    return sorted(circles)
+
+
+def _circles(modules: Mapping[str, ast.Module], packages: Container[str]) -> set[tuple[str, ...]]:
+    """Every import circle at every dotted level: of modules, and of their rooms (``a.b`` for ``a.b.c``)."""
+    graph = _import_graph(modules, packages)
+    found: set[tuple[str, ...]] = set()
+    for level in range(1, max(name.count(".") for name in graph) + 2):
+        collapsed: dict[str, set[str]] = {}
+        for module, targets in graph.items():
+            here = ".".join(module.split(".")[:level])
+            there = {".".join(target.split(".")[:level]) for target in targets}
+            collapsed.setdefault(here, set()).update(there - {here})
+        found.update(_strongly_connected(collapsed))
+    return found
+
+
+def _private_names_of_other_modules(modules: Mapping[str, ast.Module], packages: Container[str]) -> set[str]:
+    """``"m imports t._name"`` for every private name m imports from another public module t of its package."""
+    found = set()
+    for module, tree in modules.items():
+        for target, name in _imported(module, tree, modules, packages):
+            public = target in modules and not any(part.startswith("_") for part in target.split(".")[1:])
+            if (name is not None and _private(name) and public and target != module
+                    and target.split(".")[0] == module.split(".")[0]):
+                found.add(f"{module} imports {target}.{name}")
+    return found
+
+
+def _strict(found: Iterable[str | tuple[str, ...]]) -> list[Any]:
+    return sorted(item for item in found if (item if isinstance(item, str) else item[0]).split(".")[0] in STRICT)
+
+
+def test_no_import_circle_at_any_dotted_level():
+    found = _circles(MODULES, PACKAGE_NAMES)
+    assert _strict(found) == []
+    others = sorted(set(found) - set(_strict(found)))
+    new = [circle for circle in others if not any(set(circle) <= set(known) for known in KNOWN_CIRCLES)]
+    assert not new, f"new import circle(s): {new}"
+    changed = [known for known in KNOWN_CIRCLES if known not in others]
+    assert not changed, f"KNOWN_CIRCLES lists {changed}, which are no longer circles: list what is left ({others})"
+
+
+def test_no_private_name_of_another_module_of_the_package():
+    found = _private_names_of_other_modules(MODULES, PACKAGE_NAMES)
+    assert _strict(found) == []
+    others = set(found) - set(_strict(found))
+    assert sorted(others - set(KNOWN_PRIVATE_NAMES)) == [], "new private name(s) imported from another module"
+    assert sorted(set(KNOWN_PRIVATE_NAMES) - others) == [], "fixed: take them out of KNOWN_PRIVATE_NAMES"
+
+
+def test_the_circle_and_private_name_rules_see_violations():
+    sources = {
+        "p": "from p.rooms.a import run\n",  # the face
+        "p.rooms": "",
+        "p.rooms.a": "from p.rooms.b import helper\n",
+        "p.rooms.b": "def helper():\n    from p.rooms import a  # inside a function\n",
+        "p.sim": "",
+        "p.sim.x": "from p.gp.y import _fast\n",  # a private name of a public module
+        "p.gp": "",
+        "p.gp.y": "from ..sim import x\n",  # relative: p.sim.x; rooms p.sim <-> p.gp
+        "p.gp._z": "from p.gp.y import _fast\n",
+        "p.ok": "from p.gp import _z\nfrom p.sim import _private_module\n",
+        "p.sim._private_module": "",
+    }
+    modules = {name: ast.parse(text) for name, text in sources.items()}
+    packages = {"p", "p.rooms", "p.sim", "p.gp"}
+    assert _circles(modules, packages) == {
+        ("p.rooms.a", "p.rooms.b"),  # modules, through an import inside a function
+        ("p.gp.y", "p.sim.x"),
+        ("p.gp", "p.sim"),  # their rooms
+    }
+    assert _private_names_of_other_modules(modules, packages) == {
+        "p.sim.x imports p.gp.y._fast", "p.gp._z imports p.gp.y._fast",
+    }

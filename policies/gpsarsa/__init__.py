@@ -1,7 +1,8 @@
 """policies.gpsarsa: the GP-SARSA learner, the policy built on it, its training runs and checkpoints.
 
 * :mod:`~policies.gpsarsa.learner` — online sparse GP-SARSA (kernels, GPTD, the compiled
-  arithmetic of :mod:`policies.gpsarsa._gpkernels`) and its checkpoint files;
+  arithmetic of :mod:`policies.gpsarsa._gpkernels`), with the values it takes and returns in
+  :mod:`~policies.gpsarsa.values` and its checkpoint files in :mod:`~policies.gpsarsa.checkpoint`;
 * :mod:`~policies.gpsarsa.policy` — :class:`GPSarsaPolicy`, the learner wrapped for a domain
   of the simulated world (:mod:`policies.sim`), with the policy's checkpoint metadata;
 * :mod:`~policies.gpsarsa.training` — training runs with checkpoints and evaluations.
@@ -20,15 +21,8 @@ Examples
 
 from __future__ import annotations
 
-from policies.gpsarsa.learner import (
-    CHECKPOINT_FORMAT,
-    CHECKPOINT_VERSION,
-    GPSarsa,
-    GPSarsaConfig,
-    GPSarsaDiagnostics,
-    QEstimate,
-    compile_kernels,
-)
+from policies.gpsarsa.checkpoint import CHECKPOINT_FORMAT, CHECKPOINT_VERSION
+from policies.gpsarsa.learner import GPSarsa, compile_kernels
 from policies.gpsarsa.policy import GPSarsaPolicy
 from policies.gpsarsa.training import (
     EvaluationRecord,
@@ -40,6 +34,7 @@ from policies.gpsarsa.training import (
     read_evaluation,
     train,
 )
+from policies.gpsarsa.values import GPSarsaConfig, GPSarsaDiagnostics, QEstimate
 
 __all__ = [
     "CHECKPOINT_FORMAT",

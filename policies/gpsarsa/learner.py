@@ -136,176 +136,37 @@ and C̃ (checkpoints and :meth:`GPSarsa.arrays` use insertion order).
 
 Checkpoints
 -----------
-:meth:`GPSarsa.save` writes ``<stem>.npz`` (the arrays; a zip of ``.npy`` files with fixed
-timestamps, so the same state gives the same bytes) and then ``<stem>.json`` (format name,
-version, configuration, counts and the SHA-256 of the ``.npz``), each atomically.
-:meth:`GPSarsa.load` reads them without pickle and raises
-:class:`~simscore.errors.CheckpointError` on any inconsistency.
+:meth:`GPSarsa.save` and :meth:`GPSarsa.load` write and read the format of
+:mod:`policies.gpsarsa.checkpoint` (the arrays in a ``.npz`` with fixed timestamps, a JSON header
+with the SHA-256 of the ``.npz``; each atomically, read without pickle). The learner's
+configuration and the values it returns are in :mod:`policies.gpsarsa.values`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import io
-import math
 import os
-import tokenize
-import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-import simscore.io
-from policies.gpsarsa import _gpkernels
-from simscore.checks import check_int, check_number
-from simscore.errors import CheckpointError, FileFormatError
-from simscore.io import atomic_open, dumps, format_problem, prepare_output, read_bytes, read_json
+from policies.gpsarsa import _checks, _gpkernels
+from policies.gpsarsa.checkpoint import read_checkpoint, write_checkpoint
+from policies.gpsarsa.values import (
+    Decision,
+    DictionaryLayout,
+    Episode,
+    Evaluation,
+    GPSarsaConfig,
+    GPSarsaDiagnostics,
+    QEstimate,
+)
+from simscore.checks import check_number
 
-__all__ = [
-    "CHECKPOINT_FORMAT",
-    "CHECKPOINT_VERSION",
-    "GPSarsaConfig",
-    "QEstimate",
-    "GPSarsaDiagnostics",
-    "GPSarsa",
-    "Evaluation",
-    "Decision",
-    "Episode",
-    "compile_kernels",
-    "read_checkpoint_json",
-]
-
-CHECKPOINT_FORMAT = "simscore.gpsarsa"
-"""Value of the ``"format"`` field of a GP-SARSA checkpoint's JSON file."""
-
-CHECKPOINT_VERSION = 1
-"""Checkpoint format version written by this module (and the only one it reads)."""
+__all__ = ["GPSarsa", "compile_kernels"]
 
 _INITIAL_BLOCK_CAPACITY = 8
-_ARRAY_NAMES = ("features", "actions", "alpha", "covariance", "inverse_cholesky")
-_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
-
-
-@dataclass(frozen=True, kw_only=True)
-class GPSarsaConfig:
-    """Hyper-parameters of :class:`GPSarsa` (defaults: Gašić & Young 2014 / the paper).
-
-    Parameters
-    ----------
-    feature_dim : int
-        Length of a belief feature vector (302 in the default restaurant domain:
-        :func:`policies.sim.features.feature_size`).
-    n_actions : int, default 16
-        Number of summary actions.
-    gamma : float, default 1.0
-        Discount factor, ``0 <= gamma <= 1``.
-    sigma : float, default 5.0
-        Standard deviation of the GPTD observation noise, ``> 0``.
-    nu : float, default 0.001
-        ALD threshold: a point joins the dictionary only if its residual ``δ > nu``; ``> 0``.
-    scale : float, default 3.0
-        Default exploration scale of :meth:`GPSarsa.select_action`: sample each action's Q
-        from ``N(mean, (scale * std)**2)``; ``scale <= 0`` selects by the posterior mean.
-
-    Examples
-    --------
-    >>> config = GPSarsaConfig(feature_dim=302)
-    >>> config.n_actions, config.gamma, config.sigma, config.nu, config.scale
-    (16, 1.0, 5.0, 0.001, 3.0)
-    >>> GPSarsaConfig(feature_dim=3, sigma=0)
-    Traceback (most recent call last):
-    ...
-    ValueError: sigma must be > 0, got 0
-    """
-
-    feature_dim: int
-    n_actions: int = 16
-    gamma: float = 1.0
-    sigma: float = 5.0
-    nu: float = 0.001
-    scale: float = 3.0
-
-    def __post_init__(self) -> None:
-        values: dict[str, Any] = {
-            "feature_dim": check_int("feature_dim", self.feature_dim, minimum=1),
-            "n_actions": check_int("n_actions", self.n_actions, minimum=1),
-            "gamma": check_number("gamma", self.gamma, minimum=0, maximum=1),
-            "sigma": check_number("sigma", self.sigma, minimum=0, exclusive_minimum=True),
-            "nu": check_number("nu", self.nu, minimum=0, exclusive_minimum=True),
-            "scale": check_number("scale", self.scale),
-        }
-        for name, value in values.items():
-            object.__setattr__(self, name, value)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the fields as a JSON-serialisable dict (field order preserved)."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> GPSarsaConfig:
-        """Build a config from :meth:`to_dict` output; unknown or missing keys are an error.
-
-        Examples
-        --------
-        >>> c = GPSarsaConfig(feature_dim=4, sigma=2.0)
-        >>> GPSarsaConfig.from_dict(c.to_dict()) == c
-        True
-        """
-        if not isinstance(data, Mapping):
-            raise TypeError(f"config must be a mapping, got {type(data).__name__}")
-        known = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise ValueError(f"unknown config field(s) {unknown}; known fields are {known}")
-        if "feature_dim" not in data:
-            raise ValueError("config field 'feature_dim' is missing")
-        return cls(**dict(data))
-
-
-class QEstimate(NamedTuple):
-    """Posterior of Q for every action at one belief.
-
-    Attributes
-    ----------
-    mean : ndarray of shape (n_actions,)
-        Posterior mean; NaN for actions excluded by the mask.
-    std : ndarray of shape (n_actions,)
-        Posterior standard deviation (variance clipped at 0); NaN where masked.
-    """
-
-    mean: NDArray[np.float64]
-    std: NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class GPSarsaDiagnostics:
-    """Numerical health of a learner (see :meth:`GPSarsa.diagnostics`).
-
-    Attributes
-    ----------
-    dictionary_size : int
-        Number of dictionary points.
-    inverse_residual : float
-        ``max |K̃⁻¹ K̃ − I|`` over all action blocks, with ``K̃⁻¹ = Gᵀ G``.
-    factor_residual : float
-        ``max |G K̃ Gᵀ − I|`` over all action blocks (how far ``G`` is from ``L⁻¹``).
-    covariance_asymmetry : float
-        ``max |C̃ − C̃ᵀ|`` (0.0 by construction).
-    min_dictionary_variance : float
-        Smallest unclipped posterior variance ``k(x, x) − k̃ᵀ C̃ k̃`` over the dictionary
-        points (non-negative in exact arithmetic); ``inf`` for an empty dictionary.
-    """
-
-    dictionary_size: int
-    inverse_residual: float
-    factor_residual: float
-    covariance_asymmetry: float
-    min_dictionary_variance: float
 
 
 class _ActionBlock:
@@ -333,60 +194,6 @@ class _ActionBlock:
             self.order, self.features, self.inv_chol = order, features, inv_chol
 
 
-class _Layout(NamedTuple):
-    """Evaluation arrays that depend on the dictionary only (rebuilt when it grows)."""
-
-    features_t: NDArray[np.float64]  # (feature_dim, m + 1): the features in block order, then a zero column
-    starts: NDArray[np.int64]  # (n_actions,): block-order position of each action's first point
-    sizes: NDArray[np.int64]  # (n_actions,): number of points of each action
-    offsets: NDArray[np.int64]  # (n_actions,): where each action's block starts in the packed blocks
-    block_of: NDArray[np.int64]  # (m,): the action of each position
-    kernels: dict[bytes, Evaluation]  # the kernels of the beliefs seen (by their bytes; see _kernel)
-
-
-class Evaluation(NamedTuple):
-    """A belief's kernel values against the whole dictionary, as one decision computed them.
-
-    Returned by :meth:`GPSarsa.act` and handed back to :meth:`GPSarsa.learn` (in an
-    :class:`Episode`) so that learning does not compute them again. Valid while the dictionary
-    is the one they were computed against; :meth:`GPSarsa.learn` recomputes stale ones
-    (identically), so handing them back is never wrong, only faster.
-    """
-
-    values: NDArray[np.float64]  # (m + 1,): b · (each dictionary point), block order, then 0
-    norm2: float  # b · b
-    layout: _Layout  # the dictionary they belong to (replaced whenever it changes)
-
-
-class Decision(NamedTuple):
-    """What :meth:`GPSarsa.act` returns: the chosen action and the belief's :class:`Evaluation`."""
-
-    action: int
-    evaluation: Evaluation
-
-
-@dataclass(frozen=True)
-class Episode:
-    """One complete episode for :meth:`GPSarsa.learn`.
-
-    Attributes
-    ----------
-    features : ndarray of shape (T, feature_dim)
-        The belief feature vector of each turn, ``T >= 1``.
-    actions : sequence of int, length T
-        The action taken at each turn.
-    rewards : sequence of float, length T
-        The reward of each turn; the episode ends in a terminal state after the last turn.
-    evaluations : sequence of Evaluation, optional
-        The turns' evaluations from :meth:`GPSarsa.act`, in order (all or none).
-    """
-
-    features: ArrayLike
-    actions: ArrayLike
-    rewards: ArrayLike
-    evaluations: tuple[Evaluation, ...] | None = None
-
-
 _MAX_CACHED_KERNELS = 1024
 _EMPTY = np.zeros(0)
 
@@ -396,28 +203,6 @@ def _capacity_for(n: int, initial: int) -> int:
     while capacity < n:
         capacity *= 2
     return capacity
-
-
-def _inverse_ldl(gram: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``M`` unit lower triangular and ``d`` with ``M gram Mᵀ = diag(d)`` (``gram = L D Lᵀ``, ``M = L⁻¹``).
-
-    For a small symmetric positive definite matrix (only its upper triangle is read); see
-    :func:`policies.gpsarsa._gpkernels.inverse_ldl`. A pivot that is not positive raises
-    ``FloatingPointError``.
-    """
-    n = gram.shape[0]
-    factor = np.zeros((n, n))
-    pivots = np.empty(n)
-    _raise_if_failed(_gpkernels.inverse_ldl(np.ascontiguousarray(gram, dtype=np.float64), factor, pivots), pivots)
-    return factor, pivots
-
-
-def _raise_if_failed(turn: int, pivots: NDArray[np.float64]) -> None:
-    if turn >= 0:
-        raise FloatingPointError(
-            f"GP-SARSA update lost positive definiteness at turn {turn} of the episode "
-            f"(pivot {float(pivots[turn])!r}); the episode was not learned"
-        )
 
 
 class GPSarsa:
@@ -472,7 +257,7 @@ class GPSarsa:
         self._alpha = np.zeros(0)
         # C̃ is kept exactly m × m and C-contiguous (re-allocated at most once per episode).
         self._cov = np.zeros((0, 0))
-        self._layout: _Layout | None = None
+        self._layout: DictionaryLayout | None = None
         self._packed: NDArray[np.float64] | None = None  # the same-action blocks of C̃ (see _posterior)
         self._all_actions = np.ones(config.n_actions, dtype=np.bool_)  # the mask "every action"
         self._no_samples = np.zeros(config.n_actions)  # the standard normals of a greedy selection
@@ -537,49 +322,20 @@ class GPSarsa:
             "inverse_cholesky": np.concatenate(packed),
         }
 
-    # ------------------------------------------------------------------ validation
-
-    def _check_belief(self, features: ArrayLike, name: str = "features") -> NDArray[np.float64]:
-        b = np.asarray(features, dtype=np.float64)
-        d = self._config.feature_dim
-        if b.shape != (d,):
-            raise ValueError(f"{name} must have shape ({d},), got {b.shape}")
-        if not np.isfinite(b).all():
-            raise ValueError(f"{name} must be finite, got non-finite values")
-        return b
-
-    def _check_mask(self, mask: ArrayLike | None) -> NDArray[np.bool_] | None:
-        if mask is None:
-            return None
-        arr = np.asarray(mask)
-        n = self._config.n_actions
-        if arr.shape != (n,):
-            raise ValueError(f"mask must have shape ({n},), got {arr.shape}")
-        if arr.dtype != np.bool_:
-            if arr.dtype.kind not in "iu" or not np.isin(arr, (0, 1)).all():
-                raise ValueError(
-                    "mask must be booleans (True = action available), "
-                    f"got dtype {arr.dtype} with values {np.unique(arr).tolist()}"
-                )
-            arr = arr.astype(np.bool_)
-        if not arr.any():
-            raise ValueError("mask excludes every action; at least one must be available")
-        return arr
-
     # ------------------------------------------------------------------ evaluation
 
-    def _current_layout(self) -> _Layout:
+    def _current_layout(self) -> DictionaryLayout:
         """The evaluation layout of the current dictionary (built on first use after a change)."""
         return self._layout if self._layout is not None else self._build_layout()
 
-    def _build_layout(self) -> _Layout:
+    def _build_layout(self) -> DictionaryLayout:
         cfg = self._config
         m = self._size
         features_t = np.zeros((cfg.feature_dim, m + 1))
         features_t[:, :m] = self._block_features().T
         sizes = np.array([block.size for block in self._blocks], dtype=np.int64)
         offsets = np.concatenate(([0], np.cumsum(sizes * sizes)[:-1])).astype(np.int64)
-        self._layout = _Layout(
+        self._layout = DictionaryLayout(
             features_t, np.array(self._starts[:-1], dtype=np.int64), sizes, offsets, self._block_actions(), {}
         )
         return self._layout
@@ -645,8 +401,8 @@ class GPSarsa:
         >>> learner.q_values([0.6, 0.8], mask=[True, False, True])  # prior: mean 0, var b·b
         QEstimate(mean=array([ 0., nan,  0.]), std=array([ 1., nan,  1.]))
         """
-        b = self._check_belief(features)
-        available = self._check_mask(mask)
+        b = _checks.belief(features, self._config.feature_dim)
+        available = _checks.mask(mask, self._config.n_actions)
         mean, var = self._posterior(b)
         std = np.sqrt(var)
         if available is not None:
@@ -695,8 +451,8 @@ class GPSarsa:
         >>> learner.select_action([1.0, 0.0], [False, True, False, False], rng=rng)
         1
         """
-        b = self._check_belief(features)
-        available = self._check_mask(mask)
+        b = _checks.belief(features, self._config.feature_dim)
+        available = _checks.mask(mask, self._config.n_actions)
         effective = self._config.scale if scale is None else check_number("scale", scale)
         if effective > 0.0 and not isinstance(rng, np.random.Generator):
             raise TypeError(
@@ -735,11 +491,11 @@ class GPSarsa:
         """
         cfg = self._config
         if not (type(features) is np.ndarray and features.dtype == np.float64 and features.shape == (cfg.feature_dim,)):
-            self._check_belief(features)  # raises: the message says what is wrong
+            _checks.belief(features, self._config.feature_dim)  # raises: the message says what is wrong
             features = np.asarray(features, dtype=np.float64)
         if mask is not None and not (type(mask) is np.ndarray and mask.dtype == np.bool_
                                      and mask.shape == (cfg.n_actions,) and (mask[0] or mask.any())):
-            mask = self._check_mask(mask)
+            mask = _checks.mask(mask, self._config.n_actions)
         effective = cfg.scale if scale is None else scale
         if effective > 0.0 and not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy.random.Generator when scale > 0, got {type(rng).__name__}")
@@ -820,32 +576,7 @@ class GPSarsa:
             Naming what is wrong: shapes, non-finite features or rewards, actions outside
             ``[0, n_actions)``, evaluations for some turns only.
         """
-        cfg = self._config
-        x = np.asarray(episode.features, dtype=np.float64)
-        if x.ndim != 2 or x.shape[1] != cfg.feature_dim or x.shape[0] < 1:
-            raise ValueError(
-                f"features must have shape (T, {cfg.feature_dim}) with T >= 1, got {x.shape}"
-            )
-        if not np.isfinite(x).all():
-            raise ValueError("features must be finite, got non-finite values")
-        turns = x.shape[0]
-        acts = np.asarray(episode.actions)
-        if acts.shape != (turns,):
-            raise ValueError(f"actions must have shape ({turns},) like features, got {acts.shape}")
-        if acts.dtype.kind not in "iu":
-            raise ValueError(f"actions must be integers, got dtype {acts.dtype}")
-        if turns and (acts.min() < 0 or acts.max() >= cfg.n_actions):
-            bad = acts[(acts < 0) | (acts >= cfg.n_actions)][0]
-            raise ValueError(f"actions must be in [0, {cfg.n_actions - 1}], got {int(bad)}")
-        r = np.asarray(episode.rewards, dtype=np.float64)
-        if r.shape != (turns,):
-            raise ValueError(f"rewards must have shape ({turns},) like features, got {r.shape}")
-        if not np.isfinite(r).all():
-            raise ValueError("rewards must be finite, got non-finite values")
-        evaluations = episode.evaluations
-        if evaluations is not None and len(evaluations) != turns:
-            raise ValueError(f"evaluations must be given for all {turns} turns or none, got {len(evaluations)}")
-        self._learn(x, acts.tolist(), r.tolist(), evaluations)
+        self._learn(*_checks.episode(episode, self._config))
 
     def _learn(
         self, x: NDArray[np.float64], acts: list[int], r: list[float], kernels: Sequence[Evaluation] | None = None
@@ -912,7 +643,7 @@ class GPSarsa:
             self._cov, self._alpha, turn_start, sizes, turn_old, coef, kvec, returns, self._sigma2, pivots,
             packed, layout.starts, layout.sizes, layout.offsets, layout.block_of,
         )
-        _raise_if_failed(failed, pivots)
+        _checks.raise_if_failed(failed, pivots)
         self._episodes += 1
         self._transitions += turns
 
@@ -931,45 +662,16 @@ class GPSarsa:
         >>> diag.dictionary_size, diag.inverse_residual < 1e-12, diag.covariance_asymmetry
         (2, True, 0.0)
         """
-        inverse_residual = factor_residual = 0.0
-        for block in self._blocks:
-            n = block.size
-            if not n:
-                continue
-            feats = block.features[:n]
-            gram = feats @ feats.T
-            inv_chol = block.inv_chol[:n, :n]
-            eye = np.eye(n)
-            inverse_residual = max(
-                inverse_residual, float(np.abs(inv_chol.T @ inv_chol @ gram - eye).max())
-            )
-            factor_residual = max(
-                factor_residual, float(np.abs(inv_chol @ gram @ inv_chol.T - eye).max())
-            )
-        m = self._size
-        cov = self._cov
-        asym = float(np.abs(cov - cov.T).max()) if m else 0.0
-        if m:
-            feats = self._block_features()
-            acts = self._block_actions()
-            kern = (feats @ feats.T) * (acts[:, None] == acts[None, :])
-            variances = np.diag(kern) - ((kern @ cov) * kern).sum(axis=1)  # kern is symmetric
-            min_var = float(variances.min())
-        else:
-            min_var = math.inf
-        return GPSarsaDiagnostics(m, inverse_residual, factor_residual, asym, min_var)
+        factors = [(b.features[: b.size], b.inv_chol[: b.size, : b.size]) for b in self._blocks if b.size]
+        return _checks.health(factors, self._cov, self._block_features(), self._block_actions())
 
     # ------------------------------------------------------------------ checkpoints
 
-    @staticmethod
-    def _paths(path_stem: str | os.PathLike[str]) -> tuple[Path, Path]:
-        stem = os.fspath(path_stem)
-        return Path(stem + ".json"), Path(stem + ".npz")
 
     def save(
         self, path_stem: str | os.PathLike[str], *, metadata: Mapping[str, Any] | None = None, overwrite: bool = False
     ) -> None:
-        """Write ``<path_stem>.npz`` and ``<path_stem>.json`` atomically.
+        """Write ``<path_stem>.npz`` and ``<path_stem>.json`` atomically (:mod:`policies.gpsarsa.checkpoint`).
 
         The ``.npz`` is written first; the ``.json`` names it and records its SHA-256, so
         an interrupted save is detected by :meth:`load`. The same state always gives the
@@ -991,46 +693,17 @@ class GPSarsa:
         ['policy.json', 'policy.npz']
         [0.0, 1.0]
         """
-        json_path, npz_path = self._paths(path_stem)
-        prepare_output(json_path, overwrite=overwrite)
-        prepare_output(npz_path, overwrite=overwrite)
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
-            for name, array in self.arrays().items():
-                payload = io.BytesIO()
-                np.lib.format.write_array(payload, np.ascontiguousarray(array), allow_pickle=False)
-                info = zipfile.ZipInfo(name + ".npy", date_time=_ZIP_DATE)
-                info.compress_type = zipfile.ZIP_STORED
-                info.external_attr = 0o644 << 16
-                archive.writestr(info, payload.getvalue())
-        data = buffer.getvalue()
-        with atomic_open(npz_path, "wb") as handle:
-            handle.write(data)
-        header = {
-            "format": CHECKPOINT_FORMAT,
-            "version": CHECKPOINT_VERSION,
-            "config": self._config.to_dict(),
-            "counts": {
-                "dictionary_size": self._size,
-                "per_action": self.dictionary_sizes().tolist(),
-                "episodes": self._episodes,
-                "transitions": self._transitions,
-            },
-            "arrays": {
-                "file": npz_path.name,
-                "sha256": hashlib.sha256(data).hexdigest(),
-                "bytes": len(data),
-            },
+        counts = {
+            "dictionary_size": self._size,
+            "per_action": self.dictionary_sizes().tolist(),
+            "episodes": self._episodes,
+            "transitions": self._transitions,
         }
-        if metadata is not None:
-            header["metadata"] = dict(metadata)
-        with atomic_open(json_path, "w") as handle:
-            handle.write(dumps(header))
-            handle.write("\n")
+        write_checkpoint(path_stem, self._config, counts, self.arrays(), metadata=metadata, overwrite=overwrite)
 
     @classmethod
     def load(cls, path_stem: str | os.PathLike[str]) -> GPSarsa:
-        """Read a learner written by :meth:`save`.
+        """Read a learner written by :meth:`save` (:func:`~policies.gpsarsa.checkpoint.read_checkpoint`).
 
         Raises
         ------
@@ -1038,66 +711,16 @@ class GPSarsa:
             A file is missing or corrupt, the format or version is unsupported, the
             checksum does not match, or arrays are missing or inconsistent.
         """
-        json_path, npz_path = cls._paths(path_stem)
-        header = _read_header(json_path)
-        try:
-            config = GPSarsaConfig.from_dict(header["config"])
-        except (TypeError, ValueError) as exc:
-            raise CheckpointError(f"{json_path}: invalid config: {exc}") from None
-        counts = header["counts"]
-        expected = _expected_arrays(config, counts)
-        # what the header implies is checked against the file's size before anything is read
-        needed = sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in expected.values())
-        size = header["arrays"]["bytes"]
-        if needed > size:
-            raise CheckpointError(
-                f"{json_path}: counts.dictionary_size {counts['dictionary_size']:,} and config.feature_dim "
-                f"{config.feature_dim:,} imply {needed:,} bytes of arrays, but arrays.bytes is {size:,}"
-            )
-        try:
-            actual = npz_path.stat().st_size
-            if actual != size:
-                raise CheckpointError(
-                    f"{npz_path}: {actual:,} bytes, but {json_path.name} records {size:,} "
-                    "(the file is corrupt or from another save)"
-                )
-            data = read_bytes(npz_path, limit=size)
-        except (OSError, FileFormatError) as exc:
-            raise CheckpointError(
-                f"{npz_path}: cannot read the checkpoint arrays ({exc})"
-            ) from None
-        digest = hashlib.sha256(data).hexdigest()
-        if digest != header["arrays"]["sha256"]:
-            raise CheckpointError(
-                f"{npz_path}: checksum mismatch (sha256 {digest}, but {json_path.name} "
-                f"records {header['arrays']['sha256']}); the file is corrupt or from another save"
-            )
-        arrays = _read_arrays(npz_path, data, expected)
-        learner = cls(config)
-        learner._restore(arrays, counts, npz_path)
+        checkpoint = read_checkpoint(path_stem)
+        learner = cls(checkpoint.config)
+        learner._restore(checkpoint.arrays, checkpoint.counts)
         return learner
 
-    def _restore(self, arrays: dict[str, np.ndarray], counts: dict[str, Any], where: Path) -> None:
+    def _restore(self, arrays: Mapping[str, np.ndarray], counts: Mapping[str, Any]) -> None:
+        """The state of a checkpoint's arrays, checked by :func:`~policies.gpsarsa.checkpoint.read_checkpoint`."""
         cfg = self._config
-        m = counts["dictionary_size"]
         per_action = counts["per_action"]
-
-        def bad(message: str) -> CheckpointError:
-            return CheckpointError(f"{where}: {message}")
-
-        for name in _ARRAY_NAMES:  # shapes and dtypes were checked by _read_arrays
-            arr = arrays[name]
-            if arr.dtype == np.float64 and not np.isfinite(arr).all():
-                raise bad(f"array {name!r} contains non-finite values")
         acts = arrays["actions"]
-        if m and (acts.min() < 0 or acts.max() >= cfg.n_actions):
-            raise bad(f"array 'actions' has values outside [0, {cfg.n_actions - 1}]")
-        if np.bincount(acts, minlength=cfg.n_actions).tolist() != list(per_action):
-            raise bad("array 'actions' does not match the per-action dictionary sizes")
-        cov = arrays["covariance"]
-        if not np.array_equal(cov, cov.T):
-            raise bad("array 'covariance' is not symmetric")
-
         features = arrays["features"]
         packed = arrays["inverse_cholesky"]
         offset = 0
@@ -1107,9 +730,6 @@ class GPSarsa:
             index = np.flatnonzero(acts == action)
             factor = packed[offset : offset + n * n].reshape(n, n)
             offset += n * n
-            if n and (np.triu(factor, 1).any() or not (np.diag(factor) > 0).all()):
-                raise bad(f"inverse Cholesky factor of action {action} is not lower triangular "
-                          "with a positive diagonal")
             fresh = _ActionBlock(cfg.feature_dim, _capacity_for(max(n, 1), _INITIAL_BLOCK_CAPACITY))
             fresh.order[:n] = index
             fresh.features[:n] = features[index]
@@ -1118,16 +738,17 @@ class GPSarsa:
             self._blocks[action] = fresh
             members.append(index)
         order = np.concatenate(members)  # insertion index of each position in block order
-        self._size = m
+        self._size = counts["dictionary_size"]
         self._starts = [0]
         for n in per_action:
             self._starts.append(self._starts[-1] + n)
         self._alpha = np.array(arrays["alpha"][order], dtype=np.float64)
-        self._cov = np.ascontiguousarray(cov[np.ix_(order, order)], dtype=np.float64)
+        self._cov = np.ascontiguousarray(arrays["covariance"][np.ix_(order, order)], dtype=np.float64)
         self._episodes = counts["episodes"]
         self._transitions = counts["transitions"]
         self._layout = None
         self._packed = None
+
 
 
 def compile_kernels() -> None:
@@ -1145,118 +766,3 @@ def compile_kernels() -> None:
     learner.select_action(np.array([1.0, 1.0]), np.array([True, True]), rng=np.random.default_rng(0))
     learner.q_values(np.array([1.0, 1.0]))
 
-
-def read_checkpoint_json(json_path: str | os.PathLike[str], *, what: str = "checkpoint header") -> Any:
-    """The JSON document of a checkpoint file (a header, a run description), read within bounds.
-
-    Read by :func:`simscore.io.read_json` with a limit of
-    :data:`simscore.io.MAX_LINE_LENGTH` bytes (a header is one line of a few kB).
-
-    Raises
-    ------
-    simscore.errors.CheckpointError
-        The file cannot be read, is too large, not UTF-8 or not JSON (naming the file and ``what``).
-    """
-    if not Path(json_path).exists():
-        raise CheckpointError(f"{json_path}: cannot read the {what} (no such file)")
-    try:
-        return read_json(json_path, limit=simscore.io.MAX_LINE_LENGTH)
-    except FileFormatError as exc:
-        raise CheckpointError(f"{json_path}: {exc.reason}") from None
-    except OSError as exc:
-        raise CheckpointError(f"{json_path}: cannot read the {what} ({exc})") from None
-
-
-def _read_header(json_path: Path) -> dict[str, Any]:
-    header = read_checkpoint_json(json_path)
-    problem = format_problem(header, CHECKPOINT_FORMAT, (CHECKPOINT_VERSION,))
-    if problem:
-        raise CheckpointError(f"{json_path}: {problem}")
-    for key in ("config", "counts", "arrays"):
-        if not isinstance(header.get(key), dict):
-            raise CheckpointError(f"{json_path}: field {key!r} is missing or not an object")
-    counts = header["counts"]
-    for key in ("dictionary_size", "episodes", "transitions"):
-        check_int(f"{json_path}: counts.{key}", counts.get(key), minimum=0, error=CheckpointError)
-    per_action = counts.get("per_action")
-    if not (
-        isinstance(per_action, list)
-        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in per_action)
-        and sum(per_action) == counts["dictionary_size"]
-    ):
-        raise CheckpointError(
-            f"{json_path}: counts.per_action must be non-negative integers summing to "
-            f"counts.dictionary_size, got {per_action!r}"
-        )
-    n_actions = header["config"].get("n_actions")
-    if len(per_action) != n_actions:
-        raise CheckpointError(
-            f"{json_path}: counts.per_action has {len(per_action)} entries, "
-            f"config.n_actions is {n_actions!r}"
-        )
-    digest = header["arrays"].get("sha256")
-    if not isinstance(digest, str):
-        raise CheckpointError(f"{json_path}: arrays.sha256 is missing")
-    check_int(f"{json_path}: arrays.bytes", header["arrays"].get("bytes"), minimum=0, error=CheckpointError)
-    return header
-
-
-def _expected_arrays(config: GPSarsaConfig, counts: Mapping[str, Any]) -> dict[str, tuple[tuple[int, ...], type]]:
-    """Shape and dtype of every stored array, as the header's counts and config imply."""
-    m = counts["dictionary_size"]
-    return {
-        "features": ((m, config.feature_dim), np.float64),
-        "actions": ((m,), np.int64),
-        "alpha": ((m,), np.float64),
-        "covariance": ((m, m), np.float64),
-        "inverse_cholesky": ((sum(n * n for n in counts["per_action"]),), np.float64),
-    }
-
-
-def _read_arrays(
-    npz_path: Path, data: bytes, expected: Mapping[str, tuple[tuple[int, ...], type]]
-) -> dict[str, np.ndarray]:
-    """The arrays of a checkpoint's ``.npz``, each one's header checked before it is loaded.
-
-    Every member must be stored uncompressed (as :meth:`GPSarsa.save` writes it), with the
-    shape and dtype ``expected`` and as many bytes as they take: nothing is allocated that the
-    file does not hold.
-    """
-    arrays: dict[str, np.ndarray] = {}
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = set(archive.namelist())
-            missing = [name for name in _ARRAY_NAMES if f"{name}.npy" not in members]
-            if missing:
-                raise CheckpointError(f"{npz_path}: missing array(s) {missing}")
-            for name, (shape, dtype) in expected.items():
-                info = archive.getinfo(f"{name}.npy")
-                if info.compress_type != zipfile.ZIP_STORED:
-                    raise CheckpointError(f"{npz_path}: array {name!r} is compressed; checkpoints store arrays as written")
-                with archive.open(info) as member:
-                    version = np.lib.format.read_magic(member)
-                    if version not in ((1, 0), (2, 0)):
-                        raise CheckpointError(f"{npz_path}: array {name!r} has .npy format version {version}")
-                    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                                   else np.lib.format.read_array_header_2_0)
-                    stored_shape, fortran, stored_dtype = read_header(member)
-                    if stored_shape != shape or stored_dtype != np.dtype(dtype) or fortran:
-                        raise CheckpointError(
-                            f"{npz_path}: array {name!r} has shape {stored_shape} and dtype {stored_dtype}"
-                            f"{' (Fortran order)' if fortran else ''}, expected shape {shape} and dtype "
-                            f"{np.dtype(dtype)}"
-                        )
-                    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-                    held = info.file_size - member.tell()
-                    if held != nbytes:
-                        raise CheckpointError(
-                            f"{npz_path}: array {name!r} holds {held:,} bytes of data, its shape needs {nbytes:,}"
-                        )
-                    member.seek(0)
-                    arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
-    except CheckpointError:
-        raise
-    # numpy reads a .npy header as a Python literal: a damaged one is also a SyntaxError or a TokenError
-    except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError, zipfile.BadZipFile) as exc:
-        raise CheckpointError(f"{npz_path}: corrupt checkpoint arrays ({exc})") from None
-    return arrays

@@ -78,7 +78,9 @@ import numpy as np
 
 from contexts.belief import BeliefState
 from contexts.domain import default_domain
-from policies.gpsarsa.learner import Episode, Evaluation, GPSarsa, GPSarsaConfig, QEstimate, read_checkpoint_json
+from policies.gpsarsa.checkpoint import read_checkpoint_json
+from policies.gpsarsa.learner import GPSarsa
+from policies.gpsarsa.values import Episode, Evaluation, GPSarsaConfig, QEstimate
 from policies.sim.domain_cache import domain_cache, domain_fingerprint
 from policies.sim.features import BeliefFeatures, feature_size
 from policies.sim.rewards import REWARD_MODELS

@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from contexts.domain import default_domain
+from policies.gpsarsa.checkpoint import read_checkpoint_json
 from policies.gpsarsa.evaluation import (
     EVAL_SEED,
     EVALUATION_COLUMNS,
@@ -82,8 +83,8 @@ from policies.gpsarsa.evaluation import (
     read_evaluation,
     write_evaluation,
 )
-from policies.gpsarsa.learner import GPSarsaConfig, read_checkpoint_json
 from policies.gpsarsa.policy import REWARD_ASSIGNMENTS, REWARDS, GPSarsaPolicy
+from policies.gpsarsa.values import GPSarsaConfig
 from policies.sim.domain_cache import domain_cache
 from policies.sim.features import feature_size
 from policies.sim.rewards import RuleBasedIQ

@@ -77,7 +77,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from policies.sim.templates import (
+from policies.sim._templates import (
     _ANY,
     _AREA_CLAUSES,
     _AREA_QUALIFIERS,

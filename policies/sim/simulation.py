@@ -37,7 +37,6 @@ from policies.sim.simulator import (
     DialogueSimulator,
     DialogueTrace,
     SimulationSettings,
-    _child_generator,
     dialogue_seed,
     stream_label,
 )
@@ -66,6 +65,17 @@ __all__ = [
     "simulated_contexts",
     "SummaryPolicyAdapter",
 ]
+
+
+def _child_generator(seed: int, index: int, child: int, stream: tuple[int, ...] = ()) -> np.random.Generator:
+    """``np.random.default_rng(dialogue_seed(seed, index, stream).spawn(2)[child])``, built directly.
+
+    ``spawn`` gives child ``k`` the spawn key ``(*stream, index, k)`` and the parent's entropy
+    and pool size, and ``default_rng`` wraps a seed sequence in a ``PCG64``: the generator is
+    the same, without building the parent and its spawn list (once per simulated dialogue).
+    """
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(*stream, index, child))))
+
 
 @dataclass(frozen=True, eq=False)
 class SimulationResult:

@@ -128,16 +128,6 @@ def dialogue_seed(seed: int, index: int, stream: tuple[int, ...] = ()) -> np.ran
     return np.random.SeedSequence(seed, spawn_key=(*stream, index))
 
 
-def _child_generator(seed: int, index: int, child: int, stream: tuple[int, ...] = ()) -> np.random.Generator:
-    """``np.random.default_rng(dialogue_seed(seed, index, stream).spawn(2)[child])``, built directly.
-
-    ``spawn`` gives child ``k`` the spawn key ``(*stream, index, k)`` and the parent's entropy
-    and pool size, and ``default_rng`` wraps a seed sequence in a ``PCG64``: the generator is
-    the same, without building the parent and its spawn list (once per simulated dialogue).
-    """
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(*stream, index, child))))
-
-
 def stream_label(seed: int, stream: tuple[int, ...] = ()) -> str:
     """The prefix of the dialogue ids of a stream: ``s<seed>`` and the stream's keys.
 

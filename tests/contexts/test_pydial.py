@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from contexts import BeliefState, default_domain, import_pydial, read_pydial_beliefs
+from contexts import BeliefState, default_domain, import_pydial
+from contexts.pydial import read_pydial_beliefs
 from simscore.errors import FileFormatError, NoContextsError
 
 DOMAIN = default_domain()

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 
 from contexts.belief import BeliefState
-from contexts.collect import dialogue_contexts
 from contexts.context import Context
-from contexts.dialogue_log import Dialogue, DialogueTurn
+from contexts.dialogue_log import Dialogue, DialogueTurn, dialogue_contexts
 from contexts.generate import GridSpec, generate_grid
 from policies.degenerate import (
     DEFAULT_CYCLE,

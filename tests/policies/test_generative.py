@@ -22,10 +22,10 @@ from policies import (  # noqa: E402
     HandcraftedPolicy,
     PromptTemplate,
     TemplateNLG,
-    model_folder_sha256,
     simulated_contexts,
-    write_tiny_model,
 )
+from policies.generative import model_folder_sha256  # noqa: E402
+from policies.tiny_models import write_tiny_model  # noqa: E402
 from simscore import Act, Response, Responses, run_policy  # noqa: E402
 from simscore.errors import (  # noqa: E402
     ChatTemplateError,

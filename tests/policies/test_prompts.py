@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from contexts import BeliefState, Context, generate_grid
-from policies import PromptTemplate, act_from_output, belief_text, dialogue_history
+from policies import PromptTemplate
+from policies.prompts import act_from_output, belief_text, dialogue_history
 from simscore import Act
 from simscore.errors import InvalidContextError, UnsupportedModelError
 from simscore.models import ChatTemplate

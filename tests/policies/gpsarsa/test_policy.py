@@ -14,13 +14,14 @@ from contexts.collect import collect_contexts
 from contexts.context import Context
 from contexts.domain import Domain, default_domain
 from contexts.generate import generate_grid
-from policies.gpsarsa.learner import GPSarsa, GPSarsaConfig
+from policies.gpsarsa.learner import GPSarsa
 from policies.gpsarsa.policy import (
     POLICY_FORMAT,
     POLICY_VERSION,
     GPSarsaPolicy,
     domain_fingerprint,
 )
+from policies.gpsarsa.values import GPSarsaConfig
 from policies.handcrafted import HandcraftedPolicy
 from policies.sim.features import belief_features, feature_size
 from policies.sim.simulation import DialogueTrace, run_dialogues

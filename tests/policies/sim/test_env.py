@@ -90,7 +90,8 @@ def test_bad_arguments():
 
 
 def test_import_policies_does_not_import_gymnasium():
-    code = "import sys, policies; print('gymnasium' in sys.modules); policies.RestaurantSearchEnv; print('gymnasium' in sys.modules)"
+    code = ("import sys, policies.sim; print('gymnasium' in sys.modules); policies.sim.RestaurantSearchEnv; "
+            "print('gymnasium' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]
 

@@ -18,12 +18,12 @@ from policies import (
     TemplateNLG,
     TrainingConfig,
     load_checkpoint,
-    read_responses_csv,
     train,
 )
 from simscore import Act, Responses, run_policy
 from simscore.app import cli_respond
 from simscore.app.cli import main
+from simscore.responses_csv import read_responses_csv
 from tests.policies.fake_convlab import RuleBot
 
 POLICY_FILE = '''
@@ -147,7 +147,8 @@ def test_convlab_policies_through_the_bridge(folder, convlab_dialogues, capsys):
 
 @pytest.mark.extra("text")
 def test_generative_models_from_their_folder(folder, grid, capsys):
-    from policies import Decoding, write_tiny_model
+    from policies import Decoding
+    from policies.tiny_models import write_tiny_model
 
     model = write_tiny_model(folder / "tiny")
     contexts = folder / "C_gen.jsonl"

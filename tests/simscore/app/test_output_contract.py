@@ -184,7 +184,7 @@ READERS = {
     "contexts.flow_dialogues.read_flow_dialogues", "contexts.flows.FlowGraph.load", "contexts.pydial.read_pydial_beliefs",
     "contexts.pydial.import_pydial", "policies.adapters.LoggedPolicy.from_file", "policies.convlab.read_convlab_states",
     "policies.gpsarsa.evaluation.read_evaluation", "policies.gpsarsa.learner.GPSarsa.load",
-    "policies.gpsarsa.learner.read_checkpoint_json", "policies.gpsarsa.policy.GPSarsaPolicy.load",
+    "policies.gpsarsa.checkpoint.read_checkpoint_json", "policies.gpsarsa.checkpoint.read_checkpoint", "policies.gpsarsa.policy.GPSarsaPolicy.load",
     "policies.gpsarsa.training.list_checkpoints", "policies.gpsarsa.training.load_checkpoint",
     "policies.generative.model_folder_sha256",
     # the experiment folder's own checks and scoring read the pieces it wrote
@@ -245,9 +245,11 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
     from contexts.flows import FlowGraph
     from contexts.generate import GridSpec, generate_grid
     from policies.convlab import write_convlab_states
+    from policies.gpsarsa.checkpoint import write_checkpoint
     from policies.gpsarsa.evaluation import write_evaluation
-    from policies.gpsarsa.learner import GPSarsa, GPSarsaConfig
+    from policies.gpsarsa.learner import GPSarsa
     from policies.gpsarsa.policy import GPSarsaPolicy
+    from policies.gpsarsa.values import GPSarsaConfig
     from policies.handcrafted import HandcraftedPolicy
     from policies.sim.simulation import run_dialogues
     from simscore import Act, Response, Responses, compare
@@ -258,6 +260,7 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
     a = Responses({"c1": Response(Act.parse("hello()"), "Hi."), "c2": Response(Act.parse("bye()"), "Bye.")}, policy="a")
     b = Responses({"c1": Response(Act.parse("bye()"), "Bye."), "c2": Response(Act.parse("bye()"), "Bye.")}, policy="b")
     grid = generate_grid(GridSpec(levels=(0.0, 1.0)))
+    empty = GPSarsa(GPSarsaConfig(feature_dim=2, n_actions=2))
 
     def dialogues(path: Path) -> Any:
         log = path.parent / "dialogues-source.jsonl"
@@ -288,6 +291,9 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
             stem(p), overwrite=o),
         "policies.gpsarsa.policy.GPSarsaPolicy.save": lambda p, o: GPSarsaPolicy(reward="ts", seed=0).save(
             stem(p), overwrite=o),
+        "policies.gpsarsa.checkpoint.write_checkpoint": lambda p, o: write_checkpoint(
+            stem(p), empty.config, {"dictionary_size": 0, "per_action": [0, 0], "episodes": 0, "transitions": 0},
+            empty.arrays(), overwrite=o),
         "policies.sim.simulation.run_dialogues": lambda p, o: run_dialogues(
             HandcraftedPolicy(), 1, seed=0, log_path=p, overwrite=o),
         **{f"simscore.plots.{name}": _figure_writer(name) for name in FIGURE_WRITERS},
@@ -331,6 +337,7 @@ LANDS = {
     "simscore.app.diagnose.write_diagnose": lambda p: p.parent / "diagnose.md",
     "contexts.flow_plot.plot_flows": lambda p: p.with_suffix(".png"),
     "policies.gpsarsa.learner.GPSarsa.save": lambda p: p.with_suffix(".npz"),
+    "policies.gpsarsa.checkpoint.write_checkpoint": lambda p: p.with_suffix(".npz"),
     "policies.gpsarsa.policy.GPSarsaPolicy.save": lambda p: p.with_suffix(".json"),
 }
 

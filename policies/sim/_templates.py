@@ -1,7 +1,8 @@
 """The words of the template NLG: slot nouns, qualifier and clause patterns, and the templates of
 every system and user act (:data:`SYSTEM_TEMPLATES`, :data:`USER_TEMPLATES`).
 
-Data only; :class:`policies.sim.nlg.TemplateNLG` chooses among them.
+Data only; :class:`policies.sim.nlg.TemplateNLG` chooses among them (private to it:
+:mod:`policies.sim.nlg` exports the two template tables).
 """
 
 from __future__ import annotations
