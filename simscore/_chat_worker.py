@@ -21,21 +21,30 @@ _JINJA_FLOOR = (3, 1, 6)
 
 def _environment() -> Any:
     """jinja2's immutable sandbox as ``transformers.utils.chat_template_utils`` (5.x) configures it."""
-    from datetime import datetime
-
     import jinja2
     import jinja2.ext
-    import jinja2.nodes
     import jinja2.sandbox
-    import jinja2.utils
 
     version = tuple(int(part) for part in jinja2.__version__.split(".")[:3] if part.isdigit())
     if version < _JINJA_FLOOR:
         raise ImportError(f"chat templates need jinja2>=3.1.6 (earlier ones have sandbox escapes), found {jinja2.__version__}")
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[_generation_extension(), jinja2.ext.loopcontrols]
+    )
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = _raise_exception
+    env.globals["strftime_now"] = _strftime_now
+    env.globals["dict"] = _TemplateDict()
+    env.globals["namespace"] = _namespace_class()
+    return env
+
+
+def _generation_extension() -> Any:
+    """``{% generation %}...{% endgeneration %}``: renders its body (transformers marks assistant tokens with it)."""
+    import jinja2.ext
+    import jinja2.nodes
 
     class Generation(jinja2.ext.Extension):
-        """``{% generation %}...{% endgeneration %}``: renders its body (transformers marks assistant tokens with it)."""
-
         tags = {"generation"}
 
         def parse(self, parser: Any) -> Any:
@@ -46,53 +55,58 @@ def _environment() -> Any:
         def _body(self, caller: Any) -> str:
             return str(caller())
 
-    def raise_exception(message: str) -> None:
-        raise jinja2.exceptions.TemplateError(message)
+    return Generation
 
-    def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
-               sort_keys: bool = False) -> str:
-        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
-    def strftime_now(format: str) -> str:
-        return datetime.now().strftime(format)
+def _namespace_class() -> Any:
+    """jinja2's ``namespace`` refusing underscore names (no way to a dunder through its attributes)."""
+    import jinja2.exceptions
+    import jinja2.utils
 
-    class TemplateDict:
-        """``dict`` without its attributes (no way to the class from a template)."""
-
-        def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
-            return dict(*args, **kwargs)
-
-        def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
-            return dict.fromkeys(*args, **kwargs)
+    def check(name: Any) -> None:
+        if isinstance(name, str) and name.startswith("_"):
+            raise jinja2.exceptions.SecurityError(f"a namespace cannot hold the underscore name {name!r}")
 
     class TemplateNamespace(jinja2.utils.Namespace):
-        """A namespace that refuses underscore names."""
-
         def __init__(*args: Any, **kwargs: Any) -> None:
             self, args = args[0], args[1:]
             attrs = dict(*args, **kwargs)
             for name in attrs:
-                TemplateNamespace._check(name)
+                check(name)
             jinja2.utils.Namespace.__init__(self, attrs)
 
         def __setitem__(self, name: str, value: Any) -> None:
-            TemplateNamespace._check(name)
+            check(name)
             jinja2.utils.Namespace.__setitem__(self, name, value)
 
-        @staticmethod
-        def _check(name: Any) -> None:
-            if isinstance(name, str) and name.startswith("_"):
-                raise jinja2.exceptions.SecurityError(f"a namespace cannot hold the underscore name {name!r}")
+    return TemplateNamespace
 
-    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[Generation, jinja2.ext.loopcontrols]
-    )
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = strftime_now
-    env.globals["dict"] = TemplateDict()
-    env.globals["namespace"] = TemplateNamespace
-    return env
+
+def _raise_exception(message: str) -> None:
+    import jinja2.exceptions
+
+    raise jinja2.exceptions.TemplateError(message)
+
+
+def _tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
+            sort_keys: bool = False) -> str:
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+def _strftime_now(format: str) -> str:
+    from datetime import datetime
+
+    return datetime.now().strftime(format)
+
+
+class _TemplateDict:
+    """``dict`` without its attributes (no way to the class from a template)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict(*args, **kwargs)
+
+    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict.fromkeys(*args, **kwargs)
 
 
 def _render(env: Any, compiled: dict[str, Any], request: dict[str, Any]) -> str:

@@ -386,17 +386,7 @@ def _check_tokenizer_files(folder: Path) -> tuple[str, ...]:
             f"SentencePiece model) (found: {_listing(folder)})"
         )
     if "tokenizer.json" in names:
-        path = folder / "tokenizer.json"
-        data = read_model_json(path, limit=MAX_TOKENIZER_BYTES)
-        model = data.get("model") if isinstance(data, dict) else None
-        if not isinstance(model, dict):
-            raise UnsupportedModelError(f"{path}: not a tokenizers file (no model table)")
-        counts = {"model.vocab": model.get("vocab"), "model.merges": model.get("merges"),
-                  "added_tokens": data.get("added_tokens")}
-        for key, value in counts.items():
-            limit = 2 * MAX_VOCABULARY if key == "model.merges" else MAX_VOCABULARY
-            if isinstance(value, (dict, list)) and len(value) > limit:
-                raise UnsupportedModelError(f"{path}: {key} has {len(value):,} entries, more than {limit:,}")
+        _check_tokenizers_file(folder / "tokenizer.json")
     if "vocab.json" in names:
         vocab = read_model_json(folder / "vocab.json", limit=MAX_TOKENIZER_BYTES)
         if isinstance(vocab, dict) and len(vocab) > MAX_VOCABULARY:
@@ -405,13 +395,34 @@ def _check_tokenizer_files(folder: Path) -> tuple[str, ...]:
         if name in names and _count_lines(folder / name, MAX_TOKENIZER_BYTES) > limit + 1:
             raise UnsupportedModelError(f"{folder / name}: more than {limit:,} entries")
     for name in names:
-        if name in _SENTENCEPIECE or name.endswith(".tiktoken"):
-            _regular_size(folder / name, MAX_TOKENIZER_BYTES)
-        elif name.endswith(".jinja"):
-            _regular_size(folder / name, MAX_CHAT_TEMPLATE_CHARS * 4)
-        elif name.endswith(".json") and name not in ("tokenizer.json", "vocab.json", "config.json"):
-            read_model_json(folder / name)  # tokenizer_config.json, special_tokens_map.json, chat_template.json, ...
+        _check_other_tokenizer_file(folder / name)
     return tuple(sorted(vocabularies))
+
+
+def _check_tokenizers_file(path: Path) -> None:
+    """A ``tokenizer.json`` (the tokenizers library's file) within its bounds in bytes, nesting and entries."""
+    data = read_model_json(path, limit=MAX_TOKENIZER_BYTES)
+    model = data.get("model") if isinstance(data, dict) else None
+    if not isinstance(model, dict):
+        raise UnsupportedModelError(f"{path}: not a tokenizers file (no model table)")
+    counts = {"model.vocab": model.get("vocab"), "model.merges": model.get("merges"),
+              "added_tokens": data.get("added_tokens")}
+    for key, value in counts.items():
+        limit = 2 * MAX_VOCABULARY if key == "model.merges" else MAX_VOCABULARY
+        if isinstance(value, (dict, list)) and len(value) > limit:
+            raise UnsupportedModelError(f"{path}: {key} has {len(value):,} entries, more than {limit:,}")
+
+
+def _check_other_tokenizer_file(path: Path) -> None:
+    """A tokenizer folder's other files within their bounds (SentencePiece and tiktoken models, chat
+    templates, the JSON settings such as ``tokenizer_config.json`` and ``special_tokens_map.json``)."""
+    name = path.name
+    if name in _SENTENCEPIECE or name.endswith(".tiktoken"):
+        _regular_size(path, MAX_TOKENIZER_BYTES)
+    elif name.endswith(".jinja"):
+        _regular_size(path, MAX_CHAT_TEMPLATE_CHARS * 4)
+    elif name.endswith(".json") and name not in ("tokenizer.json", "vocab.json", "config.json"):
+        read_model_json(path)
 
 
 def open_model_folder(path: str | os.PathLike[str], *, weights: bool = True, tokenizer: bool = True) -> ModelFolder:

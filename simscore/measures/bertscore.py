@@ -164,35 +164,43 @@ def _layers_model(folder: ModelFolder, num_layers: int) -> Any:
     if hasattr(model, "decoder") and hasattr(model, "encoder"):
         model = model.encoder
 
-    def check(count: int) -> None:
-        if not 0 <= num_layers <= count:
-            raise TextMeasureError(f"num_layers should be between 0 and {count} for {folder.path}, got {num_layers}")
+    counter = _layer_counter(model)
+    if counter is not None:  # XLM counts its layers; ALBERT shares them among groups
+        owner, name = counter
+        _check_layers(num_layers, getattr(owner, name), folder)
+        setattr(owner, name, num_layers)
+        return model
+    for owner_name, name in _LAYER_LISTS:
+        owner = model if owner_name is None else getattr(model, owner_name, None)
+        if owner is not None and hasattr(owner, name):
+            layers = getattr(owner, name)
+            _check_layers(num_layers, len(layers), folder)
+            setattr(owner, name, torch.nn.ModuleList(list(layers[:num_layers])))
+            return model
+    raise TextMeasureError(f"{folder.path}: bert-score cannot take layers of a {type(model).__name__}")
 
-    def cut(owner: Any, name: str) -> None:
-        layers = getattr(owner, name)
-        check(len(layers))
-        setattr(owner, name, torch.nn.ModuleList(list(layers[:num_layers])))
 
-    if hasattr(model, "n_layers"):  # xlm
-        check(model.n_layers)
-        model.n_layers = num_layers
-    elif hasattr(model, "layer"):  # xlnet
-        cut(model, "layer")
-    elif hasattr(model, "encoder"):
-        if hasattr(model.encoder, "albert_layer_groups"):  # albert
-            check(model.encoder.config.num_hidden_layers)
-            model.encoder.config.num_hidden_layers = num_layers
-        elif hasattr(model.encoder, "block"):  # t5
-            cut(model.encoder, "block")
-        else:  # bert, roberta
-            cut(model.encoder, "layer")
-    elif hasattr(model, "transformer"):  # distilbert
-        cut(model.transformer, "layer")
-    elif hasattr(model, "layers"):  # bart
-        cut(model, "layers")
-    else:
-        raise TextMeasureError(f"{folder.path}: bert-score cannot take layers of a {type(model).__name__}")
-    return model
+#: Where bert-score finds a model's list of layers, in the order it looks: XLNet's ``layer``,
+#: T5's ``encoder.block``, BERT's and RoBERTa's ``encoder.layer``, DistilBERT's
+#: ``transformer.layer``, BART's ``layers``.
+_LAYER_LISTS: tuple[tuple[str | None, str], ...] = (
+    (None, "layer"), ("encoder", "block"), ("encoder", "layer"), ("transformer", "layer"), (None, "layers"),
+)
+
+
+def _layer_counter(model: Any) -> tuple[Any, str] | None:
+    """The object and attribute holding a count of layers instead of a list (XLM, ALBERT), or None."""
+    if hasattr(model, "n_layers"):
+        return model, "n_layers"
+    encoder = getattr(model, "encoder", None)
+    if encoder is not None and hasattr(encoder, "albert_layer_groups"):
+        return encoder.config, "num_hidden_layers"
+    return None
+
+
+def _check_layers(num_layers: int, count: int, folder: ModelFolder) -> None:
+    if not 0 <= num_layers <= count:
+        raise TextMeasureError(f"num_layers should be between 0 and {count} for {folder.path}, got {num_layers}")
 
 
 def _prefix_space(tokenizer: Any) -> bool:
