@@ -84,6 +84,8 @@ class ExperimentConfig:
         Shown in the report title (and the default output folder ``simscore-<name>``).
     rewards : tuple of str
         [training] Reward models, ``"ts"`` (task success) and/or ``"iq"`` (interaction quality).
+        With one, every analysis runs but the reward-model comparison, which the report and
+        the findings mark "not assessed: one reward model in this run".
     seeds : tuple of int
         [training] One GP-SARSA run per reward and seed.
     training : policies.gpsarsa.training.TrainingConfig
