@@ -43,6 +43,10 @@ class Echo:
         return Response(text=f"{self.word} {context.id}")
 
 NOT_A_POLICY = 3
+
+def cut_off(context):
+    """An act cut off after its intent: an error, never a text."""
+    return "inform("
 '''
 
 
@@ -125,6 +129,16 @@ def test_python_policies_from_a_file_or_a_module(folder, grid, capsys, monkeypat
     assert "--seed applies to ConvLab-style (predict) policies only" in _error(capsys)
     assert respond("mypolicies:ask", contexts, "--out", folder / "x.jsonl", "--policy-kwargs", "{}") == 2
     assert "--policy-kwargs applies to a class" in _error(capsys)
+
+
+def test_a_python_policy_returning_a_broken_act_is_an_error(folder, capsys):
+    out = folder / "x.jsonl"
+    assert respond(f"{folder / 'mypolicies.py'}:cut_off", folder / "C_gen.jsonl", "--out", out) == 2
+    assert _error(capsys).splitlines() == [
+        "simscore respond: error: callable policy 'cut_off', context 'gen/area=0.0/pricerange=0.0/food=0.0/method=none': "
+        "returned string 'inform(' is not a valid act (unbalanced parentheses: missing ')' at position 7); it starts "
+        "like an act (intent and '('): return an act that parses, or use kind='text' for prose"]
+    assert not out.exists()
 
 
 def test_convlab_policies_through_the_bridge(folder, convlab_dialogues, capsys):
