@@ -47,6 +47,13 @@ NOT_A_POLICY = 3
 def cut_off(context):
     """An act cut off after its intent: an error, never a text."""
     return "inform("
+
+class Needs:
+    def __init__(self, path, /, level, *, seed=0):
+        self.level = level
+
+    def respond(self, context):
+        return Response(text="x")
 '''
 
 
@@ -139,6 +146,23 @@ def test_a_python_policy_returning_a_broken_act_is_an_error(folder, capsys):
         "returned string 'inform(' is not a valid act (unbalanced parentheses: missing ')' at position 7); it starts "
         "like an act (intent and '('): return an act that parses, or use kind='text' for prose"]
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "message"),
+    [
+        ("Echo", '{"wrod": "yo"}', " has no keyword argument 'wrod'; did you mean 'word'? "
+                                   "(it accepts: word)"),
+        ("Echo", '{"word": "yo", "colour": 1}', " has no keyword argument 'colour' (it accepts: word)"),
+        ("Needs", '{"seed": 1}', ": missing a required argument: 'path' (it accepts: level, seed)"),
+        ("Needs", '{"path": "p", "level": 1}', " has no keyword argument 'path' "
+                                               "(it accepts: level, seed)"),
+    ],
+)
+def test_unknown_policy_kwargs_are_named_with_the_accepted_ones(folder, capsys, name, kwargs, message):
+    policy = f"{folder / 'mypolicies.py'}:{name}"
+    assert respond(policy, folder / "C_gen.jsonl", "--out", folder / "x.jsonl", "--policy-kwargs", kwargs) == 2
+    assert _error(capsys).splitlines() == [f"simscore respond: error: --policy-kwargs: {policy}{message}"]
 
 
 def test_convlab_policies_through_the_bridge(folder, convlab_dialogues, capsys):
