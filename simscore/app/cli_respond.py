@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int, seed
+from simscore.app.cli_args import checks_outputs, convlab_domain, input_file, output_file, positive_int, seed
 from simscore.errors import ConfigError, FileFormatError, UnparsedActWarning
 from simscore.io import parse_json, prepare_output
 
@@ -375,5 +375,7 @@ def add_subcommands(subparsers: Any) -> None:
     g.add_argument("--policy-kwargs", metavar="JSON", help="keyword arguments when NAME is a class")
     g.add_argument("--state-format", choices=("convlab3", "convlab2"),
                    help="ConvLab-style (predict) policies: the state layout they read (default convlab3)")
-    g.add_argument("--convlab-domain", metavar="DOMAIN", help="ConvLab-style policies: the domain (default restaurant)")
+    g.add_argument("--convlab-domain", metavar="DOMAIN", type=convlab_domain,
+                   help="ConvLab-style policies: the domain, one of attraction, hospital, hotel, police, restaurant "
+                   "(default), taxi, train")
     p.set_defaults(func=cmd_respond)

@@ -165,6 +165,17 @@ def test_unknown_policy_kwargs_are_named_with_the_accepted_ones(folder, capsys, 
     assert _error(capsys).splitlines() == [f"simscore respond: error: --policy-kwargs: {policy}{message}"]
 
 
+def test_an_unknown_convlab_domain_is_refused(folder, capsys):
+    with pytest.raises(SystemExit) as info:
+        respond("tests.policies.fake_convlab:RuleBot", folder / "C_gen.jsonl", "--out", folder / "x.jsonl",
+                "--convlab-domain", "restaurnat")
+    assert info.value.code == 2
+    assert _error(capsys).splitlines()[-1] == (
+        "simscore respond: error: argument --convlab-domain: unknown ConvLab domain 'restaurnat'; did you mean "
+        "'restaurant'? (known: attraction, hospital, hotel, police, restaurant, taxi, train)")
+    assert not (folder / "x.jsonl").exists()
+
+
 def test_convlab_policies_through_the_bridge(folder, convlab_dialogues, capsys):
     (folder / "dialogues.json").write_text(json.dumps(convlab_dialogues), encoding="utf-8")
     with warnings.catch_warnings():
