@@ -61,10 +61,15 @@ __all__ = [
 #: The action :class:`ConvLabPolicy` returns when the wrapped policy predicts no act (``[]``).
 EMPTY_ACT = Act("none")
 
-#: A string "looks like an act" when it is ``intent(...)``: identifier intents joined by
-#: ``+``, immediately followed by a parenthesised list, nothing after it. Prose almost never
-#: has this shape (it has spaces before a parenthesis, or text after it).
-_ACT_LIKE = re.compile(r"\s*[A-Za-z0-9_\-]+(?:\+[A-Za-z0-9_\-]+)*\(.*\)\s*\Z", re.DOTALL)
+#: A string "starts like an act" when it begins ``intent(``: identifier intents joined by
+#: ``+``, immediately followed by an opening parenthesis. Prose almost never starts so (it has
+#: a space before a parenthesis); a broken or cut-off act (``inform(``, ``inform(food=thai``,
+#: ``inform(food=thai) Sure!``) does.
+_ACT_START = re.compile(r"\s*[A-Za-z0-9_\-]+(?:\+[A-Za-z0-9_\-]+)*\(")
+#: How much of a returned string an error message shows.
+_SHOWN = 60
+
+_STARTS_LIKE_AN_ACT = "; it starts like an act (intent and '('): return an act that parses, or use kind='text' for prose"
 
 _KINDS = ("auto", "action", "text")
 #: Up to this many logged ids are searched for a "did you mean" hint.
@@ -78,6 +83,13 @@ def _context_label(context: Any) -> str:
     """The context's id for messages (its repr if it has no string id)."""
     context_id = getattr(context, "id", None)
     return repr(context_id) if isinstance(context_id, str) else repr(context)
+
+
+def _shown(text: str) -> str:
+    """``text`` for a message: its repr, cut to :data:`_SHOWN` characters (saying how long it is)."""
+    if len(text) <= _SHOWN:
+        return repr(text)
+    return f"{text[:_SHOWN]!r}... ({len(text):,} characters)"
 
 
 # -- plain callables ---------------------------------------------------------------------
@@ -102,12 +114,14 @@ class CallablePolicy:
         comparison to mean anything — the adapter cannot check that.
     kind : {"auto", "action", "text"}, default "auto"
         How a returned ``str`` is read. ``"action"``: a PyDial act string, parsed with
-        ``Act.parse``. ``"text"``: the prompt, never parsed. ``"auto"``: a string shaped
-        ``intent(...)`` (identifier intents joined by ``+``, an opening parenthesis right
-        after the intent, a closing one at the end, e.g. ``request(food)``, ``hello()``) is
-        parsed as an act — and if it does not parse that is an error, not a silent fall-back
-        to text; any other string is a text. Use ``"text"`` for a text policy whose prompts
-        could look like ``word(...)``. ``kind`` does not affect other return types.
+        ``Act.parse``. ``"text"``: the prompt, never parsed. ``"auto"``: a string that starts
+        like an act — identifier intents joined by ``+`` with an opening parenthesis right
+        after them, e.g. ``request(food)``, ``hello()``, but also a cut-off ``inform(`` or
+        ``inform(food=thai) Sure!`` — is parsed as an act, and if it does not parse that is an
+        error naming the context and the string (shortened), never a silent fall-back to text
+        (a policy meant to return an act and returning a broken one would otherwise be scored
+        as a text policy); any other string is a text. Use ``"text"`` for a text policy whose
+        prompts could start with ``word(``. ``kind`` does not affect other return types.
     name : str, optional
         Name recorded by :func:`~simscore.policy.run_policy` (default ``fn.__name__``, or the
         class name of a callable object).
@@ -166,11 +180,13 @@ class CallablePolicy:
     def _fail(self, context: Any, message: str) -> InvalidResponseError:
         return InvalidResponseError(f"callable policy {self.name!r}, context {_context_label(context)}: {message}")
 
-    def _parse(self, text: str, context: Any, what: str) -> Act:
+    def _parse(self, text: str, context: Any, what: str, hint: str = "") -> Act:
         try:
             return Act.parse(text)
         except ActParseError as exc:
-            raise self._fail(context, f"{what} {text!r} is not a valid act ({exc.reason})") from None
+            where = f" at position {exc.position}" if exc.position is not None else ""
+            reason = exc.reason if len(exc.reason) <= 2 * _SHOWN else exc.reason[: 2 * _SHOWN] + "..."  # it may quote
+            raise self._fail(context, f"{what} {_shown(text)} is not a valid act ({reason}{where}){hint}") from None
 
     def _convert(self, result: Any, context: Any) -> Response:
         if isinstance(result, Response):
@@ -182,10 +198,8 @@ class CallablePolicy:
                 return Response(text=result)
             if self.kind == "action":
                 return Response(self._parse(result, context, "returned string"))
-            if _ACT_LIKE.match(result):
-                return Response(
-                    self._parse(result, context, "returned string (shaped like an act; use kind='text' for prose)")
-                )
+            if _ACT_START.match(result):
+                return Response(self._parse(result, context, "returned string", _STARTS_LIKE_AN_ACT))
             return Response(text=result)
         if isinstance(result, tuple):
             return self._convert_pair(result, context)

@@ -66,6 +66,7 @@ __all__ = [
     "STATE_FORMATS",
     "StateFormat",
     "check_state_format",
+    "CONVLAB_DOMAINS",
     "SLOT_NAMES",
     "STATES_FORMAT",
     "STATES_VERSION",
@@ -116,6 +117,12 @@ _CONVLAB2_BELIEF: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "taxi": ((), ("leaveAt", "destination", "departure", "arriveBy")),
     "train": (("people",), ("leaveAt", "destination", "day", "arriveBy", "departure")),
 }
+
+#: The domains of both default states (MultiWOZ's seven; ConvLab-3's state has no slots for
+#: ``police``, so there it is added when chosen). :func:`to_convlab_state` adds any other domain
+#: it is given (a policy of another dataset); the command line accepts these only, so that a
+#: misspelt domain is an error rather than an empty state.
+CONVLAB_DOMAINS: tuple[str, ...] = tuple(sorted(_CONVLAB2_BELIEF))
 
 # Act slot names: ConvLab-2 (lower-cased) -> unified; per domain first, then for every domain
 # (the data's slot_name_map of ConvLab-3's MultiWOZ 2.1 preprocessing).

@@ -16,13 +16,15 @@ from typing import Any
 
 import pandas as pd
 
+from simscore.checks import check_bool, check_int, check_number
 from simscore.compare import Comparison, compare
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.base import Measure
-from simscore.policy import Policy, run_policy
+from simscore.policy import Policy, _checked_contexts, run_policy
 from simscore.responses import Responses
+from simscore.stats import Bootstrap
 
-__all__ = ["similarity", "BehaviourMonitor"]
+__all__ = ["similarity", "BehaviourMonitor", "fixed_contexts"]
 
 
 def similarity(
@@ -60,6 +62,29 @@ def similarity(
     a = run_policy(policy_a, items, name="a")
     b = run_policy(policy_b, items, name="b")
     return compare(a, b, measures, seed=seed).summary
+
+
+def fixed_contexts(contexts: Iterable[Any], who: str) -> list[Any]:
+    """``contexts`` as a list, checked once: at least one, each with a string ``id``, no id twice.
+
+    A monitor answers the same contexts at every update, so a bad set is refused when ``who``
+    is built, not at its first update (or, in a training callback, once training has run).
+
+    >>> fixed_contexts([], "the monitor")
+    Traceback (most recent call last):
+    ...
+    ValueError: contexts: the monitor needs at least one context, got an empty list
+    """
+    items = list(_checked_contexts(contexts))
+    if not items:
+        raise ValueError(f"contexts: {who} needs at least one context, got an empty {type(contexts).__name__}")
+    seen: set[str] = set()
+    for position, context in enumerate(items):
+        if context.id in seen:
+            raise ValueError(f"contexts[{position}]: the id {context.id!r:.60} appears twice (a snapshot keeps one "
+                             "response per context id)")
+        seen.add(context.id)
+    return items
 
 
 class BehaviourMonitor:
@@ -125,21 +150,18 @@ class BehaviourMonitor:
         confidence: float = 0.95,
         seed: int = 0,
     ) -> None:
+        threshold = check_number("threshold", threshold, error=ValueError)
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
-        if patience < 1:
-            raise ValueError(f"patience must be at least 1, got {patience!r}")
-        self.contexts = list(contexts)
-        if not self.contexts:
-            raise ValueError("contexts: the monitor needs at least one context")
+        self.patience = check_int("patience", patience, minimum=1, error=ValueError)
+        self.contexts = fixed_contexts(contexts, "the monitor")
         self.measures: Sequence[Measure] = resolve_measures(measures)
-        self.threshold = float(threshold)
-        self.patience = int(patience)
-        self.require_change = bool(require_change)
+        self.threshold = threshold
+        self.require_change = check_bool("require_change", require_change)
         self.changed = False
-        self.n_resamples = int(n_resamples)
-        self.confidence = float(confidence)
-        self.seed = int(seed)
+        # the bootstrap settings checked now, not at the first comparison
+        settings = Bootstrap(n_resamples=n_resamples, confidence=confidence, seed=seed)
+        self.n_resamples, self.confidence, self.seed = settings.n_resamples, settings.confidence, settings.seed
         self.stable_updates = 0
         self.baseline: Responses | None = None
         if baseline is not None:

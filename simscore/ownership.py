@@ -11,7 +11,8 @@ Each of our two packages carries a marker line, ``__simscore_distribution__ =
 an import would load (without running it) and checks for the marker: a package without it
 raises :class:`~simscore.errors.PackageClashError` naming the distributions that install that
 name and what to do. The code that imports ``contexts`` or ``policies`` (``simscore.app``,
-``simscore.integrations`` and ``policies`` itself) calls it first.
+``simscore.integrations`` and ``policies`` itself) calls it first; the ``simscore`` command
+(:mod:`simscore.__main__`) prints the error's message on one line and exits with code 2.
 
 >>> require_own_packages("contexts", "policies")
 """

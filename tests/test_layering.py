@@ -96,8 +96,19 @@ def test_core_and_contexts_never_reach_up():
     assert _violations(upward) == []
 
 
+#: The command's entry point: it imports the command line so that a PackageClashError raised by
+#: importing simscore.app ends the command with its one-line message (simscore/__main__.py).
+ENTRY_POINT = "simscore.__main__"
+
+
 def test_only_the_application_layer_imports_it():
-    assert _violations(lambda m, t: _in(t, "simscore.app") and not _in(m, "simscore.app")) == []
+    def outside(module: str, target: str) -> bool:
+        return _in(target, "simscore.app") and not _in(module, "simscore.app") and module != ENTRY_POINT
+
+    assert _violations(outside) == []
+    assert _imports(MODULES[ENTRY_POINT]) == {"simscore.errors", "simscore.errors.PackageClashError", "simscore.app.cli",
+                                              "simscore.app.cli.main", "simscore.untrusted",
+                                              "simscore.untrusted.terminal_text"}
 
 
 def test_only_outer_layers_import_the_integrations():

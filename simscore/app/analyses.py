@@ -131,8 +131,9 @@ class SetScores:
         One per run.
     seeds : tuple of AnalysisResult
         One per reward model with two or more runs.
-    reward_models : AnalysisResult
-        Every pair of final runs, within and across reward models.
+    reward_models : AnalysisResult or None
+        Every pair of final runs, within and across reward models; None in a run of one reward
+        model (the comparison needs two).
     chance : tuple of AnalysisResult
         The random policy against each final run.
     per_turn : tuple of DataFrame
@@ -143,15 +144,17 @@ class SetScores:
 
     convergence: tuple[AnalysisResult[Any], ...]
     seeds: tuple[AnalysisResult[Any], ...]
-    reward_models: AnalysisResult[Any]
+    reward_models: AnalysisResult[Any] | None
     chance: tuple[AnalysisResult[Any], ...]
     per_turn: tuple[pd.DataFrame, ...] = ()
     first_turn: pd.DataFrame | None = None
 
 
-def _cross(comparisons: Mapping[Any, Comparison]) -> dict[RewardModelsKey, Comparison]:
-    """The reward-model comparisons across reward models (not within one)."""
-    return {key: c for key, c in comparisons.items() if key.reward_a != key.reward_b}
+def _cross(result: AnalysisResult[Any] | None) -> dict[RewardModelsKey, Comparison]:
+    """The reward-model comparisons across reward models (not within one); none in a run of one reward model."""
+    if result is None:
+        return {}
+    return {key: c for key, c in result.comparisons.items() if key.reward_a != key.reward_b}
 
 
 def read_responses(config: ExperimentConfig, folder: ExperimentFolder, context_sets: Sequence[str]) -> ExperimentResponses:
@@ -203,7 +206,8 @@ def score_set(data: SetResponses, measures: Sequence[Measure], *, final: int, bo
             seeds.append(an.seeds(runs, measures, reward=reward, **common))
         bar.update()
     finals = data.finals_by_reward()
-    reward_models = an.reward_models(finals, measures, checkpoint=final, **common)
+    # the reward-model comparison needs two reward models; a run of one has none (the report says so)
+    reward_models = an.reward_models(finals, measures, checkpoint=final, **common) if len(finals) > 1 else None
     bar.update()
     chance = []
     for reward, runs_final in finals.items():
@@ -237,7 +241,7 @@ def _turns(scores: SetScores, final: int, bootstrap: Bootstrap) -> SetScores:
     seed_pairs = [c for r in scores.seeds for c in r.select(checkpoint=final)]
     if seed_pairs:
         per_turn.append(an.per_turn(seed_pairs, group="seed pairs (final checkpoint)", bootstrap=bootstrap))
-    cross = _cross(scores.reward_models.comparisons)
+    cross = _cross(scores.reward_models)
     if cross:
         per_turn.append(an.per_turn(list(cross.values()), group="reward models (final checkpoint)",
                                     bootstrap=bootstrap))
@@ -251,21 +255,20 @@ def assemble_tables(scored: Sequence[SetScores], measures: Sequence[Measure], pe
                     bootstrap: Bootstrap) -> dict[str, pd.DataFrame]:
     """The experiment's tables from every context set's analyses (in the order they are saved)."""
     convergence = an.combine([r for s in scored for r in s.convergence])
-    reward_models = an.combine([s.reward_models for s in scored])
+    reward_results = [s.reward_models for s in scored if s.reward_models is not None]
+    reward_models = an.combine(reward_results) if reward_results else None
     chance = an.combine([r for s in scored for r in s.chance])
     seed_results = [r for s in scored for r in s.seeds]
     seeds = an.combine(seed_results) if seed_results else None
-    cross = _cross(reward_models.comparisons)
+    cross = _cross(reward_models)
     pooled = [*convergence.comparisons.values(), *cross.values()]
     if seeds is not None:
         pooled.extend(seeds.comparisons.values())
-    tables: dict[str, pd.DataFrame] = {
-        "performance": an.performance_table(performance),
-        "convergence": convergence.table,
-        "reward_models": reward_models.table,
-        "correlation": an.correlation_table(pooled),
-        "chance": chance.table,
-    }
+    tables: dict[str, pd.DataFrame] = {"performance": an.performance_table(performance),
+                                       "convergence": convergence.table}
+    if reward_models is not None:
+        tables["reward_models"] = reward_models.table
+    tables.update({"correlation": an.correlation_table(pooled), "chance": chance.table})
     if seeds is not None:
         tables["seeds"] = seeds.table
     per_turn = [t for s in scored for t in s.per_turn]
@@ -307,6 +310,6 @@ def score_experiment(config: ExperimentConfig, measures: Sequence[Measure], fold
         if data.name == COLLECTED:
             at_final = {"seeds": {k: c for r in scores.seeds for k, c in r.comparisons.items()
                                   if k.checkpoint == responses.final},
-                        "reward_models": dict(scores.reward_models.comparisons)}
+                        "reward_models": {} if scores.reward_models is None else dict(scores.reward_models.comparisons)}
             tables["sensitivity"] = sensitivity_table(data.name, responses.final, at_final)
     return tables

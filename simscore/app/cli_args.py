@@ -45,6 +45,7 @@ simscore.errors.OutputExistsError: a.jsonl is also an input: refusing to write o
 from __future__ import annotations
 
 import argparse
+import difflib
 import functools
 import importlib.util
 from collections.abc import Callable, Iterator
@@ -59,7 +60,7 @@ from simscore.stats import MAX_RESAMPLES
 
 __all__ = [
     "measure_list", "InputFile", "OutputFile", "OutputFolder", "input_file", "output_file", "output_folder",
-    "check_outputs", "checks_outputs", "seed", "positive_int", "resamples", "permutations",
+    "check_outputs", "checks_outputs", "seed", "positive_int", "resamples", "permutations", "convlab_domain",
     "installed_measures", "TEXT_EXTRA_PACKAGES",
 ]
 
@@ -146,6 +147,24 @@ def resamples(text: str) -> int:
 def permutations(text: str) -> int:
     """argparse type of a number of random permutations: 1 to :data:`simscore.stats.MAX_RESAMPLES`."""
     return _integer(text, f"an integer from 1 to {MAX_RESAMPLES:,}", 1, MAX_RESAMPLES)
+
+def convlab_domain(text: str) -> str:
+    """argparse type of a ConvLab domain: one of :data:`policies.convlab.CONVLAB_DOMAINS`.
+
+    >>> convlab_domain("restaurnat")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: unknown ConvLab domain 'restaurnat'; did you mean 'restaurant'? (known: attraction, ...)
+    """
+    from policies.convlab import CONVLAB_DOMAINS
+
+    if text in CONVLAB_DOMAINS:
+        return text
+    close = difflib.get_close_matches(text, CONVLAB_DOMAINS, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}..."
+    raise argparse.ArgumentTypeError(f"unknown ConvLab domain {shown}{hint} (known: {', '.join(CONVLAB_DOMAINS)})")
+
 
 #: The ``--out`` value that means standard output (``simscore compare ... --out -``).
 STDOUT = "-"

@@ -27,7 +27,7 @@ import warnings
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int
+from simscore.app.cli_args import checks_outputs, convlab_domain, input_file, output_file, positive_int
 from simscore.errors import InvalidContextError, SkippedDialoguesWarning
 from simscore.untrusted import terminal_text
 
@@ -306,7 +306,8 @@ def add_subcommands(subparsers: Any) -> None:
     )
     export.add_argument("--out", "-o", required=True, type=output_file, help="states file (JSON Lines)")
     export.add_argument(
-        "--convlab-domain", default="restaurant", metavar="DOMAIN", help="ConvLab domain of the slots (default restaurant)"
+        "--convlab-domain", default="restaurant", type=convlab_domain, metavar="DOMAIN",
+        help="ConvLab domain of the slots: attraction, hospital, hotel, police, restaurant (default), taxi or train"
     )
     export.add_argument(
         "--min-probability", type=_probability, default=0.0, metavar="P",

@@ -15,7 +15,10 @@
   the most frequent training paths and where the test dialogues leave the graph.
 
 Every output is checked before any work: never one of the inputs, an existing file only
-with ``--force``. Then compare per stratum: ``simscore compare A B --contexts labelled.jsonl
+with ``--force``. Each dialogue counts once: a dialogue file given twice (however spelt:
+:func:`simscore.io.same_file`) or a dialogue (source name and id) in two files is an error
+naming both — not de-duplicated, since two dialogues under one key may differ, and
+``flows label`` finds a context's dialogue by that key. Then compare per stratum: ``simscore compare A B --contexts labelled.jsonl
 --by flow``. The ``contexts`` package is imported only when one of these commands runs.
 """
 
@@ -26,6 +29,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int, seed
+from simscore.errors import ConfigError, InvalidContextError
 
 if TYPE_CHECKING:
     from contexts.flow_dialogues import FlowDialogue
@@ -45,14 +49,33 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _dialogues(paths: list[str], args: argparse.Namespace) -> list[FlowDialogue]:
+    """The dialogues of every file, each once: a file given twice (however spelt) or a dialogue
+    in two files is an error, never counted twice (a graph's counts and a context's dialogue
+    are keyed by source name and dialogue id)."""
     from contexts.flow_dialogues import read_flow_dialogues
+    from simscore.io import same_file
 
     kind = "convlab" if args.convlab else "pydial" if args.pydial else "log"
     if args.split is not None and kind != "convlab":
         raise ValueError("--split applies to --convlab input only")
+    for i, path in enumerate(paths):
+        earlier = next((p for p in paths[:i] if same_file(p, path)), None)
+        if earlier is not None:
+            raise ConfigError(f"{path} is given twice (also as {earlier}): each dialogue file once, or its dialogues "
+                              "would be counted twice")
     out: list[FlowDialogue] = []
-    for path in paths:
-        out.extend(read_flow_dialogues(path, kind=kind, split=args.split, source_name=args.source_name))
+    seen: dict[tuple[str, str], int] = {}
+    for i, path in enumerate(paths):
+        for dialogue in read_flow_dialogues(path, kind=kind, split=args.split, source_name=args.source_name):
+            first = seen.get(dialogue.key)
+            if first is not None:
+                where = f"both {paths[first]} and {path}" if first != i else f"{path} twice"
+                raise InvalidContextError(
+                    f"dialogue {dialogue.dialogue_id!r:.60} of source {dialogue.source_name!r:.60} is in {where}: a "
+                    "dialogue counts once; give each dialogue once (dialogues of different sources need distinct "
+                    "source names: a log's source.name, a ConvLab file's dataset)")
+            seen[dialogue.key] = i
+            out.append(dialogue)
     return out
 
 

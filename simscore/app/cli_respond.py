@@ -50,15 +50,17 @@ with ``--force``); a progress bar shows on a terminal unless ``--quiet``.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import importlib.util
+import inspect
 import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int, seed
+from simscore.app.cli_args import checks_outputs, convlab_domain, input_file, output_file, positive_int, seed
 from simscore.errors import ConfigError, FileFormatError, UnparsedActWarning
 from simscore.io import parse_json, prepare_output
 
@@ -149,6 +151,32 @@ def _module(target: str) -> Any:
         ) from None
 
 
+def _check_keywords(cls: type, kwargs: dict[str, Any], label: str) -> None:
+    """``cls(**kwargs)`` would bind: else a :class:`ConfigError` naming the keyword and those the class accepts.
+
+    A class whose signature cannot be read, or that takes ``**kwargs``, is left to say it itself.
+    """
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return
+    parameters = signature.parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return
+    accepted = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    known = f"(it accepts: {', '.join(accepted)})" if accepted else "(it accepts none)"
+    for key in kwargs:
+        if key not in accepted:
+            close = difflib.get_close_matches(key, accepted, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            shown = repr(key) if len(key) <= 40 else f"{key[:40]!r}..."
+            raise ConfigError(f"--policy-kwargs: {label} has no keyword argument {shown}{hint} {known}")
+    try:
+        signature.bind(**kwargs)
+    except TypeError as exc:  # a required argument left out
+        raise ConfigError(f"--policy-kwargs: {label}: {exc} {known}") from None
+
+
 def _python_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
     from policies import CallablePolicy, ConvLabPolicy
 
@@ -164,6 +192,7 @@ def _python_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
             raise ConfigError(f"--policy-kwargs is not valid JSON ({exc.reason})") from None
         if not isinstance(kwargs, dict):
             raise ConfigError(f"--policy-kwargs must be a JSON object, got {args.policy_kwargs!r}")
+        _check_keywords(obj, kwargs, f"{spec.target}:{spec.attribute}")
         obj = obj(**kwargs)
     elif args.policy_kwargs:
         raise ConfigError(f"--policy-kwargs applies to a class; {spec.attribute!r} is a {type(obj).__name__}")
@@ -346,5 +375,7 @@ def add_subcommands(subparsers: Any) -> None:
     g.add_argument("--policy-kwargs", metavar="JSON", help="keyword arguments when NAME is a class")
     g.add_argument("--state-format", choices=("convlab3", "convlab2"),
                    help="ConvLab-style (predict) policies: the state layout they read (default convlab3)")
-    g.add_argument("--convlab-domain", metavar="DOMAIN", help="ConvLab-style policies: the domain (default restaurant)")
+    g.add_argument("--convlab-domain", metavar="DOMAIN", type=convlab_domain,
+                   help="ConvLab-style policies: the domain, one of attraction, hospital, hotel, police, restaurant "
+                   "(default), taxi, train")
     p.set_defaults(func=cmd_respond)

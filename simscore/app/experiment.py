@@ -37,6 +37,7 @@ import os
 import threading
 import time
 import typing
+import unicodedata
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -81,9 +82,15 @@ class ExperimentConfig:
     Attributes
     ----------
     name : str
-        Shown in the report title (and the default output folder ``simscore-<name>``).
+        Shown in the report title and the log, and the default output folder
+        ``simscore-<name>``: 1 to :data:`MAX_NAME` printable characters (letters, digits,
+        punctuation, symbols, spaces inside), no path separator (``/``, ``\\``), no control,
+        format or other invisible character (they would change what a terminal or the report
+        shows), no space at either end.
     rewards : tuple of str
         [training] Reward models, ``"ts"`` (task success) and/or ``"iq"`` (interaction quality).
+        With one, every analysis runs but the reward-model comparison, which the report and
+        the findings mark "not assessed: one reward model in this run".
     seeds : tuple of int
         [training] One GP-SARSA run per reward and seed.
     training : policies.gpsarsa.training.TrainingConfig
@@ -154,8 +161,7 @@ class ExperimentConfig:
     }
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip() or any(c in self.name for c in "/\\\0"):
-            raise ExperimentError(f"name must be a non-empty string without path separators, got {self.name!r}")
+        _check_name(self.name)
         if isinstance(self.rewards, str) or not isinstance(self.rewards, tuple):
             raise ExperimentError(f"rewards must be a list of reward models, got {self.rewards!r}")
         for reward in self.rewards:
@@ -284,6 +290,30 @@ class ExperimentConfig:
             return cls(**kwargs)
         except ExperimentError as exc:
             raise ConfigError(f"{source}: {exc}") from None
+
+
+#: The longest experiment name: ``simscore-<name>`` stays a valid file name (255 bytes) even in
+#: four-byte characters.
+MAX_NAME = 60
+
+
+def _check_name(name: Any) -> None:
+    """The rules of :attr:`ExperimentConfig.name`; the error says which one ``name`` breaks."""
+    if not isinstance(name, str) or not name:
+        raise ExperimentError(f"name must be a non-empty string, got {name!r}")
+    shown = repr(name) if len(name) <= MAX_NAME else f"{name[:MAX_NAME]!r}... ({len(name):,} characters)"
+    why = "it names the output folder simscore-<name> and heads the report"
+    if len(name) > MAX_NAME:
+        raise ExperimentError(f"name must be at most {MAX_NAME} characters ({why}), got {shown}")
+    for i, c in enumerate(name):
+        if c in "/\\":
+            raise ExperimentError(f"name must not contain a path separator ({why}), got {c!r} at position {i} "
+                                  f"in {shown}")
+        if not c.isprintable():
+            raise ExperimentError(f"name must hold printable characters only ({why}), got U+{ord(c):04X} "
+                                  f"({unicodedata.name(c, 'a control character').lower()}) at position {i} in {shown}")
+    if name != name.strip():
+        raise ExperimentError(f"name must not start or end with a space ({why}), got {shown}")
 
 
 def _read_measure_options(tables: Mapping[str, Any], *, source: str) -> dict[str, dict[str, Any]]:

@@ -372,7 +372,7 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
     paired = pd.DataFrame([t for d in data if (t := seed_vs_reward(d, n_permutations=n_permutations, seed=seed))])
     by_parts, sep_parts, infos, imp_parts, ctx_parts = [], [], [], [], []
     for d in data:
-        if d.name not in ("gen", "col"):
+        if d.name not in ("gen", "col") or len(rewards_all) < 2:
             continue
         by, sep = where(d, top, pair)  # type: ignore[arg-type]
         by_parts += [by] if by is not None else []
@@ -403,8 +403,13 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
              "Mean 1 − TMR between consecutive checkpoints over the last third of each run, beside the "
              "disagreement between seeds and between reward models: seeds that differ no more than a run "
              "differs from itself are indistinguishable from training noise.", "", _md(floor),
-             "![churn floor](churn_floor.png)", "",
-             "## 3. Is the seed difference smaller than the reward-model difference?", "",
+             "![churn floor](churn_floor.png)", ""]
+    if len(rewards_all) < 2:  # sections 3-5 compare reward models
+        absent = f"Not assessed: one reward model in this run ({', '.join(rewards_all)})."
+        lines += ["## 3. Is the seed difference smaller than the reward-model difference?", "", absent, "",
+                  "## 4. Where do the reward models differ?", "", absent, "", "## 5. Why?", "", absent, ""]
+        return _write_explain(folder, lines)
+    lines += ["## 3. Is the seed difference smaller than the reward-model difference?", "",
              "Per context: mean TMR over within-reward seed pairs (x) vs over across-reward pairs (y); "
              "paired permutation test of x − y (contexts as units; p to the precision its permutations allow).",
              "", _md(paired.assign(p=[_p(v, k) for v, k in zip(paired["p_value"], paired["n_permutations"],
@@ -424,6 +429,10 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
               _md(probe.assign(two_sample_p=[_p(v, n_permutations) for v in probe["two_sample_p"]])
                   if "two_sample_p" in probe.columns else probe),
               "Top importances:", "", _md(importances), "Most distinguishing contexts:", "", _md(distinguishing)]
+    return _write_explain(folder, lines)
+
+
+def _write_explain(folder: ExperimentFolder, lines: list[str]) -> Path:
     path = folder.explain_report
     atomic_write_text(path, "\n".join(lines))
     logger.info("explain: wrote %s", path)
@@ -448,7 +457,9 @@ def summary_paragraph(directory: str | Path) -> str | None:
         return None
     try:
         paired = pd.read_csv(path)
-    except (ValueError, OSError):  # empty or damaged (pandas' parser errors are ValueErrors): no summary
+    except pd.errors.EmptyDataError:  # no row and no column: there was no paired test (one reward model)
+        paired = pd.DataFrame()
+    except (ValueError, OSError):  # damaged (pandas' parser errors are ValueErrors): no summary
         return None
     parts = [f"on {r.context_set} seed pairs agree on {r.within_tmr:.1%} of contexts and reward-model pairs "
              f"on {r.across_tmr:.1%} (difference {r.difference:+.3f}, paired "

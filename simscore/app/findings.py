@@ -115,7 +115,7 @@ def findings(
         _small_changes(convergence, t, ref),
         _seeds_differ(convergence, seeds, t, ref),
         _dmr_above_tmr(seeds, t, ref),
-        _reward_models(reward_models, t, ref),
+        _reward_models(reward_models, t, ref, convergence),
         _first_turn(first_turn, t, ref, contexts),
         _cer_cmr(correlation, t, ref),
         _weak(correlation, t),

@@ -301,10 +301,18 @@ def _dmr_above_tmr(seed_table: pd.DataFrame | None, t: Thresholds, ref: _Paper) 
     return _finding("dmr_above_tmr", checks)
 
 
-def _reward_models(rm: pd.DataFrame | None, t: Thresholds, ref: _Paper) -> Finding:
+def one_reward_model(*tables: pd.DataFrame | None) -> str | None:
+    """The reward model of a run that has only one (read from tables with a ``reward`` column), else None."""
+    rewards = {str(r) for table in tables if table is not None and "reward" in table.columns for r in table["reward"]}
+    return next(iter(rewards)) if len(rewards) == 1 else None
+
+
+def _reward_models(rm: pd.DataFrame | None, t: Thresholds, ref: _Paper, conv: pd.DataFrame | None = None) -> Finding:
     rows = _tmr_rows(rm)
     if rows is None:
-        return _finding("reward_models_like_seeds", reason="no reward_models table with TMR")
+        only = one_reward_model(conv) if rm is None else None
+        reason = f"one reward model in this run ({only})" if only else "no reward_models table with TMR"
+        return _finding("reward_models_like_seeds", reason=reason)
     checks = []
     for (cs,) in _scopes(rows, ["context_set"]):
         part = _part(rows, context_set=cs)

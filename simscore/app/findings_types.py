@@ -29,6 +29,28 @@ VERDICTS: tuple[Verdict, ...] = ("holds", "partly", "does not hold", "not assess
 _EPS = 1e-9
 
 
+#: Each threshold's range and what it is a bound on: (low, high, low excluded, what). A
+#: threshold outside its range cannot mean what its finding says (a TMR of 5.0, an r of 2).
+_RANGES: dict[str, tuple[float, float, bool, str]] = {
+    "late_fraction": (0.0, 1.0, True, "a share of the training"),
+    "converged_tmr": (0.0, 1.0, False, "a TMR"),
+    "converged_tmr_partly": (0.0, 1.0, False, "a TMR"),
+    "small_change_max": (0.0, 1.0, False, "a distance below TMR 1"),
+    "seeds_margin": (0.0, 1.0, False, "a difference of two TMRs"),
+    "dmr_margin": (0.0, 1.0, False, "a difference of DMR and TMR"),
+    "reward_model_margin": (0.0, 1.0, False, "a difference of two TMRs"),
+    "first_turn_share": (0.0, 1.0, True, "a share of seed pairs"),
+    "agreement_r": (-1.0, 1.0, False, "a Pearson r"),
+    "agreement_mse": (0.0, math.inf, False, "a mean squared error"),
+    "nonmatching_drop": (0.0, 2.0, False, "a difference of two Pearson r"),
+    "weak_r": (-1.0, 1.0, False, "a Pearson r"),
+    "high_r": (-1.0, 1.0, False, "a Pearson r"),
+    "small_mse": (0.0, math.inf, False, "a mean squared error"),
+    "text_gap": (0.0, 1.0, False, "a distance below a text score of 1"),
+    "trend_r": (-1.0, 1.0, False, "a Pearson r"),
+}
+
+
 @dataclass(frozen=True)
 class Thresholds:
     """The thresholds of :func:`findings` (simscore's choice), with their defaults.
@@ -79,6 +101,16 @@ class Thresholds:
         (11) Per reward model and measure, matched convergence and seed-pair rows: the mean on
         C_gen below the mean on C_col and their Pearson r ≥ ``trend_r``; partly when some
         measures pass.
+
+    Each threshold must lie in the range of what it bounds, else ``ValueError`` naming it: the
+    TMR thresholds, margins, shares, ``late_fraction`` and ``text_gap`` in [0, 1] (the shares and
+    ``late_fraction`` above 0), the correlations ``agreement_r``, ``weak_r``, ``high_r`` and
+    ``trend_r`` in [−1, 1], ``nonmatching_drop`` (a drop of r) in [0, 2], the MSEs ≥ 0.
+
+    >>> Thresholds(converged_tmr=5.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: findings threshold converged_tmr must be in [0, 1] (a TMR), got 5.0
     """
 
     late_fraction: float = 0.25
@@ -102,13 +134,11 @@ class Thresholds:
         for f in dataclasses.fields(self):
             value = check_number(f"findings threshold {f.name}", getattr(self, f.name), error=ValueError)
             object.__setattr__(self, f.name, value)  # a float, also when given an int or a numpy number
-        for name in ("late_fraction", "first_turn_share"):
-            if not 0.0 < getattr(self, name) <= 1.0:
-                raise ValueError(f"findings threshold {name} must be in (0, 1], got {getattr(self, name)!r}")
-        for name in ("small_change_max", "seeds_margin", "dmr_margin", "reward_model_margin", "agreement_mse",
-                     "nonmatching_drop", "small_mse", "text_gap"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"findings threshold {name} must not be negative, got {getattr(self, name)!r}")
+            low, high, open_low, what = _RANGES[f.name]
+            if value < low or (open_low and value == low) or value > high:
+                shown = f"{'(' if open_low else '['}{low:g}, {high:g}]" if high < math.inf else f">= {low:g}"
+                verb = "be in" if high < math.inf else "be"
+                raise ValueError(f"findings threshold {f.name} must {verb} {shown} ({what}), got {value!r}")
         if self.converged_tmr_partly > self.converged_tmr:
             raise ValueError(
                 f"findings threshold converged_tmr_partly ({self.converged_tmr_partly!r}) must not exceed "

@@ -242,7 +242,7 @@ def _section_setup(tables: Mapping[str, pd.DataFrame], config: Mapping[str, Any]
                 ", ".join(f"{r} {n / dialogues:.1f}" for r, n in collected.items()),
                 ", ".join(f"{r} {facts.contexts_per_dialogue(r):.1f}" for r in facts.col_contexts), compare=False)
     union = _contexts(tables, paper.COLLECTED_SET)
-    if union:
+    if union and len(collected) != 1:  # with one reward model its row above says it
         row("C_col contexts, both reward models", union[""], "—", compare=False)
     summary = tables.get("contexts")
     if summary is not None and not summary.empty:
@@ -449,7 +449,11 @@ def build_report(
         lines += ["## Set-up beside the paper's", "", *setup]
 
     figure_paths = {k: Path(v) for k, v in (figures or {}).items()}
-    for section in present:
+    for section in SECTIONS:
+        if section not in present:
+            why = section.absent(run) if section.absent is not None else []
+            lines += [f"## {section.heading}", "", *why] if why else []
+            continue
         lines += [f"## {section.heading}", ""]
         if section.figure is not None:
             lines += _figure(figure_paths, section.table, folder, section.figure)

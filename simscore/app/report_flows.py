@@ -158,6 +158,9 @@ def section_flow_strata(table: pd.DataFrame, run: ReportInput) -> list[str]:
             sentence = _sentence(mine, theirs, lead, by)
             if sentence is not None:
                 lines.append(f"- {sentence}")
+    rewards = {str(g) for c, g in groups if c != "reward models"}
+    if len(rewards) == 1 and all(c != "reward models" for c, _ in groups):
+        lines.append(f"- Reward models: not assessed: one reward model in this run ({rewards.pop()}).")
     lines.append("")
     main = strata[strata["by"].isin(said)].copy()
     main["value"] = [_interval(m, lo, hi) for m, lo, hi in zip(main["mean"], main["ci_low"], main["ci_high"],

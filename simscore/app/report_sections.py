@@ -21,6 +21,7 @@ import pandas as pd
 from simscore import analysis
 from simscore.app import paper
 from simscore.app.findings import Thresholds
+from simscore.app.findings_rules import one_reward_model
 from simscore.app.record import RunRecord
 from simscore.app.report_flows import section_flow_strata
 from simscore.app.report_performance import SATURATED_SUCCESS, section_performance
@@ -73,12 +74,17 @@ class Section:
         table's name), or None when the section has no figure.
     render : callable
         ``render(table, run) -> lines`` of Markdown after the heading and figure.
+    absent : callable, optional
+        ``absent(run) -> lines`` saying why the table is missing where the run's design leaves
+        it out (e.g. a run of one reward model has no reward-model comparison); the section is
+        then shown with these lines. None, or no lines: the section is left out.
     """
 
     table: str
     heading: str
     figure: str | None
     render: Callable[[pd.DataFrame, ReportInput], list[str]]
+    absent: Callable[[ReportInput], list[str]] | None = None
 
 
 def _label(measure: str) -> str:
@@ -360,6 +366,14 @@ def _section_reward_models(table: pd.DataFrame, run: ReportInput) -> list[str]:
     return [*lines, *_sensitivity(run, "reward_models")]
 
 
+def _absent_reward_models(run: ReportInput) -> list[str]:
+    only = one_reward_model(run.table("convergence"))
+    if only is None:
+        return []
+    return [f"Not assessed: one reward model in this run ({only}). Comparing reward models needs runs of two "
+            "(`rewards = [\"ts\", \"iq\"]` under `[training]`).", ""]
+
+
 def _section_per_turn(table: pd.DataFrame, run: ReportInput) -> list[str]:
     wide = _wide(table, ["group", "turn_index"], extra=("pairs", "count"))
     thin = sorted({int(t) for t, n in zip(table["turn_index"], table["count"], strict=True) if n < 10})
@@ -491,7 +505,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("convergence", "Convergence (paper's Table 2)", "Convergence curves", _section_convergence),
     Section("seeds", "Seeds (paper's Table 4 and Figure 3)", "Seed-pair similarity over checkpoints", _section_seeds),
     Section("reward_models", "Reward models (paper's Table 3 and Figure 5)", "Reward-model comparison",
-            _section_reward_models),
+            _section_reward_models, _absent_reward_models),
     Section("per_turn", "Per turn (paper's Figure 4)", "Similarity by dialogue turn", _section_per_turn),
     Section("first_turn", "First system turn per pair (paper's Figure 4)", None, _section_first_turn),
     Section("text_at_matching_actions", "Text measures where the actions match (paper's Table 2)", None,

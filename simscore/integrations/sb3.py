@@ -48,7 +48,7 @@ from policies.sim.features import feature_size
 from simscore.checks import check_int
 from simscore.errors import MissingDependencyError
 from simscore.measures.base import Measure
-from simscore.monitor import BehaviourMonitor
+from simscore.monitor import BehaviourMonitor, fixed_contexts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -287,11 +287,20 @@ class _BehaviourConvergence:
         nlg_instance: str | None = None,
         verbose: int = 0,
     ) -> None:
+        from contexts.domain import Domain
+
+        verbose = check_int("verbose", verbose, minimum=0, error=ValueError)
         super().__init__(verbose=verbose)  # type: ignore[call-arg]  # BaseCallback, by the MRO
         check_freq = check_int("check_freq", check_freq, minimum=1, error=ValueError)
+        if domain is not None and not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a contexts.Domain or None, got {type(domain).__name__} {domain!r:.60}")
+        for key, value in (("name", name), ("nlg_instance", nlg_instance)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise TypeError(f"{key} must be a non-empty string or None, got {value!r:.60}")
         if chance_seed is not None:
             chance_seed = check_int("chance_seed", chance_seed, error=ValueError)
-        self.contexts = None if contexts is None else list(contexts)
+        # a given context set is checked now (at least one context, string ids, none twice), not at learn()
+        self.contexts = None if contexts is None else fixed_contexts(contexts, "the callback")
         self.check_freq = check_freq
         self.chance_seed = chance_seed
         self.stop = bool(stop)

@@ -166,6 +166,42 @@ def test_callable_errors_name_the_problem(returned, kind, fragments):
         assert fragment in message
 
 
+_STARTS = "; it starts like an act (intent and '('): return an act that parses, or use kind='text' for prose"
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        ("inform(", "returned string 'inform(' is not a valid act (unbalanced parentheses: missing ')' at position 7)"),
+        ("  inform(food=thai", "returned string '  inform(food=thai' is not a valid act (unbalanced parentheses: "
+                               "missing ')' at position 18)"),
+        ("inform(food=thai) Sure!", "returned string 'inform(food=thai) Sure!' is not a valid act (unexpected text "
+                                    "after ')': 'Sure!' at position 18)"),
+        ("request+inform(food", "returned string 'request+inform(food' is not a valid act (unbalanced parentheses: "
+                                "missing ')' at position 19)"),
+        ("inform(" + "a" * 100_000, "returned string 'inform(" + "a" * 53 + "'... (100,007 characters) is not a valid "
+                                   "act (unbalanced parentheses: missing ')' at position 100007)"),
+    ],
+)
+def test_a_string_that_starts_like_an_act_but_does_not_parse_is_an_error(returned, message):
+    """kind="auto": a broken act (cut off, or with words after it) is never saved as a text."""
+    policy = CallablePolicy(lambda context: returned, name="broken")
+    with pytest.raises(InvalidResponseError) as info:
+        policy.respond(CONTEXTS[0])
+    assert str(info.value) == f"callable policy 'broken', context 'c0': {message}{_STARTS}"
+    # the same strings are texts when the policy says so, and prose stays prose
+    assert CallablePolicy(lambda context: returned, kind="text").respond(CONTEXTS[0]) == Response(text=returned)
+    for prose in ("hello (world", "Thanks (really)", "(inform(food=thai))", "Sure. inform(", "A food?"):
+        assert CallablePolicy(lambda context, prose=prose: prose).respond(CONTEXTS[0]) == Response(text=prose)
+
+
+def test_a_long_parse_reason_is_cut():
+    policy = CallablePolicy(lambda context: "inform(x) " + "y" * 100_000, name="broken")
+    with pytest.raises(InvalidResponseError) as info:
+        policy.respond(CONTEXTS[0])
+    assert len(str(info.value)) < 500
+
+
 def test_callable_constructor_checks():
     with pytest.raises(TypeError, match="fn must be callable.*got str"):
         CallablePolicy("request(food)")

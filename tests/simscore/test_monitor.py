@@ -60,6 +60,33 @@ def test_monitor_bad_arguments(kwargs, message):
         BehaviourMonitor(CONTEXTS, **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"contexts": []}, ValueError, "contexts: the monitor needs at least one context, got an empty list"),
+        ({"contexts": ()}, ValueError, "contexts: the monitor needs at least one context, got an empty tuple"),
+        ({"contexts": [CONTEXTS[0], CONTEXTS[0]]}, ValueError,
+         "contexts[1]: the id 'c0' appears twice (a snapshot keeps one response per context id)"),
+        ({"contexts": [CONTEXTS[0], object()]}, TypeError, "contexts[1] must be a context (an object with a string "
+                                                           "'id', e.g. contexts.Context), got object <object object at"),
+        ({"contexts": "c0"}, TypeError, "contexts must be a ContextSet or an iterable of contexts (objects with an "
+                                        "'id'), got str 'c0'"),
+        ({"n_resamples": -5}, ValueError, "n_resamples must be >= 0, got -5"),
+        ({"confidence": 1.5}, ValueError, "confidence must be in (0, 1), got 1.5"),
+        ({"seed": -1}, ValueError, "seed must be >= 0, got -1"),
+        ({"patience": 2.5}, ValueError, "patience must be an int, got float 2.5"),
+        ({"patience": True}, ValueError, "patience must be an int, got bool True"),
+        ({"threshold": float("nan")}, ValueError, "threshold must be a finite number, got nan"),
+        ({"require_change": "no"}, TypeError, "require_change must be True or False, got str 'no'"),
+    ],
+)
+def test_monitor_refuses_what_an_update_would_fail_on_when_it_is_built(kwargs, error, message):
+    contexts = kwargs.pop("contexts", CONTEXTS)
+    with pytest.raises(error) as info:
+        BehaviourMonitor(contexts, **kwargs)
+    assert str(info.value).startswith(message)
+
+
 def test_monitor_needs_contexts_and_a_policy():
     with pytest.raises(ValueError, match="at least one context"):
         BehaviourMonitor([])

@@ -203,6 +203,25 @@ def test_export_convlab_states(tmp_path: Path, convlab_dialogues: Lines, capsys:
         run(["contexts", "export", "--format", "convlab3", str(contexts), "-o", str(states), "--min-probability", "1"])
 
 
+def test_export_refuses_an_unknown_convlab_domain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from simscore.app.cli import main
+
+    contexts = tmp_path / "c.jsonl"
+    assert main(["contexts", "gen", "--levels", "0,1", "--out", str(contexts)]) == 0
+    capsys.readouterr()
+    states = tmp_path / "states.jsonl"
+    with pytest.raises(SystemExit) as info:
+        main(["contexts", "export", "--format", "convlab3", str(contexts), "-o", str(states),
+              "--convlab-domain", "restaurnat"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "simscore contexts export: error: argument --convlab-domain: unknown ConvLab domain 'restaurnat'; did you "
+        "mean 'restaurant'? (known: attraction, hospital, hotel, police, restaurant, taxi, train)")
+    assert not states.exists()
+    assert main(["contexts", "export", "--format", "convlab2", str(contexts), "-o", str(states),
+                 "--convlab-domain", "police"]) == 0
+
+
 def test_collect_bad_log_writes_nothing(tmp_path: Path, log_lines: Lines) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(log_lines[0]) + "\n" + '{"dialogue_id": "x", "turns": [\n', encoding="utf-8")

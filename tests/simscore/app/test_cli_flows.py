@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -136,3 +137,39 @@ def test_compare_by_stratum(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "is also an input" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--by", "flow"]) == 2
     assert "--by and --cluster need --contexts" in capsys.readouterr().err
+
+
+def test_the_same_dialogue_file_twice_is_refused_however_spelt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    train, test = _logs(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link.jsonl").symlink_to(train)
+    os.link(train, tmp_path / "hard.jsonl")
+    graph = tmp_path / "g.json"
+    for again in (train, tmp_path / "sub" / ".." / "train.jsonl", tmp_path / "link.jsonl", tmp_path / "hard.jsonl"):
+        assert main(["contexts", "flows", "build", str(train), str(again), "-o", str(graph)]) == 2
+        assert capsys.readouterr().err == (
+            f"simscore contexts: error: {again} is given twice (also as {train}): each dialogue file once, or its "
+            "dialogues would be counted twice\n")
+        assert not graph.exists()
+    # label and plot read dialogue files the same way
+    assert main(["contexts", "flows", "build", str(train), "-o", str(graph)]) == 0
+    assert main(["contexts", "flows", "plot", "--graph", str(graph), "--test", str(test), str(test),
+                 "-o", str(tmp_path / "f.png")]) == 2
+    assert f"{test} is given twice (also as {test})" in capsys.readouterr().err
+
+
+def test_a_dialogue_in_two_files_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    train, _ = _logs(tmp_path)
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(train.read_bytes())  # another file, the same dialogues (source "train", ids t0-t2)
+    assert main(["contexts", "flows", "build", str(train), str(copy), "-o", str(tmp_path / "g.json")]) == 2
+    assert capsys.readouterr().err == (
+        f"simscore contexts: error: dialogue 't0' of source 'train' is in both {train} and {copy}: a dialogue counts "
+        "once; give each dialogue once (dialogues of different sources need distinct source names: a log's "
+        "source.name, a ConvLab file's dataset)\n")
+    # the same ids under another source name are other dialogues
+    other = [Dialogue(f"t{i}", (_turn(0), _turn(1, "inform(area=east)", area="east"))) for i in range(2)]
+    write_dialogue_log(tmp_path / "other.jsonl", other, domain="restaurants", source={"name": "other"})
+    assert main(["contexts", "flows", "build", str(train), str(tmp_path / "other.jsonl"), "-o",
+                 str(tmp_path / "g.json")]) == 0
+    assert "dialogues=5" in capsys.readouterr().out

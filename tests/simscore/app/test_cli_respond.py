@@ -43,6 +43,17 @@ class Echo:
         return Response(text=f"{self.word} {context.id}")
 
 NOT_A_POLICY = 3
+
+def cut_off(context):
+    """An act cut off after its intent: an error, never a text."""
+    return "inform("
+
+class Needs:
+    def __init__(self, path, /, level, *, seed=0):
+        self.level = level
+
+    def respond(self, context):
+        return Response(text="x")
 '''
 
 
@@ -125,6 +136,44 @@ def test_python_policies_from_a_file_or_a_module(folder, grid, capsys, monkeypat
     assert "--seed applies to ConvLab-style (predict) policies only" in _error(capsys)
     assert respond("mypolicies:ask", contexts, "--out", folder / "x.jsonl", "--policy-kwargs", "{}") == 2
     assert "--policy-kwargs applies to a class" in _error(capsys)
+
+
+def test_a_python_policy_returning_a_broken_act_is_an_error(folder, capsys):
+    out = folder / "x.jsonl"
+    assert respond(f"{folder / 'mypolicies.py'}:cut_off", folder / "C_gen.jsonl", "--out", out) == 2
+    assert _error(capsys).splitlines() == [
+        "simscore respond: error: callable policy 'cut_off', context 'gen/area=0.0/pricerange=0.0/food=0.0/method=none': "
+        "returned string 'inform(' is not a valid act (unbalanced parentheses: missing ')' at position 7); it starts "
+        "like an act (intent and '('): return an act that parses, or use kind='text' for prose"]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "message"),
+    [
+        ("Echo", '{"wrod": "yo"}', " has no keyword argument 'wrod'; did you mean 'word'? "
+                                   "(it accepts: word)"),
+        ("Echo", '{"word": "yo", "colour": 1}', " has no keyword argument 'colour' (it accepts: word)"),
+        ("Needs", '{"seed": 1}', ": missing a required argument: 'path' (it accepts: level, seed)"),
+        ("Needs", '{"path": "p", "level": 1}', " has no keyword argument 'path' "
+                                               "(it accepts: level, seed)"),
+    ],
+)
+def test_unknown_policy_kwargs_are_named_with_the_accepted_ones(folder, capsys, name, kwargs, message):
+    policy = f"{folder / 'mypolicies.py'}:{name}"
+    assert respond(policy, folder / "C_gen.jsonl", "--out", folder / "x.jsonl", "--policy-kwargs", kwargs) == 2
+    assert _error(capsys).splitlines() == [f"simscore respond: error: --policy-kwargs: {policy}{message}"]
+
+
+def test_an_unknown_convlab_domain_is_refused(folder, capsys):
+    with pytest.raises(SystemExit) as info:
+        respond("tests.policies.fake_convlab:RuleBot", folder / "C_gen.jsonl", "--out", folder / "x.jsonl",
+                "--convlab-domain", "restaurnat")
+    assert info.value.code == 2
+    assert _error(capsys).splitlines()[-1] == (
+        "simscore respond: error: argument --convlab-domain: unknown ConvLab domain 'restaurnat'; did you mean "
+        "'restaurant'? (known: attraction, hospital, hotel, police, restaurant, taxi, train)")
+    assert not (folder / "x.jsonl").exists()
 
 
 def test_convlab_policies_through_the_bridge(folder, convlab_dialogues, capsys):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -77,7 +79,8 @@ def test_every_training_and_simulator_setting_is_settable(tmp_path):
         ("[scoring]\nmeasures = ['tmr', 'blue4']\n", "did you mean 'bleu4'"),
         ("[scoring]\nconfidence = 1.0\n", "confidence must be < 1"),
         ("[contexts]\ncollect_scale = -1\n", "collect_scale must be >= 0.0"),
-        ("name = 'a/b'\n", "name must be a non-empty string without path separators"),
+        ("name = 'a/b'\n", "name must not contain a path separator (it names the output folder simscore-<name> and "
+                          "heads the report), got '/' at position 1 in 'a/b'"),
         ("[training\n", "invalid TOML"),
         ("name = " + "[" * 100_000 + "]" * 100_000 + "\n", "tables and arrays nested deeper than 64 levels"),
         ("[a]\nx = " + "[" * 70 + "1" + "]" * 70 + "\n", "tables and arrays nested deeper than 64 levels"),
@@ -133,6 +136,82 @@ def test_bad_findings_sections(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_config(path)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("converged_tmr = 5.0", "converged_tmr must be in [0, 1] (a TMR), got 5.0"),
+        ("converged_tmr_partly = -0.1", "converged_tmr_partly must be in [0, 1] (a TMR), got -0.1"),
+        ("small_change_max = 1.5", "small_change_max must be in [0, 1] (a distance below TMR 1), got 1.5"),
+        ("seeds_margin = 2", "seeds_margin must be in [0, 1] (a difference of two TMRs), got 2.0"),
+        ("dmr_margin = 1.01", "dmr_margin must be in [0, 1] (a difference of DMR and TMR), got 1.01"),
+        ("reward_model_margin = -1", "reward_model_margin must be in [0, 1] (a difference of two TMRs), got -1.0"),
+        ("late_fraction = 0", "late_fraction must be in (0, 1] (a share of the training), got 0.0"),
+        ("first_turn_share = 1.2", "first_turn_share must be in (0, 1] (a share of seed pairs), got 1.2"),
+        ("agreement_r = 1.5", "agreement_r must be in [-1, 1] (a Pearson r), got 1.5"),
+        ("weak_r = -2", "weak_r must be in [-1, 1] (a Pearson r), got -2.0"),
+        ("high_r = 3", "high_r must be in [-1, 1] (a Pearson r), got 3.0"),
+        ("trend_r = -1.5", "trend_r must be in [-1, 1] (a Pearson r), got -1.5"),
+        ("nonmatching_drop = 2.5", "nonmatching_drop must be in [0, 2] (a difference of two Pearson r), got 2.5"),
+        ("agreement_mse = -0.01", "agreement_mse must be >= 0 (a mean squared error), got -0.01"),
+        ("small_mse = -1", "small_mse must be >= 0 (a mean squared error), got -1.0"),
+        ("text_gap = 1.1", "text_gap must be in [0, 1] (a distance below a text score of 1), got 1.1"),
+        ("converged_tmr = inf", "converged_tmr must be a finite number, got inf"),
+        ("converged_tmr = nan", "converged_tmr must be a finite number, got nan"),
+    ],
+)
+def test_every_findings_threshold_is_checked_against_its_range(tmp_path, line, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(f"[findings]\n{line}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}: [findings] findings threshold {message}"
+
+
+def test_every_threshold_has_a_range_and_the_bounds_are_allowed():
+    from simscore.app.findings_types import _RANGES
+
+    fields = [f.name for f in dataclasses.fields(Thresholds)]
+    assert sorted(_RANGES) == sorted(fields)
+    pair = {"converged_tmr": "converged_tmr_partly", "converged_tmr_partly": "converged_tmr"}  # partly <= full
+    for name, (low, high, open_low, _) in _RANGES.items():
+        for bound, allowed in ((low, not open_low), (high, high < float("inf"))):
+            if allowed:
+                assert getattr(Thresholds(**{name: bound, **({pair[name]: bound} if name in pair else {})}), name) == bound
+
+
+_WHY = "(it names the output folder simscore-<name> and heads the report)"
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("demo\x1b[2J", f"must hold printable characters only {_WHY}, got U+001B (a control character) at position 4 "
+                        "in 'demo\\x1b[2J'"),
+        ("a\nb", f"must hold printable characters only {_WHY}, got U+000A (a control character) at position 1 in "
+                 "'a\\nb'"),
+        ("paper\u202etxt.md", f"must hold printable characters only {_WHY}, got U+202E (right-to-left override) at "
+                              "position 5 in 'paper\\u202etxt.md'"),
+        ("a\u00a0b", f"must hold printable characters only {_WHY}, got U+00A0 (no-break space) at position 1 in "
+                     "'a\\xa0b'"),
+        ("..\\up", f"must not contain a path separator {_WHY}, got '\\\\' at position 2 in '..\\\\up'"),
+        (" demo", f"must not start or end with a space {_WHY}, got ' demo'"),
+        ("x" * 61, f"must be at most 60 characters {_WHY}, got '{'x' * 60}'... (61 characters)"),
+        ("", "must be a non-empty string, got ''"),
+    ],
+)
+def test_a_bad_run_name_is_named(tmp_path, name, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(f"name = {json.dumps(name)}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}: name {message}"
+
+
+@pytest.mark.parametrize("name", ["demo", "paper run (v2)", "ts-only_1.5", "Ähnlichkeit ✓", "x" * 60, "."])
+def test_good_run_names(name):
+    assert ExperimentConfig(name=name).name == name
 
 
 def test_an_endless_configuration_stops_at_a_named_limit(tmp_path):

@@ -266,6 +266,37 @@ def test_report_skips_absent_tables(tables):
     assert "## Set-up beside the paper's" not in empty and "## Findings" in empty
 
 
+def _one_reward(tables, reward="ts"):
+    """The synthetic tables of a run of one reward model: its rows only, no reward_models table."""
+    out = {}
+    for name, table in tables.items():
+        if name == "reward_models":
+            continue
+        if "reward" in table.columns:
+            table = table[table["reward"] == reward]
+        elif "reward_a" in table.columns:
+            table = table[(table["reward_a"] == reward) & (table["reward_b"] == reward)]
+        out[name] = table
+    return out
+
+
+def test_a_run_of_one_reward_model_says_what_it_cannot_assess(tables):
+    text = report.build_report(_one_reward(tables), {})
+    assert _section(text, "Reward models (paper's Table 3 and Figure 5)") == (
+        "## Reward models (paper's Table 3 and Figure 5)\n\nNot assessed: one reward model in this run (ts). Comparing "
+        "reward models needs runs of two (`rewards = [\"ts\", \"iq\"]` under `[training]`).\n")
+    assert "| (5) reward models ≈ seeds | — | not assessed: one reward model in this run (ts) | — | — | — |" in text
+    assert "Not assessed: one reward model in this run (ts)." in _section(text, "Findings")
+    headings = re.findall(r"^## (.+)$", text, flags=re.M)
+    assert "Seeds (paper's Table 4 and Figure 3)" in headings and "Chance level" in headings
+    assert "not assessed" not in text.split("| (1) convergence |")[1].split("\n")[0]  # the rest is assessed
+    # two reward models whose comparison is missing: the section is left out, the finding names the table
+    two = {name: table for name, table in tables.items() if name != "reward_models"}
+    text = report.build_report(two, {})
+    assert "## Reward models" not in text
+    assert "| (5) reward models ≈ seeds | — | not assessed: no reward_models table with TMR | — | — | — |" in text
+
+
 def test_rebuild_from_saved_tables_gives_the_same_report(tables, tmp_path):
     small = _small(tables)
     meta = {**META, "command": "simscore demo --out x", "date": "2026-11-23"}

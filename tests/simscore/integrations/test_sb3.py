@@ -170,6 +170,29 @@ def test_callback_bad_arguments_fail_before_training(kwargs, error, message):
         BehaviourConvergenceCallback(SMALL, **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("contexts", "kwargs", "error", "message"),
+    [
+        ([], {}, ValueError, "contexts: the callback needs at least one context, got an empty list"),
+        ("SAME", {}, ValueError, "contexts[1]: the id '{id}' appears twice (a snapshot keeps one response per context id)"),
+        ([object()], {}, TypeError, "contexts[0] must be a context (an object with a string 'id', e.g. contexts.Context)"),
+        (None, {"domain": "restaurant"}, TypeError, "domain must be a contexts.Domain or None, got str 'restaurant'"),
+        (None, {"name": ""}, TypeError, "name must be a non-empty string or None, got ''"),
+        (None, {"nlg_instance": 3}, TypeError, "nlg_instance must be a non-empty string or None, got 3"),
+        (None, {"verbose": "loud"}, ValueError, "verbose must be an int, got str 'loud'"),
+        (None, {"n_resamples": -1}, ValueError, "n_resamples must be >= 0, got -1"),
+        (None, {"confidence": 1.0}, ValueError, "confidence must be in (0, 1), got 1.0"),
+    ],
+)
+def test_callback_refuses_at_construction_what_learn_would_fail_on(contexts, kwargs, error, message):
+    if contexts == "SAME":
+        first = SMALL.contexts[0]
+        contexts, message = [first, first], message.format(id=first.id)
+    with pytest.raises(error) as info:
+        BehaviourConvergenceCallback(contexts, **kwargs)
+    assert str(info.value).startswith(message)
+
+
 def test_maskable_ppo_finds_the_masks_through_make_vec_env():
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.env_util import make_vec_env
