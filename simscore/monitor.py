@@ -20,7 +20,7 @@ from simscore.checks import check_bool, check_int, check_number
 from simscore.compare import Comparison, compare
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.base import Measure
-from simscore.policy import Policy, _checked_contexts, run_policy
+from simscore.policy import Policy, check_contexts, run_policy
 from simscore.responses import Responses
 from simscore.stats import Bootstrap
 
@@ -75,7 +75,7 @@ def fixed_contexts(contexts: Iterable[Any], who: str) -> list[Any]:
     ...
     ValueError: contexts: the monitor needs at least one context, got an empty list
     """
-    items = list(_checked_contexts(contexts))
+    items = list(check_contexts(contexts))
     if not items:
         raise ValueError(f"contexts: {who} needs at least one context, got an empty {type(contexts).__name__}")
     seen: set[str] = set()

@@ -26,7 +26,7 @@ from simscore.acts import Act
 from simscore.errors import ActParseError, InvalidResponseError
 from simscore.responses import Response, Responses
 
-__all__ = ["Policy", "BatchPolicy", "Realiser", "run_policy"]
+__all__ = ["Policy", "BatchPolicy", "Realiser", "run_policy", "check_contexts"]
 
 
 @runtime_checkable
@@ -127,7 +127,7 @@ def run_policy(
         raise TypeError(f"nlg must have a realise(act, belief) method (e.g. policies.TemplateNLG), got {type(nlg).__name__}")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a str, got {type(name).__name__} {name!r}")
-    contexts = _checked_contexts(contexts)
+    contexts = check_contexts(contexts)
     label = name or getattr(policy, "name", None) or type(policy).__name__
     batch = getattr(policy, "respond_batch", None)
     pairs: Iterable[tuple[Any, Any]]
@@ -163,11 +163,17 @@ def run_policy(
     return Responses(out, policy=str(label), provenance=provenance)
 
 
-def _checked_contexts(contexts: Any) -> Sequence[Any] | Iterable[Any]:
+def check_contexts(contexts: Any) -> Sequence[Any] | Iterable[Any]:
     """``contexts`` if it is an iterable of objects with a string ``id``, else a TypeError naming it.
 
-    A list or a ContextSet is checked whole before the policy is asked anything; another
-    iterable is read once into a list for that.
+    A list or a ContextSet is checked whole before a policy is asked anything; another
+    iterable is read once into a list for that. :func:`run_policy` and the convergence monitor
+    (:mod:`simscore.monitor`) check their contexts with it.
+
+    >>> check_contexts("c1")
+    Traceback (most recent call last):
+    ...
+    TypeError: contexts must be a ContextSet or an iterable of contexts (objects with an 'id'), got str 'c1'
     """
     if isinstance(contexts, (str, bytes)) or not isinstance(contexts, Iterable):
         raise TypeError(
