@@ -13,7 +13,8 @@ measure's interval does not depend on which other measures are asked for.
 
 Contexts of one dialogue are not independent: with ``clusters`` (metadata columns naming a
 dialogue, e.g. ``("source_name", "dialogue_id")`` of collected contexts) the bootstrap
-resamples whole dialogues.
+resamples whole dialogues. :func:`dialogue_clusters` says which columns name the dialogues
+of a context set (C_col), the one rule the experiment's report uses.
 """
 
 from __future__ import annotations
@@ -42,12 +43,18 @@ from simscore.untrusted import spreadsheet_frame
 if TYPE_CHECKING:
     from simscore.strata import StratifiedComparison
 
-__all__ = ["compare", "cluster_codes", "Comparison", "DEFAULT_MEASURES", "JSON_CHUNK"]
+__all__ = ["compare", "cluster_codes", "dialogue_clusters", "DIALOGUE_COLUMNS", "Comparison", "DEFAULT_MEASURES",
+           "JSON_CHUNK"]
 
 _SUMMARY_COLUMNS = ["mean", "count", "missing", "ci_low", "ci_high"]
 
 #: Per-context records made at a time by :meth:`Comparison.write_json`.
 JSON_CHUNK = 10_000
+
+#: The metadata columns that name the dialogue of a collected context (the source it was collected
+#: from and its dialogue id): contexts of one dialogue are not independent, so every interval on
+#: such a set resamples dialogues (:func:`dialogue_clusters`).
+DIALOGUE_COLUMNS = ("source_name", "dialogue_id")
 
 
 class _Records(list[Any]):
@@ -249,6 +256,22 @@ def _metadata_frame(metadata: Any, ids: list[str]) -> pd.DataFrame | None:
         shown = ", ".join(repr(i) for i in missing[:5])
         raise ContextMismatchError(f"metadata lacks {len(missing)} compared context id(s): {shown}")
     return metadata.reindex(ids)
+
+
+def dialogue_clusters(meta: pd.DataFrame | None) -> tuple[str, ...] | None:
+    """The cluster columns of a context set's metadata: its dialogues when its contexts name one, else None.
+
+    Collected contexts (C_col) carry :data:`DIALOGUE_COLUMNS`; generated ones (C_gen) have no
+    dialogue id, and each of them is a unit of its own.
+
+    >>> dialogue_clusters(pd.DataFrame({"source_name": ["sim"], "dialogue_id": ["d0"]}))
+    ('source_name', 'dialogue_id')
+    >>> dialogue_clusters(pd.DataFrame({"source_name": [None], "dialogue_id": [None]})) is None
+    True
+    """
+    if meta is None or not all(c in meta.columns for c in DIALOGUE_COLUMNS):
+        return None
+    return DIALOGUE_COLUMNS if bool(meta["dialogue_id"].notna().any()) else None
 
 
 def cluster_codes(meta: pd.DataFrame | None, columns: Iterable[str]) -> np.ndarray | None:
