@@ -14,7 +14,7 @@ measure's interval does not depend on which other measures are asked for.
 Contexts of one dialogue are not independent: with ``clusters`` (metadata columns naming a
 dialogue, e.g. ``("source_name", "dialogue_id")`` of collected contexts) the bootstrap
 resamples whole dialogues. :func:`dialogue_clusters` says which columns name the dialogues
-of a context set (C_col), the one rule the experiment's report uses.
+of a context set (C_col), the one rule the experiment's report uses (:mod:`simscore.clusters`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import pandas as pd
 
 from simscore._version import __version__
 from simscore.checks import check_int, check_number, check_seed
+from simscore.clusters import DIALOGUE_COLUMNS, cluster_codes, dialogue_clusters
 from simscore.errors import ContextMismatchError, InvalidResponseError, MissingValueWarning
 from simscore.io import atomic_open, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
@@ -50,11 +51,6 @@ _SUMMARY_COLUMNS = ["mean", "count", "missing", "ci_low", "ci_high"]
 
 #: Per-context records made at a time by :meth:`Comparison.write_json`.
 JSON_CHUNK = 10_000
-
-#: The metadata columns that name the dialogue of a collected context (the source it was collected
-#: from and its dialogue id): contexts of one dialogue are not independent, so every interval on
-#: such a set resamples dialogues (:func:`dialogue_clusters`).
-DIALOGUE_COLUMNS = ("source_name", "dialogue_id")
 
 
 class _Records(list[Any]):
@@ -258,47 +254,6 @@ def _metadata_frame(metadata: Any, ids: list[str]) -> pd.DataFrame | None:
     return metadata.reindex(ids)
 
 
-def dialogue_clusters(meta: pd.DataFrame | None) -> tuple[str, ...] | None:
-    """The cluster columns of a context set's metadata: its dialogues when its contexts name one, else None.
-
-    Collected contexts (C_col) carry :data:`DIALOGUE_COLUMNS`; generated ones (C_gen) have no
-    dialogue id, and each of them is a unit of its own.
-
-    >>> dialogue_clusters(pd.DataFrame({"source_name": ["sim"], "dialogue_id": ["d0"]}))
-    ('source_name', 'dialogue_id')
-    >>> dialogue_clusters(pd.DataFrame({"source_name": [None], "dialogue_id": [None]})) is None
-    True
-    """
-    if meta is None or not all(c in meta.columns for c in DIALOGUE_COLUMNS):
-        return None
-    return DIALOGUE_COLUMNS if bool(meta["dialogue_id"].notna().any()) else None
-
-
-def cluster_codes(meta: pd.DataFrame | None, columns: Iterable[str]) -> np.ndarray | None:
-    """One code per row naming its cluster: the distinct values of the ``columns`` together.
-
-    A row without a value in one of the columns is a cluster of its own; None without columns.
-
-    >>> frame = pd.DataFrame({"source_name": ["a", "a", "b", None], "dialogue_id": ["d1", "d1", "d1", "d2"]})
-    >>> cluster_codes(frame, ["source_name", "dialogue_id"]).tolist()
-    [0, 0, 1, 2]
-    """
-    columns = tuple(columns)
-    if not columns:
-        return None
-    if meta is None:
-        raise ValueError(f"clusters {list(columns)} need the contexts' metadata (metadata=...)")
-    missing = [c for c in columns if c not in meta.columns]
-    if missing:
-        raise ValueError(f"clusters: the metadata has no column(s) {missing} (it has {list(meta.columns)})")
-    keys = meta[list(columns)].astype(object).where(meta[list(columns)].notna(), None)
-    labels = [tuple(row) for row in keys.itertuples(index=False, name=None)]
-    codes = pd.factorize(pd.Series(labels, dtype=object))[0]
-    alone = np.array([any(v is None for v in label) for label in labels], dtype=bool)
-    codes[alone] = codes.max(initial=-1) + 1 + np.arange(int(alone.sum()))  # no cluster: a unit of its own
-    return np.unique(codes, return_inverse=True)[1].reshape(-1)
-
-
 def _warn_textless(textless: Mapping[str, int], a: Responses, b: Responses, ids: list[str]) -> None:
     """One warning for the text measures' NaN pairs: which policy lacks texts, and how to word its acts."""
     lacking = [
@@ -388,7 +343,7 @@ def compare(
     ids = _align(a, b)
     meta = _metadata_frame(metadata, ids)
     cluster_columns = (clusters,) if isinstance(clusters, str) else tuple(clusters or ())
-    codes = cluster_codes(meta, cluster_columns)
+    codes = cluster_codes(meta, cluster_columns, check=True)
     columns: dict[str, np.ndarray] = {}
     factorised: dict[str, tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]] = {}
     textless: dict[str, int] = {}

@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from simscore.checks import check_int
+from simscore.clusters import check_column, cluster_codes
 from simscore.stats import MAX_RESAMPLES
 from simscore.untrusted import terminal_text
 
@@ -389,7 +390,7 @@ class StratifiedComparison:
         ci_head = f"{confidence:.0%} CI"
         strata = {s: terminal_text(str(s)) for s in self.strata}  # labels come from a file's metadata
         width = max([7] + [len(s) for s in strata.values()])
-        unit = f", units: {self.info['cluster']} cells" if self.info.get("cluster") else ""
+        unit = f", units: {', '.join(self.info['cluster'])} cells" if self.info.get("cluster") else ""
         lines = [f"by {self.by} ({self.info.get('unlabelled', 0)} contexts without a label left out{unit})"]
         lines.append(f"{'measure':<9} {'stratum':<{width}} {'mean':>7}  {ci_head:<16} {'n':>6}")
         for (measure, stratum), row in self.table.iterrows():
@@ -490,17 +491,15 @@ def stratify(
     frame = getattr(scores, "scores", scores)
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"scores must be a Comparison or a DataFrame, got {type(scores).__name__}")
-    for name, column in (("by", by), ("cluster", cluster)):
-        if column is not None and column not in frame.columns:
-            raise KeyError(
-                f"{name}={column!r} is not a column of the scores (columns: {', '.join(map(str, frame.columns))}); "
-                "compare with the contexts' metadata (compare(..., metadata=contexts), or --contexts)"
-            )
+    cluster_columns = (cluster,) if isinstance(cluster, str) else tuple(cluster or ())
+    for name, column in (("by", by), *(("cluster", c) for c in cluster_columns)):
+        check_column(frame, column, role=name, where="the comparison's scores",
+                     hint="; compare with the contexts' metadata (compare(..., metadata=contexts), or --contexts)")
     if measures is None:
         if comparison_measures is not None:
             measures = list(comparison_measures)
         else:
-            skip = {by, cluster, "turn_index", "history_length"}
+            skip = {by, *cluster_columns, "turn_index", "history_length"}
             measures = [c for c in frame.columns if c not in skip and pd.api.types.is_float_dtype(frame[c])]
     measures = list(measures)
     missing = [m for m in measures if m not in frame.columns]
@@ -517,9 +516,9 @@ def stratify(
             f"stratifying needs 2 to {MAX_STRATA}"
         )
     labelled = codes >= 0
-    clusters = None
-    if cluster is not None:
-        clusters = pd.factorize(frame[cluster].map(str), use_na_sentinel=False)[0][labelled]
+    clusters = cluster_codes(frame, cluster_columns, check=True)
+    if clusters is not None:
+        clusters = clusters[labelled]
     boot_rng = np.random.default_rng(seed)
     test_rng = np.random.default_rng([seed, 1])
     table_rows, test_rows = {}, {}
@@ -556,7 +555,7 @@ def stratify(
     tests = pd.DataFrame.from_dict(test_rows, orient="index", columns=_TEST_COLUMNS)
     tests.index = pd.MultiIndex.from_tuples(list(test_rows), names=["measure", "a", "b"])
     info = {
-        "by": by, "cluster": cluster, "unlabelled": unlabelled, "seed": seed, "n_resamples": n_resamples,
+        "by": by, "cluster": list(cluster_columns) or None, "unlabelled": unlabelled, "seed": seed, "n_resamples": n_resamples,
         "n_permutations": n_permutations, "confidence": confidence,
     }
     return StratifiedComparison(by=by, strata=tuple(names), table=table, tests=tests, info=info)

@@ -18,7 +18,8 @@ import pandas as pd
 
 from simscore.analysis.tables import SCHEMAS, AnalysisResult, RewardModelsKey, SeedsKey, typed_table
 from simscore.checks import check_int
-from simscore.compare import Comparison, cluster_codes
+from simscore.clusters import cluster_codes
+from simscore.compare import Comparison
 from simscore.stats import Bootstrap, BootstrapKeywords, bootstrap_ci
 
 __all__ = ["ScoresArg", "clusters_of", "pooled_scores", "pool", "per_turn", "first_turn", "text_at_matching_actions"]

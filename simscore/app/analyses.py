@@ -9,7 +9,7 @@
 3. :func:`score_set` runs the analyses of :mod:`simscore.analysis` on one context set
    (:class:`SetScores`: convergence, seeds, reward models, chance level, and on C_col the
    per-turn and first-turn tables); on a set whose contexts name their dialogue (C_col), every
-   interval resamples dialogues, not contexts (:func:`simscore.compare.dialogue_clusters`);
+   interval resamples dialogues, not contexts (:func:`simscore.clusters.dialogue_clusters`);
 4. :func:`assemble_tables` combines the context sets into the experiment's tables (adding
    absolute performance, correlation and the text measures where the actions match).
 """
@@ -28,7 +28,8 @@ from simscore import analysis as an
 from simscore.analysis import AnalysisResult, RewardModelsKey
 from simscore.app.context_facts import context_metadata, context_sets_table, sensitivity_table
 from simscore.app.folder import COLLECTED, ExperimentFolder, RunId
-from simscore.compare import Comparison, dialogue_clusters
+from simscore.clusters import dialogue_clusters
+from simscore.compare import Comparison
 from simscore.measures import Measure
 from simscore.responses import Responses
 from simscore.stats import Bootstrap

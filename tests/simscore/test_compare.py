@@ -238,5 +238,5 @@ def test_clusters_resample_dialogues():
     assert dialogues.info["clusters"] == ["source_name", "dialogue_id"]
     with pytest.raises(ValueError, match="need the contexts' metadata"):
         compare(a, b, ["tmr"], clusters="dialogue_id")
-    with pytest.raises(ValueError, match=r"the metadata has no column\(s\) \['dialog'\]"):
+    with pytest.raises(ValueError, match=r"clusters .dialog.: the metadata has no such column"):
         compare(a, b, ["tmr"], metadata=meta, clusters="dialog")

@@ -129,7 +129,7 @@ def test_compare_by_stratum(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     out_file = tmp_path / "cmp.json"
     assert main([*args, "--out", str(out_file), "--cluster", "dialogue_id"]) == 0
     data = json.loads(out_file.read_text())
-    assert data["strata"]["info"]["cluster"] == "dialogue_id" and data["scores"][0]["flow_prefix"] == "seen"
+    assert data["strata"]["info"]["cluster"] == ["dialogue_id"] and data["scores"][0]["flow_prefix"] == "seen"
     assert main([*args, "--out", str(out_file)]) == 2
     assert "exists; use --force" in capsys.readouterr().err
     assert main([*args, "--out", str(labelled), "--format", "json", "--force"]) == 2

@@ -1,0 +1,84 @@
+"""The statistical unit of a context set: dialogue clusters, and missing cluster ids refused or counted."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simscore import Act, Response, Responses, compare
+from simscore.clusters import DIALOGUE_COLUMNS, check_column, cluster_codes, dialogue_clusters
+from simscore.errors import MetadataColumnError, MissingValueWarning
+from simscore.stats import bootstrap_ci
+from simscore.strata import stratify
+
+P = Act.parse
+
+
+def _pair(n: int = 10) -> tuple[Responses, Responses]:
+    a = Responses({f"c{i}": Response(P("request(food)")) for i in range(n)}, policy="A")
+    b = Responses({f"c{i}": Response(P("request(food)" if i % 3 else "request(area)")) for i in range(n)},
+                  policy="B")
+    return a, b
+
+
+def test_dialogue_clusters_is_the_rule_of_collected_contexts():
+    assert DIALOGUE_COLUMNS == ("source_name", "dialogue_id")
+    collected = pd.DataFrame({"source": "col", "source_name": ["x", "x"], "dialogue_id": ["d0", "d1"]})
+    assert dialogue_clusters(collected) == DIALOGUE_COLUMNS
+    generated = pd.DataFrame({"source": "gen", "source_name": [None, None], "dialogue_id": [None, None]})
+    assert dialogue_clusters(generated) is None
+    assert dialogue_clusters(pd.DataFrame({"dialogue_id": ["d0"]})) is None  # no source_name: not C_col's metadata
+    assert dialogue_clusters(None) is None
+
+
+def test_all_missing_cluster_ids_are_refused():
+    a, b = _pair()
+    meta = pd.DataFrame({"dialogue_id": [None] * 10, "flow": ["seen", "unseen"] * 5},
+                        index=[f"c{i}" for i in range(10)])
+    message = ("clusters dialogue_id: none of the 10 contexts has a value, so all of them would be one unit "
+               "(an interval of zero width and p = 1); give a column that names each context's dialogue, "
+               "or no clusters (--no-cluster on the command line, None in Python)")
+    with pytest.raises(MetadataColumnError) as caught:
+        compare(a, b, ["tmr"], metadata=meta, clusters="dialogue_id")
+    assert str(caught.value) == message
+    scores = compare(a, b, ["tmr"], metadata=meta, clusters=None).scores
+    with pytest.raises(MetadataColumnError) as caught:
+        stratify(scores, "flow", cluster="dialogue_id")
+    assert str(caught.value) == message
+    # before, every context became one cluster: a zero-width interval
+    assert isinstance(caught.value, ValueError) and isinstance(caught.value, KeyError)
+
+
+def test_some_missing_cluster_ids_are_units_of_their_own_with_a_warning():
+    a, b = _pair()
+    dialogues = ["d0", "d0", "d0", "d1", "d1", "d1", None, None, None, "d2"]
+    meta = pd.DataFrame({"dialogue_id": dialogues}, index=[f"c{i}" for i in range(10)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        comparison = compare(a, b, ["tmr"], metadata=meta, clusters="dialogue_id", seed=3)
+    messages = [str(w.message) for w in caught if w.category is MissingValueWarning]
+    assert messages == ["clusters dialogue_id: 3 of 10 contexts have no value; each of them is a unit of its own"]
+    assert caught[0].filename == __file__  # the warning points at the caller
+    # d0, d1, then three contexts alone, then d2: six units
+    assert cluster_codes(meta, ["dialogue_id"]).tolist() == [0, 0, 0, 1, 1, 1, 3, 4, 5, 2]
+    tmr = comparison.scores["tmr"].to_numpy()
+    expected = bootstrap_ci(tmr, rng=3, clusters=np.array([0, 0, 0, 1, 1, 1, 3, 4, 5, 2]))
+    assert tuple(comparison.summary.loc["tmr", ["ci_low", "ci_high"]]) == expected
+
+
+def test_a_missing_column_names_the_columns_there_are():
+    frame = pd.DataFrame({"flow": ["seen"], "dialogue_id": ["d0"], "x" * 50: [1]})
+    with pytest.raises(MetadataColumnError) as caught:
+        check_column(frame, "flw", role="--by", where="the context set c.jsonl")
+    assert str(caught.value) == (
+        "--by 'flw': the context set c.jsonl has no such column (it has: flow, dialogue_id, "
+        + "x" * 37 + "...)"
+    )
+    a, b = _pair(2)
+    meta = pd.DataFrame({"dialogue_id": ["d0", "d1"]}, index=["c0", "c1"])
+    with pytest.raises(MetadataColumnError, match=r"^clusters 'dialog': the metadata has no such column \(it has: "
+                       r"dialogue_id\)$"):
+        compare(a, b, ["tmr"], metadata=meta, clusters="dialog")
