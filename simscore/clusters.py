@@ -12,19 +12,28 @@ experiment's report and ``simscore explain``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
 
 from simscore.errors import MetadataColumnError, MissingValueWarning
 
-__all__ = ["DIALOGUE_COLUMNS", "dialogue_clusters", "cluster_codes", "check_column"]
+__all__ = ["AUTO", "Clusters", "DIALOGUE_COLUMNS", "dialogue_clusters", "resolve_clusters", "unit_name", "cluster_codes",
+           "check_column"]
 
 #: The metadata columns that name the dialogue of a collected context (the source it was collected
 #: from and its dialogue id): contexts of one dialogue are not independent, so every interval on
 #: such a set resamples dialogues (:func:`dialogue_clusters`).
 DIALOGUE_COLUMNS = ("source_name", "dialogue_id")
+#: The default of every ``clusters`` argument: the context set's dialogues when its contexts name
+#: one (:func:`dialogue_clusters`), else the contexts themselves.
+AUTO = "auto"
+
+#: A ``clusters`` argument: :data:`AUTO`, metadata column name(s) whose values together name a
+#: context's cluster, or None (or ``()``): every context is a unit of its own.
+Clusters: TypeAlias = str | Sequence[str] | None
 
 
 def dialogue_clusters(meta: pd.DataFrame | None) -> tuple[str, ...] | None:
@@ -41,6 +50,40 @@ def dialogue_clusters(meta: pd.DataFrame | None) -> tuple[str, ...] | None:
     if meta is None or not all(c in meta.columns for c in DIALOGUE_COLUMNS):
         return None
     return DIALOGUE_COLUMNS if bool(meta["dialogue_id"].notna().any()) else None
+
+
+def resolve_clusters(clusters: Clusters, meta: pd.DataFrame | None) -> tuple[str, ...]:
+    """The cluster columns a ``clusters`` argument names for the metadata ``meta`` (``()``: contexts).
+
+    >>> meta = pd.DataFrame({"source_name": ["x"], "dialogue_id": ["d0"], "flow": ["seen"]})
+    >>> resolve_clusters("auto", meta), resolve_clusters(None, meta), resolve_clusters("flow", meta)
+    (('source_name', 'dialogue_id'), (), ('flow',))
+    >>> resolve_clusters("auto", None)
+    ()
+    """
+    if isinstance(clusters, str):
+        return (dialogue_clusters(meta) or ()) if clusters == AUTO else (clusters,)
+    if clusters is None:
+        return ()
+    if not isinstance(clusters, Iterable):
+        raise TypeError(f"clusters must be 'auto', a column name, a sequence of them or None, got {clusters!r:.60}")
+    columns = tuple(clusters)
+    bad = [c for c in columns if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"clusters must name metadata columns (strings), got {bad[0]!r:.60}")
+    return columns
+
+
+def unit_name(columns: Iterable[str]) -> str:
+    """What the units of ``columns`` are called in outputs: ``dialogues``, ``clusters`` or ``contexts``.
+
+    >>> unit_name(DIALOGUE_COLUMNS), unit_name(["dialogue_id"]), unit_name(["user"]), unit_name(())
+    ('dialogues', 'dialogues', 'clusters', 'contexts')
+    """
+    columns = tuple(columns)
+    if not columns:
+        return "contexts"
+    return "dialogues" if "dialogue_id" in columns else "clusters"
 
 
 def cluster_codes(meta: pd.DataFrame | None, columns: Iterable[str], *, check: bool = False) -> np.ndarray | None:

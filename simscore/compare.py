@@ -11,10 +11,10 @@ bootstrap (:func:`simscore.stats.bootstrap_ci_shared`) draws how often each dist
 occurs whenever there are few, so a million contexts cost about as much as a thousand — and a
 measure's interval does not depend on which other measures are asked for.
 
-Contexts of one dialogue are not independent: with ``clusters`` (metadata columns naming a
-dialogue, e.g. ``("source_name", "dialogue_id")`` of collected contexts) the bootstrap
-resamples whole dialogues. :func:`dialogue_clusters` says which columns name the dialogues
-of a context set (C_col), the one rule the experiment's report uses (:mod:`simscore.clusters`).
+Contexts of one dialogue are not independent: given the contexts' metadata, the bootstrap of
+collected contexts (C_col) resamples whole dialogues, as the experiment's report does
+(``clusters="auto"``, the one rule of :mod:`simscore.clusters`); ``clusters`` names other
+columns, or None for contexts as units. The summary says which units it resampled.
 """
 
 from __future__ import annotations
@@ -31,7 +31,15 @@ import pandas as pd
 
 from simscore._version import __version__
 from simscore.checks import check_int, check_number, check_seed
-from simscore.clusters import DIALOGUE_COLUMNS, cluster_codes, dialogue_clusters
+from simscore.clusters import (
+    AUTO,
+    DIALOGUE_COLUMNS,
+    Clusters,
+    cluster_codes,
+    dialogue_clusters,
+    resolve_clusters,
+    unit_name,
+)
 from simscore.errors import ContextMismatchError, InvalidResponseError, MissingValueWarning
 from simscore.io import atomic_open, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
@@ -186,13 +194,14 @@ class Comparison:
                 self.write_json(handle)
 
     def format_summary(self) -> str:
-        """A readable fixed-width table of the summary.
+        """A readable fixed-width table of the summary, and a line naming the bootstrap's units.
 
         >>> from simscore import Act, Response, Responses, compare
-        >>> r = Responses({"c1": Response(Act.parse("hello()"))})
+        >>> r = Responses({"c1": Response(Act.parse("hello()")), "c2": Response(Act.parse("bye()"))})
         >>> print(compare(r, r, measures=["tmr"]).format_summary())
         measure      mean  95% CI                n  missing
-        tmr        1.0000  [1.0000, 1.0000]      1        0
+        tmr        1.0000  [1.0000, 1.0000]      2        0
+        95% CI: percentile bootstrap, 2 contexts resampled
         """
         confidence = self.info.get("confidence", 0.95)
         ci_head = f"{confidence:.0%} CI"
@@ -202,7 +211,20 @@ class Comparison:
             lines.append(
                 f"{name:<9} {row['mean']:>7.4f}  {ci:<16} {int(row['count']):>6} {int(row['missing']):>8}"
             )
-        return "\n".join(lines)
+        units = self.units_line()
+        return "\n".join(lines + ([units] if units else []))
+
+    def units_line(self) -> str | None:
+        """What the intervals resampled, e.g. ``95% CI: percentile bootstrap, 48 dialogues resampled (by
+        source_name, dialogue_id)``; None for a comparison saved before the units were recorded."""
+        if "units" not in self.info:
+            return None
+        if not self.info.get("n_resamples", 1):
+            return "no intervals (0 bootstrap resamples)"
+        confidence = self.info.get("confidence", 0.95)
+        columns = self.info.get("clusters") or []
+        by = f" (by {', '.join(map(str, columns))})" if columns else ""
+        return f"{confidence:.0%} CI: percentile bootstrap, {self.info['units']} {self.info.get('unit', 'units')} resampled{by}"
 
 
 def _json_number(value: Any) -> Any:
@@ -283,7 +305,7 @@ def compare(
     confidence: float = 0.95,
     seed: int = 0,
     progress: bool = True,
-    clusters: str | Iterable[str] | None = None,
+    clusters: Clusters = AUTO,
 ) -> Comparison:
     """Score every pair of responses of two policies over the same contexts.
 
@@ -302,10 +324,14 @@ def compare(
     progress : bool, default True
         A progress bar on stderr while a text measure embeds, when that takes more than a
         second and stderr is a terminal (:mod:`simscore.measures._progress`); False: none.
-    clusters : str or iterable of str, optional
-        Metadata column(s) whose values together name the cluster of a context (e.g.
-        ``("source_name", "dialogue_id")``): the bootstrap resamples clusters, not contexts
-        (a context without a value is a cluster of its own). Needs ``metadata``.
+    clusters : "auto", str, iterable of str or None, default "auto"
+        The unit of the bootstrap. ``"auto"``: with ``metadata`` of collected contexts (C_col,
+        whose metadata names each context's dialogue: :func:`~simscore.clusters.dialogue_clusters`)
+        whole dialogues are resampled, as the experiment's report does; otherwise contexts.
+        Metadata column name(s): their values together name a context's cluster (a context
+        without a value is a cluster of its own, counted in a warning; a column without any
+        value is an error). None (or ``()``): every context is a unit. ``info`` records the
+        columns (``clusters``), the unit (``unit``) and how many there are (``units``).
 
     Returns
     -------
@@ -342,7 +368,7 @@ def compare(
     resolved = resolve_measures(measures)
     ids = _align(a, b)
     meta = _metadata_frame(metadata, ids)
-    cluster_columns = (clusters,) if isinstance(clusters, str) else tuple(clusters or ())
+    cluster_columns = resolve_clusters(clusters, meta)
     codes = cluster_codes(meta, cluster_columns, check=True)
     columns: dict[str, np.ndarray] = {}
     factorised: dict[str, tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -414,8 +440,9 @@ def compare(
         "n_resamples": n_resamples,
         "confidence": confidence,
     }
-    if cluster_columns:
-        info["clusters"] = list(cluster_columns)
+    info["clusters"] = list(cluster_columns)
+    info["unit"] = unit_name(cluster_columns)
+    info["units"] = len(ids) if codes is None else int(codes.max(initial=-1)) + 1
     return Comparison(
         scores=frame,
         summary=summary,

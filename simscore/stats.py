@@ -503,9 +503,11 @@ class PairedTest(NamedTuple):
         Percentile bootstrap interval of the mean difference (contexts resampled in pairs).
     p_value : float
         Two-sided p-value of "no difference" from a paired permutation test (the sign of each
-        context's difference flipped at random, Monte Carlo with ``n_permutations``).
+        unit's difference flipped at random, Monte Carlo with ``n_permutations``).
     n : int
         Pairs used (NaN in either column dropped).
+    units : int
+        Units the bootstrap and the test moved: the pairs, or the clusters they fall in.
     """
 
     mean_difference: float
@@ -513,6 +515,7 @@ class PairedTest(NamedTuple):
     ci_high: float
     p_value: float
     n: int
+    units: int
 
 
 def paired_test(
@@ -523,6 +526,7 @@ def paired_test(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    clusters: np.ndarray | None = None,
 ) -> PairedTest:
     """Is ``x`` different from ``y`` on the same contexts? Paired permutation test and bootstrap.
 
@@ -532,13 +536,22 @@ def paired_test(
     "samples"`` (sign flips of the paired differences); the interval is :func:`bootstrap_ci`
     of the differences. Both are seeded.
 
+    With ``clusters`` (a code per context naming its cluster, e.g. its dialogue:
+    :func:`simscore.clusters.cluster_codes`) both move whole clusters: the bootstrap resamples
+    clusters, and the test flips the sign of a cluster's summed difference as one (the mean
+    difference over the contexts is that sum over all clusters divided by the fixed number of
+    pairs, so the test of the cluster sums is the test of the mean).
+
     Examples
     --------
     >>> x = np.array([1.0, 1.0, 1.0, 0.0] * 25)
     >>> y = np.array([1.0, 0.0, 0.0, 0.0] * 25)
     >>> t = paired_test(x, y, seed=1)
-    >>> round(t.mean_difference, 2), t.ci_low > 0, t.p_value < 0.001, t.n
-    (0.5, True, True, 100)
+    >>> round(t.mean_difference, 2), t.ci_low > 0, t.p_value < 0.001, t.n, t.units
+    (0.5, True, True, 100, 100)
+    >>> t = paired_test(x, y, seed=1, clusters=np.repeat(np.arange(4), 25))  # 4 dialogues of 25 contexts
+    >>> round(t.mean_difference, 2), round(t.p_value, 3), t.units  # 2**4 sign patterns: at best 2/16
+    (0.5, 0.125, 4)
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -549,10 +562,19 @@ def paired_test(
     diff = x[keep] - y[keep]
     n = int(diff.size)
     if n == 0:
-        return PairedTest(float("nan"), float("nan"), float("nan"), float("nan"), 0)
-    low, high = bootstrap_ci(diff, n_resamples=n_resamples, confidence=confidence, rng=seed)
-    if not diff.any() or n < 2:
-        p_value = 1.0  # no difference, or one pair: both signs are equally likely
+        return PairedTest(float("nan"), float("nan"), float("nan"), float("nan"), 0, 0)
+    units = None
+    left, right = x[keep], y[keep]
+    if clusters is not None:
+        clusters = np.asarray(clusters)
+        if clusters.shape != x.shape:
+            raise ValueError(f"clusters must have one code per pair, shape {x.shape}, got {clusters.shape}")
+        units = np.unique(clusters[keep], return_inverse=True)[1].reshape(-1)
+        left, right = np.bincount(units, weights=left), np.bincount(units, weights=right)  # sums per cluster
+    low, high = bootstrap_ci(diff, n_resamples=n_resamples, confidence=confidence, rng=seed, clusters=units)
+    n_units = len(left)
+    if not diff.any() or n_units < 2:
+        p_value = 1.0  # no difference, or one unit: both signs are equally likely
     else:
         from scipy.stats import permutation_test
 
@@ -560,11 +582,11 @@ def paired_test(
             return np.mean(a - b, axis=axis)
 
         result = permutation_test(
-            (x[keep], y[keep]), statistic, permutation_type="samples", vectorized=True,
+            (left, right), statistic, permutation_type="samples", vectorized=True,
             n_resamples=int(n_permutations), alternative="two-sided", rng=np.random.default_rng(seed),
         )
         p_value = float(result.pvalue)
-    return PairedTest(float(diff.mean()), low, high, p_value, n)
+    return PairedTest(float(diff.mean()), low, high, p_value, n, n_units)
 
 
 # ----------------------------------------------------------------------------- rank correlation

@@ -9,10 +9,12 @@ contexts' metadata) and reports, for every measure,
 * per pair of strata: the difference of the means with a bootstrap interval, and the
   two-sided p-value of a permutation test of "the label does not matter".
 
-**Units.** Contexts of one dialogue are not independent. By default every context is a unit;
-with ``cluster`` (e.g. ``"dialogue_id"``) the unit is a cell of one cluster and one stratum
-(all contexts of a dialogue with the same label), and both the bootstrap and the
-permutation move whole units. A stratum's mean is always the mean over its contexts (a
+**Units.** Contexts of one dialogue are not independent. With clusters — by default those the
+comparison was made with, the dialogues of collected contexts (:mod:`simscore.clusters`), or
+the columns ``cluster`` names (e.g. ``"dialogue_id"``) — the unit is a cell of one cluster and
+one stratum (all contexts of a dialogue with the same label), and both the bootstrap and the
+permutation move whole units; without (generated contexts, ``cluster=None``) every context
+is a unit. A stratum's mean is always the mean over its contexts (a
 ratio of sums over units), so the point estimates do not depend on the units.
 
 **The permutation test** (:func:`permutation_test_strata`) shuffles the stratum labels of
@@ -55,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from simscore.checks import check_int
-from simscore.clusters import check_column, cluster_codes
+from simscore.clusters import AUTO, Clusters, check_column, cluster_codes, resolve_clusters, unit_name
 from simscore.stats import MAX_RESAMPLES
 from simscore.untrusted import terminal_text
 
@@ -390,8 +392,10 @@ class StratifiedComparison:
         ci_head = f"{confidence:.0%} CI"
         strata = {s: terminal_text(str(s)) for s in self.strata}  # labels come from a file's metadata
         width = max([7] + [len(s) for s in strata.values()])
-        unit = f", units: {', '.join(self.info['cluster'])} cells" if self.info.get("cluster") else ""
-        lines = [f"by {self.by} ({self.info.get('unlabelled', 0)} contexts without a label left out{unit})"]
+        columns = self.info.get("cluster") or ()
+        unit = (f"{unit_name(columns)[:-1]} cells of one stratum (by {', '.join(columns)})" if columns
+                else "contexts")
+        lines = [f"by {self.by} ({self.info.get('unlabelled', 0)} contexts without a label left out; units: {unit})"]
         lines.append(f"{'measure':<9} {'stratum':<{width}} {'mean':>7}  {ci_head:<16} {'n':>6}")
         for (measure, stratum), row in self.table.iterrows():
             ci = f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
@@ -446,7 +450,7 @@ def stratify(
     by: str,
     *,
     measures: Sequence[str] | None = None,
-    cluster: str | None = None,
+    cluster: Clusters = AUTO,
     n_resamples: int = 1000,
     n_permutations: int = 10_000,
     confidence: float = 0.95,
@@ -466,9 +470,12 @@ def stratify(
     measures : sequence of str, optional
         Default: every measure of the comparison (a DataFrame: every float column other
         than ``by``, ``cluster`` and ``turn_index``).
-    cluster : str, optional
-        A column whose values group contexts into units (e.g. ``dialogue_id``), see the
-        module docstring.
+    cluster : "auto", str, sequence of str or None, default "auto"
+        Column(s) whose values together group contexts into units (e.g. ``dialogue_id``), see
+        the module docstring. ``"auto"``: the clusters the comparison was made with
+        (``compare(..., clusters=...)``, by default the dialogues of collected contexts); for a
+        DataFrame, the dialogues when its columns name them
+        (:func:`~simscore.clusters.dialogue_clusters`). None: every context is a unit.
     n_resamples, confidence : int, float
         Bootstrap settings of the intervals (``n_resamples=0``: no intervals, NaN).
     n_permutations : int
@@ -482,8 +489,11 @@ def stratify(
 
     Raises
     ------
+    MetadataColumnError
+        ``by`` or a ``cluster`` column is not a column (naming the columns there are), or a
+        ``cluster`` column has no value at all (a ``KeyError`` and a ``ValueError``).
     KeyError
-        ``by``, ``cluster`` or a measure is not a column (naming the columns there are).
+        A measure is not a column.
     ValueError
         Fewer than two or more than :data:`MAX_STRATA` strata, or bad settings.
     """
@@ -491,7 +501,10 @@ def stratify(
     frame = getattr(scores, "scores", scores)
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"scores must be a Comparison or a DataFrame, got {type(scores).__name__}")
-    cluster_columns = (cluster,) if isinstance(cluster, str) else tuple(cluster or ())
+    if cluster == AUTO and comparison_measures is not None:
+        cluster_columns = tuple(getattr(scores, "info", {}).get("clusters") or ())
+    else:
+        cluster_columns = resolve_clusters(cluster, frame)
     for name, column in (("by", by), *(("cluster", c) for c in cluster_columns)):
         check_column(frame, column, role=name, where="the comparison's scores",
                      hint="; compare with the contexts' metadata (compare(..., metadata=contexts), or --contexts)")

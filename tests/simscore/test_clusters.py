@@ -82,3 +82,59 @@ def test_a_missing_column_names_the_columns_there_are():
     with pytest.raises(MetadataColumnError, match=r"^clusters 'dialog': the metadata has no such column \(it has: "
                        r"dialogue_id\)$"):
         compare(a, b, ["tmr"], metadata=meta, clusters="dialog")
+
+
+def _collected(n_dialogues: int = 6, turns: int = 4) -> tuple[Responses, Responses, pd.DataFrame]:
+    """Collected contexts: B agrees with A in every turn of the even dialogues and in none of the odd."""
+    ids = [f"col/sim/d{d}/{t}" for d in range(n_dialogues) for t in range(turns)]
+    meta = pd.DataFrame({"source": "col", "source_name": "sim",
+                         "dialogue_id": [f"d{d}" for d in range(n_dialogues) for _ in range(turns)],
+                         "flow": ["seen", "unseen"] * (n_dialogues * turns // 2)}, index=ids)
+    a = Responses({i: Response(P("request(food)")) for i in ids}, policy="A")
+    b = Responses({i: Response(P("request(food)" if int(i.split("/")[2][1:]) % 2 == 0 else "bye()")) for i in ids},
+                  policy="B")
+    return a, b, meta
+
+
+def test_strata_move_the_units_the_comparison_was_made_with():
+    a, b, meta = _collected()
+    comparison = compare(a, b, ["tmr"], metadata=meta)
+    assert comparison.info["clusters"] == ["source_name", "dialogue_id"]
+    by_dialogue = comparison.by_stratum("flow")
+    explicit = stratify(comparison.scores, "flow", cluster=["source_name", "dialogue_id"])
+    assert by_dialogue.table.equals(explicit.table) and by_dialogue.tests.equals(explicit.tests)
+    assert by_dialogue.info["cluster"] == ["source_name", "dialogue_id"]
+    # 6 dialogues x 2 strata: 12 cells; within each, the contexts agree everywhere or nowhere
+    assert by_dialogue.table["units"].tolist() == [6, 6]
+    # the scores frame alone: the same rule finds the dialogues
+    assert stratify(comparison.scores, "flow").table.equals(by_dialogue.table)
+    contexts = compare(a, b, ["tmr"], metadata=meta, clusters=None).by_stratum("flow")
+    assert contexts.info["cluster"] is None and contexts.table["units"].tolist() == [12, 12]
+    assert comparison.by_stratum("flow", cluster=None).table.equals(contexts.table)
+    assert "units: contexts" in contexts.format().splitlines()[0]
+    assert "units: dialogue cells of one stratum (by source_name, dialogue_id)" in by_dialogue.format().splitlines()[0]
+    # each stratum's mean is 1/2 either way; resampling 6 dialogue cells its interval is wider
+    width = {name: float((r.table["ci_high"] - r.table["ci_low"]).iloc[0])
+             for name, r in (("dialogues", by_dialogue), ("contexts", contexts))}
+    assert width["dialogues"] > width["contexts"]
+
+
+def test_compare_resamples_the_dialogues_of_a_collected_context_set():
+    from contexts.belief import BeliefState
+    from contexts.collect import collect_contexts
+    from contexts.dialogue_log import Dialogue, DialogueTurn
+
+    dialogues = [Dialogue(f"d{d}", tuple(DialogueTurn(turn_index=t, belief=BeliefState()) for t in range(4)))
+                 for d in range(6)]
+    contexts = collect_contexts([({"domain": "restaurants", "source": {"name": "sim"}}, dialogues)])
+    a, b, _ = _collected()
+    comparison = compare(a, b, ["tmr"], metadata=contexts, seed=1)
+    assert (comparison.info["unit"], comparison.info["units"]) == ("dialogues", 6)
+    # Binomial(6, 1/2) / 6 resampling dialogues: 2.5 % and 97.5 % points 1/6 and 5/6 (P(X <= 0) = 0.016)
+    low, high = comparison.summary.loc["tmr", ["ci_low", "ci_high"]]
+    assert (low, high) == pytest.approx((1 / 6, 5 / 6))
+    unclustered = compare(a, b, ["tmr"], metadata=contexts, seed=1, clusters=None).summary.loc["tmr"]
+    # resampling 24 contexts: Binomial(24, 1/2) / 24, about sqrt(24 / 6) = 2 times narrower
+    assert high - low > 1.5 * (unclustered["ci_high"] - unclustered["ci_low"])
+    # generated contexts (no dialogue id) and no metadata: contexts are the units
+    assert compare(a, b, ["tmr"], seed=1).info["units"] == 24
