@@ -46,7 +46,7 @@ from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures._progress import show_progress
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
 from simscore.responses import Responses
-from simscore.stats import MAX_RESAMPLES, bootstrap_ci_shared
+from simscore.stats import MAX_RESAMPLES, bootstrap_ci_shared, format_interval, warn_undefined_intervals
 from simscore.untrusted import spreadsheet_frame
 
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ class Comparison:
         ci_head = f"{confidence:.0%} CI"
         lines = [f"{'measure':<9} {'mean':>7}  {ci_head:<16} {'n':>6} {'missing':>8}"]
         for name, row in self.summary.iterrows():
-            ci = f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
+            ci = format_interval(row["ci_low"], row["ci_high"])
             lines.append(
                 f"{name:<9} {row['mean']:>7.4f}  {ci:<16} {int(row['count']):>6} {int(row['missing']):>8}"
             )
@@ -224,7 +224,9 @@ class Comparison:
         confidence = self.info.get("confidence", 0.95)
         columns = self.info.get("clusters") or []
         by = f" (by {', '.join(map(str, columns))})" if columns else ""
-        return f"{confidence:.0%} CI: percentile bootstrap, {self.info['units']} {self.info.get('unit', 'units')} resampled{by}"
+        count, unit = self.info["units"], str(self.info.get("unit", "units"))
+        units = f"{count} {unit[:-1] if count == 1 else unit}"
+        return f"{confidence:.0%} CI: percentile bootstrap, {units} resampled{by}"
 
 
 def _json_number(value: Any) -> Any:
@@ -422,8 +424,12 @@ def compare(
         intervals = bootstrap_ci_shared(columns, groups, n_resamples=n_resamples, confidence=confidence, seed=seed,
                                         clusters=codes)
     rows = {}
+    alone = []  # measures whose values fall in one unit: an undefined interval
     for name, column in columns.items():
-        valid = column[~np.isnan(column)]
+        present = ~np.isnan(column)
+        valid = column[present]
+        if n_resamples and (len(valid) if codes is None else np.count_nonzero(np.bincount(codes[present]))) == 1:
+            alone.append(name)
         rows[name] = {
             "mean": float(valid.mean()) if len(valid) else float("nan"),
             "count": int(len(valid)),
@@ -433,16 +439,18 @@ def compare(
         }
     summary = pd.DataFrame.from_dict(rows, orient="index", columns=_SUMMARY_COLUMNS)
     summary.index.name = "measure"
-    info = {
+    unit = unit_name(cluster_columns)
+    warn_undefined_intervals(alone, unit[:-1], confidence=confidence)
+    info: dict[str, Any] = {
         "a_provenance": dict(a.provenance),
         "b_provenance": dict(b.provenance),
         "seed": seed,
         "n_resamples": n_resamples,
         "confidence": confidence,
+        "clusters": list(cluster_columns),
+        "unit": unit,
+        "units": len(ids) if codes is None else int(codes.max(initial=-1)) + 1,
     }
-    info["clusters"] = list(cluster_columns)
-    info["unit"] = unit_name(cluster_columns)
-    info["units"] = len(ids) if codes is None else int(codes.max(initial=-1)) + 1
     return Comparison(
         scores=frame,
         summary=summary,

@@ -48,11 +48,11 @@ import pandas as pd
 
 from simscore.acts import Act
 from simscore.compare import compare
-from simscore.errors import ActParseError, InvalidResponseError
+from simscore.errors import ActParseError, InvalidResponseError, MissingValueWarning
 from simscore.measures import ACTION_MEASURES, TEXT_MEASURES, resolve_measures
 from simscore.measures.base import Measure
 from simscore.responses import Response, Responses
-from simscore.stats import bootstrap_ci_shared
+from simscore.stats import bootstrap_ci_shared, warn_undefined_intervals
 
 __all__ = ["score", "ScoreResult", "MeasureScore"]
 
@@ -69,7 +69,8 @@ class MeasureScore:
     mean : float
         Mean over the scored (non-NaN) pairs; NaN if none was scored.
     ci_low, ci_high : float
-        Seeded percentile-bootstrap interval of the mean.
+        Seeded percentile-bootstrap interval of the mean; NaN from one scored item (with a
+        :class:`~simscore.errors.MissingValueWarning`: one value says nothing about its spread).
     count : int
         Pairs scored.
     missing : int
@@ -370,8 +371,10 @@ def score(
                     raise InvalidResponseError(f"{name}[{i}]: a text must be a string or None, got {type(text).__name__}")
                 responses[context_id] = Response(text=text) if text is not None else Response(Act("none"))
         sides.append(Responses(responses, policy=name))
-    comparison = compare(sides[0], sides[1], resolved, n_resamples=0 if multi else n_resamples,
-                         confidence=confidence, seed=seed, progress=progress)
+    with warnings.catch_warnings():  # compare's words are of contexts; score's own warning below is of items
+        warnings.filterwarnings("ignore", "^.*: a .* interval from one context is undefined", MissingValueWarning)
+        comparison = compare(sides[0], sides[1], resolved, n_resamples=0 if multi else n_resamples,
+                             confidence=confidence, seed=seed, progress=progress)
     if multi:
         best, summary = _best_per_item(comparison, resolved, owner, n_items,
                                        n_resamples=n_resamples, confidence=confidence, seed=seed)
@@ -379,6 +382,8 @@ def score(
         best = {m.name: comparison.scores[m.name].to_numpy(dtype=np.float64) for m in resolved}
         summary = comparison.summary
 
+    alone = [m.name for m in resolved if n_resamples and summary.loc[m.name, "count"] == 1]
+    warn_undefined_intervals(alone, "item", confidence=confidence)
     out: dict[str, MeasureScore] = {}
     for measure in resolved:
         row = summary.loc[measure.name]

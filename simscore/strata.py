@@ -31,7 +31,9 @@ thousand when they have few distinct scores.
 
 **The intervals** resample the units of each stratum with replacement, each stratum on its
 own (the strata are disjoint samples); the interval of a difference pairs the two strata's
-resamples. The permutation test and the bootstrap are seeded.
+resamples. A stratum of one unit has no interval (NaN, with a
+:class:`~simscore.errors.MissingValueWarning`), nor have its differences. The permutation
+test and the bootstrap are seeded.
 
 Examples
 --------
@@ -58,7 +60,7 @@ import pandas as pd
 
 from simscore.checks import check_int
 from simscore.clusters import AUTO, Clusters, check_column, cluster_codes, resolve_clusters, unit_name
-from simscore.stats import MAX_RESAMPLES
+from simscore.stats import MAX_RESAMPLES, format_interval, warn_undefined_intervals
 from simscore.untrusted import terminal_text
 
 __all__ = [
@@ -381,9 +383,10 @@ class StratifiedComparison:
             f"{rows.loc[str(s), 'mean']:.3f} on {self.by}={s} (n={int(rows.loc[str(s), 'count'])})" for s in (a, b)
         ]
         p = format_p_value(float(test.p_value), exact=bool(test.exact), n_permutations=int(test.n_permutations))
+        interval = format_interval(test.ci_low, test.ci_high, digits=3, signed=True)
         return (
             f"{measure}: {parts[0]} vs {parts[1]}; difference {test.difference:+.3f} "
-            f"[{confidence:.0%} CI {test.ci_low:+.3f}, {test.ci_high:+.3f}], {p}"
+            f"[{confidence:.0%} CI {interval.strip('[]')}], {p}"
         )
 
     def format(self) -> str:
@@ -398,13 +401,13 @@ class StratifiedComparison:
         lines = [f"by {self.by} ({self.info.get('unlabelled', 0)} contexts without a label left out; units: {unit})"]
         lines.append(f"{'measure':<9} {'stratum':<{width}} {'mean':>7}  {ci_head:<16} {'n':>6}")
         for (measure, stratum), row in self.table.iterrows():
-            ci = f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
+            ci = format_interval(row["ci_low"], row["ci_high"])
             lines.append(f"{measure:<9} {strata[stratum]:<{width}} {row['mean']:>7.4f}  {ci:<16} {int(row['count']):>6}")
         lines.append("")
         lines.append(f"differences a − b, {ci_head} (bootstrap) and two-sided permutation test")
         lines.append(f"{'measure':<9} {'a':<{width}} {'b':<{width}} {'a − b':>8}  {ci_head:<18} p")
         for (measure, a, b), row in self.tests.iterrows():
-            ci = f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]"
+            ci = format_interval(row["ci_low"], row["ci_high"], signed=True)
             p = format_p_value(float(row["p_value"]), exact=bool(row["exact"]), n_permutations=int(row["n_permutations"]))
             lines.append(f"{measure:<9} {strata[a]:<{width}} {strata[b]:<{width}} {row['difference']:>+8.4f}  {ci:<18} {p}")
         return "\n".join(lines)
@@ -535,6 +538,7 @@ def stratify(
     boot_rng = np.random.default_rng(seed)
     test_rng = np.random.default_rng([seed, 1])
     table_rows, test_rows = {}, {}
+    alone: list[str] = []
     for measure in measures:
         values = frame[measure].to_numpy(dtype=np.float64)[labelled]
         unit_labels, sums, counts = _units(values, codes[labelled], clusters)
@@ -546,7 +550,9 @@ def stratify(
             low = high = mean = float("nan")
             if count:
                 mean = float(sums[mine].sum()) / count
-            if count and n_resamples:
+            if count and n_resamples and int(mine.sum()) == 1:
+                alone.append(f"{measure} at {by}={name}")  # one unit: no spread to resample
+            elif count and n_resamples:
                 resampled[code] = _bootstrap_means(sums[mine], counts[mine], n_resamples, boot_rng)
                 low, high = _interval(resampled[code], confidence)
             table_rows[(measure, name)] = [mean, count, in_stratum - count, int(mine.sum()), low, high]
@@ -563,6 +569,7 @@ def stratify(
                 test_rows[(measure, a, names[j])] = [
                     difference, low, high, p_value, exact, drawn, int(in_a.sum()), int(in_b.sum())
                 ]
+    warn_undefined_intervals(alone, "dialogue cell" if clusters is not None else "context", confidence=confidence)
     table = pd.DataFrame.from_dict(table_rows, orient="index", columns=_TABLE_COLUMNS)
     table.index = pd.MultiIndex.from_tuples(list(table_rows), names=["measure", "stratum"])
     tests = pd.DataFrame.from_dict(test_rows, orient="index", columns=_TEST_COLUMNS)

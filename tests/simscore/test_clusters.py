@@ -138,3 +138,37 @@ def test_compare_resamples_the_dialogues_of_a_collected_context_set():
     assert high - low > 1.5 * (unclustered["ci_high"] - unclustered["ci_low"])
     # generated contexts (no dialogue id) and no metadata: contexts are the units
     assert compare(a, b, ["tmr"], seed=1).info["units"] == 24
+
+
+def test_a_stratum_or_a_turn_of_one_dialogue_has_no_interval():
+    from simscore.analysis import per_turn
+
+    a, b, meta = _collected(n_dialogues=3)
+    meta = meta.assign(flow=["rare" if d == "d2" else "common" for d in meta["dialogue_id"]],
+                       turn_index=[int(i.rsplit("/", 1)[1]) for i in meta.index])
+    comparison = compare(a, b, ["tmr"], metadata=meta)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        strata = comparison.by_stratum("flow")
+    assert [str(w.message) for w in caught] == [
+        "tmr at flow=rare: a 95% interval from one dialogue cell is undefined (NaN): one value says nothing "
+        "about its spread"]
+    rare = strata.table.loc[("tmr", "rare")]
+    assert (rare["count"], rare["units"]) == (4, 1) and np.isnan(rare["ci_low"])  # 4 contexts, 1 dialogue
+    assert np.isnan(strata.test("tmr").ci_low)  # nor has the difference
+    assert "tmr       rare     1.0000  undefined             4" in strata.format()
+    assert "[95% CI undefined]" in strata.sentence("tmr")
+    # the per-turn table: dialogues 0 and 2 reach turn 4 only in this set
+    short = meta[~((meta["dialogue_id"] == "d1") & (meta["turn_index"] == 3))]
+    pair = compare(a.subset(short.index), b.subset(short.index), ["tmr"], metadata=short)
+    sole = meta[meta["dialogue_id"] == "d0"]
+    alone = compare(a.subset(sole.index), b.subset(sole.index), ["tmr"], metadata=sole, n_resamples=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = per_turn([alone], measures=["tmr"])
+    assert table["ci_low"].isna().all() and table["count"].tolist() == [1, 1, 1, 1]
+    assert str(caught[0].message) == ("turn 0 tmr, turn 1 tmr, turn 2 tmr, turn 3 tmr: a 95% interval from one "
+                                      "dialogue is undefined (NaN): one value says nothing about its spread")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not per_turn([pair], measures=["tmr"])["ci_low"].isna().any()  # two dialogues at every turn

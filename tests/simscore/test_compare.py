@@ -95,8 +95,17 @@ def test_metadata_is_joined():
 
 def test_single_context_and_large_comparison():
     one = Responses({"only": Response(P("hello()"))})
-    c = compare(one, one)
-    assert c.summary.loc["tmr", "ci_low"] == 1.0 and c.mean("cer") == 1.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        c = compare(one, one)
+    # one context says nothing about the spread of its mean: undefined, not [1, 1] (as before)
+    assert [str(w.message) for w in caught] == [
+        "tmr, dmr, cer, cmr: a 95% interval from one context is undefined (NaN): one value says nothing about "
+        "its spread"]
+    assert caught[0].category is MissingValueWarning and caught[0].filename == __file__
+    assert c.summary[["ci_low", "ci_high"]].isna().all().all() and c.mean("cer") == 1.0
+    assert c.format_summary().splitlines()[1] == "tmr        1.0000  undefined             1        0"
+    assert c.format_summary().splitlines()[-1] == "95% CI: percentile bootstrap, 1 context resampled"
     pool = [P("request(food)"), P("request(area)"), P('inform(name="x",food="thai")'), P("bye()")]
     rng = np.random.default_rng(0)
     n = 200_000

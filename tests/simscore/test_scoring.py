@@ -183,3 +183,20 @@ def test_several_text_references_take_the_most_similar():
     several = score([prediction], [references], measures="use_cos")["use_cos"].scores[0]
     alone = [score([prediction], [r], measures="use_cos")["use_cos"].scores[0] for r in references]
     assert several == max(alone) and alone[1] > alone[0]
+
+
+def test_one_item_has_no_interval():
+    for references in (["request(area)"], [["request(area)", "request(food)"]]):  # one reference, or several
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = score(["request(food)"], references, measures=["tmr", "dmr"])
+        assert [(w.category, str(w.message)) for w in caught] == [(
+            MissingValueWarning,
+            "tmr, dmr: a 95% interval from one item is undefined (NaN): one value says nothing about its spread",
+        )]
+        assert caught[0].filename == __file__
+        assert np.isnan(result["dmr"].ci_low) and np.isnan(result["dmr"].ci_high)  # before: [1.0, 1.0]
+        assert result["dmr"].mean == 1.0 and result["dmr"].count == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # two items: an interval, no warning
+        assert score(["hello()", "bye()"], ["hello()", "bye()"], measures="tmr")["tmr"].ci_low == 1.0
