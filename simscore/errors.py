@@ -12,6 +12,7 @@ __all__ = [
     "InvalidResponseError",
     "FileFormatError",
     "ContextMismatchError",
+    "InputMismatchError",
     "MetadataColumnError",
     "UnknownMeasureError",
     "MissingDependencyError",
@@ -94,6 +95,11 @@ class ContextMismatchError(SimscoreError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
+
+
+class InputMismatchError(SimscoreError, ValueError):
+    """Files given with a saved result are not the ones it was made from (e.g. ``simscore view``'s
+    responses files and the comparison); the message names the side and what differs."""
 
 
 class MetadataColumnError(SimscoreError, ValueError, KeyError):
