@@ -479,6 +479,8 @@ def write_view(
 @checks_outputs
 def cmd_view(args: argparse.Namespace) -> int:
     """``simscore view``: write the page for a saved comparison."""
+    if args.seed is not None and args.sample is None:
+        raise ValueError("--seed seeds the random sample of --sample N: give --sample with it, or leave --seed out")
     out = args.out or str(Path(args.comparison).with_suffix(".html"))
     inputs = [args.comparison, args.a, args.b, *([args.contexts] if args.contexts else [])]
     if args.out is None:  # a given --out was checked with the inputs before the command began
@@ -492,7 +494,7 @@ def cmd_view(args: argparse.Namespace) -> int:
         from contexts.context import ContextSet
 
         contexts = ContextSet.read_jsonl(args.contexts)
-    shown = {"limit": args.limit, "sample": args.sample, "seed": args.seed, "max_rows": None if args.all else MAX_ROWS}
+    shown = {"limit": args.limit, "sample": args.sample, "seed": args.seed or 0, "max_rows": None if args.all else MAX_ROWS}
     differing = differing_ids(comparison, a, b)
     _, selection = select_rows(differing, **shown)  # too many contexts: stop here, naming the options
     path = write_view(comparison, a, b, out, contexts=contexts, overwrite=args.force, inputs=inputs, check=False,
@@ -520,7 +522,7 @@ def add_subcommands(subparsers: Any) -> None:
     show.add_argument("--sample", type=positive_int, metavar="N", help="a seeded random sample of N differing contexts")
     show.add_argument("--all", action="store_true",
                       help=f"every differing context, even more than {MAX_ROWS:,} (a page of tens or hundreds of MB)")
-    p.add_argument("--seed", type=seed, default=0, help="seed of --sample (default 0)")
+    p.add_argument("--seed", type=seed, default=None, help="seed of --sample (default 0); only with --sample")
     p.set_defaults(func=cmd_view)
 
 

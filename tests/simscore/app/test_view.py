@@ -359,6 +359,16 @@ def test_an_older_comparison_is_read_with_a_warning_that_it_cannot_be_checked(
     assert read_comparison(old).units_line() is None  # and its summary prints without a units line
 
 
+def test_seed_without_sample_is_refused(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["view", str(files["cmp"]), "--a", str(files["a"]), "--b", str(files["b"])]
+    assert main([*base, "--seed", "3"]) == 2
+    assert capsys.readouterr().err == (
+        "simscore view: error: --seed seeds the random sample of --sample N: give --sample with it, or leave --seed "
+        "out\n")
+    assert not files["cmp"].with_suffix(".html").exists()
+    assert main([*base, "--limit", "1", "--seed", "3"]) == 2
+
+
 def test_a_comparison_whose_scores_were_edited_is_refused(files: dict[str, Path], tmp_path: Path) -> None:
     from simscore.compare import check_inputs
 
