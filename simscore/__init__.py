@@ -16,6 +16,9 @@ Plain lists of act strings or texts: :func:`score` (``score(predictions, referen
 >>> from simscore import score
 >>> score(["request(food)", "hello()"], ["request(area)", "hello()"]).means
 {'tmr': 0.5, 'dmr': 1.0, 'cer': 0.75, 'cmr': 0.6}
+>>> print(score(["request(food)", "hello()"], ["request(area)", "hello()"], measures="tmr"))
+measure      mean  95% CI             unit       n
+tmr        0.5000  [0.0000, 1.0000]   items      2
 
 Integrations with RL libraries (stable-baselines3, Gymnasium) live in
 :mod:`simscore.integrations` and are not imported here.

@@ -11,17 +11,19 @@ bootstrap (:func:`simscore.stats.bootstrap_ci_shared`) draws how often each dist
 occurs whenever there are few, so a million contexts cost about as much as a thousand — and a
 measure's interval does not depend on which other measures are asked for.
 
-Contexts of one dialogue are not independent: with ``clusters`` (metadata columns naming a
-dialogue, e.g. ``("source_name", "dialogue_id")`` of collected contexts) the bootstrap
-resamples whole dialogues.
+Contexts of one dialogue are not independent: given the contexts' metadata, the bootstrap of
+collected contexts (C_col) resamples whole dialogues, as the experiment's report does
+(``clusters="auto"``, the one rule of :mod:`simscore.clusters`); ``clusters`` names other
+columns, or None for contexts as units. The summary says which units it resampled.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
@@ -30,24 +32,40 @@ import pandas as pd
 
 from simscore._version import __version__
 from simscore.checks import check_int, check_number, check_seed
-from simscore.errors import ContextMismatchError, InvalidResponseError, MissingValueWarning
+from simscore.clusters import (
+    AUTO,
+    DIALOGUE_COLUMNS,
+    Clusters,
+    cluster_codes,
+    dialogue_clusters,
+    resolve_clusters,
+    unit_name,
+)
+from simscore.errors import ContextMismatchError, InputMismatchError, InvalidResponseError, MissingValueWarning
 from simscore.io import atomic_open, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures._progress import show_progress
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
 from simscore.responses import Responses
-from simscore.stats import MAX_RESAMPLES, bootstrap_ci_shared
+from simscore.stats import MAX_RESAMPLES, bootstrap_ci_shared, format_interval, warn_undefined_intervals
 from simscore.untrusted import spreadsheet_frame
 
 if TYPE_CHECKING:
     from simscore.strata import StratifiedComparison
 
-__all__ = ["compare", "cluster_codes", "Comparison", "DEFAULT_MEASURES", "JSON_CHUNK"]
+__all__ = ["compare", "Comparison", "input_record", "check_inputs", "cluster_codes", "dialogue_clusters",
+           "DIALOGUE_COLUMNS", "DEFAULT_MEASURES", "JSON_CHUNK", "COMPARISON_FORMAT", "COMPARISON_VERSION"]
 
 _SUMMARY_COLUMNS = ["mean", "count", "missing", "ci_low", "ci_high"]
 
 #: Per-context records made at a time by :meth:`Comparison.write_json`.
 JSON_CHUNK = 10_000
+#: The ``format`` of a saved comparison (:meth:`Comparison.write_json`); a file without one is
+#: version 1 (before simscore 0.2.0).
+COMPARISON_FORMAT = "simscore-comparison"
+#: Version 2: ``info`` records the inputs (``inputs``) and the bootstrap's units (``clusters``,
+#: ``unit``, ``units``).
+COMPARISON_VERSION = 2
 
 
 class _Records(list[Any]):
@@ -88,7 +106,12 @@ class Comparison:
     a, b : str
         Policy names.
     info : dict
-        Provenance of both sides and the bootstrap settings (seed, resamples, confidence).
+        Provenance of both sides (``a_provenance``, ``b_provenance``), the bootstrap settings
+        (``seed``, ``n_resamples``, ``confidence``), its units (``clusters``: the cluster
+        columns, ``unit``: ``contexts``, ``dialogues`` or ``clusters``, ``units``: how many),
+        and what it was made from (``inputs``: per side ``a`` and ``b`` the ``policy``, the
+        number of ``contexts``, ``ids_sha256`` and ``responses_sha256``; :func:`input_record`,
+        checked by :func:`check_inputs`).
     """
 
     scores: pd.DataFrame
@@ -127,7 +150,14 @@ class Comparison:
         return stratify(self, by, **options)
 
     def to_json_dict(self) -> dict[str, Any]:
-        """Everything as plain JSON types (NaN becomes null)."""
+        """Everything as plain JSON types (NaN becomes null): the saved comparison's format.
+
+        ``{"format": "simscore-comparison", "version": 2, "simscore": <version>, "a", "b",
+        "info", "signatures", "summary": {measure: {mean, count, missing, ci_low, ci_high}},
+        "scores": [{"context_id", <measure>: score, <metadata column>: value, ...}]}``.
+        Version 2 added ``format``, ``version`` and ``info``'s ``inputs`` and units; a file
+        without ``format`` is version 1.
+        """
         document = self._json_document()
         document["scores"] = list(document["scores"])
         return document
@@ -138,6 +168,8 @@ class Comparison:
             for name, row in self.summary.iterrows()
         }
         return {
+            "format": COMPARISON_FORMAT,
+            "version": COMPARISON_VERSION,
             "simscore": __version__,
             "a": self.a,
             "b": self.b,
@@ -183,23 +215,39 @@ class Comparison:
                 self.write_json(handle)
 
     def format_summary(self) -> str:
-        """A readable fixed-width table of the summary.
+        """A readable fixed-width table of the summary, and a line naming the bootstrap's units.
 
         >>> from simscore import Act, Response, Responses, compare
-        >>> r = Responses({"c1": Response(Act.parse("hello()"))})
+        >>> r = Responses({"c1": Response(Act.parse("hello()")), "c2": Response(Act.parse("bye()"))})
         >>> print(compare(r, r, measures=["tmr"]).format_summary())
         measure      mean  95% CI                n  missing
-        tmr        1.0000  [1.0000, 1.0000]      1        0
+        tmr        1.0000  [1.0000, 1.0000]      2        0
+        95% CI: percentile bootstrap, 2 contexts resampled
         """
         confidence = self.info.get("confidence", 0.95)
         ci_head = f"{confidence:.0%} CI"
         lines = [f"{'measure':<9} {'mean':>7}  {ci_head:<16} {'n':>6} {'missing':>8}"]
         for name, row in self.summary.iterrows():
-            ci = f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
+            ci = format_interval(row["ci_low"], row["ci_high"])
             lines.append(
                 f"{name:<9} {row['mean']:>7.4f}  {ci:<16} {int(row['count']):>6} {int(row['missing']):>8}"
             )
-        return "\n".join(lines)
+        units = self.units_line()
+        return "\n".join(lines + ([units] if units else []))
+
+    def units_line(self) -> str | None:
+        """What the intervals resampled, e.g. ``95% CI: percentile bootstrap, 48 dialogues resampled (by
+        source_name, dialogue_id)``; None for a comparison saved before the units were recorded."""
+        if "units" not in self.info:
+            return None
+        if not self.info.get("n_resamples", 1):
+            return "no intervals (0 bootstrap resamples)"
+        confidence = self.info.get("confidence", 0.95)
+        columns = self.info.get("clusters") or []
+        by = f" (by {', '.join(map(str, columns))})" if columns else ""
+        count, unit = self.info["units"], str(self.info.get("unit", "units"))
+        units = f"{count} {unit[:-1] if count == 1 else unit}"
+        return f"{confidence:.0%} CI: percentile bootstrap, {units} resampled{by}"
 
 
 def _json_number(value: Any) -> Any:
@@ -232,6 +280,154 @@ def _align(a: Responses, b: Responses) -> list[str]:
     raise ContextMismatchError("responses cover different contexts: " + "; ".join(parts))
 
 
+# ----------------------------------------------------------------------------- what a comparison was made from
+
+
+def _ids_digest(ids: Sequence[str]) -> str:
+    """SHA-256 of the context ids in the comparison's order (as JSON)."""
+    return hashlib.sha256(json.dumps(list(ids), ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _side_digest(ids_digest: str, levels: Sequence[tuple[list[Any], np.ndarray]]) -> str:
+    """SHA-256 of one side's responses at the compared ids: per level (actions, then texts) its distinct
+    values in order of first appearance (as text) and each context's rank among them.
+
+    ``levels`` holds per level distinct values and a code per context into them, in any order
+    of codes: they are ranked here, so every factorisation of the same responses gives the
+    same digest.
+    """
+    digest = hashlib.sha256(ids_digest.encode("ascii"))
+    for values, codes in levels:
+        distinct, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        shown = [None if values[d] is None else str(values[d]) for d in distinct[order]]
+        digest.update(json.dumps(shown, ensure_ascii=False).encode("utf-8"))
+        digest.update(rank[inverse.reshape(-1)].astype("<i8").tobytes())
+    return digest.hexdigest()
+
+
+def _input_records(a: Responses, b: Responses, ids: list[str], factorised: Mapping[str, Any]) -> dict[str, Any]:
+    """``info["inputs"]``: per side the policy, the number and digest of the context ids and the responses' digest."""
+    ids_digest = _ids_digest(ids)
+    records = {}
+    for side, responses, pick in (("a", a, 1), ("b", b, 2)):
+        levels = [(factorised[level][0], factorised[level][pick][factorised[level][3]]) for level in ("action", "text")]
+        records[side] = {"policy": responses.policy, "contexts": len(ids), "ids_sha256": ids_digest,
+                         "responses_sha256": _side_digest(ids_digest, levels)}
+    return records
+
+
+def input_record(responses: Responses, ids: Sequence[str]) -> dict[str, Any]:
+    """What :func:`compare` records of one side (``info["inputs"]["a"]``) for ``responses`` at ``ids``.
+
+    ``policy``, ``contexts`` (the number of ``ids``), ``ids_sha256`` (SHA-256 of the ids in
+    order) and ``responses_sha256`` (of the responses at those ids: the actions and texts, not
+    the file's bytes, so the same responses saved as JSON Lines or CSV agree).
+
+    >>> from simscore import Act, Response
+    >>> r = Responses({"c1": Response(Act.parse("hello()")), "c2": Response(Act.parse("bye()"), "Bye.")}, policy="p")
+    >>> record = input_record(r, ["c1", "c2"])
+    >>> record["policy"], record["contexts"], record == compare(r, r, "tmr", n_resamples=0).info["inputs"]["a"]
+    ('p', 2, True)
+    """
+    ids = list(ids)
+    ids_digest = _ids_digest(ids)
+    levels = []
+    for column in (responses.actions(ids), responses.texts(ids)):
+        values, pair_a, _, inverse = unique_pairs(column, column)
+        levels.append((values, pair_a[inverse]))
+    return {"policy": responses.policy, "contexts": len(ids), "ids_sha256": ids_digest,
+            "responses_sha256": _side_digest(ids_digest, levels)}
+
+
+def check_inputs(comparison: Comparison, a: Responses, b: Responses, *,
+                 names: Mapping[str, str] | None = None) -> None:
+    """Refuse responses that are not the ones ``comparison`` was made from.
+
+    Each side's responses must have the policy name, the context ids and the responses that
+    :func:`compare` recorded (``info["inputs"]``). A pair given the wrong way round is named
+    as such ("swapped?"). A comparison without the record (saved by simscore before 0.2.0)
+    cannot be checked: a :class:`~simscore.errors.MissingValueWarning` says so.
+
+    Parameters
+    ----------
+    comparison : Comparison
+    a, b : Responses
+        The responses said to be sides A and B.
+    names : mapping, optional
+        How to name the sides in messages, e.g. ``{"a": "--a r.jsonl", "b": "--b h.jsonl"}``.
+
+    Raises
+    ------
+    InputMismatchError
+        Naming the side and what differs (policy, number of contexts, context ids, responses).
+    """
+    names = {"a": "a", "b": "b", **(names or {})}
+    record = comparison.info.get("inputs")
+    if not isinstance(record, Mapping):
+        warnings.warn(
+            f"the comparison does not record what it was made from (saved before simscore 0.2.0): cannot check "
+            f"that {names['a']} and {names['b']} are its responses",
+            MissingValueWarning,
+            stacklevel=2,
+        )
+        return
+    ids = [str(i) for i in comparison.scores.index]
+    if _ids_digest(ids) != record["a"]["ids_sha256"]:
+        raise InputMismatchError(f"the comparison's {len(ids)} per-context scores are not of the contexts it "
+                                 f"records ({record['a']['contexts']}, SHA-256): was it edited?")
+    found = {side: _found(responses, ids) for side, responses in (("a", a), ("b", b))}
+    problems = {side: _differences(found[side], record[side]) for side in ("a", "b")}
+    if not problems["a"] and not problems["b"]:
+        return
+    crossed = [not _differences(found[side], record[other]) for side, other in (("a", "b"), ("b", "a"))]
+    if all(crossed):
+        raise InputMismatchError(
+            f"{names['a']} and {names['b']} are swapped? The comparison was made from "
+            f"{_short(record['a']['policy'])} as A and {_short(record['b']['policy'])} as B; {names['a']} holds "
+            f"B's responses and {names['b']} A's"
+        )
+    parts = []
+    for side, other, holds_other in (("a", "B", crossed[0]), ("b", "A", crossed[1])):
+        if problems[side]:
+            also = f" (it holds {other}'s responses)" if holds_other else ""
+            parts.append(f"{names[side]} is not what side {side.upper()} of the comparison was made from: "
+                         f"{'; '.join(problems[side])}{also}")
+    raise InputMismatchError("; ".join(parts))
+
+
+def _short(policy: Any) -> str:
+    text = repr(str(policy))
+    return text if len(text) <= 62 else text[:58] + "...'"
+
+
+def _found(responses: Responses, ids: list[str]) -> dict[str, Any]:
+    """The record of ``responses`` at the comparison's ids (without a digest when they do not cover them)."""
+    covers = len(responses) == len(ids) and all(i in responses for i in ids)
+    if covers:
+        return input_record(responses, ids)
+    return {"policy": responses.policy, "contexts": len(responses),
+            "missing": sum(i not in responses for i in ids), "extra": len(set(responses.ids) - set(ids))}
+
+
+def _differences(found: Mapping[str, Any], expected: Mapping[str, Any]) -> list[str]:
+    """What differs between a file's record and the comparison's record of one side (empty: nothing)."""
+    out = []
+    if found["policy"] != expected["policy"]:
+        out.append(f"policy {_short(found['policy'])}, not {_short(expected['policy'])}")
+    if found["contexts"] != expected["contexts"]:
+        out.append(f"{found['contexts']} contexts, not {expected['contexts']}")
+    if "missing" in found:
+        out.append(f"context ids differ ({found['missing']} of the comparison's missing, {found['extra']} others)")
+    elif found["ids_sha256"] != expected["ids_sha256"]:
+        out.append("context ids differ (SHA-256)")
+    elif found["responses_sha256"] != expected["responses_sha256"]:
+        out.append("responses differ (SHA-256 of the actions and texts)")
+    return out
+
+
 def _metadata_frame(metadata: Any, ids: list[str]) -> pd.DataFrame | None:
     if metadata is None:
         return None
@@ -249,31 +445,6 @@ def _metadata_frame(metadata: Any, ids: list[str]) -> pd.DataFrame | None:
         shown = ", ".join(repr(i) for i in missing[:5])
         raise ContextMismatchError(f"metadata lacks {len(missing)} compared context id(s): {shown}")
     return metadata.reindex(ids)
-
-
-def cluster_codes(meta: pd.DataFrame | None, columns: Iterable[str]) -> np.ndarray | None:
-    """One code per row naming its cluster: the distinct values of the ``columns`` together.
-
-    A row without a value in one of the columns is a cluster of its own; None without columns.
-
-    >>> frame = pd.DataFrame({"source_name": ["a", "a", "b", None], "dialogue_id": ["d1", "d1", "d1", "d2"]})
-    >>> cluster_codes(frame, ["source_name", "dialogue_id"]).tolist()
-    [0, 0, 1, 2]
-    """
-    columns = tuple(columns)
-    if not columns:
-        return None
-    if meta is None:
-        raise ValueError(f"clusters {list(columns)} need the contexts' metadata (metadata=...)")
-    missing = [c for c in columns if c not in meta.columns]
-    if missing:
-        raise ValueError(f"clusters: the metadata has no column(s) {missing} (it has {list(meta.columns)})")
-    keys = meta[list(columns)].astype(object).where(meta[list(columns)].notna(), None)
-    labels = [tuple(row) for row in keys.itertuples(index=False, name=None)]
-    codes = pd.factorize(pd.Series(labels, dtype=object))[0]
-    alone = np.array([any(v is None for v in label) for label in labels], dtype=bool)
-    codes[alone] = codes.max(initial=-1) + 1 + np.arange(int(alone.sum()))  # no cluster: a unit of its own
-    return np.unique(codes, return_inverse=True)[1].reshape(-1)
 
 
 def _warn_textless(textless: Mapping[str, int], a: Responses, b: Responses, ids: list[str]) -> None:
@@ -305,7 +476,7 @@ def compare(
     confidence: float = 0.95,
     seed: int = 0,
     progress: bool = True,
-    clusters: str | Iterable[str] | None = None,
+    clusters: Clusters = AUTO,
 ) -> Comparison:
     """Score every pair of responses of two policies over the same contexts.
 
@@ -324,10 +495,14 @@ def compare(
     progress : bool, default True
         A progress bar on stderr while a text measure embeds, when that takes more than a
         second and stderr is a terminal (:mod:`simscore.measures._progress`); False: none.
-    clusters : str or iterable of str, optional
-        Metadata column(s) whose values together name the cluster of a context (e.g.
-        ``("source_name", "dialogue_id")``): the bootstrap resamples clusters, not contexts
-        (a context without a value is a cluster of its own). Needs ``metadata``.
+    clusters : "auto", str, iterable of str or None, default "auto"
+        The unit of the bootstrap. ``"auto"``: with ``metadata`` of collected contexts (C_col,
+        whose metadata names each context's dialogue: :func:`~simscore.clusters.dialogue_clusters`)
+        whole dialogues are resampled, as the experiment's report does; otherwise contexts.
+        Metadata column name(s): their values together name a context's cluster (a context
+        without a value is a cluster of its own, counted in a warning; a column without any
+        value is an error). None (or ``()``): every context is a unit. ``info`` records the
+        columns (``clusters``), the unit (``unit``) and how many there are (``units``).
 
     Returns
     -------
@@ -364,8 +539,8 @@ def compare(
     resolved = resolve_measures(measures)
     ids = _align(a, b)
     meta = _metadata_frame(metadata, ids)
-    cluster_columns = (clusters,) if isinstance(clusters, str) else tuple(clusters or ())
-    codes = cluster_codes(meta, cluster_columns)
+    cluster_columns = resolve_clusters(clusters, meta)
+    codes = cluster_codes(meta, cluster_columns, check=True)
     columns: dict[str, np.ndarray] = {}
     factorised: dict[str, tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]] = {}
     textless: dict[str, int] = {}
@@ -397,6 +572,10 @@ def compare(
             raise ValueError(f"metadata columns clash with measure names: {', '.join(map(str, clash))}")
         frame = frame.join(meta)
 
+    b_ids = None if b.ids == a.ids else ids
+    for level, pick in (("action", Responses.actions), ("text", Responses.texts)):
+        if level not in factorised:  # the intervals' groups and the record of the inputs need both levels
+            factorised[level] = unique_pairs(pick(a), pick(b, b_ids))
     if n_resamples == 0:  # means only (e.g. a chance level logged every training check)
         intervals = {name: (float("nan"), float("nan")) for name in columns}
     else:
@@ -404,22 +583,19 @@ def compare(
         # scores under every measure: the resampling depends on the responses, not on which
         # measures were asked for.
         groups = np.zeros(len(ids), dtype=np.int64)
-        b_ids = None if b.ids == a.ids else ids
-        for level, pick in (("action", Responses.actions), ("text", Responses.texts)):
-            if level in factorised:
-                part = factorised[level][3]
-            else:
-                left, right = pick(a), pick(b, b_ids)
-                if left.count(None) == len(left) and right.count(None) == len(right):
-                    continue  # one code for every context: the groups stay as they are
-                part = unique_pairs(left, right)[3]
-            # re-compact so the codes never overflow
+        for level in ("action", "text"):
+            part = factorised[level][3]
+            # re-compact so the codes never overflow (a level with one code leaves the groups as they are)
             groups = np.unique(groups * (int(part.max(initial=0)) + 1) + part, return_inverse=True)[1].reshape(-1)
         intervals = bootstrap_ci_shared(columns, groups, n_resamples=n_resamples, confidence=confidence, seed=seed,
                                         clusters=codes)
     rows = {}
+    alone = []  # measures whose values fall in one unit: an undefined interval
     for name, column in columns.items():
-        valid = column[~np.isnan(column)]
+        present = ~np.isnan(column)
+        valid = column[present]
+        if n_resamples and (len(valid) if codes is None else np.count_nonzero(np.bincount(codes[present]))) == 1:
+            alone.append(name)
         rows[name] = {
             "mean": float(valid.mean()) if len(valid) else float("nan"),
             "count": int(len(valid)),
@@ -429,15 +605,19 @@ def compare(
         }
     summary = pd.DataFrame.from_dict(rows, orient="index", columns=_SUMMARY_COLUMNS)
     summary.index.name = "measure"
-    info = {
+    unit = unit_name(cluster_columns)
+    warn_undefined_intervals(alone, unit[:-1], confidence=confidence)
+    info: dict[str, Any] = {
         "a_provenance": dict(a.provenance),
         "b_provenance": dict(b.provenance),
         "seed": seed,
         "n_resamples": n_resamples,
         "confidence": confidence,
+        "clusters": list(cluster_columns),
+        "unit": unit,
+        "units": len(ids) if codes is None else int(codes.max(initial=-1)) + 1,
+        "inputs": _input_records(a, b, ids, factorised),
     }
-    if cluster_columns:
-        info["clusters"] = list(cluster_columns)
     return Comparison(
         scores=frame,
         summary=summary,

@@ -12,6 +12,8 @@ __all__ = [
     "InvalidResponseError",
     "FileFormatError",
     "ContextMismatchError",
+    "InputMismatchError",
+    "MetadataColumnError",
     "UnknownMeasureError",
     "MissingDependencyError",
     "PackageClashError",
@@ -92,6 +94,22 @@ class FileFormatError(SimscoreError, ValueError):
 
 class ContextMismatchError(SimscoreError, KeyError):
     """Two response sets do not cover the same context ids."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class InputMismatchError(SimscoreError, ValueError):
+    """Files given with a saved result are not the ones it was made from (e.g. ``simscore view``'s
+    responses files and the comparison); the message names the side and what differs."""
+
+
+class MetadataColumnError(SimscoreError, ValueError, KeyError):
+    """A metadata column asked for (a stratum or cluster column) is not there, or holds no value at all.
+
+    The message names the column and the columns there are. A ``ValueError`` like every other
+    bad input, and a ``KeyError`` (what a column look-up raises).
+    """
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
@@ -203,7 +221,8 @@ class RunStopped(KeyboardInterrupt):
 
 
 class MissingValueWarning(UserWarning):
-    """A score is undefined (NaN), e.g. an action measure on a text-only response."""
+    """A value is missing or undefined (NaN): a score (e.g. an action measure on a text-only
+    response), an interval from a single unit, a cluster id, a record a check needs."""
 
 
 class SkippedContextsWarning(UserWarning):

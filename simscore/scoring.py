@@ -48,11 +48,11 @@ import pandas as pd
 
 from simscore.acts import Act
 from simscore.compare import compare
-from simscore.errors import ActParseError, InvalidResponseError
+from simscore.errors import ActParseError, InvalidResponseError, MissingValueWarning
 from simscore.measures import ACTION_MEASURES, TEXT_MEASURES, resolve_measures
 from simscore.measures.base import Measure
 from simscore.responses import Response, Responses
-from simscore.stats import bootstrap_ci_shared
+from simscore.stats import bootstrap_ci_shared, format_interval, warn_undefined_intervals
 
 __all__ = ["score", "ScoreResult", "MeasureScore"]
 
@@ -69,7 +69,8 @@ class MeasureScore:
     mean : float
         Mean over the scored (non-NaN) pairs; NaN if none was scored.
     ci_low, ci_high : float
-        Seeded percentile-bootstrap interval of the mean.
+        Seeded percentile-bootstrap interval of the mean; NaN from one scored item (with a
+        :class:`~simscore.errors.MissingValueWarning`: one value says nothing about its spread).
     count : int
         Pairs scored.
     missing : int
@@ -88,6 +89,11 @@ class MeasureScore:
     missing: int
     scores: np.ndarray
     signature: str
+
+    def __repr__(self) -> str:
+        """The numbers without the per-item scores (``scores``) and the signature (``signature``)."""
+        return (f"MeasureScore(name={self.name!r}, mean={self.mean!r}, ci=({self.ci_low!r}, {self.ci_high!r}), "
+                f"count={self.count}, missing={self.missing})")
 
 
 @dataclass(frozen=True)
@@ -108,8 +114,16 @@ class ScoreResult:
     Examples
     --------
     >>> r = score(["request(food)", "hello()"], ["request(area)", "hello()"], measures=["tmr", "dmr"])
+    >>> print(r)
+    measure      mean  95% CI             unit       n
+    tmr        0.5000  [0.0000, 1.0000]   items      2
+    dmr        1.0000  [1.0000, 1.0000]   items      2
+    >>> r
+    ScoreResult(kind='act', items=2, means={'tmr': 0.5, 'dmr': 1.0}, confidence=0.95, n_resamples=1000, seed=0)
     >>> r.kind, r["tmr"].mean, r.means
     ('act', 0.5, {'tmr': 0.5, 'dmr': 1.0})
+    >>> r["tmr"]
+    MeasureScore(name='tmr', mean=0.5, ci=(0.0, 1.0), count=2, missing=0)
     >>> r["tmr"].scores
     array([0., 1.])
     """
@@ -130,6 +144,21 @@ class ScoreResult:
         """Number of scored items (pairs)."""
         first = next(iter(self.measures.values()))
         return len(first.scores)
+
+    def __str__(self) -> str:
+        """A short table: per measure the mean, its interval (``undefined`` from one item), the
+        unit the interval resampled and the count of scored items."""
+        head = f"{self.confidence:.0%} CI"
+        lines = [f"{'measure':<9} {'mean':>7}  {head:<18} {'unit':<6} {'n':>5}"]
+        for name, m in self.measures.items():
+            interval = format_interval(m.ci_low, m.ci_high) if self.n_resamples else "none (0 resamples)"
+            lines.append(f"{name:<9} {m.mean:>7.4f}  {interval:<18} {'items':<6} {m.count:>5}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        """The kind, the number of items, each measure's mean and the bootstrap settings."""
+        return (f"ScoreResult(kind={self.kind!r}, items={len(self)}, means={self.means!r}, "
+                f"confidence={self.confidence!r}, n_resamples={self.n_resamples}, seed={self.seed})")
 
     @property
     def means(self) -> dict[str, float]:
@@ -299,6 +328,12 @@ def score(
 
     Examples
     --------
+    >>> print(score(["request(food)", "hello()"], ["request(area)", "hello()"]))
+    measure      mean  95% CI             unit       n
+    tmr        0.5000  [0.0000, 1.0000]   items      2
+    dmr        1.0000  [1.0000, 1.0000]   items      2
+    cer        0.7500  [0.5000, 1.0000]   items      2
+    cmr        0.6000  [0.2000, 1.0000]   items      2
     >>> score(["request(food)"], [[["Request", "Restaurant", "Area", "?"]]], measures="dmr")["dmr"].mean
     1.0
     >>> r = score(["Which area?", "Goodbye."], ["Which part of town?", "Goodbye."], measures="bleu4")
@@ -370,8 +405,10 @@ def score(
                     raise InvalidResponseError(f"{name}[{i}]: a text must be a string or None, got {type(text).__name__}")
                 responses[context_id] = Response(text=text) if text is not None else Response(Act("none"))
         sides.append(Responses(responses, policy=name))
-    comparison = compare(sides[0], sides[1], resolved, n_resamples=0 if multi else n_resamples,
-                         confidence=confidence, seed=seed, progress=progress)
+    with warnings.catch_warnings():  # compare's words are of contexts; score's own warning below is of items
+        warnings.filterwarnings("ignore", "^.*: a .* interval from one context is undefined", MissingValueWarning)
+        comparison = compare(sides[0], sides[1], resolved, n_resamples=0 if multi else n_resamples,
+                             confidence=confidence, seed=seed, progress=progress)
     if multi:
         best, summary = _best_per_item(comparison, resolved, owner, n_items,
                                        n_resamples=n_resamples, confidence=confidence, seed=seed)
@@ -379,6 +416,8 @@ def score(
         best = {m.name: comparison.scores[m.name].to_numpy(dtype=np.float64) for m in resolved}
         summary = comparison.summary
 
+    alone = [m.name for m in resolved if n_resamples and summary.loc[m.name, "count"] == 1]
+    warn_undefined_intervals(alone, "item", confidence=confidence)
     out: dict[str, MeasureScore] = {}
     for measure in resolved:
         row = summary.loc[measure.name]

@@ -6,6 +6,8 @@
 * :func:`bootstrap_ci_shared` — intervals of several means (one per measure) from one shared
   set of resamples of contexts or of clusters of contexts (e.g. dialogues), so the intervals
   are paired across measures, and each independent of which other measures are asked for;
+* :func:`warn_undefined_intervals`, :func:`format_interval` — the warning and the text of an
+  interval that one unit leaves undefined (below);
 * :func:`t_interval` — mean and Student-t interval of the mean (quantile from scipy);
 * :func:`wilson_interval` — Wilson score interval of a binomial proportion (from scipy);
 * :func:`pearson_mse` — Pearson r and mean squared difference of two score columns;
@@ -20,6 +22,11 @@ themselves), so both bootstraps draw *how often each distinct value (or row of v
 occurs* — one multinomial draw per resample, the same distribution as resampling contexts —
 whenever that is cheaper than drawing context indices. The tests check the intervals
 against :func:`scipy.stats.bootstrap`.
+
+**One unit says nothing about its spread.** A bootstrap interval from one context, or from one
+cluster of contexts, is undefined: NaN (never a zero-width interval), and the commands and
+tables that report one warn with a :class:`~simscore.errors.MissingValueWarning`
+(:func:`warn_undefined_intervals`).
 
 All randomness comes from a seed or a :class:`numpy.random.Generator` passed in.
 """
@@ -42,6 +49,8 @@ __all__ = [
     "BootstrapKeywords",
     "bootstrap_ci",
     "bootstrap_ci_shared",
+    "warn_undefined_intervals",
+    "format_interval",
     "t_interval",
     "wilson_interval",
     "pearson_mse",
@@ -186,12 +195,15 @@ def bootstrap_ci(
     Returns
     -------
     (low, high) : tuple of float
-        NaN for an empty input.
+        NaN for an empty input and for one unit (one value, or one cluster): one value says
+        nothing about its spread.
 
     Examples
     --------
     >>> bootstrap_ci(np.array([1.0, 1.0, 1.0]))
     (1.0, 1.0)
+    >>> bootstrap_ci(np.array([1.0]))
+    (nan, nan)
     >>> low, high = bootstrap_ci(np.array([0.0, 1.0] * 50), rng=3)
     >>> 0.35 < low < 0.5 < high < 0.65
     True
@@ -201,7 +213,7 @@ def bootstrap_ci(
     tail = _check_bootstrap(n_resamples, confidence)
     values = np.asarray(values, dtype=np.float64)
     n = len(values)
-    if n == 0:
+    if n <= 1:
         return (float("nan"), float("nan"))
     if clusters is not None:
         if isinstance(rng, np.random.Generator) or rng is None:
@@ -266,7 +278,8 @@ def bootstrap_ci_shared(
     Returns
     -------
     dict
-        Column name → ``(low, high)``; NaN for a column without values.
+        Column name → ``(low, high)``; NaN for a column whose values fall in fewer than two
+        units (contexts, or clusters with ``clusters``).
 
     Examples
     --------
@@ -288,18 +301,20 @@ def bootstrap_ci_shared(
     names = list(columns)
     matrix = np.column_stack(list(columns.values()))
     valid = ~np.isnan(matrix)
+    unit_of = None if clusters is None else np.unique(np.asarray(clusters), return_inverse=True)[1].reshape(-1)
     constant = {}
     for j, name in enumerate(names):
         present = matrix[valid[:, j], j]
-        if len(present) == 0:
+        n_present = len(present) if unit_of is None else int(np.count_nonzero(np.bincount(unit_of[valid[:, j]])))
+        if n_present <= 1:  # no unit, or one: no spread to resample
             constant[name] = (float("nan"), float("nan"))
         elif present.min() == present.max():
             constant[name] = (float(present[0]), float(present[0]))
     rng = np.random.default_rng(seed)
     # per unit: the sum and the count of each column's values (NaN left out); draw(size) gives
     # how often each unit is in each of ``size`` resamples
-    if clusters is not None:
-        _, units = np.unique(np.asarray(clusters), return_inverse=True)
+    if unit_of is not None:
+        units = unit_of
         n_units = int(units.max()) + 1
         sums = np.zeros((n_units, len(names)))
         np.add.at(sums, units, np.where(valid, matrix, 0.0))
@@ -350,6 +365,46 @@ def bootstrap_ci_shared(
             column_means = means[name]
             out[name] = _percentile_interval(column_means[~np.isnan(column_means)], tail)
     return out
+
+
+def format_interval(low: float, high: float, *, digits: int = 4, signed: bool = False) -> str:
+    """``[low, high]`` to ``digits`` decimals, or ``undefined`` where a bound is NaN (one unit, no resamples).
+
+    >>> format_interval(0.25, 0.5), format_interval(float("nan"), float("nan"))
+    ('[0.2500, 0.5000]', 'undefined')
+    """
+    if np.isnan(low) or np.isnan(high):
+        return "undefined"
+    sign = "+" if signed else ""
+    return f"[{low:{sign}.{digits}f}, {high:{sign}.{digits}f}]"
+
+
+def warn_undefined_intervals(names: Sequence[str], unit: str, *, confidence: float = 0.95, stacklevel: int = 2) -> None:
+    """One :class:`~simscore.errors.MissingValueWarning` for intervals that rest on a single unit.
+
+    ``names`` says which (measures, table rows), ``unit`` what one unit is (``context``,
+    ``dialogue``, ``item``); nothing when ``names`` is empty.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_undefined_intervals(["tmr", "dmr"], "context")
+    >>> print(caught[0].message)
+    tmr, dmr: a 95% interval from one context is undefined (NaN): one value says nothing about its spread
+    """
+    if not names:
+        return
+    import warnings
+
+    from simscore.errors import MissingValueWarning
+
+    shown = ", ".join(map(str, names[:8])) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    warnings.warn(
+        f"{shown}: a {confidence:.0%} interval from one {unit} is undefined (NaN): one value says nothing about "
+        "its spread",
+        MissingValueWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def t_interval(values: Sequence[float] | np.ndarray, *, confidence: float = 0.95) -> tuple[float, float, float]:
@@ -503,9 +558,11 @@ class PairedTest(NamedTuple):
         Percentile bootstrap interval of the mean difference (contexts resampled in pairs).
     p_value : float
         Two-sided p-value of "no difference" from a paired permutation test (the sign of each
-        context's difference flipped at random, Monte Carlo with ``n_permutations``).
+        unit's difference flipped at random, Monte Carlo with ``n_permutations``).
     n : int
         Pairs used (NaN in either column dropped).
+    units : int
+        Units the bootstrap and the test moved: the pairs, or the clusters they fall in.
     """
 
     mean_difference: float
@@ -513,6 +570,7 @@ class PairedTest(NamedTuple):
     ci_high: float
     p_value: float
     n: int
+    units: int
 
 
 def paired_test(
@@ -523,6 +581,7 @@ def paired_test(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    clusters: np.ndarray | None = None,
 ) -> PairedTest:
     """Is ``x`` different from ``y`` on the same contexts? Paired permutation test and bootstrap.
 
@@ -532,13 +591,22 @@ def paired_test(
     "samples"`` (sign flips of the paired differences); the interval is :func:`bootstrap_ci`
     of the differences. Both are seeded.
 
+    With ``clusters`` (a code per context naming its cluster, e.g. its dialogue:
+    :func:`simscore.clusters.cluster_codes`) both move whole clusters: the bootstrap resamples
+    clusters, and the test flips the sign of a cluster's summed difference as one (the mean
+    difference over the contexts is that sum over all clusters divided by the fixed number of
+    pairs, so the test of the cluster sums is the test of the mean).
+
     Examples
     --------
     >>> x = np.array([1.0, 1.0, 1.0, 0.0] * 25)
     >>> y = np.array([1.0, 0.0, 0.0, 0.0] * 25)
     >>> t = paired_test(x, y, seed=1)
-    >>> round(t.mean_difference, 2), t.ci_low > 0, t.p_value < 0.001, t.n
-    (0.5, True, True, 100)
+    >>> round(t.mean_difference, 2), t.ci_low > 0, t.p_value < 0.001, t.n, t.units
+    (0.5, True, True, 100, 100)
+    >>> t = paired_test(x, y, seed=1, clusters=np.repeat(np.arange(4), 25))  # 4 dialogues of 25 contexts
+    >>> round(t.mean_difference, 2), round(t.p_value, 3), t.units  # 2**4 sign patterns: at best 2/16
+    (0.5, 0.125, 4)
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -549,10 +617,19 @@ def paired_test(
     diff = x[keep] - y[keep]
     n = int(diff.size)
     if n == 0:
-        return PairedTest(float("nan"), float("nan"), float("nan"), float("nan"), 0)
-    low, high = bootstrap_ci(diff, n_resamples=n_resamples, confidence=confidence, rng=seed)
-    if not diff.any() or n < 2:
-        p_value = 1.0  # no difference, or one pair: both signs are equally likely
+        return PairedTest(float("nan"), float("nan"), float("nan"), float("nan"), 0, 0)
+    units = None
+    left, right = x[keep], y[keep]
+    if clusters is not None:
+        clusters = np.asarray(clusters)
+        if clusters.shape != x.shape:
+            raise ValueError(f"clusters must have one code per pair, shape {x.shape}, got {clusters.shape}")
+        units = np.unique(clusters[keep], return_inverse=True)[1].reshape(-1)
+        left, right = np.bincount(units, weights=left), np.bincount(units, weights=right)  # sums per cluster
+    low, high = bootstrap_ci(diff, n_resamples=n_resamples, confidence=confidence, rng=seed, clusters=units)
+    n_units = len(left)
+    if not diff.any() or n_units < 2:
+        p_value = 1.0  # no difference, or one unit: both signs are equally likely
     else:
         from scipy.stats import permutation_test
 
@@ -560,11 +637,11 @@ def paired_test(
             return np.mean(a - b, axis=axis)
 
         result = permutation_test(
-            (x[keep], y[keep]), statistic, permutation_type="samples", vectorized=True,
+            (left, right), statistic, permutation_type="samples", vectorized=True,
             n_resamples=int(n_permutations), alternative="two-sided", rng=np.random.default_rng(seed),
         )
         p_value = float(result.pvalue)
-    return PairedTest(float(diff.mean()), low, high, p_value, n)
+    return PairedTest(float(diff.mean()), low, high, p_value, n, n_units)
 
 
 # ----------------------------------------------------------------------------- rank correlation

@@ -9,10 +9,12 @@ contexts' metadata) and reports, for every measure,
 * per pair of strata: the difference of the means with a bootstrap interval, and the
   two-sided p-value of a permutation test of "the label does not matter".
 
-**Units.** Contexts of one dialogue are not independent. By default every context is a unit;
-with ``cluster`` (e.g. ``"dialogue_id"``) the unit is a cell of one cluster and one stratum
-(all contexts of a dialogue with the same label), and both the bootstrap and the
-permutation move whole units. A stratum's mean is always the mean over its contexts (a
+**Units.** Contexts of one dialogue are not independent. With clusters — by default those the
+comparison was made with, the dialogues of collected contexts (:mod:`simscore.clusters`), or
+the columns ``cluster`` names (e.g. ``"dialogue_id"``) — the unit is a cell of one cluster and
+one stratum (all contexts of a dialogue with the same label), and both the bootstrap and the
+permutation move whole units; without (generated contexts, ``cluster=None``) every context
+is a unit. A stratum's mean is always the mean over its contexts (a
 ratio of sums over units), so the point estimates do not depend on the units.
 
 **The permutation test** (:func:`permutation_test_strata`) shuffles the stratum labels of
@@ -29,7 +31,9 @@ thousand when they have few distinct scores.
 
 **The intervals** resample the units of each stratum with replacement, each stratum on its
 own (the strata are disjoint samples); the interval of a difference pairs the two strata's
-resamples. The permutation test and the bootstrap are seeded.
+resamples. A stratum of one unit has no interval (NaN, with a
+:class:`~simscore.errors.MissingValueWarning`), nor have its differences. The permutation
+test and the bootstrap are seeded.
 
 Examples
 --------
@@ -55,7 +59,8 @@ import numpy as np
 import pandas as pd
 
 from simscore.checks import check_int
-from simscore.stats import MAX_RESAMPLES
+from simscore.clusters import AUTO, Clusters, check_column, cluster_codes, resolve_clusters, unit_name
+from simscore.stats import MAX_RESAMPLES, format_interval, warn_undefined_intervals
 from simscore.untrusted import terminal_text
 
 __all__ = [
@@ -378,9 +383,10 @@ class StratifiedComparison:
             f"{rows.loc[str(s), 'mean']:.3f} on {self.by}={s} (n={int(rows.loc[str(s), 'count'])})" for s in (a, b)
         ]
         p = format_p_value(float(test.p_value), exact=bool(test.exact), n_permutations=int(test.n_permutations))
+        interval = format_interval(test.ci_low, test.ci_high, digits=3, signed=True)
         return (
             f"{measure}: {parts[0]} vs {parts[1]}; difference {test.difference:+.3f} "
-            f"[{confidence:.0%} CI {test.ci_low:+.3f}, {test.ci_high:+.3f}], {p}"
+            f"[{confidence:.0%} CI {interval.strip('[]')}], {p}"
         )
 
     def format(self) -> str:
@@ -389,17 +395,19 @@ class StratifiedComparison:
         ci_head = f"{confidence:.0%} CI"
         strata = {s: terminal_text(str(s)) for s in self.strata}  # labels come from a file's metadata
         width = max([7] + [len(s) for s in strata.values()])
-        unit = f", units: {self.info['cluster']} cells" if self.info.get("cluster") else ""
-        lines = [f"by {self.by} ({self.info.get('unlabelled', 0)} contexts without a label left out{unit})"]
+        columns = self.info.get("cluster") or ()
+        unit = (f"{unit_name(columns)[:-1]} cells of one stratum (by {', '.join(columns)})" if columns
+                else "contexts")
+        lines = [f"by {self.by} ({self.info.get('unlabelled', 0)} contexts without a label left out; units: {unit})"]
         lines.append(f"{'measure':<9} {'stratum':<{width}} {'mean':>7}  {ci_head:<16} {'n':>6}")
         for (measure, stratum), row in self.table.iterrows():
-            ci = f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
+            ci = format_interval(row["ci_low"], row["ci_high"])
             lines.append(f"{measure:<9} {strata[stratum]:<{width}} {row['mean']:>7.4f}  {ci:<16} {int(row['count']):>6}")
         lines.append("")
         lines.append(f"differences a − b, {ci_head} (bootstrap) and two-sided permutation test")
         lines.append(f"{'measure':<9} {'a':<{width}} {'b':<{width}} {'a − b':>8}  {ci_head:<18} p")
         for (measure, a, b), row in self.tests.iterrows():
-            ci = f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]"
+            ci = format_interval(row["ci_low"], row["ci_high"], signed=True)
             p = format_p_value(float(row["p_value"]), exact=bool(row["exact"]), n_permutations=int(row["n_permutations"]))
             lines.append(f"{measure:<9} {strata[a]:<{width}} {strata[b]:<{width}} {row['difference']:>+8.4f}  {ci:<18} {p}")
         return "\n".join(lines)
@@ -445,7 +453,7 @@ def stratify(
     by: str,
     *,
     measures: Sequence[str] | None = None,
-    cluster: str | None = None,
+    cluster: Clusters = AUTO,
     n_resamples: int = 1000,
     n_permutations: int = 10_000,
     confidence: float = 0.95,
@@ -465,9 +473,12 @@ def stratify(
     measures : sequence of str, optional
         Default: every measure of the comparison (a DataFrame: every float column other
         than ``by``, ``cluster`` and ``turn_index``).
-    cluster : str, optional
-        A column whose values group contexts into units (e.g. ``dialogue_id``), see the
-        module docstring.
+    cluster : "auto", str, sequence of str or None, default "auto"
+        Column(s) whose values together group contexts into units (e.g. ``dialogue_id``), see
+        the module docstring. ``"auto"``: the clusters the comparison was made with
+        (``compare(..., clusters=...)``, by default the dialogues of collected contexts); for a
+        DataFrame, the dialogues when its columns name them
+        (:func:`~simscore.clusters.dialogue_clusters`). None: every context is a unit.
     n_resamples, confidence : int, float
         Bootstrap settings of the intervals (``n_resamples=0``: no intervals, NaN).
     n_permutations : int
@@ -481,8 +492,11 @@ def stratify(
 
     Raises
     ------
+    MetadataColumnError
+        ``by`` or a ``cluster`` column is not a column (naming the columns there are), or a
+        ``cluster`` column has no value at all (a ``KeyError`` and a ``ValueError``).
     KeyError
-        ``by``, ``cluster`` or a measure is not a column (naming the columns there are).
+        A measure is not a column.
     ValueError
         Fewer than two or more than :data:`MAX_STRATA` strata, or bad settings.
     """
@@ -490,17 +504,18 @@ def stratify(
     frame = getattr(scores, "scores", scores)
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"scores must be a Comparison or a DataFrame, got {type(scores).__name__}")
-    for name, column in (("by", by), ("cluster", cluster)):
-        if column is not None and column not in frame.columns:
-            raise KeyError(
-                f"{name}={column!r} is not a column of the scores (columns: {', '.join(map(str, frame.columns))}); "
-                "compare with the contexts' metadata (compare(..., metadata=contexts), or --contexts)"
-            )
+    if cluster == AUTO and comparison_measures is not None:
+        cluster_columns = tuple(getattr(scores, "info", {}).get("clusters") or ())
+    else:
+        cluster_columns = resolve_clusters(cluster, frame)
+    for name, column in (("by", by), *(("cluster", c) for c in cluster_columns)):
+        check_column(frame, column, role=name, where="the comparison's scores",
+                     hint="; compare with the contexts' metadata (compare(..., metadata=contexts), or --contexts)")
     if measures is None:
         if comparison_measures is not None:
             measures = list(comparison_measures)
         else:
-            skip = {by, cluster, "turn_index", "history_length"}
+            skip = {by, *cluster_columns, "turn_index", "history_length"}
             measures = [c for c in frame.columns if c not in skip and pd.api.types.is_float_dtype(frame[c])]
     measures = list(measures)
     missing = [m for m in measures if m not in frame.columns]
@@ -517,12 +532,13 @@ def stratify(
             f"stratifying needs 2 to {MAX_STRATA}"
         )
     labelled = codes >= 0
-    clusters = None
-    if cluster is not None:
-        clusters = pd.factorize(frame[cluster].map(str), use_na_sentinel=False)[0][labelled]
+    clusters = cluster_codes(frame, cluster_columns, check=True)
+    if clusters is not None:
+        clusters = clusters[labelled]
     boot_rng = np.random.default_rng(seed)
     test_rng = np.random.default_rng([seed, 1])
     table_rows, test_rows = {}, {}
+    alone: list[str] = []
     for measure in measures:
         values = frame[measure].to_numpy(dtype=np.float64)[labelled]
         unit_labels, sums, counts = _units(values, codes[labelled], clusters)
@@ -534,7 +550,9 @@ def stratify(
             low = high = mean = float("nan")
             if count:
                 mean = float(sums[mine].sum()) / count
-            if count and n_resamples:
+            if count and n_resamples and int(mine.sum()) == 1:
+                alone.append(f"{measure} at {by}={name}")  # one unit: no spread to resample
+            elif count and n_resamples:
                 resampled[code] = _bootstrap_means(sums[mine], counts[mine], n_resamples, boot_rng)
                 low, high = _interval(resampled[code], confidence)
             table_rows[(measure, name)] = [mean, count, in_stratum - count, int(mine.sum()), low, high]
@@ -551,12 +569,13 @@ def stratify(
                 test_rows[(measure, a, names[j])] = [
                     difference, low, high, p_value, exact, drawn, int(in_a.sum()), int(in_b.sum())
                 ]
+    warn_undefined_intervals(alone, "dialogue cell" if clusters is not None else "context", confidence=confidence)
     table = pd.DataFrame.from_dict(table_rows, orient="index", columns=_TABLE_COLUMNS)
     table.index = pd.MultiIndex.from_tuples(list(table_rows), names=["measure", "stratum"])
     tests = pd.DataFrame.from_dict(test_rows, orient="index", columns=_TEST_COLUMNS)
     tests.index = pd.MultiIndex.from_tuples(list(test_rows), names=["measure", "a", "b"])
     info = {
-        "by": by, "cluster": cluster, "unlabelled": unlabelled, "seed": seed, "n_resamples": n_resamples,
+        "by": by, "cluster": list(cluster_columns) or None, "unlabelled": unlabelled, "seed": seed, "n_resamples": n_resamples,
         "n_permutations": n_permutations, "confidence": confidence,
     }
     return StratifiedComparison(by=by, strata=tuple(names), table=table, tests=tests, info=info)

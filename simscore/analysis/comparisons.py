@@ -40,13 +40,11 @@ from simscore.analysis.tables import (
     summary_rows,
 )
 from simscore.checks import check_int
+from simscore.clusters import AUTO, Clusters
 from simscore.compare import Comparison, compare
 from simscore.measures import DEFAULT_MEASURES
 from simscore.responses import Responses
 from simscore.stats import Bootstrap, BootstrapKeywords
-
-#: Metadata column(s) naming a context's dialogue (the bootstrap's unit), or None: every context.
-Clusters = str | Sequence[str] | None
 
 __all__ = [
     "convergence",
@@ -99,7 +97,7 @@ def convergence(
     reward: str = "",
     context_set: str = "",
     metadata: Any = None,
-    clusters: Clusters = None,
+    clusters: Clusters = AUTO,
     bootstrap: Bootstrap | None = None,
     **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[ConvergenceKey]:
@@ -116,9 +114,10 @@ def convergence(
         Labels written into the table.
     metadata
         Context metadata joined onto the scores (:func:`~simscore.compare.compare`).
-    clusters : str or sequence of str, optional
-        Metadata column(s) naming the dialogue of a context: the intervals resample dialogues,
-        not contexts (:func:`~simscore.compare.compare`).
+    clusters : "auto", str, sequence of str or None, default "auto"
+        The unit of the intervals, as for :func:`~simscore.compare.compare`: by default the
+        dialogues of collected contexts (given their ``metadata``), else contexts; or metadata
+        column(s) naming a context's cluster; None: contexts.
     bootstrap : simscore.stats.Bootstrap, optional
         Bootstrap settings of each comparison's intervals (default ``Bootstrap()``). The
         separate keywords ``n_resamples``, ``confidence`` and ``seed`` still work but are
@@ -225,7 +224,7 @@ def seeds(
     reward: str = "",
     context_set: str = "",
     metadata: Any = None,
-    clusters: Clusters = None,
+    clusters: Clusters = AUTO,
     bootstrap: Bootstrap | None = None,
     **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[SeedsKey]:
@@ -271,7 +270,7 @@ def reward_models(
     checkpoint: int,
     context_set: str = "",
     metadata: Any = None,
-    clusters: Clusters = None,
+    clusters: Clusters = AUTO,
     bootstrap: Bootstrap | None = None,
     **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[RewardModelsKey]:
@@ -338,7 +337,7 @@ def chance_level(
     run: str = "",
     context_set: str = "",
     metadata: Any = None,
-    clusters: Clusters = None,
+    clusters: Clusters = AUTO,
     bootstrap: Bootstrap | None = None,
     **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[ChanceKey]:

@@ -456,12 +456,15 @@ class TwoSampleResult:
     p_value : float
         Permutation p-value ``(1 + #{permuted accuracy >= accuracy}) / (1 + n_permutations)``.
     permuted : ndarray
-        Accuracies under the null (A/B labels swapped at random within each context).
+        Accuracies under the null (A/B labels swapped at random within each context, or
+        each cluster).
     n_contexts, n_splits : int
     contexts : DataFrame
         Index ``context_id``; ``confidence`` (mean held-out probability the classifier gave
         the true label to the context's two responses), ``action_a``, ``action_b``; most
         distinguishing first (ties by id).
+    n_units : int
+        Units of the folds and the permutations: the contexts, or their clusters.
     """
 
     accuracy: float
@@ -470,6 +473,26 @@ class TwoSampleResult:
     n_contexts: int
     n_splits: int
     contexts: pd.DataFrame
+    n_units: int
+
+
+def _cluster_permutation_test(model: Any, x: np.ndarray, units: np.ndarray, groups: np.ndarray, cv: Any,
+                              n_permutations: int, seed: int, n_jobs: int | None) -> tuple[float, np.ndarray, float]:
+    """:func:`two_sample_test`'s accuracy, permuted accuracies and p-value, a cluster's labels swapped as one."""
+    import joblib
+    from sklearn.base import clone
+    from sklearn.model_selection import cross_val_score
+
+    def accuracy(flip: np.ndarray) -> float:
+        swapped = flip[units].astype(np.int64)  # 1: this context's A row is labelled B, and its B row A
+        labels = np.concatenate([swapped, 1 - swapped])
+        return float(cross_val_score(clone(model), x, labels, groups=groups, cv=cv, scoring="accuracy").mean())
+
+    observed = accuracy(np.zeros(int(units.max()) + 1, dtype=bool))
+    flips = np.random.default_rng(seed).integers(0, 2, size=(n_permutations, int(units.max()) + 1)).astype(bool)
+    with joblib.parallel_config(backend="threading"):  # threads, as permutation_test_score above
+        permuted = np.array(joblib.Parallel(n_jobs=n_jobs)(joblib.delayed(accuracy)(flip) for flip in flips))
+    return observed, permuted, float((np.sum(permuted >= observed) + 1.0) / (n_permutations + 1.0))
 
 
 def two_sample_test(
@@ -482,6 +505,7 @@ def two_sample_test(
     n_splits: int = 5,
     max_depth: int | None = 6,
     n_jobs: int | None = None,
+    clusters: np.ndarray | None = None,
 ) -> TwoSampleResult:
     """Classifier two-sample test: given the context, can a model tell A's responses from B's?
 
@@ -495,6 +519,12 @@ def two_sample_test(
     the labels within each context. Identical policies give two identical rows per context,
     so accuracy exactly 0.5 and a large p; policies that always answer differently give
     accuracy near 1 and ``p = 1 / (n_permutations + 1)``.
+
+    With ``clusters`` (contexts of one dialogue are not independent) the unit is a cluster:
+    the folds keep a cluster's rows together (:class:`~sklearn.model_selection.GroupKFold` by
+    cluster), and a permutation swaps the A/B labels of all contexts of a cluster at once (a
+    seeded coin per cluster; the p-value as :func:`~sklearn.model_selection.permutation_test_score`
+    gives it). With one context per cluster this is the test above, drawn differently.
 
     Parameters
     ----------
@@ -513,6 +543,9 @@ def two_sample_test(
     n_jobs : int, optional
         Threads for the permutations (joblib; None: one). The permuted labels are drawn up
         front, so the numbers do not depend on ``n_jobs``.
+    clusters : ndarray, shape (n_contexts,), optional
+        A code per row of ``features`` naming its cluster (e.g. its dialogue:
+        :func:`simscore.clusters.cluster_codes`); None: every context is a unit.
 
     Returns
     -------
@@ -523,7 +556,7 @@ def two_sample_test(
     ContextMismatchError
         The responses' ids differ from the features' (the message names them).
     ValueError
-        Fewer contexts than folds, ``n_splits < 2`` or ``n_permutations < 1``.
+        Fewer contexts (or clusters) than folds, ``n_splits < 2`` or ``n_permutations < 1``.
     """
     _sklearn()
     import joblib
@@ -551,16 +584,28 @@ def two_sample_test(
     rows_b = pd.concat([design, feats_b.reindex(columns=columns, fill_value=0.0)], axis=1)
     x = np.vstack([rows_a.to_numpy(dtype=float), rows_b.to_numpy(dtype=float)])
     y = np.repeat([0, 1], len(ids))
-    groups = np.tile(np.arange(len(ids)), 2)
     model = DecisionTreeClassifier(max_depth=max_depth, random_state=seed)
     cv = GroupKFold(n_splits=n_splits)
-    # Threads, not processes: the tree's fitting releases the GIL, and threads spare the
-    # start-up and copying of worker processes (measured on 2 cores: 1.3x faster, processes slower).
-    with joblib.parallel_config(backend="threading"):
-        accuracy, permuted, p_value = permutation_test_score(
-            model, x, y, groups=groups, cv=cv, n_permutations=n_permutations, random_state=seed,
-            scoring="accuracy", n_jobs=n_jobs,
-        )
+    if clusters is None:
+        groups = np.tile(np.arange(len(ids)), 2)
+        # Threads, not processes: the tree's fitting releases the GIL, and threads spare the
+        # start-up and copying of worker processes (measured on 2 cores: 1.3x faster, processes slower).
+        with joblib.parallel_config(backend="threading"):
+            accuracy, permuted, p_value = permutation_test_score(
+                model, x, y, groups=groups, cv=cv, n_permutations=n_permutations, random_state=seed,
+                scoring="accuracy", n_jobs=n_jobs,
+            )
+    else:
+        units = np.asarray(clusters)
+        if units.shape != (len(ids),):
+            raise ValueError(f"clusters must have one code per context, shape ({len(ids)},), got {units.shape}")
+        units = np.unique(units, return_inverse=True)[1].reshape(-1)
+        if units.max() + 1 < n_splits:
+            raise ValueError(f"too few clusters for {n_splits}-fold cross-validation: {units.max() + 1} "
+                             f"(need at least {n_splits})")
+        groups = np.tile(units, 2)
+        accuracy, permuted, p_value = _cluster_permutation_test(model, x, units, groups, cv, n_permutations,
+                                                                seed, n_jobs)
     proba = cross_val_predict(model, x, y, groups=groups, cv=cv, method="predict_proba")
     true_p = proba[np.arange(len(y)), y]
     confidence = (true_p[: len(ids)] + true_p[len(ids):]) / 2.0
@@ -580,4 +625,5 @@ def two_sample_test(
     contexts = contexts.assign(_id=contexts.index.astype(str)).sort_values(
         ["confidence", "_id"], ascending=[False, True]
     ).drop(columns="_id")
-    return TwoSampleResult(float(accuracy), float(p_value), np.asarray(permuted), len(ids), n_splits, contexts)
+    n_units = len(ids) if clusters is None else int(groups.max()) + 1
+    return TwoSampleResult(float(accuracy), float(p_value), np.asarray(permuted), len(ids), n_splits, contexts, n_units)

@@ -18,8 +18,9 @@ import pandas as pd
 
 from simscore.analysis.tables import SCHEMAS, AnalysisResult, RewardModelsKey, SeedsKey, typed_table
 from simscore.checks import check_int
-from simscore.compare import Comparison, cluster_codes
-from simscore.stats import Bootstrap, BootstrapKeywords, bootstrap_ci
+from simscore.clusters import cluster_codes, unit_name
+from simscore.compare import Comparison
+from simscore.stats import Bootstrap, BootstrapKeywords, bootstrap_ci, warn_undefined_intervals
 
 __all__ = ["ScoresArg", "clusters_of", "pooled_scores", "pool", "per_turn", "first_turn", "text_at_matching_actions"]
 
@@ -139,14 +140,17 @@ def per_turn(
     DataFrame
         ``per_turn`` schema, sorted by turn index then measure order: ``mean`` over the pooled
         pairs of that turn, its bootstrap interval and ``count`` of pairs (NaN scores left out).
+        A turn whose pairs fall in one unit (one context, or one dialogue of collected
+        contexts) has no interval: NaN, with one :class:`~simscore.errors.MissingValueWarning`
+        naming every such row (as :func:`first_turn` and :func:`text_at_matching_actions`).
 
     Examples
     --------
     >>> frame = pd.DataFrame({"tmr": [1.0, 0.0, 1.0], "turn_index": [1, 1, 2]})
-    >>> per_turn(frame, measures=["tmr"], group="g")
+    >>> per_turn(frame, measures=["tmr"], group="g")  # turn 2: one context, an undefined interval
       group  turn_index measure  mean  ci_low  ci_high  count
     0     g           1     tmr   0.5     0.0      1.0      2
-    1     g           2     tmr   1.0     1.0      1.0      1
+    1     g           2     tmr   1.0     NaN      NaN      1
     """
     settings = Bootstrap.resolve(bootstrap, legacy, "per_turn")
     comparisons = _as_comparisons(scores, "scores")  # once: scores may be a generator
@@ -164,7 +168,22 @@ def per_turn(
         for name in names:
             mean, low, high, count = _interval(part[name].to_numpy(dtype=np.float64), settings, units)
             rows.append((group, int(turn), name, mean, low, high, count))
-    return typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["per_turn"])))
+    table = typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["per_turn"])))
+    _warn_alone(table, settings, unit_name(clusters)[:-1], lambda row: f"turn {row.turn_index} {row.measure}")
+    return table
+
+
+#: What one unit is where a table pools comparisons of context sets with different units.
+_EITHER_UNIT = "unit (a context, or a dialogue of collected contexts)"
+
+
+def _warn_alone(table: pd.DataFrame, bootstrap: Bootstrap, unit: str, label: Any) -> None:
+    """One warning naming the rows of ``table`` whose interval rests on one ``unit`` (NaN although scored)."""
+    if not bootstrap.n_resamples:
+        return
+    alone = table[(table["count"] > 0) & table["ci_low"].isna()]
+    warn_undefined_intervals([label(row) for row in alone.itertuples(index=False)], unit,
+                             confidence=bootstrap.confidence, stacklevel=3)
 
 
 
@@ -280,7 +299,9 @@ def first_turn(
         for name in wanted:
             mean, low, high, count = _interval(at_turn[name].to_numpy(dtype=np.float64), settings, units)
             rows.append((*identity, int(turn), name, mean, low, high, count))
-    return typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["first_turn"])))
+    table = typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["first_turn"])))
+    _warn_alone(table, settings, _EITHER_UNIT, lambda row: f"{row.run_a} vs {row.run_b} at turn {turn} {row.measure}")
+    return table
 
 
 def _reward_label(key: Any) -> str:
@@ -376,4 +397,6 @@ def text_at_matching_actions(
             for name in names:
                 mean, low, high, count = _interval(pooled[name].to_numpy(dtype=np.float64), settings, units)
                 rows.append((context_set, analysis, reward, name, mean, low, high, count))
-    return typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["text_at_matching_actions"])))
+    table = typed_table(pd.DataFrame(rows, columns=list(SCHEMAS["text_at_matching_actions"])))
+    _warn_alone(table, settings, _EITHER_UNIT, lambda row: f"{row.analysis} {row.context_set} {row.reward} {row.measure}")
+    return table

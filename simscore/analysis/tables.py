@@ -260,11 +260,11 @@ def summary_rows(comparison: Comparison, **labels: Any) -> pd.DataFrame:
     """One comparison's summary as tidy rows: ``*labels, measure, mean, ci_low, ci_high, count, missing``.
 
     >>> from simscore import Act, Response, Responses, compare
-    >>> r = Responses({"c1": Response(Act.parse("hello()"))})
+    >>> r = Responses({"c1": Response(Act.parse("hello()")), "c2": Response(Act.parse("bye()"))})
     >>> summary_rows(compare(r, r, ["tmr", "dmr"]), run="x")
       run measure  mean  ci_low  ci_high  count  missing
-    0   x     tmr   1.0     1.0      1.0      1        0
-    1   x     dmr   1.0     1.0      1.0      1        0
+    0   x     tmr   1.0     1.0      1.0      2        0
+    1   x     dmr   1.0     1.0      1.0      2        0
     """
     summary = comparison.summary
     n = len(summary)

@@ -9,7 +9,7 @@
 3. :func:`score_set` runs the analyses of :mod:`simscore.analysis` on one context set
    (:class:`SetScores`: convergence, seeds, reward models, chance level, and on C_col the
    per-turn and first-turn tables); on a set whose contexts name their dialogue (C_col), every
-   interval resamples dialogues, not contexts (:data:`DIALOGUE_COLUMNS`);
+   interval resamples dialogues, not contexts (:func:`simscore.clusters.dialogue_clusters`);
 4. :func:`assemble_tables` combines the context sets into the experiment's tables (adding
    absolute performance, correlation and the text measures where the actions match).
 """
@@ -28,6 +28,7 @@ from simscore import analysis as an
 from simscore.analysis import AnalysisResult, RewardModelsKey
 from simscore.app.context_facts import context_metadata, context_sets_table, sensitivity_table
 from simscore.app.folder import COLLECTED, ExperimentFolder, RunId
+from simscore.clusters import dialogue_clusters
 from simscore.compare import Comparison
 from simscore.measures import Measure
 from simscore.responses import Responses
@@ -196,7 +197,7 @@ def score_set(data: SetResponses, measures: Sequence[Measure], *, final: int, bo
               bar: Any) -> SetScores:
     """Every analysis of one context set (``bar`` advances once per analysis)."""
     common: dict[str, Any] = {"context_set": data.name, "metadata": data.metadata, "bootstrap": bootstrap,
-                              "clusters": _dialogues(data.metadata)}
+                              "clusters": dialogue_clusters(data.metadata)}
     convergence, seeds = [], []
     for reward, runs in data.checkpoints_by_reward().items():
         for run, checkpoints in runs.items():
@@ -220,19 +221,6 @@ def score_set(data: SetResponses, measures: Sequence[Measure], *, final: int, bo
         scores = _turns(scores, final, bootstrap)
     logger.info("scored context set %r", data.name)
     return scores
-
-
-#: The metadata columns that name the dialogue of a collected context (the run it was collected from and
-#: its dialogue id): contexts of one dialogue are not independent, so every interval on such a set
-#: resamples dialogues.
-DIALOGUE_COLUMNS = ("source_name", "dialogue_id")
-
-
-def _dialogues(metadata: pd.DataFrame) -> tuple[str, ...] | None:
-    """The cluster columns of a context set: its dialogues when its contexts name one, else None (contexts)."""
-    if all(c in metadata.columns for c in DIALOGUE_COLUMNS) and metadata["dialogue_id"].notna().any():
-        return DIALOGUE_COLUMNS
-    return None
 
 
 def _turns(scores: SetScores, final: int, bootstrap: Bootstrap) -> SetScores:

@@ -4,12 +4,14 @@
 scores two response logs against each other; further commands are registered by the modules
 that own them. Errors print ``simscore <command>: error: ...`` on stderr and exit with code 2.
 
-``--contexts C.jsonl`` joins the context set's metadata onto the per-context scores;
-``--by COLUMN`` then reports every measure per stratum of that metadata column (e.g. ``flow``
-= seen/unseen, see ``simscore contexts flows``) with bootstrap intervals, and the difference
-between strata with a permutation test (:mod:`simscore.strata`; ``--cluster dialogue_id``
-moves whole dialogues). An existing ``--out`` file is replaced only with ``--force``, and
-never one of the inputs.
+``--contexts C.jsonl`` joins the context set's metadata onto the per-context scores; on
+collected contexts (C_col) the intervals then resample whole dialogues, as the experiment's
+report does (``--cluster COLUMN[,COLUMN]`` names other columns, ``--no-cluster`` makes every
+context a unit; the summary says what was resampled). ``--by COLUMN`` then reports every
+measure per stratum of that metadata column (e.g. ``flow`` = seen/unseen, see ``simscore
+contexts flows``) with bootstrap intervals, and the difference between strata with a
+permutation test (:mod:`simscore.strata`) that moves the same units. An existing ``--out``
+file is replaced only with ``--force``, and never one of the inputs.
 
 ``compare`` reads simscore's JSON Lines responses files and the CSV response logs of
 :func:`simscore.responses_csv.read_responses_csv` (by suffix: ``.csv``; ``.jsonl``, ``.json``,
@@ -46,6 +48,7 @@ from typing import IO, TYPE_CHECKING
 from simscore._version import __version__
 from simscore.app.cli_args import (
     checks_outputs,
+    column_list,
     input_file,
     installed_measures,
     measure_list,
@@ -132,23 +135,26 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     path, fmt = _compare_output(args)  # fail on bad flags and bad names before reading files
     if (args.by is not None or args.cluster is not None) and args.contexts is None:
         raise ValueError("--by and --cluster need --contexts (the context set whose metadata holds the strata)")
-    if args.cluster is not None and args.by is None:
-        raise ValueError("--cluster applies to a stratified comparison: give --by")
     measures = _compare_measures(args)
     a = read_responses(args.a)
     b = read_responses(args.b)
     metadata = None
     if args.contexts is not None:
         from contexts.context import ContextSet
+        from simscore.clusters import check_column
 
-        metadata = ContextSet.read_jsonl(args.contexts)
+        metadata = ContextSet.read_jsonl(args.contexts).metadata_frame()
+        for option, column in (("--by", args.by), *(("--cluster", c) for c in args.cluster or ())):
+            if column is not None:  # before any scoring
+                check_column(metadata, column, role=option, where=f"the context set {args.contexts}")
+    # collected contexts: whole dialogues resampled (the default, "auto"), as the experiment's report does
+    clusters = None if args.no_cluster else args.cluster or "auto"
     comparison = compare(a, b, measures, metadata=metadata, n_resamples=args.resamples, seed=args.seed,
-                         progress=not args.quiet)
+                         progress=not args.quiet, clusters=clusters)
     strata = None
-    if args.by is not None:
+    if args.by is not None:  # the strata move the comparison's units
         strata = comparison.by_stratum(
-            args.by, cluster=args.cluster, n_resamples=args.resamples, n_permutations=args.permutations,
-            seed=args.seed,
+            args.by, n_resamples=args.resamples, n_permutations=args.permutations, seed=args.seed,
         )
     names = [terminal_text(response.policy or path) for response, path in ((a, args.a), (b, args.b))]
     heading = f"{names[0]}  vs  {names[1]}  ({len(comparison.scores)} contexts)"
@@ -262,9 +268,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --contexts: every measure per stratum of this metadata column (e.g. flow, flow_prefix, "
         "pattern_repeat), with bootstrap intervals and a permutation test between strata",
     )
-    p.add_argument(
-        "--cluster", metavar="COLUMN",
-        help="with --by: resample and permute whole groups of contexts (e.g. dialogue_id) instead of contexts",
+    units = p.add_mutually_exclusive_group()
+    units.add_argument(
+        "--cluster", metavar="COLUMN[,COLUMN]", type=column_list,
+        help="with --contexts: the bootstrap (and with --by the permutation test) moves whole groups of contexts "
+        "whose values in these metadata columns agree (default: the dialogues of collected contexts, "
+        "source_name,dialogue_id; generated contexts are units of their own)",
+    )
+    units.add_argument(
+        "--no-cluster", action="store_true",
+        help="every context is a unit, also on collected contexts (turns the default clustering by dialogue off)",
     )
     p.add_argument(
         "--permutations", type=permutations, default=10_000,

@@ -4,7 +4,7 @@ The sub-command modules (:mod:`simscore.app.cli`, :mod:`simscore.app.diagnose`, 
 these from here, so none of them imports another sub-command's module: the CLI registers
 the sub-commands, never the other way round.
 
-**Names and numbers**: :func:`measure_list`; :func:`seed`, :func:`positive_int`,
+**Names and numbers**: :func:`measure_list`, :func:`column_list`; :func:`seed`, :func:`positive_int`,
 :func:`resamples` and :func:`permutations` turn a bad value into argparse's usage error naming
 the option and the value (``simscore compare: error: argument --seed: expected a seed, an
 integer from 0 to 9223372036854775807, got '1.5'``), before any file is read.
@@ -102,6 +102,22 @@ def measure_list(text: str) -> list[str]:
     names = [part.strip() for part in text.replace(" ", ",").split(",") if part.strip()]
     if not names:
         raise argparse.ArgumentTypeError("expected measure names separated by commas")
+    return names
+
+
+def column_list(text: str) -> tuple[str, ...]:
+    """``--cluster``: metadata column names separated by commas (a name may hold spaces).
+
+    >>> column_list("source_name, dialogue_id")
+    ('source_name', 'dialogue_id')
+    >>> column_list(",")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected metadata column names separated by commas, got ','
+    """
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected metadata column names separated by commas, got {text!r:.60}")
     return names
 
 

@@ -36,6 +36,7 @@ from simscore.app.cli_args import permutations, positive_int
 from simscore.app.cli_args import seed as seed_type
 from simscore.app.folder import ExperimentFolder, RunFiles
 from simscore.checks import check_int, check_seed
+from simscore.clusters import cluster_codes, dialogue_clusters, unit_name
 from simscore.errors import SimscoreError
 from simscore.io import atomic_open, atomic_write_text
 from simscore.responses import Responses
@@ -101,6 +102,11 @@ class _SetData:
         for a, b in itertools.combinations(runs, 2):
             self.pairs[(a.run, b.run)] = _scores(self.finals[a.run], self.finals[b.run], self.ids)
         self.reward = {r.run: r.reward for r in runs}
+        # the statistical unit, as in compare and the report: the dialogues of collected contexts
+        meta = None if self.contexts is None else self.contexts.metadata_frame().reindex(self.ids)
+        columns = dialogue_clusters(meta) or ()
+        self.unit = unit_name(columns)
+        self.units = cluster_codes(meta, columns)
 
     def group_pairs(self, within: bool) -> list[pd.DataFrame]:
         return [s for (a, b), s in self.pairs.items() if (self.reward[a] == self.reward[b]) == within]
@@ -184,11 +190,11 @@ def seed_vs_reward(data: _SetData, *, n_permutations: int, seed: int) -> dict[st
         return None
     x = pd.concat([s["tmr"] for s in within], axis=1).mean(axis=1).reindex(data.ids).to_numpy()
     y = pd.concat([s["tmr"] for s in across], axis=1).mean(axis=1).reindex(data.ids).to_numpy()
-    test = paired_test(x, y, n_permutations=n_permutations, seed=seed)
+    test = paired_test(x, y, n_permutations=n_permutations, seed=seed, clusters=data.units)
     return {"context_set": data.name, "within_tmr": float(np.nanmean(x)), "across_tmr": float(np.nanmean(y)),
             "difference": test.mean_difference, "ci_low": test.ci_low, "ci_high": test.ci_high,
-            "p_value": test.p_value, "n_permutations": n_permutations, "n": test.n, "within_pairs": len(within),
-            "across_pairs": len(across)}
+            "p_value": test.p_value, "n_permutations": n_permutations, "n": test.n, "units": test.units,
+            "unit": data.unit, "within_pairs": len(within), "across_pairs": len(across)}
 
 
 # ----------------------------------------------------------------------------- 4. where, 5. why
@@ -250,10 +256,12 @@ def why(data: _SetData, rewards: tuple[str, str], *, seed: int, n_permutations: 
     except ValueError as exc:
         info["probe_note"] = str(exc)
     try:
+        n_units = len(data.ids) if data.units is None else int(data.units.max(initial=-1)) + 1
         test = two_sample_test(features, data.finals[a].subset(data.ids), data.finals[b].subset(data.ids), seed,
-                               n_permutations, n_splits=min(5, len(data.ids)),
-                               n_jobs=-1 if n_jobs is None else n_jobs)
-        info.update(two_sample_accuracy=test.accuracy, two_sample_p=test.p_value)
+                               n_permutations, n_splits=min(5, n_units), n_jobs=-1 if n_jobs is None else n_jobs,
+                               clusters=data.units)
+        info.update(two_sample_accuracy=test.accuracy, two_sample_p=test.p_value, two_sample_units=test.n_units,
+                    two_sample_unit=data.unit)
         contexts = test.contexts.head(top).reset_index()
         contexts.insert(0, "context_set", data.name)
     except ValueError as exc:
@@ -411,7 +419,8 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
         return _write_explain(folder, lines)
     lines += ["## 3. Is the seed difference smaller than the reward-model difference?", "",
              "Per context: mean TMR over within-reward seed pairs (x) vs over across-reward pairs (y); "
-             "paired permutation test of x − y (contexts as units; p to the precision its permutations allow).",
+             "paired permutation test of x − y and a bootstrap interval (units: the dialogues of collected "
+             "contexts, as in the report, else contexts; p to the precision its permutations allow).",
              "", _md(paired.assign(p=[_p(v, k) for v, k in zip(paired["p_value"], paired["n_permutations"],
                                                                  strict=True)]).drop(columns="p_value")
                      if not paired.empty else paired),
@@ -425,7 +434,8 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
     lines += ["## 5. Why?", "",
               f"Decision-tree probe (context features → do a {pair[0]} and an {pair[1]} final policy disagree?), "
               "held-out accuracy vs the majority baseline; classifier two-sample test between the same two "
-              "policies (accuracy 0.5 = indistinguishable; its p to the precision of its permutations).", "",
+              "policies (accuracy 0.5 = indistinguishable; folds and permutations move whole dialogues of "
+              "collected contexts; its p to the precision of its permutations).", "",
               _md(probe.assign(two_sample_p=[_p(v, n_permutations) for v in probe["two_sample_p"]])
                   if "two_sample_p" in probe.columns else probe),
               "Top importances:", "", _md(importances), "Most distinguishing contexts:", "", _md(distinguishing)]

@@ -42,9 +42,9 @@ import pandas as pd
 
 from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int, seed
 from simscore.checks import check_int, check_seed
-from simscore.compare import Comparison
+from simscore.compare import COMPARISON_FORMAT, COMPARISON_VERSION, Comparison, check_inputs
 from simscore.errors import ContextMismatchError, FileFormatError
-from simscore.io import atomic_open, prepare_output, read_json
+from simscore.io import atomic_open, format_problem, prepare_output, read_json
 from simscore.measures import MEASURES
 from simscore.responses import Response, Responses
 
@@ -98,6 +98,10 @@ def read_comparison(path: str | os.PathLike[str]) -> Comparison:
     signatures, summary, records = document["signatures"], document["summary"], document["scores"]
     if not isinstance(signatures, dict) or not isinstance(summary, dict) or not isinstance(records, list):
         raise FileFormatError(p, "not a saved comparison: signatures/summary must be objects, scores a list")
+    if "format" in document or "version" in document:  # none: version 1, before simscore 0.2.0
+        problem = format_problem(document, COMPARISON_FORMAT, range(1, COMPARISON_VERSION + 1))
+        if problem:
+            raise FileFormatError(p, problem)
     _check_comparison(p, document)
     scores = pd.DataFrame.from_records(records, columns=["context_id", *_record_columns(records)])
     scores = scores.set_index("context_id")
@@ -141,6 +145,22 @@ def _check_comparison(path: Path, document: Mapping[str, Any]) -> None:
             raise bad(key, "a string", document[key])
     if document.get("info") is not None and not isinstance(document["info"], dict):
         raise bad("info", "an object", document["info"])
+    inputs = (document.get("info") or {}).get("inputs")
+    if inputs is not None:
+        if not isinstance(inputs, dict):
+            raise bad("info.inputs", "an object", inputs)
+        for side in ("a", "b"):
+            record = inputs.get(side)
+            if not isinstance(record, dict):
+                raise bad(f"info.inputs.{side}", "an object", record)
+            for key, kind, expected in (("policy", str, "a string"), ("contexts", int, "an integer"),
+                                        ("ids_sha256", str, "a SHA-256 (64 hex digits)"),
+                                        ("responses_sha256", str, "a SHA-256 (64 hex digits)")):
+                value = record.get(key)
+                digest = key.endswith("sha256")
+                if not isinstance(value, kind) or isinstance(value, bool) or (
+                        digest and not re.fullmatch(r"[0-9a-f]{64}", str(value))):
+                    raise bad(f"info.inputs.{side}.{key}", expected, value)
     for name, signature in document["signatures"].items():
         if not isinstance(signature, str):
             raise bad(f"signatures.{name}", "a string", signature)
@@ -428,6 +448,7 @@ def write_view(
     sample: int | None = None,
     seed: int = 0,
     max_rows: int | None = MAX_ROWS,
+    check: bool = True,
 ) -> Path:
     """Write the view page of a comparison, atomically.
 
@@ -448,6 +469,10 @@ def write_view(
     limit, sample, seed, max_rows
         Which differing contexts the page holds (:func:`select_rows`); by default all of
         them, up to :data:`MAX_ROWS`.
+    check : bool, default True
+        Refuse ``a`` and ``b`` unless they are the responses the comparison was made from
+        (:func:`simscore.compare.check_inputs`; a comparison saved before simscore 0.2.0
+        cannot be checked, and a warning says so).
 
     Returns
     -------
@@ -456,6 +481,9 @@ def write_view(
 
     Raises
     ------
+    InputMismatchError
+        ``a`` or ``b`` are not the comparison's responses (the message names the side and what
+        differs, and a swapped pair as such).
     OutputExistsError
         ``path`` exists (and not ``overwrite``) or is one of ``inputs``.
     ContextMismatchError
@@ -464,6 +492,8 @@ def write_view(
         More than ``max_rows`` contexts differ and neither ``limit`` nor ``sample`` was given.
     """
     target = prepare_output(path, inputs=inputs, overwrite=overwrite)
+    if check:
+        check_inputs(comparison, a, b)
     data = view_data(comparison, a, b, contexts, limit=limit, sample=sample, seed=seed, max_rows=max_rows)
     page = render_page(data)
     with atomic_open(target, "w") as handle:
@@ -474,6 +504,8 @@ def write_view(
 @checks_outputs
 def cmd_view(args: argparse.Namespace) -> int:
     """``simscore view``: write the page for a saved comparison."""
+    if args.seed is not None and args.sample is None:
+        raise ValueError("--seed seeds the random sample of --sample N: give --sample with it, or leave --seed out")
     out = args.out or str(Path(args.comparison).with_suffix(".html"))
     inputs = [args.comparison, args.a, args.b, *([args.contexts] if args.contexts else [])]
     if args.out is None:  # a given --out was checked with the inputs before the command began
@@ -481,15 +513,17 @@ def cmd_view(args: argparse.Namespace) -> int:
     comparison = read_comparison(args.comparison)
     a = Responses.read_jsonl(args.a)
     b = Responses.read_jsonl(args.b)
+    check_inputs(comparison, a, b, names={"a": f"--a {args.a}", "b": f"--b {args.b}"})  # the files it was made from
     contexts = None
     if args.contexts:
         from contexts.context import ContextSet
 
         contexts = ContextSet.read_jsonl(args.contexts)
-    shown = {"limit": args.limit, "sample": args.sample, "seed": args.seed, "max_rows": None if args.all else MAX_ROWS}
+    shown = {"limit": args.limit, "sample": args.sample, "seed": args.seed or 0, "max_rows": None if args.all else MAX_ROWS}
     differing = differing_ids(comparison, a, b)
     _, selection = select_rows(differing, **shown)  # too many contexts: stop here, naming the options
-    path = write_view(comparison, a, b, out, contexts=contexts, overwrite=args.force, inputs=inputs, **shown)
+    path = write_view(comparison, a, b, out, contexts=contexts, overwrite=args.force, inputs=inputs, check=False,
+                      **shown)
     chosen = f"; the page shows {selection}" if selection else ""
     in_action = action_differences(differing, a, b)
     print(
@@ -513,7 +547,7 @@ def add_subcommands(subparsers: Any) -> None:
     show.add_argument("--sample", type=positive_int, metavar="N", help="a seeded random sample of N differing contexts")
     show.add_argument("--all", action="store_true",
                       help=f"every differing context, even more than {MAX_ROWS:,} (a page of tens or hundreds of MB)")
-    p.add_argument("--seed", type=seed, default=0, help="seed of --sample (default 0)")
+    p.add_argument("--seed", type=seed, default=None, help="seed of --sample (default 0); only with --sample")
     p.set_defaults(func=cmd_view)
 
 

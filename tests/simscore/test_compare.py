@@ -95,8 +95,17 @@ def test_metadata_is_joined():
 
 def test_single_context_and_large_comparison():
     one = Responses({"only": Response(P("hello()"))})
-    c = compare(one, one)
-    assert c.summary.loc["tmr", "ci_low"] == 1.0 and c.mean("cer") == 1.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        c = compare(one, one)
+    # one context says nothing about the spread of its mean: undefined, not [1, 1] (as before)
+    assert [str(w.message) for w in caught] == [
+        "tmr, dmr, cer, cmr: a 95% interval from one context is undefined (NaN): one value says nothing about "
+        "its spread"]
+    assert caught[0].category is MissingValueWarning and caught[0].filename == __file__
+    assert c.summary[["ci_low", "ci_high"]].isna().all().all() and c.mean("cer") == 1.0
+    assert c.format_summary().splitlines()[1] == "tmr        1.0000  undefined             1        0"
+    assert c.format_summary().splitlines()[-1] == "95% CI: percentile bootstrap, 1 context resampled"
     pool = [P("request(food)"), P("request(area)"), P('inform(name="x",food="thai")'), P("bye()")]
     rng = np.random.default_rng(0)
     n = 200_000
@@ -229,14 +238,26 @@ def test_clusters_resample_dialogues():
     a = Responses({f"c{i}": Response(P("request(food)")) for i in range(n)})
     b = Responses({f"c{i}": Response(P("request(food)" if agree[i] else "request(area)")) for i in range(n)})
     meta = pd.DataFrame({"source_name": "x", "dialogue_id": dialogue}, index=[f"c{i}" for i in range(n)])
-    contexts = compare(a, b, ["tmr"], metadata=meta, seed=0).summary.loc["tmr"]
+    contexts = compare(a, b, ["tmr"], metadata=meta, seed=0, clusters=None)
     dialogues = compare(a, b, ["tmr"], metadata=meta, seed=0, clusters=("source_name", "dialogue_id"))
-    row = dialogues.summary.loc["tmr"]
-    assert row["mean"] == contexts["mean"] == 0.5
-    # 10 independent units instead of 80: the interval widens by about sqrt(8)
-    assert (row["ci_high"] - row["ci_low"]) > 2.0 * (contexts["ci_high"] - contexts["ci_low"])
+    row, unclustered = dialogues.summary.loc["tmr"], contexts.summary.loc["tmr"]
+    assert row["mean"] == unclustered["mean"] == 0.5
+    # Resampling the 10 dialogues, the mean is Binomial(10, 1/2) / 10: its 2.5 % and 97.5 % points
+    # are 2/10 and 8/10 (P(X <= 1) = 0.011, P(X <= 2) = 0.055). Resampling the 80 contexts it is
+    # Binomial(80, 1/2) / 80, whose points are 32/80 and 48/80 (sd 0.056): about sqrt(8) narrower.
+    assert (row["ci_low"], row["ci_high"]) == (0.2, 0.8)
+    assert 0.375 <= unclustered["ci_low"] <= 0.4 and 0.6 <= unclustered["ci_high"] <= 0.625
     assert dialogues.info["clusters"] == ["source_name", "dialogue_id"]
+    assert (dialogues.info["unit"], dialogues.info["units"]) == ("dialogues", 10)
+    assert (contexts.info["clusters"], contexts.info["unit"], contexts.info["units"]) == ([], "contexts", 80)
+    # the default: collected contexts (their metadata names each dialogue) resample dialogues
+    default = compare(a, b, ["tmr"], metadata=meta, seed=0)
+    assert default.summary.equals(dialogues.summary) and default.info == dialogues.info
+    assert compare(a, b, ["tmr"], metadata=meta, seed=0, clusters=()).summary.equals(contexts.summary)
+    assert default.format_summary().splitlines()[-1] == (
+        "95% CI: percentile bootstrap, 10 dialogues resampled (by source_name, dialogue_id)")
+    assert contexts.format_summary().splitlines()[-1] == "95% CI: percentile bootstrap, 80 contexts resampled"
     with pytest.raises(ValueError, match="need the contexts' metadata"):
         compare(a, b, ["tmr"], clusters="dialogue_id")
-    with pytest.raises(ValueError, match=r"the metadata has no column\(s\) \['dialog'\]"):
+    with pytest.raises(ValueError, match=r"clusters .dialog.: the metadata has no such column"):
         compare(a, b, ["tmr"], metadata=meta, clusters="dialog")

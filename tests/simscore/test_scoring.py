@@ -183,3 +183,37 @@ def test_several_text_references_take_the_most_similar():
     several = score([prediction], [references], measures="use_cos")["use_cos"].scores[0]
     alone = [score([prediction], [r], measures="use_cos")["use_cos"].scores[0] for r in references]
     assert several == max(alone) and alone[1] > alone[0]
+
+
+def test_one_item_has_no_interval():
+    for references in (["request(area)"], [["request(area)", "request(food)"]]):  # one reference, or several
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = score(["request(food)"], references, measures=["tmr", "dmr"])
+        assert [(w.category, str(w.message)) for w in caught] == [(
+            MissingValueWarning,
+            "tmr, dmr: a 95% interval from one item is undefined (NaN): one value says nothing about its spread",
+        )]
+        assert caught[0].filename == __file__
+        assert np.isnan(result["dmr"].ci_low) and np.isnan(result["dmr"].ci_high)  # before: [1.0, 1.0]
+        assert result["dmr"].mean == 1.0 and result["dmr"].count == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # two items: an interval, no warning
+        assert score(["hello()", "bye()"], ["hello()", "bye()"], measures="tmr")["tmr"].ci_low == 1.0
+
+
+def test_a_result_prints_as_a_short_table():
+    result = score(["request(food)", "hello()", None], ["request(area)", "hello()", "bye()"], measures=["tmr", "cmr"])
+    assert str(result) == (
+        "measure      mean  95% CI             unit       n\n"
+        "tmr        0.5000  [0.0000, 1.0000]   items      2\n"
+        "cmr        0.6000  [0.2000, 1.0000]   items      2"
+    )
+    assert repr(result) == ("ScoreResult(kind='act', items=3, means={'tmr': 0.5, 'cmr': 0.6}, confidence=0.95, "
+                            "n_resamples=1000, seed=0)")
+    assert repr(result["cmr"]) == "MeasureScore(name='cmr', mean=0.6, ci=(0.2, 1.0), count=2, missing=1)"
+    no_intervals = score(["hello()", "bye()"], ["hello()", "hello()"], measures="tmr", n_resamples=0, confidence=0.9)
+    assert str(no_intervals).splitlines() == [
+        "measure      mean  90% CI             unit       n",
+        "tmr        0.5000  none (0 resamples) items      2",
+    ]

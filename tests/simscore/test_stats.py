@@ -252,3 +252,40 @@ def test_an_interval_depends_on_the_groups_not_on_the_other_columns():
     assert bootstrap_ci(x, rng=2, clusters=dialogues) == alone
     with pytest.raises(TypeError, match="rng must be an int seed"):
         bootstrap_ci(x, rng=np.random.default_rng(2), clusters=dialogues)
+
+
+def test_paired_test_with_one_context_per_cluster_is_the_paired_test():
+    from simscore.stats import paired_test
+
+    rng = np.random.default_rng(5)
+    x, y = rng.random(40), rng.random(40)
+    x[3] = np.nan
+    plain = paired_test(x, y, seed=2, n_permutations=999)
+    alone = paired_test(x, y, seed=2, n_permutations=999, clusters=np.arange(40))
+    # the same sign flips (one per context, in the same order): the same p; the interval is the same
+    # resampling of the 39 differences, drawn by the cluster bootstrap instead
+    assert (alone.p_value, alone.n, alone.units, alone.mean_difference) == (
+        plain.p_value, plain.n, plain.units, plain.mean_difference)
+    assert alone.ci_low == pytest.approx(plain.ci_low, abs=0.02) and alone.ci_high == pytest.approx(plain.ci_high, abs=0.02)
+    assert (plain.n, plain.units) == (39, 39)
+    # five dialogues of eight: the units are the dialogues
+    dialogues = paired_test(x, y, seed=2, n_permutations=999, clusters=np.arange(40) // 8)
+    assert (dialogues.n, dialogues.units, dialogues.mean_difference) == (39, 5, plain.mean_difference)
+    with pytest.raises(ValueError, match=r"clusters must have one code per pair, shape \(40,\), got \(39,\)"):
+        paired_test(x, y, clusters=np.arange(39))
+
+
+def test_one_unit_gives_an_undefined_interval():
+    # one value, or any number of values from one cluster: NaN, never a zero-width interval
+    assert all(np.isnan(bootstrap_ci(np.array([0.7]))))
+    one_dialogue = np.zeros(10, dtype=int)
+    values = np.array([0.0, 1.0] * 5)
+    assert all(np.isnan(bootstrap_ci(values, rng=0, clusters=one_dialogue)))
+    # a column scored only inside one of three dialogues is undefined; the others are not
+    dialogues = np.repeat(np.arange(3), 4)
+    partly = np.where(dialogues == 1, 1.0, np.nan)
+    ci = bootstrap_ci_shared({"partly": partly, "all": np.tile([0.0, 1.0], 6)}, np.arange(12), seed=0,
+                             clusters=dialogues)
+    assert all(np.isnan(ci["partly"])) and ci["all"] == (0.5, 0.5)
+    # two values from two units: defined (here constant)
+    assert bootstrap_ci_shared({"x": np.array([1.0, 1.0])}, np.array([0, 0]), seed=0)["x"] == (1.0, 1.0)

@@ -11,6 +11,7 @@ import pytest
 from scipy.stats import permutation_test
 
 from simscore import Act, Response, Responses, compare, strata
+from simscore.errors import MetadataColumnError
 from simscore.strata import format_p_value, permutation_test_strata, stratify
 
 
@@ -146,8 +147,13 @@ def test_a_constant_stratum_has_a_point_interval():
 
 
 def test_stratify_errors():
-    with pytest.raises(KeyError, match="by='pattern' is not a column"):
+    with pytest.raises(MetadataColumnError) as caught:
         stratify(_frame(), "pattern")
+    assert str(caught.value) == (
+        "by 'pattern': the comparison's scores has no such column (it has: tmr, cer, flow, dialogue_id); "
+        "compare with the contexts' metadata (compare(..., metadata=contexts), or --contexts)"
+    )
+    assert isinstance(caught.value, KeyError)
     with pytest.raises(ValueError, match="has 1 distinct value"):
         stratify(_frame().assign(flow="seen"), "flow")
     with pytest.raises(ValueError, match="needs 2 to 12"):

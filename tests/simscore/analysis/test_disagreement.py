@@ -248,3 +248,26 @@ def test_two_sample_numbers_do_not_depend_on_n_jobs():
     one = two_sample_test(features, a, b, seed=5, n_permutations=8, n_splits=3)
     two = two_sample_test(features, a, b, seed=5, n_permutations=8, n_splits=3, n_jobs=2)
     assert one.p_value == two.p_value and np.array_equal(one.permuted, two.permuted)
+
+
+def test_two_sample_with_clusters_keeps_a_cluster_together():
+    features = _contexts(30)
+    a = {i: "request(area)" for i in features.index}
+    b = {i: ("hello()" if features.loc[i, "area_top_p"] == 1.0 else "request(area)") for i in features.index}
+    dialogues = np.arange(30) // 3  # 10 clusters of 3 contexts
+    clustered = two_sample_test(features, a, b, seed=1, n_permutations=9, n_splits=3, clusters=dialogues)
+    # 6 of 30 contexts can be told apart: 0.6 over all rows; the mean over folds of 24, 18 and 18 rows
+    assert clustered.accuracy == pytest.approx(0.6, abs=0.005) and clustered.n_units == 10
+    assert two_sample_test(features, a, b, seed=1, n_permutations=9, n_splits=3).n_units == 30
+    # a permutation swaps A and B in all three contexts of a dialogue at once: the permuted label rows
+    # are reproducible, and the numbers do not depend on the threads
+    again = two_sample_test(features, a, b, seed=1, n_permutations=9, n_splits=3, clusters=dialogues, n_jobs=2)
+    assert np.array_equal(clustered.permuted, again.permuted) and clustered.p_value == again.p_value
+    assert clustered.p_value == (np.sum(clustered.permuted >= clustered.accuracy) + 1) / 10
+    # identical policies: every row pair is the same, accuracy 1/2 and no permutation does worse
+    same = two_sample_test(features, a, a, seed=1, n_permutations=9, n_splits=3, clusters=dialogues)
+    assert same.accuracy == 0.5 and same.p_value == 1.0
+    with pytest.raises(ValueError, match=r"^too few clusters for 5-fold cross-validation: 4 \(need at least 5\)$"):
+        two_sample_test(features, a, b, seed=0, n_permutations=5, clusters=np.arange(30) % 4)
+    with pytest.raises(ValueError, match=r"clusters must have one code per context, shape \(30,\), got \(3,\)"):
+        two_sample_test(features, a, b, seed=0, n_permutations=5, clusters=np.arange(3))

@@ -216,7 +216,7 @@ def test_per_turn_first_turn_and_text_resample_the_comparisons_dialogues():
     assert (row["ci_low"], row["ci_high"]) == expected
     first = first_turn({SeedsKey("col", "ts", 1, "a", "b"): pair}, measures=["tmr"]).iloc[0]
     assert first["count"] == 20 and first["mean"] == pytest.approx(13 / 20)
-    unclustered = compare(a, b, ["tmr"], metadata=meta)
+    unclustered = compare(a, b, ["tmr"], metadata=meta, clusters=None)
     with pytest.raises(ValueError, match="different clusters"):
         per_turn([pair, unclustered], measures=["tmr"])
 

@@ -122,21 +122,48 @@ def test_compare_by_stratum(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     other.to_jsonl(tmp_path / "b.jsonl")
     args = ["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--measures", "tmr,dmr",
             "--contexts", str(labelled), "--by", "flow_prefix"]
-    assert main(args) == 0
+    assert main([*args, "--no-cluster"]) == 0
     out = capsys.readouterr().out
-    assert "by flow_prefix (0 contexts without a label left out)" in out
+    assert "by flow_prefix (0 contexts without a label left out; units: contexts)" in out
     assert re.search(r"tmr\s+seen\s+1\.0000", out) and re.search(r"tmr\s+unseen\s+0\.0000", out)
     assert "p = 0.0357 (exact)" in out  # 5 seen vs 3 unseen: one split of C(8, 3) = 56 as extreme, doubled
+    assert "95% CI: percentile bootstrap, 8 contexts resampled" in out
+    # collected contexts: by default the units are dialogues, as in the experiment's report; the
+    # strata's are a dialogue's contexts in one stratum: seen a, b/0, c/0; unseen b/1, c/1-2. One
+    # split of C(5, 2) = 10 as extreme, doubled
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert ("by flow_prefix (0 contexts without a label left out; units: dialogue cells of one stratum "
+            "(by source_name, dialogue_id))") in out
+    assert "p = 0.2 (exact)" in out
+    assert "95% CI: percentile bootstrap, 3 dialogues resampled (by source_name, dialogue_id)" in out
     out_file = tmp_path / "cmp.json"
     assert main([*args, "--out", str(out_file), "--cluster", "dialogue_id"]) == 0
     data = json.loads(out_file.read_text())
-    assert data["strata"]["info"]["cluster"] == "dialogue_id" and data["scores"][0]["flow_prefix"] == "seen"
+    assert data["strata"]["info"]["cluster"] == ["dialogue_id"] and data["scores"][0]["flow_prefix"] == "seen"
     assert main([*args, "--out", str(out_file)]) == 2
     assert "exists; use --force" in capsys.readouterr().err
     assert main([*args, "--out", str(labelled), "--format", "json", "--force"]) == 2
     assert "is also an input" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--by", "flow"]) == 2
     assert "--by and --cluster need --contexts" in capsys.readouterr().err
+    # --cluster without --by: the summary's intervals resample the named units
+    assert main([*args[:-2], "--cluster", "dialogue_id"]) == 0
+    assert "95% CI: percentile bootstrap, 3 dialogues resampled (by dialogue_id)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exited:
+        main([*args, "--cluster", "dialogue_id", "--no-cluster"])
+    assert exited.value.code == 2
+    assert "argument --no-cluster: not allowed with argument --cluster" in capsys.readouterr().err
+    # a --by or --cluster column the context set lacks: one message naming its columns, before any scoring
+    assert main([*args[:-1], "nosuchcolumn"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"simscore compare: error: --by 'nosuchcolumn': the context set {labelled} has no such column "
+                   "(it has: source, dialogue_id, turn_index, method, history_length, flow, flow_exit, flow_exit_turn, "
+                   "flow_prefix, pattern_clarify, pattern_goal_change, pattern_multi_slot, pattern_repeat, "
+                   "source_name)\n")
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert main([*args, "--cluster", "source_name,dialog"]) == 2
+    assert f"error: --cluster 'dialog': the context set {labelled} has no such column" in capsys.readouterr().err
 
 
 def test_the_same_dialogue_file_twice_is_refused_however_spelt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

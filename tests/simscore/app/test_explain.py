@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -105,6 +106,7 @@ def test_seeds_closer_than_reward_models(explained: Path) -> None:
     row = _csv(explained, "seed_vs_reward").iloc[0]
     assert row["within_tmr"] == pytest.approx(0.875) and row["across_tmr"] == 0.0
     assert row["difference"] == pytest.approx(0.875) and row["n"] == 48
+    assert (row["units"], row["unit"]) == (48, "contexts")  # generated contexts: each its own unit
     assert row["p_value"] < 0.05
 
 
@@ -171,3 +173,47 @@ def test_bad_command_line_options_are_argparse_errors(tmp_path: Path, capsys) ->
         with pytest.raises(SystemExit):
             main(["explain", str(tmp_path), *argv])
         assert message in capsys.readouterr().err
+
+
+def _collected_folder(out: Path) -> list[str]:
+    """C_col of 8 dialogues of 4 turns; ts runs agree with each other and the iq runs with each other
+    everywhere, and ts with iq only in dialogues 4 to 7."""
+    from contexts.belief import BeliefState
+    from contexts.collect import collect_contexts
+    from contexts.dialogue_log import Dialogue, DialogueTurn
+
+    foods = ["thai", "indian", "french", "italian"]
+    dialogues = [Dialogue(f"d{d}", tuple(DialogueTurn(turn_index=t, belief=BeliefState(slots={"food": {foods[t]: 1.0}}))
+                                         for t in range(4))) for d in range(8)]
+    contexts = collect_contexts([({"domain": "restaurants", "source": {"name": "sim"}}, dialogues)], name="col")
+    (out / "contexts").mkdir(parents=True)
+    contexts.to_jsonl(out / "contexts" / "col.jsonl")
+    ids = list(contexts.ids)
+    for run in ("ts-1", "ts-2", "iq-1", "iq-2"):
+        acts = ["request(food)" if run.startswith("ts") or int(i.split("/")[2][1:]) >= 4 else "bye()" for i in ids]
+        for checkpoint in (1, 2):
+            path = out / "responses" / "col" / run / f"ckpt-{checkpoint:06d}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            Responses({i: Response(Act.parse(a)) for i, a in zip(ids, acts)}, policy=run).to_jsonl(path)
+    return ids
+
+
+def test_collected_contexts_move_whole_dialogues(tmp_path: Path) -> None:
+    from simscore.stats import paired_test
+
+    ids = _collected_folder(tmp_path)
+    explain(tmp_path, seed=3, n_permutations=300, top=3)
+    row = _csv(tmp_path / "explain" / "explain.md", "seed_vs_reward").iloc[0]
+    assert (row["within_tmr"], row["across_tmr"], row["difference"]) == (1.0, 0.5, 0.5)
+    assert (row["n"], row["units"], row["unit"]) == (32, 8, "dialogues")
+    # x - y is 1 on the 16 contexts of dialogues 0-3, else 0: of the 2**8 sign patterns of the eight
+    # dialogues, the 16 with dialogues 0-3 positive are as extreme: exact p = 2 * 16/256
+    assert row["p_value"] == pytest.approx(0.125)
+    # with contexts as units (before): 16 independent +1s, no random sign pattern as extreme in 300
+    x, y = np.ones(32), np.array([0.0 if int(i.split("/")[2][1:]) < 4 else 1.0 for i in ids])
+    assert paired_test(x, y, n_permutations=300, seed=3).p_value == pytest.approx(2 / 301)
+    # resampling the 8 dialogues, the mean difference is 4 * Binomial(8, 1/2) / 32 in steps of 1/8
+    assert (row["ci_low"], row["ci_high"]) == (0.125, 0.875)
+    probe = _csv(tmp_path / "explain" / "explain.md", "probe").iloc[0]
+    assert (probe["two_sample_units"], probe["two_sample_unit"]) == (8, "dialogues")
+    assert 1 / 301 <= probe["two_sample_p"] <= 1.0

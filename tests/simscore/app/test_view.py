@@ -14,7 +14,13 @@ from contexts.context import Context, ContextSet
 from simscore import Act, Response, Responses, compare
 from simscore.app.cli import main
 from simscore.app.view import read_comparison, render_page, view_data, write_view
-from simscore.errors import ContextMismatchError, FileFormatError, OutputExistsError
+from simscore.errors import (
+    ContextMismatchError,
+    FileFormatError,
+    InputMismatchError,
+    MissingValueWarning,
+    OutputExistsError,
+)
 
 EVIL = "</script><img src=x onerror=alert(1)><!-- \u2028 & done"
 
@@ -178,8 +184,12 @@ def test_bad_inputs_are_clear_errors(files: dict[str, Path], tmp_path: Path) -> 
         read_comparison(tmp_path / "other.json")
     a, b = _responses()
     comparison = read_comparison(files["cmp"])
-    with pytest.raises(ContextMismatchError, match="responses of B lack 1 compared context id"):
+    with pytest.raises(InputMismatchError) as caught:
         write_view(comparison, a, b.subset(["same", "act", "text"]), tmp_path / "x.html")
+    assert str(caught.value) == ("b is not what side B of the comparison was made from: 3 contexts, not 4; context ids differ "
+                                 "(1 of the comparison's missing, 0 others)")
+    with pytest.raises(ContextMismatchError, match="responses of B lack 1 compared context id"):
+        write_view(comparison, a, b.subset(["same", "act", "text"]), tmp_path / "x.html", check=False)
     with pytest.raises(ContextMismatchError, match="the context set lack"):
         write_view(comparison, a, b, tmp_path / "x.html", contexts=_contexts().select(["same"]))
     assert not (tmp_path / "x.html").exists()
@@ -208,6 +218,13 @@ def _edit(document: dict[str, Any], where: str, value: Any) -> None:
         ("scores.0.turn_index", {"x": 1}, r"field scores\[0\].turn_index: expected a number, string, boolean or null"),
         ("info", [], "field info: expected an object, got list"),
         ("a", 7, "field a: expected a string, got int 7"),
+        ("info.inputs", "x", "field info.inputs: expected an object, got str 'x'"),
+        ("info.inputs.b", None, "field info.inputs.b: expected an object, got NoneType None"),
+        ("info.inputs.a.contexts", "4", "field info.inputs.a.contexts: expected an integer, got str '4'"),
+        ("info.inputs.a.responses_sha256", "abc",
+         r"field info.inputs.a.responses_sha256: expected a SHA-256 \(64 hex digits\), got str 'abc'"),
+        ("format", "simscore-table", "format is 'simscore-table', expected 'simscore-comparison'"),
+        ("version", 3, r"unsupported format version 3 \(this simscore reads version 1, 2\)"),
     ],
 )
 def test_hand_edited_comparison_is_a_file_format_error(
@@ -276,3 +293,91 @@ def test_a_large_page_stops_and_offers_a_sample_or_a_cap(files: dict[str, Path],
     with pytest.raises(SystemExit):
         main([*base, "--all", "--limit", "1"])
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_view_refuses_responses_the_comparison_was_not_made_from(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = json.loads(files["cmp"].read_text(encoding="utf-8"))
+    assert (record["format"], record["version"]) == ("simscore-comparison", 2)
+    inputs = record["info"]["inputs"]
+    assert {k: v for k, v in inputs["a"].items() if not k.endswith("sha256")} == {"policy": "alpha", "contexts": 4}
+    assert inputs["a"]["ids_sha256"] == inputs["b"]["ids_sha256"] != inputs["a"]["responses_sha256"]
+    base = ["view", str(files["cmp"])]
+    a, b = str(files["a"]), str(files["b"])
+    page = files["cmp"].with_suffix(".html")
+    # swapped: before, the page showed B's responses under A's name
+    assert main([*base, "--a", b, "--b", a]) == 2
+    assert capsys.readouterr().err == (
+        f"simscore view: error: --a {b} and --b {a} are swapped? The comparison was made from 'alpha' as A and "
+        f"'beta' as B; --a {b} holds B's responses and --b {a} A's\n")
+    # the same file twice: before, "0 of 4 contexts differ"
+    assert main([*base, "--a", a, "--b", a]) == 2
+    assert capsys.readouterr().err == (
+        f"simscore view: error: --b {a} is not what side B of the comparison was made from: policy 'alpha', not 'beta'; "
+        "responses differ (SHA-256 of the actions and texts) (it holds A's responses)\n")
+    # the right policy name, one response changed
+    alpha, beta = _responses()
+    edited = Responses({**beta, "act": Response(Act.parse("request(food)"), "What part of town?")}, policy="beta")
+    edited.to_jsonl(tmp_path / "edited.jsonl")
+    assert main([*base, "--a", a, "--b", str(tmp_path / "edited.jsonl")]) == 2
+    assert capsys.readouterr().err.endswith(
+        "is not what side B of the comparison was made from: responses differ (SHA-256 of the actions and texts)\n")
+    # more contexts than the comparison
+    Responses({**alpha, "extra": Response(text="x")}, policy="alpha").to_jsonl(tmp_path / "more.jsonl")
+    assert main([*base, "--a", str(tmp_path / "more.jsonl"), "--b", b]) == 2
+    assert capsys.readouterr().err.endswith(
+        "is not what side A of the comparison was made from: 5 contexts, not 4; context ids differ (0 of the comparison's "
+        "missing, 1 others)\n")
+    assert not page.exists()
+    # the same responses under another file name, and as CSV: accepted (the digest is of the content)
+    from simscore.responses_csv import read_responses_csv, write_responses_csv
+
+    write_responses_csv(tmp_path / "beta.csv", beta)
+    from simscore.compare import check_inputs
+
+    check_inputs(read_comparison(files["cmp"]), alpha, read_responses_csv(tmp_path / "beta.csv", policy="beta"))
+    assert main([*base, "--a", a, "--b", b]) == 0
+    assert page.exists()
+
+
+def test_an_older_comparison_is_read_with_a_warning_that_it_cannot_be_checked(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = json.loads(files["cmp"].read_text(encoding="utf-8"))
+    for key in ("format", "version"):
+        del document[key]
+    for key in ("inputs", "clusters", "unit", "units"):
+        del document["info"][key]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(document), encoding="utf-8")
+    a, b = str(files["a"]), str(files["b"])
+    with pytest.warns(MissingValueWarning) as caught:
+        assert main(["view", str(old), "--a", b, "--b", a]) == 0  # swapped, and nothing can tell
+    assert [str(w.message) for w in caught] == [
+        f"the comparison does not record what it was made from (saved before simscore 0.2.0): cannot check that "
+        f"--a {b} and --b {a} are its responses"]
+    assert read_comparison(old).units_line() is None  # and its summary prints without a units line
+
+
+def test_seed_without_sample_is_refused(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["view", str(files["cmp"]), "--a", str(files["a"]), "--b", str(files["b"])]
+    assert main([*base, "--seed", "3"]) == 2
+    assert capsys.readouterr().err == (
+        "simscore view: error: --seed seeds the random sample of --sample N: give --sample with it, or leave --seed "
+        "out\n")
+    assert not files["cmp"].with_suffix(".html").exists()
+    assert main([*base, "--limit", "1", "--seed", "3"]) == 2
+
+
+def test_a_comparison_whose_scores_were_edited_is_refused(files: dict[str, Path], tmp_path: Path) -> None:
+    from simscore.compare import check_inputs
+
+    document = json.loads(files["cmp"].read_text(encoding="utf-8"))
+    document["scores"] = document["scores"][:3]
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document), encoding="utf-8")
+    a, b = _responses()
+    with pytest.raises(InputMismatchError, match=r"^the comparison's 3 per-context scores are not of the contexts it "
+                       r"records \(4, SHA-256\): was it edited\?$"):
+        check_inputs(read_comparison(edited), a, b)
