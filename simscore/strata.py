@@ -448,6 +448,24 @@ def _label_codes(column: pd.Series) -> tuple[np.ndarray, list[str], int]:
     return codes, names, int(missing.sum())
 
 
+
+def _measure_columns(frame: pd.DataFrame, measures: Sequence[str] | None, comparison_measures: Sequence[str] | None,
+                     *, skip: set[str]) -> list[str]:
+    """The measures to stratify: those given, else the comparison's, else every float column of
+    ``frame`` but ``skip`` and the turn counts; each must be a column of ``frame``."""
+    if measures is None:
+        if comparison_measures is not None:
+            measures = list(comparison_measures)
+        else:
+            skip = skip | {"turn_index", "history_length"}
+            measures = [c for c in frame.columns if c not in skip and pd.api.types.is_float_dtype(frame[c])]
+    measures = list(measures)
+    missing = [m for m in measures if m not in frame.columns]
+    if missing:
+        raise KeyError(f"measure(s) {', '.join(map(repr, missing))} are not columns of the scores")
+    return measures
+
+
 def stratify(
     scores: Any,
     by: str,
@@ -511,16 +529,7 @@ def stratify(
     for name, column in (("by", by), *(("cluster", c) for c in cluster_columns)):
         check_column(frame, column, role=name, where="the comparison's scores",
                      hint="; compare with the contexts' metadata (compare(..., metadata=contexts), or --contexts)")
-    if measures is None:
-        if comparison_measures is not None:
-            measures = list(comparison_measures)
-        else:
-            skip = {by, *cluster_columns, "turn_index", "history_length"}
-            measures = [c for c in frame.columns if c not in skip and pd.api.types.is_float_dtype(frame[c])]
-    measures = list(measures)
-    missing = [m for m in measures if m not in frame.columns]
-    if missing:
-        raise KeyError(f"measure(s) {', '.join(map(repr, missing))} are not columns of the scores")
+    measures = _measure_columns(frame, measures, comparison_measures, skip={by, *cluster_columns})
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     n_resamples = check_int("n_resamples", n_resamples, minimum=0, maximum=MAX_RESAMPLES, error=ValueError)

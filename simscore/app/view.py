@@ -135,46 +135,59 @@ def _check_comparison(path: Path, document: Mapping[str, Any]) -> None:
     A hand-edited file gets a :class:`FileFormatError` naming the field, not a traceback
     from deep inside the page builder.
     """
-
-    def bad(field: str, expected: str, value: Any) -> FileFormatError:
-        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-        return FileFormatError(path, f"field {field}: expected {expected}, got {type(value).__name__} {shown}")
-
     for key in ("a", "b"):
         if document.get(key) is not None and not isinstance(document[key], str):
-            raise bad(key, "a string", document[key])
+            raise _bad_field(path, key, "a string", document[key])
     if document.get("info") is not None and not isinstance(document["info"], dict):
-        raise bad("info", "an object", document["info"])
+        raise _bad_field(path, "info", "an object", document["info"])
     inputs = (document.get("info") or {}).get("inputs")
     if inputs is not None:
-        if not isinstance(inputs, dict):
-            raise bad("info.inputs", "an object", inputs)
-        for side in ("a", "b"):
-            record = inputs.get(side)
-            if not isinstance(record, dict):
-                raise bad(f"info.inputs.{side}", "an object", record)
-            for key, kind, expected in (("policy", str, "a string"), ("contexts", int, "an integer"),
-                                        ("ids_sha256", str, "a SHA-256 (64 hex digits)"),
-                                        ("responses_sha256", str, "a SHA-256 (64 hex digits)")):
-                value = record.get(key)
-                digest = key.endswith("sha256")
-                if not isinstance(value, kind) or isinstance(value, bool) or (
-                        digest and not re.fullmatch(r"[0-9a-f]{64}", str(value))):
-                    raise bad(f"info.inputs.{side}.{key}", expected, value)
+        _check_inputs(path, inputs)
     for name, signature in document["signatures"].items():
         if not isinstance(signature, str):
-            raise bad(f"signatures.{name}", "a string", signature)
+            raise _bad_field(path, f"signatures.{name}", "a string", signature)
     for name, stats in document["summary"].items():
         if not isinstance(stats, dict):
-            raise bad(f"summary.{name}", "an object", stats)
+            raise _bad_field(path, f"summary.{name}", "an object", stats)
         for key, value in stats.items():
             if key not in _SUMMARY_FIELDS:
                 raise FileFormatError(path, f"field summary.{name}: unknown statistic {key!r}")
             if not _is_number(value):
-                raise bad(f"summary.{name}.{key}", "a number or null", value)
-    measures = set(document["signatures"])
+                raise _bad_field(path, f"summary.{name}.{key}", "a number or null", value)
+    _check_score_records(path, document["scores"], set(document["signatures"]))
+
+
+def _bad_field(path: Path, field: str, expected: str, value: Any) -> FileFormatError:
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    return FileFormatError(path, f"field {field}: expected {expected}, got {type(value).__name__} {shown}")
+
+
+#: The fields of a saved comparison's record of one side's inputs (``info.inputs.a``, ``.b``).
+_INPUT_FIELDS = (("policy", str, "a string"), ("contexts", int, "an integer"),
+                 ("ids_sha256", str, "a SHA-256 (64 hex digits)"),
+                 ("responses_sha256", str, "a SHA-256 (64 hex digits)"))
+
+
+def _check_inputs(path: Path, inputs: Any) -> None:
+    """``info.inputs``: per side, what the comparison was made from."""
+    if not isinstance(inputs, dict):
+        raise _bad_field(path, "info.inputs", "an object", inputs)
+    for side in ("a", "b"):
+        record = inputs.get(side)
+        if not isinstance(record, dict):
+            raise _bad_field(path, f"info.inputs.{side}", "an object", record)
+        for key, kind, expected in _INPUT_FIELDS:
+            value = record.get(key)
+            digest = key.endswith("sha256")
+            if not isinstance(value, kind) or isinstance(value, bool) or (
+                    digest and not re.fullmatch(r"[0-9a-f]{64}", str(value))):
+                raise _bad_field(path, f"info.inputs.{side}.{key}", expected, value)
+
+
+def _check_score_records(path: Path, scores: Any, measures: set[str]) -> None:
+    """``scores``: one record per context, a unique string id, numbers for the measures."""
     seen: set[str] = set()
-    for k, record in enumerate(document["scores"]):
+    for k, record in enumerate(scores):
         if not isinstance(record, dict) or not isinstance(record.get("context_id"), str):
             raise FileFormatError(path, f"field scores[{k}]: every score record needs a string 'context_id'")
         if record["context_id"] in seen:
@@ -182,9 +195,9 @@ def _check_comparison(path: Path, document: Mapping[str, Any]) -> None:
         seen.add(record["context_id"])
         for key, value in record.items():
             if key in measures and not _is_number(value):
-                raise bad(f"scores[{k}].{key}", "a number or null", value)
+                raise _bad_field(path, f"scores[{k}].{key}", "a number or null", value)
             if isinstance(value, (dict, list)):
-                raise bad(f"scores[{k}].{key}", "a number, string, boolean or null", value)
+                raise _bad_field(path, f"scores[{k}].{key}", "a number, string, boolean or null", value)
 
 
 def _record_columns(records: list[dict[str, Any]]) -> list[str]:
