@@ -1,6 +1,6 @@
 """The ``simscore`` command line with a fault at one write point (a helper of ``test_faults.py``).
 
-Every file simscore writes goes through :func:`simscore.io.atomic_open`, which writes a
+Every file simscore writes goes through :func:`simscore.output.atomic_open`, which writes a
 temporary file and renames it over the target. This runner counts those renames (the *write
 points*, in the order a run makes them) and, at the ``--at``-th one, sends itself a signal
 after the file's content is complete and before the rename: SIGKILL ends the process on the
@@ -25,7 +25,7 @@ from typing import Any
 
 
 class _FaultyOs:
-    """The ``os`` module as :mod:`simscore.io` sees it, with a fault in ``replace``."""
+    """The ``os`` module as :mod:`simscore.output` sees it, with a fault in ``replace``."""
 
     def __init__(self, at: int, signum: int, listing: Path | None) -> None:
         self.count = 0
@@ -56,9 +56,9 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
 
-    import simscore.io
+    import simscore.output
 
-    simscore.io.os = _FaultyOs(args.at, getattr(signal, f"SIG{args.signal}"), args.list)  # type: ignore[assignment]
+    simscore.output.os = _FaultyOs(args.at, getattr(signal, f"SIG{args.signal}"), args.list)  # type: ignore[assignment]
     from simscore.app.cli import main as simscore
 
     return simscore(command)

@@ -1,6 +1,6 @@
 """The output contract, over every command and every public writer (found, not listed by hand).
 
-The contract (:func:`simscore.io.prepare_output`, :mod:`simscore.app.cli_args`): an output is
+The contract (:func:`simscore.output.prepare_output`, :mod:`simscore.app.cli_args`): an output is
 never an input, however it is spelt (``..``, a symbolic link to the folder, a hard link); an
 existing file is replaced only with ``--force`` / ``overwrite=True``; the location is checked
 before any work. The commands are found by walking ``simscore``'s argument parser, the writers
@@ -197,8 +197,8 @@ READERS = {
 #: Public functions that take a path but touch no file.
 PATHS_ONLY = {"simscore.app.folder.ExperimentFolder.link"}
 #: The write mechanism behind the contract (callers check with prepare_output first) and the check itself.
-MECHANISM = {"simscore.io.atomic_open", "simscore.io.atomic_write_text", "simscore.io.write_jsonl",
-             "simscore.io.prepare_output"}
+MECHANISM = {"simscore.output.atomic_open", "simscore.output.atomic_write_text", "simscore.io.write_jsonl",
+             "simscore.output.prepare_output"}
 #: Writers of a folder they own and resume or regenerate (an experiment, a training run, its figures).
 FOLDER_WRITERS = {
     "simscore.app.experiment.run_experiment", "simscore.app.explain.explain", "simscore.app.report.write_report",
