@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -267,3 +270,29 @@ def test_bad_numbers_are_usage_errors_before_anything_happens(argv, message, tmp
         main([*argv, "--out", str(out)] if argv[0] == "demo" else argv)
     assert message in capsys.readouterr().err
     assert not out.exists()  # demo --jobs 0 left its folder behind
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"PYTHONIOENCODING": "ascii"}, b"caf\\xe9 \\u2192 \\xe0 la carte"),
+        ({"PYTHONIOENCODING": "latin-1"}, b"caf\xe9 \\u2192 \xe0 la carte"),
+        ({"LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""},
+         b"caf\\xe9 \\u2192 \\xe0 la carte"),
+        ({"PYTHONIOENCODING": "utf-8"}, "café → à la carte".encode()),
+    ],
+    ids=["ascii", "latin-1", "C-locale", "utf-8"],
+)
+def test_output_survives_any_stdout_encoding(tmp_path: Path, env: dict[str, str], expected: bytes) -> None:
+    named = tmp_path / "named.jsonl"
+    lines = Path(A).read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0]) | {"policy": "café → à la carte"}
+    named.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run(
+        [sys.executable, "-m", "simscore.app.cli", "compare", str(named), B, "--measures", "tmr"],
+        env={**os.environ, "PYTHONPATH": str(root), **env}, capture_output=True, timeout=120, cwd=root,
+    )
+    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
+    assert done.stdout.startswith(expected + b"  vs  gpsarsa-iq-seed1  (24 contexts)\n")
+    assert b"tmr        0.7083" in done.stdout
