@@ -179,7 +179,8 @@ PATH_PARAMETERS = {"path", "json_path", "out", "path_stem", "log_path", "out_dir
 READERS = {
     "simscore.app.experiment.load_config", "simscore.app.explain.load_runs", "simscore.app.view.read_comparison",
     "simscore.io.read_jsonl", "simscore.io.read_text", "simscore.io.read_bytes", "simscore.io.read_json",
-    "simscore.io.parse_json", "simscore.io.parse_toml", "simscore.io.read_lines", "simscore.responses.Responses.read_jsonl",
+    "simscore.io.parse_json", "simscore.io.parse_toml", "simscore.io.read_lines", "simscore.io.read_csv_rows",
+    "simscore.io.open_input", "simscore.responses.Responses.read_jsonl",
     "simscore.responses_csv.read_responses", "simscore.responses_csv.read_responses_csv",
     "simscore.responses_csv.response_file_format", "simscore.tables_io.load_tables",
     "contexts.collect.import_convlab", "contexts.collect.read_convlab", "contexts.context.ContextSet.read_jsonl",
