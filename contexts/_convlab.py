@@ -24,8 +24,11 @@ from simscore.errors import (
     NoContextsError,
     SkippedDialoguesWarning,
 )
+from simscore.formats import FILE_FORMATS, detect_format, kind_mismatch
 from simscore.io import read_json
 
+#: What :func:`contexts.collect.read_convlab` reads, for the message naming a file of another kind.
+_CONVLAB_DATA = "ConvLab-3 dialogues (one JSON document: a list of dialogues)"
 _CONVLAB_SLOTS = {"area": "area", "food": "food", "pricerange": "pricerange", "price range": "pricerange", "name": "name"}
 _CONVLAB_REQUESTS = {
     "address": "addr", "addr": "addr", "phone": "phone", "postcode": "postcode", "area": "area", "food": "food",
@@ -247,7 +250,10 @@ def _convlab_dialogue(
 def _load_convlab_json(path: Path) -> list[Any]:
     if path.is_dir():
         raise FileFormatError(path, "is a directory, expected dialogues.json")
-    data = read_json(path)
+    data = read_json(path, expected=_CONVLAB_DATA)
+    found = detect_format(data) if isinstance(data, dict) else None
+    if found in FILE_FORMATS:
+        raise FileFormatError(path, kind_mismatch(found, _CONVLAB_DATA))
     if not isinstance(data, list):
         raise FileFormatError(path, f"expected a JSON list of dialogues, got {type(data).__name__}")
     return data

@@ -17,7 +17,6 @@ True
 
 from __future__ import annotations
 
-import csv
 import functools
 import io
 import json
@@ -32,7 +31,8 @@ from typing import Any
 
 from contexts._frozen import FrozenDict
 from simscore.errors import FileFormatError, InvalidContextError
-from simscore.io import read_json, read_text
+from simscore.formats import FILE_FORMATS, detect_format, kind_mismatch
+from simscore.io import read_csv_rows, read_json, read_text
 
 __all__ = [
     "AREAS",
@@ -433,7 +433,10 @@ def load_ontology(path: str | os.PathLike[str]) -> Ontology:
         Naming the file and the bad field.
     """
     p = Path(path)
-    obj = _read_json(p)
+    obj = _read_json(p, ONTOLOGY_FORMAT)
+    found = detect_format(obj) if isinstance(obj, dict) else None
+    if found in FILE_FORMATS and found != ONTOLOGY_FORMAT:
+        raise FileFormatError(p, kind_mismatch(found, ONTOLOGY_FORMAT))
     try:
         return Ontology.from_json(obj)
     except InvalidContextError as exc:
@@ -520,8 +523,8 @@ def load_domain(
         raise FileFormatError(venues_file, str(exc)) from None
 
 
-def _read_json(path: Path) -> Any:
-    return read_json(path)
+def _read_json(path: Path, expected: str | None = None) -> Any:
+    return read_json(path, expected=expected)
 
 
 def _venue_from_row(row: Mapping[str, Any], path: object, where: str, line: int | None) -> Venue:
@@ -574,25 +577,18 @@ def _venues_from_records(records: Sequence[Any], path: object, *, row_label: str
 
 def _read_csv(path: Path) -> tuple[Venue, ...]:
     with io.StringIO(read_text(path), newline="") as handle:
-        reader = csv.DictReader(handle)
-        try:
-            header = reader.fieldnames
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise FileFormatError(path, f"cannot read the CSV header ({exc})", line=1) from None
+        rows = (pair for pair in read_csv_rows(handle, path, expected="a venue table (CSV)") if pair[1])  # blanks skipped
+        line, header = next(rows, (1, []))
         if not header:
             raise FileFormatError(path, "empty file, expected a header row", line=1)
         missing = [name for name in VENUE_FIELDS if name not in header]
         if missing:
-            raise FileFormatError(path, f"header lacks column(s) {', '.join(map(repr, missing))}", line=1)
+            raise FileFormatError(path, f"header lacks column(s) {', '.join(map(repr, missing))}", line=line)
         out = []
-        try:
-            for index, row in enumerate(reader):
-                line = reader.line_num
-                if None in row or any(row[name] is None for name in VENUE_FIELDS):
-                    raise FileFormatError(path, f"row {index}: wrong number of columns", line=line)
-                out.append(_venue_from_row(row, path, f"row {index}", line))
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise FileFormatError(path, f"malformed CSV ({exc})", line=reader.line_num) from None
+        for index, (line, row) in enumerate(rows):
+            if len(row) != len(header):
+                raise FileFormatError(path, f"row {index}: wrong number of columns", line=line)
+            out.append(_venue_from_row(dict(zip(header, row)), path, f"row {index}", line))
     return tuple(out)
 
 

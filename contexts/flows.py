@@ -54,9 +54,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import simscore.io
 from contexts.flow_dialogues import FlowDialogue, FlowTurn
 from simscore.checks import check_int
 from simscore.errors import FileFormatError, InvalidContextError
+from simscore.formats import FILE_FORMATS, detect_format
 from simscore.io import atomic_write_text, format_problem, parse_json, prepare_output, read_text
 
 if TYPE_CHECKING:
@@ -403,18 +405,20 @@ class FlowGraph:
             Naming the file and the line (invalid JSON) or the field at fault: wrong format
             or version, a bad value, a node index out of range, an edge or path that is not
             in the graph, or counts that do not add up. Files over
-            :data:`MAX_FLOW_GRAPH_BYTES` are refused unread.
+            :data:`MAX_FLOW_GRAPH_BYTES` (or :data:`simscore.io.MAX_FILE_BYTES` where that is
+            lower) are refused unread.
         """
         p = Path(path)
+        limit = min(MAX_FLOW_GRAPH_BYTES, simscore.io.MAX_FILE_BYTES)
         try:
             size = p.stat().st_size
         except FileNotFoundError:
             raise FileFormatError(p, "file not found") from None
         if p.is_dir():
             raise FileFormatError(p, "is a directory, expected a flow-graph file")
-        if size > MAX_FLOW_GRAPH_BYTES:
-            raise FileFormatError(p, f"{size:,} bytes; flow-graph files are read up to {MAX_FLOW_GRAPH_BYTES:,}")
-        data = parse_json(read_text(p, limit=MAX_FLOW_GRAPH_BYTES), p)
+        if size > limit:
+            raise FileFormatError(p, f"{size:,} bytes; flow-graph files are read up to {limit:,}")
+        data = parse_json(read_text(p, limit=limit), p, expected=FLOW_GRAPH_FORMAT)
         return _parse(p, data, cls)
 
 
@@ -437,6 +441,8 @@ def _list(path: Path, data: Mapping[str, Any], key: str) -> list[Any]:
 
 def _parse(path: Path, data: Any, cls: type[FlowGraph]) -> FlowGraph:
     problem = format_problem(data, FLOW_GRAPH_FORMAT, (FLOW_GRAPH_VERSION,))
+    if problem and detect_format(data) in FILE_FORMATS:  # another of simscore's files: named as such
+        raise FileFormatError(path, problem)
     if problem:
         raise _field_error(path, "format", problem)
     abstraction = data.get("abstraction")

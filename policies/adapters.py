@@ -44,10 +44,10 @@ from simscore.checks import check_int
 from simscore.errors import (
     ActParseError,
     ContextMismatchError,
-    FileFormatError,
     InvalidContextError,
     InvalidResponseError,
 )
+from simscore.io import open_input, read_head
 from simscore.responses import Response, Responses
 
 __all__ = [
@@ -232,19 +232,6 @@ class CallablePolicy:
 # -- responses logged in a file -----------------------------------------------------------
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except FileNotFoundError:
-        raise FileFormatError(path, "file not found") from None
-    except IsADirectoryError:
-        raise FileFormatError(path, "is a directory, expected a file") from None
-    return digest.hexdigest()
-
-
 class LoggedPolicy:
     """Responses logged earlier (e.g. by a system outside Python), replayed by context id.
 
@@ -341,10 +328,13 @@ class LoggedPolicy:
             Naming the file and the line of the first bad record.
         """
         p = Path(path)
-        chosen = responses_csv.response_file_format(p, format)
-        digest = _sha256(p)
-        responses = responses_csv.read_responses(p, format=chosen)
-        facts = {**responses.provenance, "log_file": str(path), "log_format": chosen, "log_sha256": digest}
+        digest = hashlib.sha256()  # of the bytes read: the file is read once, so a pipe works too
+        head, stream = read_head(open_input(p, digest=digest), 4096)
+        with stream:  # a reader reads to the end of a valid log: the digest is the whole file's
+            chosen = responses_csv.response_file_format(p, format, head=head)
+            responses = responses_csv.read_responses(p, format=chosen, stream=stream)
+        facts = {**responses.provenance, "log_file": str(path), "log_format": chosen,
+                 "log_sha256": digest.hexdigest()}
         return cls(
             responses,
             name=name,

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from simscore.errors import ActParseError
+from simscore.errors import ActParseError, excerpt
 
 __all__ = ["Act", "Item", "NONE_VALUE", "CONVLAB_DOMAINS", "KNOWN_INTENTS", "convlab_order_problem"]
 
@@ -463,7 +463,7 @@ class _Parser:
             if not stripped:
                 raise self.fail("empty intent", offset)
             if not _INTENT_RE.match(stripped):
-                raise self.fail(f"intent {stripped!r} is not an identifier [A-Za-z0-9_-]", offset)
+                raise self.fail(f"intent {excerpt(stripped)} is not an identifier [A-Za-z0-9_-]", offset)
             intents.append(stripped)
             offset += len(name) + 1
         self.pos = open_at + 1
@@ -487,7 +487,7 @@ class _Parser:
         if self.pos != len(text):
             rest = text[self.pos :]
             hint = " (PyDial joins alternative acts with '|': parse each act on its own)" if rest[0] == "|" else ""
-            raise self.fail(f"unexpected text after ')': {rest!r}{hint}")
+            raise self.fail(f"unexpected text after ')': {excerpt(rest)}{hint}")
         return Act(intents, items)
 
     def parse_item(self) -> Item:

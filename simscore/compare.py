@@ -42,6 +42,7 @@ from simscore.clusters import (
     unit_name,
 )
 from simscore.errors import ContextMismatchError, InputMismatchError, InvalidResponseError, MissingValueWarning
+from simscore.formats import COMPARISON_FORMAT
 from simscore.io import atomic_open, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures._progress import show_progress
@@ -60,10 +61,9 @@ _SUMMARY_COLUMNS = ["mean", "count", "missing", "ci_low", "ci_high"]
 
 #: Per-context records made at a time by :meth:`Comparison.write_json`.
 JSON_CHUNK = 10_000
-#: The ``format`` of a saved comparison (:meth:`Comparison.write_json`); a file without one is
-#: version 1 (before simscore 0.2.0).
-COMPARISON_FORMAT = "simscore-comparison"
-#: Version 2: ``info`` records the inputs (``inputs``) and the bootstrap's units (``clusters``,
+#: The version of a saved comparison (:meth:`Comparison.write_json`, format
+#: :data:`simscore.formats.COMPARISON_FORMAT`); a file without a ``format`` is version 1
+#: (before simscore 0.2.0). Version 2: ``info`` records the inputs (``inputs``) and the bootstrap's units (``clusters``,
 #: ``unit``, ``units``).
 COMPARISON_VERSION = 2
 

@@ -2,11 +2,18 @@
 
 Every exception also subclasses the builtin a caller would naturally catch
 (``ValueError``, ``KeyError``, ``OSError``), so ``except ValueError`` keeps working.
+
+Messages are short whatever the input: a value from a file or a caller is quoted through
+:func:`excerpt` (at most :data:`EXCERPT_LENGTH` characters and its total length), and a
+:class:`FileFormatError` keeps at most :data:`MAX_MESSAGE_LENGTH` characters of its reason.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "excerpt",
+    "EXCERPT_LENGTH",
+    "MAX_MESSAGE_LENGTH",
     "SimscoreError",
     "ActParseError",
     "InvalidResponseError",
@@ -42,6 +49,42 @@ __all__ = [
 ]
 
 
+#: The longest quotation of an input in a message (:func:`excerpt`), in characters.
+EXCERPT_LENGTH = 200
+
+#: The longest reason a :class:`FileFormatError` keeps, in characters: a backstop for a message
+#: that quotes an input without :func:`excerpt` (its middle is cut, naming the length).
+MAX_MESSAGE_LENGTH = 1000
+
+
+def excerpt(value: object, limit: int = EXCERPT_LENGTH) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters and naming the length of what was cut.
+
+    Every message that quotes an input (an act, a context id, a cell, a header field) quotes it
+    through here, so a 100,000-character value costs a line, not 100 kB of terminal.
+
+    >>> excerpt("request(food)")
+    "'request(food)'"
+    >>> excerpt("inform(" + "x" * 100_000, limit=20)
+    "'inform(xxxxxxxxxxxx... (100,007 characters)"
+    >>> excerpt(list(range(100)), limit=12)
+    '[0, 1, 2, 3,... (390 characters as written)'
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f"{len(value):,} characters" if isinstance(value, str) else f"{len(text):,} characters as written"
+    return f"{text[:limit]}... ({size})"
+
+
+def _bounded(message: str) -> str:
+    """``message``, its middle cut if longer than :data:`MAX_MESSAGE_LENGTH` (naming the length)."""
+    if len(message) <= MAX_MESSAGE_LENGTH:
+        return message
+    head, tail = MAX_MESSAGE_LENGTH * 3 // 4, MAX_MESSAGE_LENGTH // 5
+    return f"{message[:head]} ... [{len(message) - head - tail:,} characters left out] ... {message[-tail:]}"
+
+
 class SimscoreError(Exception):
     """Base class of every error raised by simscore, contexts and policies."""
 
@@ -64,7 +107,7 @@ class ActParseError(SimscoreError, ValueError):
         self.position = position
         self.reason = reason
         where = f" at position {position}" if position is not None else ""
-        super().__init__(f"cannot parse act {text!r}: {reason}{where}")
+        super().__init__(f"cannot parse act {excerpt(text)}: {reason}{where}")
 
 
 class InvalidResponseError(SimscoreError, ValueError):
@@ -81,13 +124,14 @@ class FileFormatError(SimscoreError, ValueError):
     line : int or None
         1-based line number of the bad line, when known.
     reason : str
-        What is wrong, without the file and line.
+        What is wrong, without the file and line (at most :data:`MAX_MESSAGE_LENGTH`
+        characters: a longer one keeps its start and end).
     """
 
     def __init__(self, path: object, message: str, line: int | None = None) -> None:
         self.path = str(path)
         self.line = line
-        self.reason = message
+        self.reason = message = _bounded(message)
         where = f", line {line}" if line is not None else ""
         super().__init__(f"{self.path}{where}: {message}")
 

@@ -1,17 +1,23 @@
-"""Atomic file writing and bounded, line-numbered reading, shared by all packages.
+"""Bounded, line-numbered reading, shared by all packages (and the output contract's names).
 
-Files are written to a temporary file in the target directory and renamed over the
-target, so an interrupted write never leaves a torn file. The temporary file is created
-with mode 0666, so the process umask applies to it as to any new file (no umask is read
-or changed). Reading reports the 1-based line number of the first bad line.
+Files are written through :mod:`simscore.output` (the output contract: :func:`prepare_output`,
+:func:`atomic_open`, offered here too): to a temporary file in the target directory, renamed
+over the target, so an interrupted write never leaves a torn file; nothing but a regular file
+is ever renamed over. Reading reports the 1-based line number of the first bad line.
 
 Every reader of the three packages reads through the functions here, so a hostile or broken
 file costs bounded memory and time and ends in a :class:`~simscore.errors.FileFormatError`
-naming the file and line, whatever its bytes. The limits, by name:
+naming the file and line, whatever its bytes. Inputs are read once, from the start, so a pipe
+works as well as a file (``<(zcat log.jsonl.gz)``, ``/dev/stdin``, a FIFO): :func:`open_input`,
+and :func:`read_head` for a reader that looks at the first bytes before choosing how to read
+the rest. A file of another of simscore's kinds where one kind belongs is named as such
+(:mod:`simscore.formats`). The limits, by name:
 
-* :data:`MAX_LINE_LENGTH` — the longest line of a JSON Lines or CSV file (a stream without
-  line breaks, such as ``/dev/zero``, stops there instead of filling memory);
-* :data:`MAX_FILE_BYTES` — the largest file read whole (a JSON document, a checkpoint);
+* :data:`MAX_LINE_LENGTH` — the longest line of a JSON Lines file and the longest row of a CSV
+  file (a stream without line breaks, such as ``/dev/zero``, stops there instead of filling
+  memory; a CSV cell may be as long);
+* :data:`MAX_FILE_BYTES` — the largest file read whole (a JSON document, a checkpoint); a
+  regular file's size is checked before any byte is read, a stream is read up to the limit;
 * :data:`MAX_NESTING` — the deepest nesting of JSON arrays and objects (100,000 nested
   brackets would otherwise exhaust Python's recursion).
 
@@ -22,16 +28,19 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import io
+import itertools
 import json
 import os
 import re
-import secrets
-import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+import stat
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from simscore.errors import FileFormatError, OutputExistsError
+from simscore.errors import FileFormatError, excerpt
+from simscore.formats import FILE_FORMATS, JSON_LINES_FORMATS, detect_format, kind_mismatch
+from simscore.output import atomic_open, atomic_write_text, is_temporary, prepare_output, same_file
 
 __all__ = [
     "atomic_open",
@@ -41,6 +50,9 @@ __all__ = [
     "read_text",
     "read_bytes",
     "read_json",
+    "read_csv_rows",
+    "open_input",
+    "read_head",
     "parse_json",
     "parse_toml",
     "read_lines",
@@ -53,8 +65,8 @@ __all__ = [
 
 
 #: The longest line a JSON Lines or CSV reader accepts (bytes for JSON Lines, characters for
-#: CSV): 16 MiB, far above any record simscore writes (a context with its dialogue history is
-#: a few kB).
+#: CSV, where a row may span several lines and its cells may be as long): 16 MiB, far above any
+#: record simscore writes (a context with its dialogue history is a few kB).
 MAX_LINE_LENGTH = 16 * 2**20
 
 #: The largest file read whole (JSON documents such as ConvLab data or a saved comparison,
@@ -64,150 +76,6 @@ MAX_FILE_BYTES = 2 * 2**30
 #: The deepest nesting of arrays and objects in a JSON document or record; simscore's own
 #: files nest at most 6 levels, ConvLab's dialogue files 7.
 MAX_NESTING = 64
-
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-_TOKEN_BYTES = 6
-_TEMPORARY_SUFFIX = ".tmp"
-
-
-def _create_temporary(directory: Path, name: str) -> tuple[int, str]:
-    """Create a new, empty temporary file next to ``name`` (mode 0666 minus the umask)."""
-    for _ in range(100):
-        candidate = directory / f".{name}.{secrets.token_hex(_TOKEN_BYTES)}{_TEMPORARY_SUFFIX}"
-        try:
-            return os.open(candidate, _CREATE_FLAGS, 0o666), str(candidate)
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"could not create a temporary file next to {directory / name}")
-
-
-def is_temporary(name: str) -> bool:
-    """Whether a file name is one of :func:`atomic_open`'s temporary files, ``.<target>.<12 hex digits>.tmp``.
-
-    Such a file is left behind only when a process is killed in the middle of a write; it is
-    never a finished output, so a program resuming the interrupted work may delete it.
-
-    >>> is_temporary(".report.md.0a1b2c3d4e5f.tmp"), is_temporary("report.md"), is_temporary(".x.tmp")
-    (True, False, False)
-    """
-    if not (name.startswith(".") and name.endswith(_TEMPORARY_SUFFIX)):
-        return False
-    target, dot, token = name[1:-len(_TEMPORARY_SUFFIX)].rpartition(".")
-    return bool(dot and target) and len(token) == 2 * _TOKEN_BYTES and all(c in "0123456789abcdef" for c in token)
-
-
-def prepare_output(
-    path: str | os.PathLike[str],
-    *,
-    inputs: Iterable[str | os.PathLike[str]] = (),
-    overwrite: bool = False,
-) -> Path:
-    """Check, before any work, that ``path`` may be written; returns it as a :class:`~pathlib.Path`.
-
-    This is the one output check of simscore, contexts and policies: every public writer calls
-    it (with ``overwrite``) and every command calls it before any work (with its inputs, through
-    :func:`simscore.app.cli_files.check_outputs`); the write itself is :func:`atomic_open`.
-
-    * An output that is one of the ``inputs`` (the same file, however it is spelt: symbolic
-      links and ``..`` resolved, hard links compared by device and inode) is refused, even with
-      ``overwrite``: nothing the user gave is replaced.
-    * An existing file is refused unless ``overwrite`` (the command line's ``--force``).
-    * The directory must exist or be creatable, and be writable.
-
-    Raises
-    ------
-    simscore.errors.OutputExistsError
-        The output is an input, or exists and ``overwrite`` is false.
-    PermissionError, NotADirectoryError
-        The location cannot be written (naming the directory).
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> (folder / "log.jsonl").write_text("{}")
-    2
-    >>> prepare_output(folder / "log.jsonl", inputs=[folder / "log.jsonl"], overwrite=True)
-    Traceback (most recent call last):
-    ...
-    simscore.errors.OutputExistsError: ... is also an input: refusing to write over it
-    >>> prepare_output(folder / "out.jsonl").name
-    'out.jsonl'
-    """
-    target = Path(path)
-    if target.is_dir():
-        raise OutputExistsError(f"{target} is a directory, expected a file name")
-    resolved = target.resolve()
-    for given in inputs:
-        if same_file(target, given):
-            raise OutputExistsError(f"{target} is also an input: refusing to write over it")
-    if (target.exists() or target.is_symlink()) and not overwrite:
-        raise OutputExistsError(f"{target} exists; use --force (or overwrite=True) to replace it")
-    folder = resolved.parent
-    existing = folder
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise NotADirectoryError(f"{existing} is not a directory: cannot write {target}")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise PermissionError(f"{existing} is not writable: cannot write {target}")
-    # try what the write will do, leaving nothing behind (root passes os.access anywhere, /proc say)
-    try:
-        if existing == folder:
-            fd, probe = _create_temporary(folder, target.name)
-            os.close(fd)
-            os.unlink(probe)
-        else:  # the write will create the missing folders
-            os.rmdir(tempfile.mkdtemp(prefix=".simscore-probe-", dir=existing))
-    except OSError as exc:
-        raise PermissionError(f"{existing} is not writable ({exc.strerror}): cannot write {target}") from None
-    return target
-
-
-def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    """Whether two paths name the same file: the same inode if both exist, else the same resolved path.
-
-    >>> import tempfile, pathlib
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> same_file(folder / "x" / ".." / "a.txt", folder / "a.txt")
-    True
-    """
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist (yet)
-        return Path(a).resolve() == Path(b).resolve()
-
-
-@contextlib.contextmanager
-def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
-    """Open a temporary file next to ``path`` and rename it over ``path`` on success.
-
-    On an exception the temporary file is removed and ``path`` is left untouched.
-    """
-    if mode not in ("w", "wb"):
-        raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _create_temporary(target.parent, target.name)
-    try:
-        if mode == "w":
-            kwargs.setdefault("encoding", "utf-8")
-            kwargs.setdefault("newline", "\n")
-        with os.fdopen(fd, mode, **kwargs) as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` atomically (UTF-8)."""
-    with atomic_open(path, "w") as handle:
-        handle.write(text)
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -233,6 +101,8 @@ def write_jsonl(
 def format_problem(obj: Any, format_name: str, versions: Iterable[int], *, what: str = "format") -> str | None:
     """What is wrong with a file header's ``format``/``version`` fields, or None if nothing.
 
+    A file of another of simscore's kinds is named as such (:func:`~simscore.formats.kind_mismatch`).
+
     >>> format_problem({"format": "x", "version": 1}, "x", (1,)) is None
     True
     >>> format_problem({"format": "x", "version": 3}, "x", (1, 2))
@@ -241,16 +111,22 @@ def format_problem(obj: Any, format_name: str, versions: Iterable[int], *, what:
     'expected a JSON object, got list'
     >>> format_problem({"format": "x", "version": True}, "x", (1,))
     'unsupported format version True (this simscore reads version 1)'
+    >>> print(format_problem({"format": "simscore-responses", "version": 1}, "simscore-contexts", (2,)))
+    a responses file (format 'simscore-responses', JSON Lines)
+    where a context set (format 'simscore-contexts', JSON Lines) belongs
     """
     if not isinstance(obj, Mapping):
         return f"expected a JSON object, got {type(obj).__name__}"
-    if obj.get("format") != format_name:
-        return f"{what} is {obj.get('format')!r}, expected {format_name!r}"
+    found = detect_format(obj)
+    if found != format_name:
+        if found in FILE_FORMATS:
+            return kind_mismatch(found, format_name)
+        return f"{what} is {excerpt(obj.get('format'), 60)}, expected {format_name!r}"
     supported = tuple(versions)
     version = obj.get("version")
     if type(version) is not int or version not in supported:  # true == 1 and 1.0 == 1 in Python, not here
         return (
-            f"unsupported {what} version {obj.get('version')!r} "
+            f"unsupported {what} version {excerpt(obj.get('version'), 60)} "
             f"(this simscore reads version {', '.join(map(str, supported))})"
         )
     return None
@@ -300,11 +176,16 @@ def _too_deep(text: str) -> int | None:
     return 1
 
 
-def parse_json(text: str, path: str | os.PathLike[str], *, line: int | None = None) -> Any:
+def parse_json(
+    text: str, path: str | os.PathLike[str], *, line: int | None = None, expected: str | None = None
+) -> Any:
     """JSON ``text`` read from ``path`` (at ``line`` of it, for a JSON Lines record), strictly and bounded.
 
     ``NaN`` and ``Infinity`` are refused (they are not JSON), and so is nesting deeper than
-    :data:`MAX_NESTING`.
+    :data:`MAX_NESTING`. Where a whole document does not parse because it is a JSON Lines file
+    of simscore's, the message names that file's kind and ``expected`` (a format name of
+    :data:`~simscore.formats.FILE_FORMATS`, or a description); a byte-order mark inside the
+    text is named as such.
 
     Raises
     ------
@@ -323,6 +204,10 @@ def parse_json(text: str, path: str | os.PathLike[str], *, line: int | None = No
     Traceback (most recent call last):
     ...
     simscore.errors.FileFormatError: x.jsonl, line 3: invalid JSON (non-standard JSON number NaN)
+    >>> parse_json('\\ufeff{"context_id": "c2"}', "joined.jsonl", line=2)
+    Traceback (most recent call last):
+    ...
+    simscore.errors.FileFormatError: joined.jsonl, line 2: a byte-order mark (U+FEFF) at column 1, where only ...
     """
     deep = f"arrays and objects nested deeper than {MAX_NESTING} levels (simscore.io.MAX_NESTING)"
     try:
@@ -331,6 +216,14 @@ def parse_json(text: str, path: str | os.PathLike[str], *, line: int | None = No
         raise FileFormatError(path, deep, line=line if line is not None else _too_deep(text)) from None
     except json.JSONDecodeError as exc:
         where = line if line is not None else exc.lineno
+        if text[exc.pos : exc.pos + 1] == "\ufeff":
+            raise FileFormatError(
+                path, f"a byte-order mark (U+FEFF) at column {exc.colno}, where only the file's start may hold one "
+                "(were files joined?)", line=where,
+            ) from None
+        found = detect_format(text[:_SNIFF_CHARACTERS]) if line is None else None
+        if found in JSON_LINES_FORMATS and found != expected:
+            raise FileFormatError(path, kind_mismatch(found, expected or "one JSON document"), line=1) from None
         column = f", column {exc.colno}" if line is None else f" at column {exc.colno}"
         raise FileFormatError(path, f"invalid JSON ({exc.msg}{column})", line=where) from None
     except ValueError as exc:
@@ -341,14 +234,15 @@ def parse_json(text: str, path: str | os.PathLike[str], *, line: int | None = No
     return value
 
 
-def parse_toml(text: str, path: str | os.PathLike[str]) -> dict[str, Any]:
+def parse_toml(text: str, path: str | os.PathLike[str], *, expected: str = "a TOML file") -> dict[str, Any]:
     """TOML ``text`` read from ``path``, with tables and arrays nested at most :data:`MAX_NESTING` deep.
 
     Raises
     ------
     FileFormatError
         Naming the file (and the line, where :mod:`tomllib` gives one): invalid TOML, too deep
-        a nesting (which would otherwise exhaust Python's recursion).
+        a nesting (which would otherwise exhaust Python's recursion), a JSON file of simscore's
+        (named by its kind, with ``expected``, what belongs there).
 
     >>> parse_toml('a = [[1], [2]]', "c.toml")
     {'a': [[1], [2]]}
@@ -365,6 +259,9 @@ def parse_toml(text: str, path: str | os.PathLike[str]) -> dict[str, Any]:
     except RecursionError:
         raise FileFormatError(path, deep) from None
     except tomllib.TOMLDecodeError as exc:
+        found = detect_format(text[:_SNIFF_CHARACTERS])
+        if found in FILE_FORMATS:
+            raise FileFormatError(path, kind_mismatch(found, expected), line=1) from None
         raise FileFormatError(path, f"invalid TOML ({exc})") from None
     stack: list[tuple[Any, int]] = [(data, 1)]
     while stack:  # a configuration is small: walk it
@@ -376,65 +273,73 @@ def parse_toml(text: str, path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
-def read_json(path: str | os.PathLike[str], *, limit: int | None = None) -> Any:
-    """A whole JSON file, read by :func:`read_text` and parsed by :func:`parse_json`.
+def read_json(path: str | os.PathLike[str], *, limit: int | None = None, expected: str | None = None) -> Any:
+    """A whole JSON file, read by :func:`read_text` and parsed by :func:`parse_json` (``expected`` is its).
 
     Raises
     ------
     FileFormatError
         The file is missing, a directory, larger than ``limit`` (default :data:`MAX_FILE_BYTES`),
-        not UTF-8, or not valid JSON within the limits (naming the line).
+        not UTF-8, or not valid JSON within the limits (naming the line), or a JSON Lines file
+        of simscore's (naming its kind).
     """
-    return parse_json(read_text(path, limit=limit), path)
+    return parse_json(read_text(path, limit=limit), path, expected=expected)
 
 
 def read_jsonl(
-    path: str | os.PathLike[str], *, format_name: str, versions: Iterable[int]
-) -> tuple[dict[str, Any], Iterator[tuple[int, dict[str, Any]]]]:
+    path: str | os.PathLike[str], *, format_name: str, versions: Iterable[int], stream: IO[bytes] | None = None
+) -> tuple[dict[str, Any], Generator[tuple[int, dict[str, Any]], None, None]]:
     """Read a JSON Lines file with a header line.
 
-    Lines are read up to :data:`MAX_LINE_LENGTH` bytes and parsed by :func:`parse_json`.
+    Lines are read up to :data:`MAX_LINE_LENGTH` bytes and parsed by :func:`parse_json`. A file
+    of another of simscore's kinds (a JSON document such as a flow graph, or another JSON Lines
+    format) is named as such, with the kind that belongs (:func:`~simscore.formats.kind_mismatch`).
 
     Parameters
     ----------
     path : path-like
-        The file.
+        The file (read once from its start: a pipe or FIFO works).
     format_name : str
         Expected value of the header's ``"format"`` field.
     versions : iterable of int
         Supported values of the header's ``"version"`` field.
+    stream : binary file, optional
+        Read this open stream instead of opening ``path`` (which then only names it in
+        messages), e.g. one whose first bytes :func:`read_head` looked at; it is closed when
+        the records end.
 
     Returns
     -------
     header : dict
         The parsed header.
-    records : iterator of (line_number, dict)
+    records : generator of (line_number, dict)
         The remaining non-blank lines, parsed lazily; a bad line raises
-        :class:`~simscore.errors.FileFormatError` naming its line number.
+        :class:`~simscore.errors.FileFormatError` naming its line number. Its ``close()``
+        closes the file (as reading to the end does).
     """
     p = Path(path)
-    handle = _open_binary(p)
+    handle = open_input(p) if stream is None else stream
     lines = read_lines(handle, p)
     try:
         number, raw = next(lines, (1, b""))
         first = decode_line(p, raw.removeprefix(codecs.BOM_UTF8), number)
-    except FileFormatError:
+        if not first.strip():
+            raise FileFormatError(p, "empty file, expected a header line", line=1)
+        try:
+            header = _parse_line(p, first, 1)
+        except FileFormatError:  # a JSON document of simscore's, say: name it
+            found = detect_format(first[:_SNIFF_CHARACTERS] + handle.read(_SNIFF_CHARACTERS).decode("utf-8", "replace"))
+            if found in FILE_FORMATS and found != format_name:
+                raise FileFormatError(p, kind_mismatch(found, format_name), line=1) from None
+            raise
+        problem = format_problem(header, format_name, versions, what="header format")
+        if problem:
+            raise FileFormatError(p, problem.replace("header format version", "format version"), line=1)
+    except BaseException:
         handle.close()
         raise
-    if not first.strip():
-        handle.close()
-        raise FileFormatError(p, "empty file, expected a header line", line=1)
-    try:
-        header = _parse_line(p, first, 1)
-    except FileFormatError:
-        handle.close()
-        raise
-    problem = format_problem(header, format_name, versions, what="header format")
-    if problem:
-        handle.close()
-        raise FileFormatError(p, problem.replace("header format version", "format version"), line=1)
 
-    def records() -> Iterator[tuple[int, dict[str, Any]]]:
+    def records() -> Generator[tuple[int, dict[str, Any]], None, None]:
         with handle:
             for number, raw in lines:
                 line = decode_line(p, raw, number)
@@ -444,13 +349,122 @@ def read_jsonl(
     return header, records()
 
 
-def _open_binary(path: Path) -> IO[bytes]:
+#: How much of a file is looked at to tell its kind (:func:`~simscore.formats.detect_format`).
+_SNIFF_CHARACTERS = 4096
+
+
+class _Wrapped(io.RawIOBase):
+    """A readable raw stream over another stream ``inner``, which closing it closes."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__()
+        self._inner = inner
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return int(self._inner.fileno())
+
+    def close(self) -> None:
+        if not self.closed:
+            self._inner.close()
+        super().close()
+
+
+class _Replay(_Wrapped):
+    """A stream that gives ``head`` again, then the rest of ``inner`` (see :func:`read_head`)."""
+
+    def __init__(self, head: bytes, inner: IO[bytes]) -> None:
+        super().__init__(inner)
+        self._head = memoryview(head)
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return int(self._inner.readinto(buffer))
+
+
+class _Digesting(_Wrapped):
+    """A raw stream that feeds every byte read from ``inner`` to ``digest`` (see :func:`open_input`)."""
+
+    def __init__(self, inner: io.RawIOBase, digest: Any) -> None:
+        super().__init__(inner)
+        self._digest = digest
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._inner.readinto(buffer)
+        if n:
+            self._digest.update(memoryview(buffer)[:n])
+        return n or 0
+
+
+def open_input(path: str | os.PathLike[str], *, digest: Any = None) -> IO[bytes]:
+    """Open an input file to read once, from its start, as a buffered binary stream.
+
+    Whatever the path names that can be read in order: a regular file, a FIFO or pipe (process
+    substitution ``<(...)``, ``/dev/stdin``), a character device. Readers read it in one pass,
+    never seeking, stating its size for anything but a bound, or opening it twice.
+
+    Parameters
+    ----------
+    path : path-like
+    digest : hashlib object, optional
+        Updated with every byte read (e.g. ``hashlib.sha256()``: the digest of what was read,
+        without a second pass over a file that a pipe cannot give twice).
+
+    Raises
+    ------
+    FileFormatError
+        The file is missing, is a directory or a socket.
+
+    >>> import hashlib
+    >>> digest = hashlib.sha256()
+    >>> with open_input("/dev/null", digest=digest) as stream:
+    ...     stream.read(), digest.hexdigest()[:12]
+    (b'', 'e3b0c44298fc')
+    """
+    p = Path(path)
     try:
-        return open(path, "rb")  # decoded line by line, so a bad byte is reported with its line
+        raw: io.RawIOBase = open(p, "rb", buffering=0)
     except FileNotFoundError:
-        raise FileFormatError(path, "file not found") from None
+        raise FileFormatError(p, "file not found") from None
     except IsADirectoryError:
-        raise FileFormatError(path, "is a directory, expected a file") from None
+        raise FileFormatError(p, "is a directory, expected a file") from None
+    except OSError:
+        with contextlib.suppress(OSError):
+            if stat.S_ISSOCK(os.stat(p).st_mode):
+                raise FileFormatError(p, "is a socket, expected a file") from None
+        raise
+    if digest is not None:
+        raw = _Digesting(raw, digest)
+    return io.BufferedReader(raw)
+
+
+def read_head(stream: IO[bytes], size: int) -> tuple[bytes, IO[bytes]]:
+    """The first ``size`` bytes of ``stream`` (fewer if it ends sooner), and a stream that gives all of it again.
+
+    For a reader that looks before it reads (a format told by content), on a pipe as on a
+    file: the returned stream replays the bytes looked at, then reads on; closing it closes
+    ``stream``.
+
+    >>> import io
+    >>> head, again = read_head(io.BytesIO(b'{"format": "x"}\\nrest'), 4)
+    >>> head, again.read()
+    (b'{"fo', b'{"format": "x"}\\nrest')
+    """
+    chunks, total = [], 0
+    while total < size:
+        chunk = stream.read(size - total)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    head = b"".join(chunks)
+    return head, io.BufferedReader(_Replay(head, stream))
 
 
 def read_lines(handle: IO[Any], path: str | os.PathLike[str], *, start: int = 1) -> Iterator[tuple[int, Any]]:
@@ -479,8 +493,117 @@ def read_lines(handle: IO[Any], path: str | os.PathLike[str], *, start: int = 1)
         number += 1
 
 
+def read_csv_rows(
+    handle: IO[str], path: str | os.PathLike[str], *, expected: str = "a CSV file"
+) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, cells)`` of each row of an open CSV text file (``newline=""``), strictly.
+
+    CSV as :mod:`csv`'s default dialect reads it with ``strict=True`` (comma-separated; a cell
+    in double quotes may hold commas, line breaks and doubled quotes; a quote inside an
+    unquoted cell is kept; a blank line is a row without cells), but without :mod:`csv`'s
+    131,072-character limit on a cell, a setting of the whole process: a row, with every line
+    it spans, may be up to :data:`MAX_LINE_LENGTH` characters long, and so may a cell.
+    The line number is the row's first line. A byte-order mark that starts a row after the
+    first line is an error (two files joined): a reader would take it for part of a cell. A
+    JSON file of simscore's is named by its kind, with ``expected``, the CSV that belongs there.
+
+    Raises
+    ------
+    FileFormatError
+        Naming the file and line: a character after a closing quote, a quoted cell that never
+        ends, a line break inside an unquoted cell, a row longer than the limit, a BOM, a file
+        of simscore's that is not CSV.
+
+    >>> import io
+    >>> list(read_csv_rows(io.StringIO('id,text\\nc1,"a ""quoted"", multi-\\nline cell"\\n\\nc2,x"y\\n', newline=""), "x.csv"))
+    [(1, ['id', 'text']), (2, ['c1', 'a "quoted", multi-\\nline cell']), (4, []), (5, ['c2', 'x"y'])]
+    """
+    limit = MAX_LINE_LENGTH
+    cells: list[str] = []
+    parts: list[str] = []  # of the quoted cell being read
+    quoted = False
+    start, size = 0, 0
+    for number, line in _csv_lines(handle, path, expected):
+        if not quoted and not cells:
+            start, size = number, 0
+            if number > 1 and line.startswith("\ufeff"):
+                raise FileFormatError(
+                    path, "a byte-order mark (U+FEFF) at column 1, where only the file's start may hold one "
+                    "(were files joined?)", line=number,
+                )
+            if not line.rstrip("\r\n"):
+                yield number, []
+                continue
+        size += len(line)
+        if size > limit:
+            raise FileFormatError(path, f"a row longer than {limit:,} characters (simscore.io.MAX_LINE_LENGTH)",
+                                  line=start)
+        body, pos = line, 0
+        while True:
+            if quoted:
+                close = body.find('"', pos)
+                if close < 0:  # the cell goes on, line break and all, on the next line
+                    parts.append(body[pos:])
+                    break
+                parts.append(body[pos:close])
+                if body.startswith('"', close + 1):
+                    parts.append('"')
+                    pos = close + 2
+                    continue
+                quoted, pos = False, close + 1
+                after = body[pos:]
+                if after.startswith(","):
+                    cells.append("".join(parts))
+                    parts, pos = [], pos + 1
+                    continue
+                if after not in ("", "\n", "\r", "\r\n"):
+                    raise FileFormatError(path, f"malformed CSV (',' expected after '\"', at column {pos + 1})",
+                                          line=number)
+                cells.append("".join(parts))
+                parts = []
+                yield start, cells
+                cells = []
+                break
+            if body.startswith('"', pos):
+                quoted, pos = True, pos + 1
+                continue
+            comma = body.find(",", pos)
+            cell = body[pos:] if comma < 0 else body[pos:comma]
+            if comma < 0:
+                cell = cell.removesuffix("\n").removesuffix("\r")
+            if "\r" in cell or "\n" in cell:
+                raise FileFormatError(path, "malformed CSV (a line break inside an unquoted cell)", line=number)
+            cells.append(cell)
+            if comma < 0:
+                yield start, cells
+                cells = []
+                break
+            pos = comma + 1
+    if quoted:
+        raise FileFormatError(path, "malformed CSV (a quoted cell that never ends)", line=start)
+
+
+def _csv_lines(handle: IO[str], path: str | os.PathLike[str], expected: str) -> Iterator[tuple[int, str]]:
+    """:func:`read_lines` of a CSV file, which must not be a JSON file of simscore's (named by its kind if it is)."""
+    lines = read_lines(handle, path)
+    ahead = list(itertools.islice(lines, 1))
+    if ahead and ahead[0][1].lstrip("\ufeff \t\r\n").startswith("{"):  # JSON: look at its start (a few lines)
+        while sum(len(line) for _, line in ahead) < _SNIFF_CHARACTERS and len(ahead) < 64:
+            more = list(itertools.islice(lines, 1))
+            if not more:
+                break
+            ahead.extend(more)
+        found = detect_format("".join(line for _, line in ahead)[:_SNIFF_CHARACTERS])
+        if found in FILE_FORMATS:
+            raise FileFormatError(path, kind_mismatch(found, expected), line=1)
+    return itertools.chain(ahead, lines)
+
+
 def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
     """The whole file, at most ``limit`` bytes (default :data:`MAX_FILE_BYTES`).
+
+    A regular file larger than the limit is refused before any byte is read (its size is
+    known); a pipe or a device is read up to the limit and refused there.
 
     Raises
     ------
@@ -490,18 +613,21 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> byt
     """
     p = Path(path)
     limit = MAX_FILE_BYTES if limit is None else limit
-    with _open_binary(p) as handle:
+    name = "simscore.io.MAX_FILE_BYTES" if limit == MAX_FILE_BYTES else "the limit of this kind of file"
+    with open_input(p) as handle:
+        info = os.fstat(handle.fileno())
+        size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+        if size > limit:
+            raise FileFormatError(p, f"larger than {limit:,} bytes ({name}): {size:,} bytes")
         # read what a regular file says it holds, then in chunks (a pipe or a device says 0):
         # never more than limit + 1 bytes, and never a buffer of that size up front
-        size = os.fstat(handle.fileno()).st_size
-        chunks = [handle.read(min(size, limit) + 1)]
+        chunks = [handle.read(size + 1)]
         total = len(chunks[0])
         while chunks[-1] and total <= limit:
             chunks.append(handle.read(min(2**20, limit + 1 - total)))
             total += len(chunks[-1])
     data = chunks[0] if len(chunks) <= 2 and not chunks[-1] else b"".join(chunks)
     if len(data) > limit:
-        name = "simscore.io.MAX_FILE_BYTES" if limit == MAX_FILE_BYTES else "the limit of this kind of file"
         raise FileFormatError(p, f"larger than {limit:,} bytes ({name})")
     return data
 

@@ -3,7 +3,8 @@
 Responses files are JSON Lines: a header line ``{"format": "simscore-responses", "version": 1,
 "policy": ..., "provenance": {...}}`` then one line per context
 ``{"context_id": ..., "action": "inform(...)" | null, "text": "..." | null}``.
-Writing is atomic; reading names the line of the first bad record.
+Writing is atomic; reading names the line of the first bad record (and a file of another of
+simscore's kinds as such).
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+from typing import IO, Any
 
 from simscore.acts import Act
-from simscore.errors import ActParseError, FileFormatError, InvalidResponseError
+from simscore.errors import ActParseError, FileFormatError, InvalidResponseError, excerpt
 from simscore.io import dumps, prepare_output, read_jsonl, write_jsonl
 
 __all__ = ["Response", "Responses", "FORMAT_NAME", "FORMAT_VERSION"]
@@ -166,36 +167,61 @@ class Responses(Mapping[str, Response]):
         write_jsonl(path, header, records)
 
     @classmethod
-    def read_jsonl(cls, path: str | os.PathLike[str]) -> Responses:
+    def read_jsonl(cls, path: str | os.PathLike[str], *, stream: IO[bytes] | None = None) -> Responses:
         """Read a responses file written by :meth:`to_jsonl` (or by hand in the same format).
+
+        The file is read once from its start, so a pipe works (``/dev/stdin``, ``<(zcat r.jsonl.gz)``).
+
+        Parameters
+        ----------
+        path : path-like
+        stream : binary file, optional
+            Read this open stream instead of opening ``path``, which then only names it (see
+            :func:`simscore.io.read_jsonl`).
 
         Raises
         ------
         FileFormatError
-            Naming the file and the line of the first bad record.
+            Naming the file and the line of the first bad record; a file of another kind
+            (a context set, a flow graph, a saved comparison) is named as such.
         """
-        header, records = read_jsonl(path, format_name=FORMAT_NAME, versions=(FORMAT_VERSION,))
-        provenance = header.get("provenance", {})
-        if not isinstance(provenance, dict):
-            raise FileFormatError(path, "header field 'provenance' must be an object", line=1)
-        pairs: dict[str, Response] = {}
-        parse = _ActCache()
-        for number, record in records:
-            context_id = record.get("context_id")
-            if not isinstance(context_id, str) or not context_id:
-                raise FileFormatError(path, "missing or empty 'context_id'", line=number)
-            if context_id in pairs:
-                raise FileFormatError(path, f"context id {context_id!r} appears more than once", line=number)
-            action, text = record.get("action"), record.get("text")
-            if action is not None and not isinstance(action, str):
-                raise FileFormatError(path, "'action' must be a string or null", line=number)
-            if text is not None and not isinstance(text, str):
-                raise FileFormatError(path, "'text' must be a string or null", line=number)
-            try:
-                pairs[context_id] = Response(None if action is None else parse(action), text)
-            except (ActParseError, InvalidResponseError) as exc:
-                raise FileFormatError(path, str(exc), line=number) from None
-        return cls(pairs, policy=str(header.get("policy", "")), provenance=provenance)
+        header, records = read_jsonl(path, format_name=FORMAT_NAME, versions=(FORMAT_VERSION,), stream=stream)
+        try:
+            provenance = header.get("provenance", {})
+            if not isinstance(provenance, dict):
+                raise FileFormatError(path, "header field 'provenance' must be an object", line=1)
+            policy = header.get("policy")
+            if policy is not None and not isinstance(policy, str):
+                raise FileFormatError(
+                    path, f"header field 'policy' must be a string or null, got {_json_type(policy)} {excerpt(policy, 60)}",
+                    line=1,
+                )
+            pairs: dict[str, Response] = {}
+            parse = _ActCache()
+            for number, record in records:
+                context_id = record.get("context_id")
+                if not isinstance(context_id, str) or not context_id:
+                    raise FileFormatError(path, "missing or empty 'context_id'", line=number)
+                if context_id in pairs:
+                    raise FileFormatError(path, f"context id {excerpt(context_id)} appears more than once", line=number)
+                action, text = record.get("action"), record.get("text")
+                if action is not None and not isinstance(action, str):
+                    raise FileFormatError(path, "'action' must be a string or null", line=number)
+                if text is not None and not isinstance(text, str):
+                    raise FileFormatError(path, "'text' must be a string or null", line=number)
+                try:
+                    pairs[context_id] = Response(None if action is None else parse(action), text)
+                except (ActParseError, InvalidResponseError) as exc:
+                    raise FileFormatError(path, str(exc), line=number) from None
+        finally:
+            records.close()
+        return cls(pairs, policy=policy or "", provenance=provenance)
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for a message."""
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return names.get(type(value), "null" if value is None else type(value).__name__)
 
 
 class _ActCache:

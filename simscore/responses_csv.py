@@ -12,14 +12,15 @@ may be left out), then one response per row, an empty cell meaning missing.
 from __future__ import annotations
 
 import csv
+import io
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Literal
 
 from simscore.acts import Act
-from simscore.errors import ActParseError, FileFormatError, InvalidResponseError
-from simscore.io import atomic_open, prepare_output, read_lines
+from simscore.errors import ActParseError, FileFormatError, InvalidResponseError, excerpt
+from simscore.io import atomic_open, open_input, prepare_output, read_csv_rows, read_head
 from simscore.responses import Response, Responses
 from simscore.untrusted import read_spreadsheet_cell, spreadsheet_cell
 
@@ -29,9 +30,14 @@ __all__ = ["CSV_COLUMNS", "read_responses", "read_responses_csv", "write_respons
 CSV_COLUMNS: tuple[str, ...] = ("context_id", "action", "text")
 
 _JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
+_CSV_LOG = "a CSV response log (columns context_id, action, text)"
+#: How much of a file :func:`response_file_format` looks at.
+_HEAD_BYTES = 4096
 
 
-def read_responses_csv(path: str | os.PathLike[str], *, policy: str | None = None) -> Responses:
+def read_responses_csv(
+    path: str | os.PathLike[str], *, policy: str | None = None, stream: IO[bytes] | None = None
+) -> Responses:
     """Read a CSV response log: a header row, then one response per row.
 
     Columns (any order): ``context_id`` (required, non-empty, unique), ``action`` (a PyDial
@@ -40,14 +46,18 @@ def read_responses_csv(path: str | os.PathLike[str], *, policy: str | None = Non
     ``""``; use JSON Lines for that); every row needs an action or a text. Blank lines are
     skipped; a leading apostrophe before a formula character is dropped (what
     :func:`write_responses_csv` adds so that spreadsheets do not run the cell); the file is
-    UTF-8 (a byte-order mark is accepted); a line may be up to
-    :data:`simscore.io.MAX_LINE_LENGTH` characters long, a cell up to 131,072 (:mod:`csv`'s limit).
+    UTF-8 (a byte-order mark is accepted at its start); a row, and so a cell, may be up to
+    :data:`simscore.io.MAX_LINE_LENGTH` characters long (:func:`simscore.io.read_csv_rows`,
+    which leaves the :mod:`csv` module's process-wide field limit alone). The file is read once
+    from its start, so a pipe works.
 
     Parameters
     ----------
     path : path-like
     policy : str, optional
         Policy name of the result (default: the file name without its suffix).
+    stream : binary file, optional
+        Read this open stream instead of opening ``path``, which then only names it.
 
     Returns
     -------
@@ -59,7 +69,8 @@ def read_responses_csv(path: str | os.PathLike[str], *, policy: str | None = Non
     FileFormatError
         Naming the file and the (first physical) line of the bad row: missing or unknown
         columns, a row with the wrong number of cells, an empty or repeated context id, an
-        action that does not parse, a row with neither action nor text, malformed CSV.
+        action that does not parse, a row with neither action nor text, malformed CSV, a
+        JSON file of simscore's (named by its kind).
 
     Examples
     --------
@@ -71,39 +82,25 @@ def read_responses_csv(path: str | os.PathLike[str], *, policy: str | None = Non
     ('log', Act.parse('request(food)'), Response(action=None, text='Bye!'))
     """
     p = Path(path)
-    try:
-        handle = open(p, encoding="utf-8-sig", newline="")
-    except FileNotFoundError:
-        raise FileFormatError(p, "file not found") from None
-    except IsADirectoryError:
-        raise FileFormatError(p, "is a directory, expected a file") from None
-    with handle:
-        reader = csv.reader((line for _, line in read_lines(handle, p)), strict=True)
+    source = open_input(p) if stream is None else stream
+    with io.TextIOWrapper(source, encoding="utf-8-sig", newline="") as handle:
         try:
-            pairs = _read_csv_rows(p, reader)
-        except csv.Error as exc:
-            raise FileFormatError(p, f"malformed CSV ({exc})", line=reader.line_num) from None
+            pairs = _read_csv_rows(p, read_csv_rows(handle, p, expected=_CSV_LOG))
         except UnicodeDecodeError as exc:
             raise FileFormatError(p, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return Responses(pairs, policy=p.stem if policy is None else policy)
 
 
-def _read_csv_rows(path: Path, reader: Any) -> dict[str, Response]:
-    header: list[str] | None = None
-    previous = 0
-    for row in reader:
-        start, previous = previous + 1, reader.line_num
-        if row:
-            header = [cell.strip() for cell in row]
-            break
-    if header is None:
+def _read_csv_rows(path: Path, rows: Iterator[tuple[int, list[str]]]) -> dict[str, Response]:
+    header_line, row = next(((number, row) for number, row in rows if row), (1, []))
+    if not row:
         raise FileFormatError(path, "empty file, expected a header row 'context_id,action,text'", line=1)
-    header_line = start
+    header = [cell.strip() for cell in row]
     unknown = [cell for cell in header if cell not in CSV_COLUMNS]
     if unknown:
         raise FileFormatError(
             path,
-            f"unknown column(s) {', '.join(map(repr, unknown))} in the header (expected {', '.join(CSV_COLUMNS)})",
+            f"unknown column(s) {', '.join(map(excerpt, unknown[:5]))} in the header (expected {', '.join(CSV_COLUMNS)})",
             line=header_line,
         )
     repeated = sorted({cell for cell in header if header.count(cell) > 1})
@@ -122,8 +119,7 @@ def _read_csv_rows(path: Path, reader: Any) -> dict[str, Response]:
     pairs: dict[str, Response] = {}
     first_line: dict[str, int] = {}
     parsed: dict[str, Act] = {}
-    for row in reader:
-        start, previous = previous + 1, reader.line_num
+    for start, row in rows:
         if not row:
             continue
         if len(row) != width:
@@ -137,7 +133,7 @@ def _read_csv_rows(path: Path, reader: Any) -> dict[str, Response]:
         if context_id in pairs:
             raise FileFormatError(
                 path,
-                f"context id {context_id!r} appears more than once (first on line {first_line[context_id]})",
+                f"context id {excerpt(context_id)} appears more than once (first on line {first_line[context_id]})",
                 line=start,
             )
         action_text = row[action_at] if action_at is not None else ""
@@ -151,7 +147,7 @@ def _read_csv_rows(path: Path, reader: Any) -> dict[str, Response]:
                 except ActParseError as exc:
                     raise FileFormatError(path, f"column 'action': {exc}", line=start) from None
         if action is None and not text:
-            raise FileFormatError(path, f"context {context_id!r} has neither an action nor a text", line=start)
+            raise FileFormatError(path, f"context {excerpt(context_id)} has neither an action nor a text", line=start)
         pairs[context_id] = Response(action, text or None)
         first_line[context_id] = start
     return pairs
@@ -209,14 +205,20 @@ def write_responses_csv(
         writer.writerows(rows)
 
 
-def response_file_format(path: str | os.PathLike[str], requested: str = "auto") -> Literal["jsonl", "csv"]:
+def response_file_format(
+    path: str | os.PathLike[str], requested: str = "auto", *, head: bytes | None = None
+) -> Literal["jsonl", "csv"]:
     """The format :func:`read_responses` reads ``path`` in: ``requested``, or for ``"auto"`` by suffix or content.
 
     ``.csv`` is CSV; ``.jsonl``, ``.json`` and ``.ndjson`` are JSON Lines; any other file is
-    JSON Lines if it starts with ``{`` (after a byte-order mark and blanks), CSV if not.
+    JSON Lines if it starts with ``{`` (after a byte-order mark and blanks), CSV if not. The
+    content is ``head`` (the file's first bytes, which a caller that goes on reading the same
+    stream has looked at: :func:`simscore.io.read_head`), else read from ``path``.
 
     >>> response_file_format("log.ndjson"), response_file_format("log.txt", "csv")
     ('jsonl', 'csv')
+    >>> response_file_format("/dev/stdin", head=b'\\xef\\xbb\\xbf {"format": ')
+    'jsonl'
     """
     if requested == "jsonl":
         return "jsonl"
@@ -230,20 +232,23 @@ def response_file_format(path: str | os.PathLike[str], requested: str = "auto") 
         return "csv"
     if suffix in _JSONL_SUFFIXES:
         return "jsonl"
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except FileNotFoundError:
-        raise FileFormatError(path, "file not found") from None
-    except IsADirectoryError:
-        raise FileFormatError(path, "is a directory, expected a file") from None
-    return "jsonl" if head.startswith(b"{") else "csv"
+    if head is None:
+        with open_input(path) as handle:
+            head = handle.read(_HEAD_BYTES)
+    return "jsonl" if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") else "csv"
 
 
 def read_responses(
-    path: str | os.PathLike[str], *, format: Literal["auto", "jsonl", "csv"] = "auto"  # noqa: A002
+    path: str | os.PathLike[str],
+    *,
+    format: Literal["auto", "jsonl", "csv"] = "auto",  # noqa: A002
+    stream: IO[bytes] | None = None,
 ) -> Responses:
     """Read a response log: simscore's JSON Lines responses file or the CSV form.
+
+    The file is read once from its start (its first bytes looked at where the format is told
+    by content), so a pipe works as well as a file: ``simscore compare <(zcat a.jsonl.gz)
+    b.csv``, ``... | simscore compare /dev/stdin b.jsonl``.
 
     Parameters
     ----------
@@ -253,11 +258,14 @@ def read_responses(
         ``"csv"``: :func:`read_responses_csv`; ``"auto"``: by suffix (``.csv``; ``.jsonl``,
         ``.json``, ``.ndjson``), otherwise JSON Lines if the file starts with ``{`` and CSV
         if not.
+    stream : binary file, optional
+        Read this open stream instead of opening ``path``, which then only names it.
 
     Raises
     ------
     FileFormatError
-        Naming the file and the line of the first bad record.
+        Naming the file and the line of the first bad record; a file of another of
+        simscore's kinds is named as such.
 
     Examples
     --------
@@ -268,4 +276,12 @@ def read_responses(
     Act.parse('bye()')
     """
     p = Path(path)
-    return Responses.read_jsonl(p) if response_file_format(p, format) == "jsonl" else read_responses_csv(p)
+    if format == "auto" and p.suffix.lower() not in (".csv", *_JSONL_SUFFIXES):
+        # told by content: look at the first bytes of the one stream that is read
+        head, stream = read_head(open_input(p) if stream is None else stream, _HEAD_BYTES)
+        chosen = response_file_format(p, format, head=head)
+    else:
+        chosen = response_file_format(p, format)
+    if chosen == "jsonl":
+        return Responses.read_jsonl(p, stream=stream)
+    return read_responses_csv(p, stream=stream)

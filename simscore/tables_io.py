@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from simscore import analysis
-from simscore.errors import FileFormatError
+from simscore.errors import FileFormatError, excerpt
 from simscore.io import atomic_open, atomic_write_text, dumps, format_problem, parse_json, read_text
 from simscore.untrusted import markdown_text, spreadsheet_frame
 
@@ -178,7 +178,7 @@ def save_tables(
 
 
 def _read_json(path: Path, format_name: str) -> dict[str, Any]:
-    document = parse_json(read_text(path), path)  # strict and within simscore.io's limits
+    document = parse_json(read_text(path), path, expected=format_name)  # strict and within simscore.io's limits
     problem = format_problem(document, format_name, (TABLES_VERSION,))
     if problem:
         raise FileFormatError(path, problem)
@@ -328,8 +328,9 @@ def load_tables(directory: str | os.PathLike[str]) -> SavedTables:
     others: dict[str, list[str]] = {}
     for name in names:
         if not _NAME.match(name) or name in _RESERVED:
-            shown = repr(name) if len(name) <= 60 else repr(name[:57]) + "..."
-            raise FileFormatError(root / _INDEX, f"bad table name {shown} (a plain file stem of at most 200 characters)")
+            raise FileFormatError(
+                root / _INDEX, f"bad table name {excerpt(name, 60)} (a plain file stem of at most 200 characters)"
+            )
         path = root / f"{name}.json"
         document = _read_json(path, TABLE_FORMAT)
         saved_with = document.get("meta", {})

@@ -39,6 +39,7 @@ alpha\\x1b[2J\\x1b]0;pwned\\x07\\ntmr 1.0000
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import IO, Any
 
@@ -94,7 +95,10 @@ class TerminalStream:
 
     ``simscore``'s command line wraps standard output in it while a command runs, so nothing a
     command prints, whatever file it came from, can move the cursor, clear the screen or retitle
-    the window. Every other attribute is the wrapped stream's.
+    the window. A character the stream's encoding cannot hold (``café`` on an ASCII or
+    ``→`` on a Latin-1 standard output, ``PYTHONIOENCODING=ascii``) is written as its Python
+    escape (``caf\\xe9``), as standard error does, instead of failing the command after its
+    work. Every other attribute is the wrapped stream's.
 
     >>> import io
     >>> out = io.StringIO()
@@ -102,13 +106,28 @@ class TerminalStream:
     15
     >>> out.getvalue()
     'name: \\\\x1b[31mred\\n'
+    >>> ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    >>> TerminalStream(ascii_out).write("café → ok\\n")
+    10
+    >>> ascii_out.flush(); ascii_out.buffer.getvalue()
+    b'caf\\\\xe9 \\\\u2192 ok\\n'
     """
 
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
+        encoding = getattr(stream, "encoding", None)
+        try:
+            name = codecs.lookup(encoding).name if isinstance(encoding, str) else "utf-8"
+        except LookupError:
+            name = "utf-8"
+        #: The encoding to fit text to, or None where it holds every character (UTF-8, UTF-16, UTF-32).
+        self._narrow = None if name.startswith(("utf-8", "utf-16", "utf-32")) else name
 
     def write(self, text: str) -> int:
-        self._stream.write(terminal_text(text, keep_lines=True))
+        shown = terminal_text(text, keep_lines=True)
+        if self._narrow is not None:
+            shown = shown.encode(self._narrow, "backslashreplace").decode(self._narrow)
+        self._stream.write(shown)
         return len(text)  # as a text stream counts: the characters it was given
 
     def writelines(self, lines: Any) -> None:

@@ -6,8 +6,12 @@ nested deeply, lines made longer than :data:`simscore.io.MAX_LINE_LENGTH`. Whate
 a reader returns a result or raises one of the library's errors
 (:class:`~simscore.errors.SimscoreError`: ``FileFormatError`` and the documented ones such as
 ``CheckpointError``, ``ConfigError``), never another exception, and it never changes its input
-file. Beyond the random inputs, every reader is fed an endless stream (``/dev/zero``) and
-100,000 nested brackets, and must stop with a ``FileFormatError`` within the named limits.
+file. Beyond the random inputs, every reader is fed an endless stream (``/dev/zero``, and an
+endless pipe), a sparse file larger than the limits and 100,000 nested brackets, and must stop
+with a ``FileFormatError`` within the named limits (a regular file's size is checked before it
+is read); every reader reads its file through a FIFO (read once, from the start) as it reads
+the file, damaged inputs included; and every reader given a file of another of simscore's
+kinds names that kind and what belongs there.
 
 Size: :data:`EXAMPLES_RUN` damaged inputs per reader by default (60, the same ones on every run:
 about half a minute for all readers), :data:`EXAMPLES_DEEP` per reader in the deep run
@@ -20,6 +24,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
+import threading
+import tracemalloc
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -48,6 +55,7 @@ from simscore.app.experiment import load_config
 from simscore.app.view import read_comparison
 from simscore.compare import compare
 from simscore.errors import SimscoreError
+from simscore.formats import FILE_FORMATS, detect_format
 from simscore.responses import Responses
 from simscore.responses_csv import read_responses, read_responses_csv, write_responses_csv
 from simscore.tables_io import load_tables, save_tables
@@ -115,6 +123,7 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
             folder = path.parent / "tables"
             folder.mkdir(exist_ok=True)
             for other in (seed / "tables").iterdir():
+                (folder / other.name).unlink(missing_ok=True)  # a link to an earlier example's FIFO
                 (folder / other.name).write_bytes(other.read_bytes())
             _place(path, folder / name)
             return load_tables(folder)
@@ -137,7 +146,7 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
         stem = path.parent / "ckpt"
         _place(path, stem.with_suffix(".npz"))
         header = json.loads((seed / "policy.json").read_text(encoding="utf-8"))
-        if not path.is_symlink():
+        if path.is_file() and not path.is_symlink():
             data = path.read_bytes()
             header["arrays"].update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
         header["arrays"]["file"] = "ckpt.npz"
@@ -253,6 +262,11 @@ READERS = [
     "convlab-states", "comparison", "tables-index", "table", "evaluation", "ontology", "flow-graph", "flow-convlab",
     "flow-log", "pydial-flows", "checkpoint-header", "checkpoint-arrays", "venues-csv",
 ]
+#: Readers of one file, which a pipe can give: a checkpoint is a pair of files found by their
+#: common stem and read by name (its header twice: the learner's, then the policy's metadata).
+STREAM_READERS = [name for name in READERS if not name.startswith("checkpoint-")]
+
+
 def _check_reader(seeds: dict[str, Any], tmp_path: Path, reader_name: str, data: st.DataObject) -> None:
     if reader_name not in seeds:
         pytest.skip(f"no seed file for {reader_name}")
@@ -294,16 +308,28 @@ def test_reader_gives_a_result_or_a_library_error_deep(seeds: dict[str, Any], tm
     _check_reader(seeds, tmp_path, reader_name, data)
 
 
+@pytest.mark.parametrize("source", ["/dev/zero", "pipe"])
 @pytest.mark.parametrize("reader_name", READERS)
-def test_an_endless_stream_stops_at_a_named_limit(seeds: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader_name: str) -> None:
+def test_an_endless_stream_stops_at_a_named_limit(
+    seeds: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader_name: str, source: str
+) -> None:
+    """``/dev/zero`` (a device), or a FIFO that a thread fills for ever (a pipe)."""
     monkeypatch.setattr(simscore.io, "MAX_LINE_LENGTH", 2**16)
     monkeypatch.setattr(simscore.io, "MAX_FILE_BYTES", 2**20)
     name, reader = seeds[reader_name]
-    path = tmp_path / f"input-{name}"
-    path.symlink_to("/dev/zero")
-    with pytest.raises(SimscoreError, match=r"(line longer than 65,536 (bytes|characters) \(simscore\.io\.MAX_LINE_LENGTH\)"
-                                            r"|larger than [\d,]+ bytes|0 bytes, but)") as info:
-        _consume(reader(path))
+    if source == "pipe" and reader_name not in STREAM_READERS:
+        pytest.skip("a checkpoint is two files read by name, not a stream")
+    feeder = _fifo_input(tmp_path, name, b"x" * 2**16, endless=True) if source == "pipe" else None
+    path = tmp_path / f"input-{name}" if feeder is None else feeder.path
+    if feeder is None:
+        path.symlink_to("/dev/zero")
+    try:
+        with pytest.raises(SimscoreError, match=r"(line longer than 65,536 (bytes|characters) \(simscore\.io\.MAX_LINE_LENGTH\)"
+                                                r"|larger than [\d,]+ bytes|0 bytes, but)") as info:
+            _consume(reader(path))
+    finally:
+        if feeder is not None:
+            feeder.finish()
     assert str(tmp_path) in str(info.value)  # the message names the file
 
 
@@ -343,10 +369,10 @@ def _csv_cell(value: Any) -> str:
 
 
 def _place(source: Path, target: Path) -> None:
-    """Put ``source`` at ``target``: a link stays a link (an endless stream is never read whole)."""
-    if source.is_symlink():
-        target.unlink(missing_ok=True)
-        target.symlink_to(os.readlink(source))
+    """Put ``source`` at ``target``: a link stays a link, a FIFO is linked (an endless stream is never read whole)."""
+    target.unlink(missing_ok=True)  # never written through: it may link to an earlier example's FIFO
+    if source.is_symlink() or stat.S_ISFIFO(os.stat(source).st_mode):
+        target.symlink_to(os.readlink(source) if source.is_symlink() else source.resolve())
     else:
         target.write_bytes(source.read_bytes())
 
@@ -355,3 +381,167 @@ def _write(root: Path, name: str, data: bytes) -> Path:
     path = root / f"input-{name}"
     path.write_bytes(data)
     return path
+
+
+# ----------------------------------------------------------------------------- pipes, sizes, kinds
+
+
+class _Feeder:
+    """A FIFO at ``path`` and a thread writing ``data`` (or, with ``endless``, ``data`` for ever) into it."""
+
+    def __init__(self, path: Path, data: bytes, *, endless: bool = False) -> None:
+        os.mkfifo(path)
+        self.path = path
+        self.thread = threading.Thread(target=self._write, args=(data, endless), daemon=True)
+        self.thread.start()
+
+    def _write(self, data: bytes, endless: bool) -> None:
+        try:
+            with open(self.path, "wb") as handle:
+                handle.write(data)
+                while endless:
+                    handle.write(data)
+        except BrokenPipeError:  # the reader stopped
+            pass
+
+    def read_with(self, reader: Callable[[Path], Any]) -> tuple[str, Any]:
+        """:func:`_outcome` of ``reader`` on the FIFO; a reader that opens it again after the writer
+        left is given an end of file after 30 s (an error, not a test that waits for ever)."""
+
+        def release() -> None:
+            try:
+                os.close(os.open(self.path, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+
+        watchdog = threading.Timer(30, release)
+        watchdog.start()
+        try:
+            return _outcome(reader, self.path)
+        finally:
+            watchdog.cancel()
+
+    def finish(self) -> None:
+        """Let the writer end even if no reader opened the FIFO (open and drop a read end)."""
+        try:
+            os.close(os.open(self.path, os.O_RDONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+        self.thread.join(timeout=60)
+        assert not self.thread.is_alive(), "the FIFO's writer still waits"
+
+
+def _fifo_input(tmp_path: Path, name: str, data: bytes, *, endless: bool = False) -> _Feeder:
+    folder = tmp_path / "fifo"
+    folder.mkdir(exist_ok=True)
+    return _Feeder(folder / f"input-{name}", data, endless=endless)
+
+
+def _outcome(reader: Callable[[Path], Any], path: Path) -> tuple[str, Any]:
+    """What reading gives: ("ok", the result's type and size) or ("error", the message without the folder)."""
+    try:
+        result = reader(path)
+        items = list(result) if hasattr(result, "__iter__") and not isinstance(result, (str, bytes, dict)) else None
+        return "ok", (type(result).__name__, None if items is None else len(items))
+    except SimscoreError as exc:
+        return "error", str(exc).replace(str(path.parent), "<dir>")
+
+
+
+
+@pytest.mark.parametrize("reader_name", STREAM_READERS)
+def test_every_reader_reads_a_fifo_as_it_reads_the_file(seeds: dict[str, Any], tmp_path: Path, reader_name: str) -> None:
+    name, reader = seeds[reader_name]
+    data = seeds["_bytes"][1](None)[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = _outcome(reader, _write(tmp_path, name, data))
+        feeder = _fifo_input(tmp_path, name, data)
+        try:
+            got = feeder.read_with(reader)
+        finally:
+            feeder.finish()
+    assert expected[0] == "ok" and got == expected
+
+
+def _check_reader_through_a_fifo(seeds: dict[str, Any], tmp_path: Path, reader_name: str, data: st.DataObject) -> None:
+    name, reader = seeds[reader_name]
+    bad = data.draw(damaged(seeds["_bytes"][1](None)[name]), label="bytes")
+    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as patch:
+        warnings.simplefilter("ignore")
+        patch.setattr(simscore.io, "MAX_LINE_LENGTH", SMALL_LINE)
+        patch.setattr(simscore.io, "MAX_FILE_BYTES", SMALL_FILE)
+        expected = _outcome(reader, _write(tmp_path, name, bad))
+        feeder = _fifo_input(tmp_path, f"{len(list(tmp_path.glob('fifo/*')))}-{name}", bad)
+        try:
+            got = feeder.read_with(reader)
+        finally:
+            feeder.finish()
+    # the same result, or the same error but for the file's name (which a reader may show)
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "ok":
+        assert got == expected
+
+
+@pytest.mark.parametrize("reader_name", STREAM_READERS)
+@settings(settings.get_profile("simscore-fuzz"), max_examples=max(5, EXAMPLES_RUN // 6))
+@given(data=st.data())
+def test_a_damaged_file_through_a_fifo_reads_as_the_file(seeds: dict[str, Any], tmp_path: Path, reader_name: str, data: st.DataObject) -> None:
+    _check_reader_through_a_fifo(seeds, tmp_path, reader_name, data)
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("reader_name", STREAM_READERS)
+@settings(settings.get_profile("simscore-fuzz-deep"), max_examples=EXAMPLES_DEEP // 3)
+@given(data=st.data())
+def test_a_damaged_file_through_a_fifo_reads_as_the_file_deep(seeds: dict[str, Any], tmp_path: Path, reader_name: str, data: st.DataObject) -> None:
+    _check_reader_through_a_fifo(seeds, tmp_path, reader_name, data)
+
+
+#: A checkpoint's arrays are read up to the size its header records (checked against the file's).
+@pytest.mark.parametrize("reader_name", [name for name in READERS if name != "checkpoint-arrays"])
+def test_a_sparse_file_over_the_limits_costs_no_more_than_a_line(
+    seeds: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader_name: str
+) -> None:
+    limit = 16 * 2**20
+    monkeypatch.setattr(simscore.io, "MAX_LINE_LENGTH", 2**16)
+    monkeypatch.setattr(simscore.io, "MAX_FILE_BYTES", limit)
+    name, reader = seeds[reader_name]
+    sparse = tmp_path / "sparse"
+    with open(sparse, "wb") as handle:
+        handle.truncate(limit + 1)  # NUL bytes, on no disk block
+    path = tmp_path / f"input-{name}"
+    path.symlink_to(sparse)  # a link: the readers' helpers above place it unread
+    tracemalloc.start()
+    try:
+        with pytest.raises(SimscoreError, match=r"(line longer than 65,536|larger than [\d,]+ bytes.*: 16,777,217 bytes"
+                                                r"|16,777,217 bytes; flow-graph files are read up to 16,777,216)"):
+            _consume(reader(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20, f"{peak:,} bytes to refuse a file of {limit + 1:,}"  # a whole-file reader read it all
+
+
+def _kind(data: bytes) -> str | None:
+    return detect_format(data[:4096].decode("utf-8", "replace"))
+
+
+@pytest.mark.parametrize("reader_name", [name for name in READERS if name != "checkpoint-arrays"])  # binary arrays
+def test_a_file_of_another_kind_is_named(seeds: dict[str, Any], tmp_path: Path, reader_name: str) -> None:
+    """A reader given another of simscore's files says what it is, not ``invalid JSON`` at line 1."""
+    name, reader = seeds[reader_name]
+    files = seeds["_bytes"][1](None)
+    own = _kind(files[name])
+    tried = 0
+    for other, data in files.items():
+        found = _kind(data)
+        if found is None or found == own or other == name:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            outcome, message = _outcome(reader, _write(tmp_path, name, data))
+        assert outcome == "error", (other, message)
+        assert f"{FILE_FORMATS[found]} (" in message and " belongs" in message, (other, message)
+        tried += 1
+    assert tried >= 9

@@ -23,7 +23,7 @@ import io
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,8 +32,8 @@ import numpy as np
 
 from policies.gpsarsa.policy import GPSarsaPolicy
 from policies.sim.simulation import SimulationResult, SimulationSettings, run_dialogues
-from simscore.errors import FileFormatError
-from simscore.io import atomic_open, prepare_output, read_text
+from simscore.errors import FileFormatError, excerpt
+from simscore.io import atomic_open, prepare_output, read_csv_rows, read_text
 from simscore.stats import t_interval, wilson_interval
 
 __all__ = [
@@ -256,21 +256,16 @@ def read_evaluation(run_dir: str | os.PathLike[str]) -> tuple[EvaluationRecord, 
     path = Path(run_dir) / "evaluation.csv"
     if not path.exists():
         return ()
-    reader = csv.reader(io.StringIO(read_text(path), newline=""), strict=True)
-    try:
-        return _evaluation_records(path, reader)
-    except csv.Error as exc:
-        raise FileFormatError(path, f"malformed CSV ({exc})", line=reader.line_num + 1) from None
+    rows = read_csv_rows(io.StringIO(read_text(path), newline=""), path, expected="a training run's evaluation.csv")
+    return _evaluation_records(path, rows)
 
 
-def _evaluation_records(path: Path, reader: Any) -> tuple[EvaluationRecord, ...]:
-    header = next(reader, None)
+def _evaluation_records(path: Path, rows: Iterator[tuple[int, list[str]]]) -> tuple[EvaluationRecord, ...]:
+    _, header = next(rows, (1, None))
     if header is None or tuple(header) != EVALUATION_COLUMNS:
-        shown = repr(header) if len(repr(header)) < 200 else repr(header)[:197] + "..."
-        raise FileFormatError(path, f"expected the columns {', '.join(EVALUATION_COLUMNS)}, got {shown}", line=1)
+        raise FileFormatError(path, f"expected the columns {', '.join(EVALUATION_COLUMNS)}, got {excerpt(header)}", line=1)
     records = []
-    for row in reader:
-        line = reader.line_num
+    for line, row in rows:
         if not row:
             continue
         if len(row) != len(EVALUATION_COLUMNS):
@@ -285,7 +280,6 @@ def _evaluation_records(path: Path, reader: Any) -> tuple[EvaluationRecord, ...]
                 else:
                     values[name] = float(text_value)
             except ValueError:
-                shown = repr(text_value) if len(text_value) < 60 else repr(text_value[:57]) + "..."
-                raise FileFormatError(path, f"column {name!r}: bad value {shown}", line=line) from None
+                raise FileFormatError(path, f"column {name!r}: bad value {excerpt(text_value, 60)}", line=line) from None
         records.append(EvaluationRecord(**values))
     return tuple(records)

@@ -60,6 +60,7 @@ from simscore.app.cli_args import (
     seed,
 )
 from simscore.errors import RunStopped, SimscoreError
+from simscore.parallel import stop_on_signals
 from simscore.untrusted import TerminalStream, spreadsheet_frame, terminal_text
 
 if TYPE_CHECKING:
@@ -412,8 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quiet and args.verbose:
         parser.error("--quiet and --verbose exclude each other")
     level = logging.WARNING if args.quiet else logging.DEBUG if args.verbose else logging.INFO
-    try:
-        with _inert_terminal(), _console_log(level):
+    try:  # SIGTERM unwinds like Ctrl-C: a write in progress removes its temporary file
+        with stop_on_signals(), _inert_terminal(), _console_log(level):
             return int(args.func(args))
     except BrokenPipeError:
         # output piped into a program that stopped reading (e.g. `| head`): not an error

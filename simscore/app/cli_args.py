@@ -22,6 +22,8 @@ to every output with every input of the command:
 * an output is never one of the inputs, however it is spelt (links and ``..`` resolved, hard
   links compared by inode), not even with ``--force``;
 * an existing file is replaced only with ``--force``;
+* nothing but a regular file is renamed over: a FIFO, a character device (``/dev/null``) or
+  ``/dev/stdout`` is written into, a socket or a block device is refused;
 * the location must be writable;
 * an output folder is not an existing file and not an input.
 

@@ -389,7 +389,7 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
     try:  # bounded: a configuration is at most simscore.io.MAX_LINE_LENGTH bytes, nested at most MAX_NESTING
         raw = read_bytes(p, limit=simscore.io.MAX_LINE_LENGTH)
         text = raw.decode("utf-8")
-        data = parse_toml(text, p)
+        data = parse_toml(text, p, expected="an experiment configuration (TOML)")
     except UnicodeDecodeError as exc:
         line = exc.object[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{p}, line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x})") from None

@@ -42,9 +42,10 @@ import pandas as pd
 
 from simscore.app.cli_args import checks_outputs, input_file, output_file, positive_int, seed
 from simscore.checks import check_int, check_seed
-from simscore.compare import COMPARISON_FORMAT, COMPARISON_VERSION, Comparison, check_inputs
-from simscore.errors import ContextMismatchError, FileFormatError
-from simscore.io import atomic_open, format_problem, prepare_output, read_json
+from simscore.compare import COMPARISON_VERSION, Comparison, check_inputs
+from simscore.errors import ContextMismatchError, FileFormatError, excerpt
+from simscore.formats import COMPARISON_FORMAT, FILE_FORMATS, detect_format, kind_mismatch
+from simscore.io import atomic_open, format_problem, open_input, prepare_output, read_json
 from simscore.measures import MEASURES
 from simscore.responses import Response, Responses
 
@@ -87,11 +88,20 @@ def read_comparison(path: str | os.PathLike[str]) -> Comparison:
         The file is missing, not JSON, or lacks the fields of a saved comparison.
     """
     p = Path(path)
-    if p.suffix.lower() != ".json":
+    if p.suffix.lower() != ".json" and not (p.exists() and not p.is_file()):  # a pipe's content is checked
+        if not p.is_file():
+            raise FileFormatError(p, "expected a comparison saved as .json (simscore compare A B --out CMP.json)")
+        with open_input(p) as handle:
+            found = detect_format(handle.read(4096).decode("utf-8", "replace"))
+        if found in FILE_FORMATS and found != COMPARISON_FORMAT:
+            raise FileFormatError(p, kind_mismatch(found, COMPARISON_FORMAT), line=1)
         raise FileFormatError(p, "expected a comparison saved as .json (simscore compare A B --out CMP.json)")
-    document = read_json(p)
+    document = read_json(p, expected=COMPARISON_FORMAT)
     if not isinstance(document, dict):
         raise FileFormatError(p, f"expected a JSON object, got {type(document).__name__}")
+    found = detect_format(document)
+    if found is not None and found != COMPARISON_FORMAT:
+        raise FileFormatError(p, kind_mismatch(found, COMPARISON_FORMAT))
     missing = [key for key in ("simscore", "signatures", "summary", "scores") if key not in document]
     if missing:
         raise FileFormatError(p, f"not a saved comparison: missing {', '.join(missing)}")
@@ -151,15 +161,14 @@ def _check_comparison(path: Path, document: Mapping[str, Any]) -> None:
             raise _bad_field(path, f"summary.{name}", "an object", stats)
         for key, value in stats.items():
             if key not in _SUMMARY_FIELDS:
-                raise FileFormatError(path, f"field summary.{name}: unknown statistic {key!r}")
+                raise FileFormatError(path, f"field summary.{name}: unknown statistic {excerpt(key, 60)}")
             if not _is_number(value):
                 raise _bad_field(path, f"summary.{name}.{key}", "a number or null", value)
     _check_score_records(path, document["scores"], set(document["signatures"]))
 
 
 def _bad_field(path: Path, field: str, expected: str, value: Any) -> FileFormatError:
-    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-    return FileFormatError(path, f"field {field}: expected {expected}, got {type(value).__name__} {shown}")
+    return FileFormatError(path, f"field {field}: expected {expected}, got {type(value).__name__} {excerpt(value, 60)}")
 
 
 #: The fields of a saved comparison's record of one side's inputs (``info.inputs.a``, ``.b``).
@@ -191,13 +200,23 @@ def _check_score_records(path: Path, scores: Any, measures: set[str]) -> None:
         if not isinstance(record, dict) or not isinstance(record.get("context_id"), str):
             raise FileFormatError(path, f"field scores[{k}]: every score record needs a string 'context_id'")
         if record["context_id"] in seen:
-            raise FileFormatError(path, f"field scores[{k}]: context id {record['context_id']!r} appears twice")
+            raise FileFormatError(path, f"field scores[{k}]: context id {excerpt(record['context_id'])} appears twice")
         seen.add(record["context_id"])
         for key, value in record.items():
             if key in measures and not _is_number(value):
                 raise _bad_field(path, f"scores[{k}].{key}", "a number or null", value)
             if isinstance(value, (dict, list)):
                 raise _bad_field(path, f"scores[{k}].{key}", "a number, string, boolean or null", value)
+            if key in _COUNT_COLUMNS and value is not None and (type(value) is not int or value < 0):
+                raise _bad_field(path, f"scores[{k}].{key}", "a non-negative integer or null (a context's metadata)", value)
+            if key in _TEXT_COLUMNS and value is not None and not isinstance(value, str):
+                raise _bad_field(path, f"scores[{k}].{key}", "a string or null (a context's metadata)", value)
+
+
+#: Metadata columns of a context set (``ContextSet.metadata_frame``) a comparison's records may
+#: carry, with the types they have there.
+_COUNT_COLUMNS = ("turn_index", "history_length")
+_TEXT_COLUMNS = ("source", "dialogue_id", "method")
 
 
 def _record_columns(records: list[dict[str, Any]]) -> list[str]:

@@ -186,7 +186,7 @@ def _record(cid: str = "a", area: Any = 1.0, slot: str = "area") -> dict[str, An
         (HEADER, [_record(), _record("b"), _record("a")], 4, "context id 'a' appears twice \\(first on line 2\\)"),
         (HEADER, [_record(), '{"id": "b", "belief": {"slo'], 3, "invalid JSON"),
         (dict(HEADER, version=3), [_record()], 1, "unsupported format version 3"),
-        (dict(HEADER, format="simscore-responses"), [_record()], 1, "header format is 'simscore-responses'"),
+        (dict(HEADER, format="simscore-responses"), [_record()], 1, "a responses file \\(format 'simscore-responses', JSON Lines\\) where a context set"),
         (dict(HEADER, count=3), [_record(), _record("b")], 3, "header says 3 contexts but the file has 2"),
         ({k: v for k, v in HEADER.items() if k != "name"}, [_record()], 1, "header field 'name'"),
         (HEADER, [{"id": "a", "belief": {"slots": {}}}], 2, "context lacks the field\\(s\\) 'metadata'"),

@@ -137,7 +137,7 @@ def test_file_problems(tmp_path: Path) -> None:
         read_pydial_beliefs(path)
     with pytest.raises(NoContextsError, match="no belief lines after the header"):
         import_pydial(_write(tmp_path / "empty.jsonl", [HEADER]))
-    with pytest.raises(FileFormatError, match="header format is 'simscore-dialogue-log'"):
+    with pytest.raises(FileFormatError, match="a dialogue log \\(format 'simscore-dialogue-log', JSON Lines\\) where a PyDial belief log"):
         import_pydial(_write(tmp_path / "log.jsonl", [{"format": "simscore-dialogue-log", "version": 1}]))
     with pytest.raises(FileFormatError, match="header field 'source' must be an object"):
         import_pydial(_write(tmp_path / "src.jsonl", [{**HEADER, "source": "pydial"}, turns[0]]))

@@ -218,6 +218,25 @@ def test_malformed_strings_name_text_and_position(bad, position, reason):
     assert repr(bad) in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        ("inform(" + "x" * 100_000, "unbalanced parentheses: missing ')' at position 100007"),
+        ("x" * 100_000 + " y(a)", "is not an identifier"),
+        ("hello()" + "y" * 100_000, "unexpected text after ')': 'yyy"),
+    ],
+    ids=["unclosed", "long-intent", "long-rest"],
+)
+def test_a_long_input_is_quoted_in_part(bad, reason):
+    """A message quotes at most 200 characters of what it could not parse, and says how long it was."""
+    with pytest.raises(ActParseError) as info:
+        Act.parse(bad)
+    message = str(info.value)
+    assert len(message) < 600, len(message)  # was 100,082 characters for the first
+    assert reason in message and "... (100,00" in message
+    assert info.value.text == bad  # the whole input stays on the exception
+
+
 @pytest.mark.parametrize("bad", [None, 3, b"hello()", ["hello"]])
 def test_non_strings_raise_parse_error(bad):
     with pytest.raises(ActParseError, match="expected a string"):

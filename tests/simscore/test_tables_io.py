@@ -195,7 +195,7 @@ def test_a_table_name_too_long_for_a_file_is_a_format_error(tables, tmp_path):
     tables_io.save_tables(tmp_path, {"seeds": tables["seeds"]}, META)
     index = json.loads((tmp_path / "tables.json").read_text())
     (tmp_path / "tables.json").write_text(json.dumps({**index, "tables": ["x" * 4000]}))
-    with pytest.raises(FileFormatError, match=r"bad table name 'xxx.*\.\.\. \(a plain file stem of at most 200"):
+    with pytest.raises(FileFormatError, match=r"bad table name 'xxx.*\.\.\. \(4,000 characters\) \(a plain file stem of at most 200"):
         tables_io.load_tables(tmp_path)
     with pytest.raises(ValueError, match="at most 200"):
         tables_io.save_tables(tmp_path / "other", {"x" * 201: tables["seeds"]}, META)

@@ -1,12 +1,14 @@
 """The ``simscore`` command line with a fault at one write point (a helper of ``test_faults.py``).
 
-Every file simscore writes goes through :func:`simscore.io.atomic_open`, which writes a
+Every file simscore writes goes through :func:`simscore.output.atomic_open`, which writes a
 temporary file and renames it over the target. This runner counts those renames (the *write
 points*, in the order a run makes them) and, at the ``--at``-th one, sends itself a signal
 after the file's content is complete and before the rename: SIGKILL ends the process on the
 spot (the temporary file stays behind); SIGTERM is raised as
-:class:`~simscore.errors.RunStopped` and unwinds. With ``--at 0`` nothing happens; each
-rename is listed in ``--list`` (one ``<number> <path>`` a line) either way.
+:class:`~simscore.errors.RunStopped` and unwinds; with WAIT it sends nothing, prints
+``waiting at <path>`` on stderr and waits (a minute) for a signal from outside, which a test
+sends. With ``--at 0`` nothing happens; each rename is listed in ``--list`` (one
+``<number> <path>`` a line) either way.
 
     python -m tests.simscore.app.faults --at 12 --signal KILL --list writes.txt -- run cfg.toml --out DIR --jobs 1
 
@@ -25,9 +27,9 @@ from typing import Any
 
 
 class _FaultyOs:
-    """The ``os`` module as :mod:`simscore.io` sees it, with a fault in ``replace``."""
+    """The ``os`` module as :mod:`simscore.output` sees it, with a fault in ``replace``."""
 
-    def __init__(self, at: int, signum: int, listing: Path | None) -> None:
+    def __init__(self, at: int, signum: int | None, listing: Path | None) -> None:
         self.count = 0
         self.at = at
         self.signum = signum
@@ -42,23 +44,28 @@ class _FaultyOs:
             with open(self.listing, "a", encoding="utf-8") as handle:
                 handle.write(f"{self.count} {os.fspath(target)}\n")
         if self.count == self.at:
-            os.kill(os.getpid(), self.signum)
-            time.sleep(30)  # SIGTERM's handler raises within this sleep; SIGKILL never returns
+            if self.signum is None:
+                print(f"waiting at {os.fspath(target)}", file=sys.stderr, flush=True)
+                time.sleep(60)  # for the signal a test sends
+            else:
+                os.kill(os.getpid(), self.signum)
+                time.sleep(30)  # SIGTERM's handler raises within this sleep; SIGKILL never returns
         os.replace(source, target)
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.simscore.app.faults")
     parser.add_argument("--at", type=int, default=0, help="the write point to fail at (1-based; 0: none)")
-    parser.add_argument("--signal", choices=("KILL", "TERM"), default="KILL")
+    parser.add_argument("--signal", choices=("KILL", "TERM", "WAIT"), default="KILL")
     parser.add_argument("--list", type=Path, help="append every write point to this file")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the simscore command line")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
 
-    import simscore.io
+    import simscore.output
 
-    simscore.io.os = _FaultyOs(args.at, getattr(signal, f"SIG{args.signal}"), args.list)  # type: ignore[assignment]
+    signum = None if args.signal == "WAIT" else getattr(signal, f"SIG{args.signal}")
+    simscore.output.os = _FaultyOs(args.at, signum, args.list)  # type: ignore[assignment]
     from simscore.app.cli import main as simscore
 
     return simscore(command)

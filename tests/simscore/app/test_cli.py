@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from simscore.app.cli import main
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples"
 A = str(EXAMPLES / "responses_a.jsonl")
 B = str(EXAMPLES / "responses_b.jsonl")
 
@@ -325,3 +330,75 @@ def test_a_hostile_model_folder_stops_compare_with_one_line_and_stdin_unread(tmp
     assert len(lines) == 1 and lines[0].startswith(f"simscore compare: error: emb_cos: {folder}")
     assert re.search(PROBLEMS[variant], lines[0])
     assert unread == b"y\ny\ny\n" and not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"PYTHONIOENCODING": "ascii"}, b"caf\\xe9 \\u2192 \\xe0 la carte"),
+        ({"PYTHONIOENCODING": "latin-1"}, b"caf\xe9 \\u2192 \xe0 la carte"),
+        ({"LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""},
+         b"caf\\xe9 \\u2192 \\xe0 la carte"),
+        ({"PYTHONIOENCODING": "utf-8"}, "café → à la carte".encode()),
+    ],
+    ids=["ascii", "latin-1", "C-locale", "utf-8"],
+)
+def test_output_survives_any_stdout_encoding(tmp_path: Path, env: dict[str, str], expected: bytes) -> None:
+    named = tmp_path / "named.jsonl"
+    lines = Path(A).read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0]) | {"policy": "café → à la carte"}
+    named.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "simscore.app.cli", "compare", str(named), B, "--measures", "tmr"],
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env}, capture_output=True, timeout=120, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
+    assert done.stdout.startswith(expected + b"  vs  gpsarsa-iq-seed1  (24 contexts)\n")
+    assert b"tmr        0.7083" in done.stdout
+
+
+def _simscore(*argv: str, stdin: bytes | None = None, pass_fds: tuple[int, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "simscore.app.cli", *argv], input=stdin, capture_output=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=300, pass_fds=pass_fds)
+
+
+def test_responses_and_a_context_set_read_from_a_pipe(tmp_path: Path) -> None:
+    from contexts.generate import GridSpec, generate_grid
+    from simscore.responses import Responses
+    from simscore.responses_csv import write_responses_csv
+
+    by_file = _simscore("compare", A, B, "--measures", "tmr,dmr")
+    assert by_file.returncode == 0, by_file.stderr
+    write_responses_csv(tmp_path / "a.csv", Responses.read_jsonl(A))
+    for data in (Path(A).read_bytes(), (tmp_path / "a.csv").read_bytes()):  # JSON Lines, CSV: told by content
+        piped = _simscore("compare", "/dev/stdin", B, "--measures", "tmr,dmr", stdin=data)
+        assert piped.returncode == 0, piped.stderr
+        assert piped.stdout.split(b"\n", 1)[1] == by_file.stdout.split(b"\n", 1)[1]  # the same table
+    contexts = tmp_path / "C.jsonl"
+    generate_grid(GridSpec(levels=(0.0, 1.0))).to_jsonl(contexts)
+    assert _simscore("respond", "handcrafted", str(contexts), "--out", str(tmp_path / "file.jsonl")).returncode == 0
+    piped = _simscore("respond", "handcrafted", "/dev/stdin", "--out", str(tmp_path / "pipe.jsonl"),
+                      stdin=contexts.read_bytes())
+    assert piped.returncode == 0, piped.stderr
+    assert (tmp_path / "pipe.jsonl").read_bytes() == (tmp_path / "file.jsonl").read_bytes()
+
+
+def test_process_substitution_inputs(tmp_path: Path) -> None:
+    """``simscore compare <(cat a.jsonl) <(cat b.jsonl)``: each input a pipe named /dev/fd/N."""
+    ends = [os.pipe() for _ in range(2)]
+    writers = []
+    for (_, write_end), source in zip(ends, (A, B)):
+        def feed(fd: int = write_end, data: bytes = Path(source).read_bytes()) -> None:
+            with open(fd, "wb") as handle:
+                handle.write(data)
+        writers.append(threading.Thread(target=feed, daemon=True))
+        writers[-1].start()
+    try:
+        done = _simscore("compare", f"/dev/fd/{ends[0][0]}", f"/dev/fd/{ends[1][0]}", "--measures", "tmr",
+                         pass_fds=(ends[0][0], ends[1][0]))
+    finally:
+        for read_end, _ in ends:
+            os.close(read_end)
+    assert done.returncode == 0, done.stderr
+    assert b"gpsarsa-ts-seed1  vs  gpsarsa-iq-seed1  (24 contexts)" in done.stdout
+    assert b"tmr        0.7083" in done.stdout

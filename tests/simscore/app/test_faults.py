@@ -10,6 +10,10 @@ with no manual step, and the folder must equal the clean run's byte for byte, ex
 ``updated``; ``evaluation.csv``'s ``train_seconds`` and ``eval_seconds``, which no two runs
 share). The default suite tries a few write points; the ``exhaustive`` matrix (``pytest -m exhaustive``) tries every write
 point with both signals.
+
+A single file's writer is tried the same way, with the signal sent from outside while the
+process waits at its write point: ``simscore compare --out`` stopped by SIGTERM removes its
+temporary file; killed by SIGKILL it leaves it, and the next write of the same file removes it.
 """
 
 from __future__ import annotations
@@ -86,6 +90,55 @@ def _differences(expected: Path, actual: Path) -> list[str]:
     out = [f"only in the clean run: {p}" for p in sorted(a - b)] + [f"only in the resumed run: {p}" for p in sorted(b - a)]
     out += [f"differs: {p}" for p in sorted(a & b) if _timeless(expected / p) != _timeless(actual / p)]
     return out
+
+
+EXAMPLES = ROOT / "examples"
+
+
+def _compare_waiting_at_its_write(out: Path) -> subprocess.Popen[str]:
+    """``simscore compare ... --out out``, stopped (waiting) with its output complete and not yet renamed."""
+    argv = [sys.executable, "-m", "tests.simscore.app.faults", "--at", "1", "--signal", "WAIT", "--", "compare",
+            str(EXAMPLES / "responses_a.jsonl"), str(EXAMPLES / "responses_b.jsonl"), "--measures", "action",
+            "--out", str(out), "--quiet"]
+    process = subprocess.Popen(argv, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    assert line == f"waiting at {out}\n", line + process.stderr.read()
+    return process
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+@pytest.mark.parametrize("sig", ["TERM", "INT"])
+def test_a_stopped_compare_removes_its_temporary_file(tmp_path: Path, sig: str) -> None:
+    out = tmp_path / "cmp.json"
+    process = _compare_waiting_at_its_write(out)
+    assert len(_leftovers(tmp_path)) == 1  # the complete output, waiting to be renamed
+    process.send_signal(getattr(signal, f"SIG{sig}"))
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 128 + getattr(signal, f"SIG{sig}"), stderr
+    assert f"simscore compare: {'stopped by SIGTERM' if sig == 'TERM' else 'interrupted'}" in stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_killed_compare_leaves_a_temporary_file_that_the_next_write_removes(tmp_path: Path) -> None:
+    out = tmp_path / "cmp.json"
+    process = _compare_waiting_at_its_write(out)
+    process.kill()
+    process.communicate(timeout=60)
+    assert process.returncode == -signal.SIGKILL
+    (left,) = _leftovers(tmp_path)
+    assert left.startswith(f".cmp.json.{process.pid}-") and left.endswith(".tmp") and not out.exists()
+    other = tmp_path / f".cmp.json.{os.getpid()}-{left.split('-')[1]}-0123456789ab.tmp"
+    other.write_text("a write in progress (this process's): kept")
+    done = subprocess.run([sys.executable, "-m", "simscore.app.cli", "compare", str(EXAMPLES / "responses_a.jsonl"),
+                           str(EXAMPLES / "responses_b.jsonl"), "--measures", "action", "--out", str(out), "--quiet"],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert _leftovers(tmp_path) == [other.name]
+    assert json.loads(out.read_text())["summary"]["tmr"]["count"] == 24
 
 
 @pytest.fixture(scope="module")

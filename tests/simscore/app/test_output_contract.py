@@ -1,9 +1,10 @@
 """The output contract, over every command and every public writer (found, not listed by hand).
 
-The contract (:func:`simscore.io.prepare_output`, :mod:`simscore.app.cli_args`): an output is
+The contract (:func:`simscore.output.prepare_output`, :mod:`simscore.app.cli_args`): an output is
 never an input, however it is spelt (``..``, a symbolic link to the folder, a hard link); an
 existing file is replaced only with ``--force`` / ``overwrite=True``; the location is checked
-before any work. The commands are found by walking ``simscore``'s argument parser, the writers
+before any work; nothing but a regular file is renamed over (a FIFO and a device are written
+into, a socket is refused, by every command and every writer). The commands are found by walking ``simscore``'s argument parser, the writers
 by walking the ``__all__`` of every module of simscore, contexts and policies: a new command
 with an ``--out`` or a new public function that takes a path fails here until it is added to a
 table below, with an invocation the test can run.
@@ -16,6 +17,8 @@ import importlib
 import inspect
 import os
 import pkgutil
+import socket
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -176,7 +179,8 @@ PATH_PARAMETERS = {"path", "json_path", "out", "path_stem", "log_path", "out_dir
 READERS = {
     "simscore.app.experiment.load_config", "simscore.app.explain.load_runs", "simscore.app.view.read_comparison",
     "simscore.io.read_jsonl", "simscore.io.read_text", "simscore.io.read_bytes", "simscore.io.read_json",
-    "simscore.io.parse_json", "simscore.io.parse_toml", "simscore.io.read_lines", "simscore.responses.Responses.read_jsonl",
+    "simscore.io.parse_json", "simscore.io.parse_toml", "simscore.io.read_lines", "simscore.io.read_csv_rows",
+    "simscore.io.open_input", "simscore.responses.Responses.read_jsonl",
     "simscore.responses_csv.read_responses", "simscore.responses_csv.read_responses_csv",
     "simscore.responses_csv.response_file_format", "simscore.tables_io.load_tables",
     "contexts.collect.import_convlab", "contexts.collect.read_convlab", "contexts.context.ContextSet.read_jsonl",
@@ -197,8 +201,8 @@ READERS = {
 #: Public functions that take a path but touch no file.
 PATHS_ONLY = {"simscore.app.folder.ExperimentFolder.link"}
 #: The write mechanism behind the contract (callers check with prepare_output first) and the check itself.
-MECHANISM = {"simscore.io.atomic_open", "simscore.io.atomic_write_text", "simscore.io.write_jsonl",
-             "simscore.io.prepare_output"}
+MECHANISM = {"simscore.output.atomic_open", "simscore.output.atomic_write_text", "simscore.io.write_jsonl",
+             "simscore.output.prepare_output"}
 #: Writers of a folder they own and resume or regenerate (an experiment, a training run, its figures).
 FOLDER_WRITERS = {
     "simscore.app.experiment.run_experiment", "simscore.app.explain.explain", "simscore.app.report.write_report",
@@ -365,3 +369,71 @@ def test_every_writer_replaces_an_existing_file_only_when_asked(name: str, tmp_p
     assert target.read_bytes() != b"keep me\n"
     leftovers = [p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")]
     assert not leftovers, leftovers
+
+
+# ----------------------------------------------------------------------------- what is not a regular file
+
+
+@pytest.mark.parametrize("name", sorted(FILE_COMMANDS))
+def test_every_command_refuses_a_socket_before_any_input_is_read(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    template = FILE_COMMANDS[name]
+    inputs = _inputs(tmp_path, template, create=False)  # missing: reading one would fail with another message
+    out = tmp_path / "out.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(out))
+    try:
+        assert main([*_argv(name, template, inputs, out), "--force"]) == 2
+        assert f"{out} is a socket: refusing to write into it" in capsys.readouterr().err
+        assert stat.S_ISSOCK(os.lstat(out).st_mode)
+    finally:
+        server.close()
+
+
+def _landing(name: str, tmp_path: Path) -> tuple[Path, Path]:
+    """(the path given to writer ``name``, where its output lands) in a fresh folder."""
+    path = tmp_path / "out" / "result.jsonl"
+    path.parent.mkdir()
+    return path, LANDS.get(name, lambda p: p)(path)
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_every_writer_writes_into_a_fifo_and_refuses_a_socket(name: str, tmp_path: Path) -> None:
+    from tests.simscore.test_output import FifoReader
+
+    path, target = _landing(name, tmp_path)
+    reference = tmp_path / "reference" / "result.jsonl"
+    reference.parent.mkdir()
+    WRITERS[name](reference, False)
+    expected = LANDS.get(name, lambda p: p)(reference).read_bytes()
+    fifo = FifoReader(target)
+    WRITERS[name](path, False)  # a FIFO holds nothing to replace: no overwrite needed
+    written = fifo.result()
+    assert stat.S_ISFIFO(os.lstat(target).st_mode)
+    if target.suffix != ".png":  # a figure's bytes carry no time, but its drawing is not asserted here
+        assert written == expected
+    else:
+        assert written.startswith(b"\x89PNG")
+    assert [p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")] == []
+    target.unlink()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(target))
+    try:
+        with pytest.raises(OutputExistsError, match="is a socket: refusing to write into it"):
+            WRITERS[name](path, True)
+        assert stat.S_ISSOCK(os.lstat(target).st_mode)
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_every_writer_writes_into_a_device_with_overwrite_and_leaves_it(name: str, tmp_path: Path) -> None:
+    from tests.simscore.test_output import _device
+
+    path, target = _landing(name, tmp_path)
+    _device(target, 1, 3)  # a /dev/null of this test's own
+    WRITERS[name](path, True)
+    info = os.lstat(target)
+    assert stat.S_ISCHR(info.st_mode) and info.st_rdev == os.makedev(1, 3)
+    assert [p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")] == []

@@ -182,6 +182,17 @@ def test_bad_inputs_are_clear_errors(files: dict[str, Path], tmp_path: Path) -> 
     (tmp_path / "other.json").write_text('{"a": 1}', encoding="utf-8")
     with pytest.raises(FileFormatError, match="not a saved comparison: missing"):
         read_comparison(tmp_path / "other.json")
+    # a file of another of simscore's kinds is named, with what belongs (the suffix is no guide)
+    with pytest.raises(FileFormatError, match=r"a\.jsonl, line 1: a responses file \(format 'simscore-responses', JSON "
+                       r"Lines\) where a saved comparison \(simscore compare --out, one JSON document\) belongs$"):
+        read_comparison(files["a"])
+    (tmp_path / "responses.json").write_bytes(files["a"].read_bytes())
+    with pytest.raises(FileFormatError, match=r"responses\.json, line 1: a responses file .* where a saved comparison"):
+        read_comparison(tmp_path / "responses.json")
+    (tmp_path / "table.json").write_text('{"format": "simscore-table", "version": 1}', encoding="utf-8")
+    with pytest.raises(FileFormatError, match=r"table\.json: a result table \(format 'simscore-table', one JSON "
+                       r"document\) where a saved comparison"):
+        read_comparison(tmp_path / "table.json")
     a, b = _responses()
     comparison = read_comparison(files["cmp"])
     with pytest.raises(InputMismatchError) as caught:
@@ -216,6 +227,13 @@ def _edit(document: dict[str, Any], where: str, value: Any) -> None:
         ("scores.0.tmr", [1], r"field scores\[0\].tmr: expected a number or null, got list"),
         ("scores.1.context_id", "same", r"field scores\[1\]: context id 'same' appears twice"),
         ("scores.0.turn_index", {"x": 1}, r"field scores\[0\].turn_index: expected a number, string, boolean or null"),
+        ("scores.0.turn_index", "abc",
+         r"field scores\[0\].turn_index: expected a non-negative integer or null \(a context's metadata\), got str 'abc'"),
+        ("scores.0.turn_index", -1, r"field scores\[0\].turn_index: expected a non-negative integer or null"),
+        ("scores.0.turn_index", 2.5, r"field scores\[0\].turn_index: expected a non-negative integer or null .* float 2.5"),
+        ("scores.0.history_length", "x" * 100_000,
+         r"field scores\[0\].history_length: .* got str 'x{59}\.\.\. \(100,000 characters\)$"),
+        ("scores.0.dialogue_id", 3, r"field scores\[0\].dialogue_id: expected a string or null \(a context's metadata\), got int 3"),
         ("info", [], "field info: expected an object, got list"),
         ("a", 7, "field a: expected a string, got int 7"),
         ("info.inputs", "x", "field info.inputs: expected an object, got str 'x'"),
@@ -248,13 +266,18 @@ def test_infinity_in_a_comparison_is_refused_and_a_huge_number_is_not_a_crash(
     edited.write_text(json.dumps(document).replace('"__INF__"', "Infinity"), encoding="utf-8")
     assert main(["view", str(edited), "--a", str(files["a"]), "--b", str(files["b"])]) == 2
     assert "invalid JSON (non-standard JSON number Infinity)" in capsys.readouterr().err
-    # 1e999 is valid JSON (it reads as inf): shown as n/a, and a turn index of 1e999 as no turn
+    # 1e999 is valid JSON (it reads as inf): a mean of 1e999 is shown as n/a; a turn index of
+    # 1e999 is no turn index at all, and refused naming the field and the value
     document["summary"]["tmr"]["mean"] = "__BIG__"
-    document["scores"][0]["turn_index"] = "__BIG__"
     edited.write_text(json.dumps(document).replace('"__BIG__"', "1e999"), encoding="utf-8")
     assert main(["view", str(edited), "--a", str(files["a"]), "--b", str(files["b"]), "--force"]) == 0
     data = _data(edited.with_suffix(".html").read_text(encoding="utf-8"))
     assert data["measures"][0]["mean"] is None
+    document["scores"][0]["turn_index"] = "__BIG__"
+    edited.write_text(json.dumps(document).replace('"__BIG__"', "1e999"), encoding="utf-8")
+    assert main(["view", str(edited), "--a", str(files["a"]), "--b", str(files["b"]), "--force"]) == 2
+    assert ("field scores[0].turn_index: expected a non-negative integer or null (a context's metadata), got float inf"
+            in capsys.readouterr().err)
 
 
 def test_deeply_nested_comparison_is_a_file_format_error(tmp_path: Path) -> None:
