@@ -439,12 +439,17 @@ def _list(path: Path, data: Mapping[str, Any], key: str) -> list[Any]:
     return value
 
 
-def _parse(path: Path, data: Any, cls: type[FlowGraph]) -> FlowGraph:
+def _check_format(path: Path, data: Any) -> None:
+    """A flow graph's format and version; another of simscore's files is named as such."""
     problem = format_problem(data, FLOW_GRAPH_FORMAT, (FLOW_GRAPH_VERSION,))
-    if problem and detect_format(data) in FILE_FORMATS:  # another of simscore's files: named as such
+    if problem and detect_format(data) in FILE_FORMATS:
         raise FileFormatError(path, problem)
     if problem:
         raise _field_error(path, "format", problem)
+
+
+def _parse(path: Path, data: Any, cls: type[FlowGraph]) -> FlowGraph:
+    _check_format(path, data)
     abstraction = data.get("abstraction")
     if abstraction not in ("per-domain", "domain-agnostic"):
         raise _field_error(path, "abstraction", f"expected 'per-domain' or 'domain-agnostic', got {abstraction!r}")

@@ -518,7 +518,6 @@ def read_csv_rows(
     >>> list(read_csv_rows(io.StringIO('id,text\\nc1,"a ""quoted"", multi-\\nline cell"\\n\\nc2,x"y\\n', newline=""), "x.csv"))
     [(1, ['id', 'text']), (2, ['c1', 'a "quoted", multi-\\nline cell']), (4, []), (5, ['c2', 'x"y'])]
     """
-    limit = MAX_LINE_LENGTH
     cells: list[str] = []
     parts: list[str] = []  # of the quoted cell being read
     quoted = False
@@ -526,61 +525,82 @@ def read_csv_rows(
     for number, line in _csv_lines(handle, path, expected):
         if not quoted and not cells:
             start, size = number, 0
-            if number > 1 and line.startswith("\ufeff"):
-                raise FileFormatError(
-                    path, "a byte-order mark (U+FEFF) at column 1, where only the file's start may hold one "
-                    "(were files joined?)", line=number,
-                )
-            if not line.rstrip("\r\n"):
+            if _blank_row(line, number, path):
                 yield number, []
                 continue
-        size += len(line)
-        if size > limit:
-            raise FileFormatError(path, f"a row longer than {limit:,} characters (simscore.io.MAX_LINE_LENGTH)",
-                                  line=start)
-        body, pos = line, 0
-        while True:
+        size = _row_size(size + len(line), path, start)
+        pos: int | None = 0
+        while pos is not None:
             if quoted:
-                close = body.find('"', pos)
-                if close < 0:  # the cell goes on, line break and all, on the next line
-                    parts.append(body[pos:])
+                pos = _quoted_cell(line, pos, parts)
+                if pos is None:  # the cell goes on, line break and all, on the next line
                     break
-                parts.append(body[pos:close])
-                if body.startswith('"', close + 1):
-                    parts.append('"')
-                    pos = close + 2
-                    continue
-                quoted, pos = False, close + 1
-                after = body[pos:]
-                if after.startswith(","):
-                    cells.append("".join(parts))
-                    parts, pos = [], pos + 1
-                    continue
-                if after not in ("", "\n", "\r", "\r\n"):
-                    raise FileFormatError(path, f"malformed CSV (',' expected after '\"', at column {pos + 1})",
-                                          line=number)
+                quoted = False
                 cells.append("".join(parts))
                 parts = []
-                yield start, cells
-                cells = []
-                break
-            if body.startswith('"', pos):
+                pos = _after_quoted_cell(line, pos, path, number)
+            elif line.startswith('"', pos):
                 quoted, pos = True, pos + 1
-                continue
-            comma = body.find(",", pos)
-            cell = body[pos:] if comma < 0 else body[pos:comma]
-            if comma < 0:
-                cell = cell.removesuffix("\n").removesuffix("\r")
-            if "\r" in cell or "\n" in cell:
-                raise FileFormatError(path, "malformed CSV (a line break inside an unquoted cell)", line=number)
-            cells.append(cell)
-            if comma < 0:
+            else:
+                pos = _unquoted_cell(line, pos, cells, path, number)
+            if pos is None:  # the row ends on this line
                 yield start, cells
                 cells = []
-                break
-            pos = comma + 1
     if quoted:
         raise FileFormatError(path, "malformed CSV (a quoted cell that never ends)", line=start)
+
+
+def _row_size(size: int, path: str | os.PathLike[str], start: int) -> int:
+    if size > MAX_LINE_LENGTH:
+        raise FileFormatError(path, f"a row longer than {MAX_LINE_LENGTH:,} characters (simscore.io.MAX_LINE_LENGTH)",
+                              line=start)
+    return size
+
+
+def _blank_row(line: str, number: int, path: str | os.PathLike[str]) -> bool:
+    """Whether the line that starts a row is blank (a row without cells); a byte-order mark is an error past line 1."""
+    if number > 1 and line.startswith("\ufeff"):
+        raise FileFormatError(
+            path, "a byte-order mark (U+FEFF) at column 1, where only the file's start may hold one "
+            "(were files joined?)", line=number,
+        )
+    return not line.rstrip("\r\n")
+
+
+def _quoted_cell(line: str, pos: int, parts: list[str]) -> int | None:
+    """Read a quoted cell's text from ``pos`` into ``parts`` (doubled quotes as one): the position
+    after its closing quote, or None if the cell goes on on the next line."""
+    while True:
+        close = line.find('"', pos)
+        if close < 0:
+            parts.append(line[pos:])
+            return None
+        parts.append(line[pos:close])
+        if not line.startswith('"', close + 1):
+            return close + 1
+        parts.append('"')
+        pos = close + 2
+
+
+def _after_quoted_cell(line: str, pos: int, path: str | os.PathLike[str], number: int) -> int | None:
+    """After a closing quote: the next cell's start (a comma), None at the end of the row, else an error."""
+    if line.startswith(",", pos):
+        return pos + 1
+    if line[pos:] not in ("", "\n", "\r", "\r\n"):
+        raise FileFormatError(path, f"malformed CSV (',' expected after '\"', at column {pos + 1})", line=number)
+    return None
+
+
+def _unquoted_cell(line: str, pos: int, cells: list[str], path: str | os.PathLike[str], number: int) -> int | None:
+    """Append the unquoted cell at ``pos`` to ``cells``: the next cell's start, or None at the end of the row."""
+    comma = line.find(",", pos)
+    cell = line[pos:] if comma < 0 else line[pos:comma]
+    if comma < 0:
+        cell = cell.removesuffix("\n").removesuffix("\r")
+    if "\r" in cell or "\n" in cell:
+        raise FileFormatError(path, "malformed CSV (a line break inside an unquoted cell)", line=number)
+    cells.append(cell)
+    return None if comma < 0 else comma + 1
 
 
 def _csv_lines(handle: IO[str], path: str | os.PathLike[str], expected: str) -> Iterator[tuple[int, str]]:

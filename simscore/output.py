@@ -283,6 +283,13 @@ def prepare_output(
         raise OSError(f"{target}: a file name of {size} bytes, longer than the {limit} this file system allows")
     if (target.exists() or target.is_symlink()) and not overwrite:
         raise OutputExistsError(f"{target} exists; use --force (or overwrite=True) to replace it")
+    _check_writable(existing, folder, target)
+    return target
+
+
+def _check_writable(existing: Path, folder: Path, target: Path) -> None:
+    """The output's folder (``folder``, or its nearest ``existing`` ancestor the write will create it
+    in) is a writable directory, tried by doing what the write will do and leaving nothing behind."""
     if not existing.is_dir():
         raise NotADirectoryError(f"{existing} is not a directory: cannot write {target}")
     if not os.access(existing, os.W_OK | os.X_OK):
@@ -297,7 +304,6 @@ def prepare_output(
             os.rmdir(tempfile.mkdtemp(prefix=".simscore-probe-", dir=existing))
     except OSError as exc:
         raise PermissionError(f"{existing} is not writable ({exc.strerror}): cannot write {target}") from None
-    return target
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:

@@ -88,31 +88,8 @@ def read_comparison(path: str | os.PathLike[str]) -> Comparison:
         The file is missing, not JSON, or lacks the fields of a saved comparison.
     """
     p = Path(path)
-    if p.suffix.lower() != ".json" and not (p.exists() and not p.is_file()):  # a pipe's content is checked
-        if not p.is_file():
-            raise FileFormatError(p, "expected a comparison saved as .json (simscore compare A B --out CMP.json)")
-        with open_input(p) as handle:
-            found = detect_format(handle.read(4096).decode("utf-8", "replace"))
-        if found in FILE_FORMATS and found != COMPARISON_FORMAT:
-            raise FileFormatError(p, kind_mismatch(found, COMPARISON_FORMAT), line=1)
-        raise FileFormatError(p, "expected a comparison saved as .json (simscore compare A B --out CMP.json)")
-    document = read_json(p, expected=COMPARISON_FORMAT)
-    if not isinstance(document, dict):
-        raise FileFormatError(p, f"expected a JSON object, got {type(document).__name__}")
-    found = detect_format(document)
-    if found is not None and found != COMPARISON_FORMAT:
-        raise FileFormatError(p, kind_mismatch(found, COMPARISON_FORMAT))
-    missing = [key for key in ("simscore", "signatures", "summary", "scores") if key not in document]
-    if missing:
-        raise FileFormatError(p, f"not a saved comparison: missing {', '.join(missing)}")
+    document = _comparison_document(p)
     signatures, summary, records = document["signatures"], document["summary"], document["scores"]
-    if not isinstance(signatures, dict) or not isinstance(summary, dict) or not isinstance(records, list):
-        raise FileFormatError(p, "not a saved comparison: signatures/summary must be objects, scores a list")
-    if "format" in document or "version" in document:  # none: version 1, before simscore 0.2.0
-        problem = format_problem(document, COMPARISON_FORMAT, range(1, COMPARISON_VERSION + 1))
-        if problem:
-            raise FileFormatError(p, problem)
-    _check_comparison(p, document)
     scores = pd.DataFrame.from_records(records, columns=["context_id", *_record_columns(records)])
     scores = scores.set_index("context_id")
     for name in signatures:
@@ -137,6 +114,43 @@ _SUMMARY_FIELDS = ["mean", "count", "missing", "ci_low", "ci_high"]
 def _is_number(value: Any) -> bool:
     """A JSON number (not a bool) or null: what a score or a summary statistic may be."""
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _comparison_document(p: Path) -> dict[str, Any]:
+    """The JSON document of a saved comparison, every field checked (:func:`_check_comparison`)."""
+    _refuse_other_suffix(p)
+    document = read_json(p, expected=COMPARISON_FORMAT)
+    if not isinstance(document, dict):
+        raise FileFormatError(p, f"expected a JSON object, got {type(document).__name__}")
+    found = detect_format(document)
+    if found is not None and found != COMPARISON_FORMAT:
+        raise FileFormatError(p, kind_mismatch(found, COMPARISON_FORMAT))
+    missing = [key for key in ("simscore", "signatures", "summary", "scores") if key not in document]
+    if missing:
+        raise FileFormatError(p, f"not a saved comparison: missing {', '.join(missing)}")
+    signatures, summary, records = document["signatures"], document["summary"], document["scores"]
+    if not isinstance(signatures, dict) or not isinstance(summary, dict) or not isinstance(records, list):
+        raise FileFormatError(p, "not a saved comparison: signatures/summary must be objects, scores a list")
+    if "format" in document or "version" in document:  # none: version 1, before simscore 0.2.0
+        problem = format_problem(document, COMPARISON_FORMAT, range(1, COMPARISON_VERSION + 1))
+        if problem:
+            raise FileFormatError(p, problem)
+    _check_comparison(p, document)
+    return document
+
+
+def _refuse_other_suffix(p: Path) -> None:
+    """A regular file not named ``.json`` is refused, naming its kind if it is another of simscore's
+    files (a pipe's content is checked when it is read)."""
+    if p.suffix.lower() == ".json" or (p.exists() and not p.is_file()):
+        return
+    if not p.is_file():
+        raise FileFormatError(p, "expected a comparison saved as .json (simscore compare A B --out CMP.json)")
+    with open_input(p) as handle:
+        found = detect_format(handle.read(4096).decode("utf-8", "replace"))
+    if found in FILE_FORMATS and found != COMPARISON_FORMAT:
+        raise FileFormatError(p, kind_mismatch(found, COMPARISON_FORMAT), line=1)
+    raise FileFormatError(p, "expected a comparison saved as .json (simscore compare A B --out CMP.json)")
 
 
 def _check_comparison(path: Path, document: Mapping[str, Any]) -> None:

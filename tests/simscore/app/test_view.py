@@ -241,7 +241,7 @@ def _edit(document: dict[str, Any], where: str, value: Any) -> None:
         ("info.inputs.a.contexts", "4", "field info.inputs.a.contexts: expected an integer, got str '4'"),
         ("info.inputs.a.responses_sha256", "abc",
          r"field info.inputs.a.responses_sha256: expected a SHA-256 \(64 hex digits\), got str 'abc'"),
-        ("format", "simscore-table", "format is 'simscore-table', expected 'simscore-comparison'"),
+        ("format", "simscore-table", r"a result table \(format 'simscore-table', one JSON document\) where a saved comparison \(simscore compare --out, one JSON document\) belongs"),
         ("version", 3, r"unsupported format version 3 \(this simscore reads version 1, 2\)"),
     ],
 )
