@@ -100,7 +100,7 @@ def test_import_simscore_works_beside_a_clash(tmp_path):
     """The core never imports contexts or policies: it keeps working (the outer layers refuse)."""
     site = _foreign(tmp_path, "policies", "policies")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
-    code = "import simscore; print(simscore.score(['hello()'], ['hello()']).means['tmr'])"
+    code = "import simscore; print(simscore.score(['hello()', 'bye()'], ['hello()', 'bye()']).means['tmr'])"
     done = subprocess.run([sys.executable, "-W", "error", "-c", code], env=env, capture_output=True, text=True,
                           cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (0, "1.0\n", "")

@@ -191,6 +191,8 @@ READERS = {
     "policies.gpsarsa.checkpoint.read_checkpoint_json", "policies.gpsarsa.checkpoint.read_checkpoint", "policies.gpsarsa.policy.GPSarsaPolicy.load",
     "policies.gpsarsa.training.list_checkpoints", "policies.gpsarsa.training.load_checkpoint",
     "policies.generative.model_folder_sha256",
+    # model folders are only ever read (simscore.models: checked, then loaded by transformers)
+    "simscore.models.existing_folder", "simscore.models.open_model_folder", "simscore.models.read_model_json",
     # the experiment folder's own checks and scoring read the pieces it wrote
     "simscore.app.analyses.read_responses", "simscore.app.analyses.score_experiment",
     "simscore.app.provenance.check_collected", "simscore.app.provenance.check_folder_settings",
