@@ -58,14 +58,15 @@ JSON_LINES_FORMATS = frozenset(
 _START = re.compile(r'\A\ufeff?\s*\{\s*"(format|simscore)"\s*:\s*"([^"\\]{1,200})"')
 
 
-def detect_format(sample: Mapping[str, Any] | str) -> str | None:
+def detect_format(sample: object) -> str | None:
     """The simscore format of a parsed header or document, or of a file's first characters; None if none.
 
     Parameters
     ----------
     sample : mapping or str
         A parsed JSON object (a header line, a whole document), or the first characters of a
-        file (a few kB are enough: the format is the first key simscore writes).
+        file (a few kB are enough: the format is the first key simscore writes); any other JSON
+        value (a number, a list) has no format.
 
     Returns
     -------
@@ -81,6 +82,8 @@ def detect_format(sample: Mapping[str, Any] | str) -> str | None:
     'simscore-comparison'
     >>> detect_format("context_id,action,text") is None
     True
+    >>> detect_format(0) is None
+    True
     """
     if isinstance(sample, Mapping):
         found = sample.get("format")
@@ -88,6 +91,8 @@ def detect_format(sample: Mapping[str, Any] | str) -> str | None:
             return found
         if isinstance(sample.get("simscore"), str) and "signatures" in sample:
             return COMPARISON_FORMAT
+        return None
+    if not isinstance(sample, str):  # a JSON document that is a number, a list, ...
         return None
     match = _START.match(sample)
     if match is None:

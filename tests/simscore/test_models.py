@@ -343,21 +343,39 @@ TEMPLATES = (
     "{% endfor %}\n"
     "{% if add_generation_prompt %}<{{ ns.turns }}>{% endif %}",
 )
+#: The last template rendered by hand (system skipped, turns counted from 1, the assistant's text
+#: as JSON), with and without the generation prompt: the measure where transformers cannot render it.
+EXTENSIONS_RENDERED = {TEMPLATES[2]: (
+    '{"role": "user", "n": 1} Thai food, please. Café naïve 北京\n"Which area?"{"role": "user", "n": 3} North.\n<3>',
+    '{"role": "user", "n": 1} Thai food, please. Café naïve 北京\n"Which area?"{"role": "user", "n": 3} North.\n',
+)}
 
 
 @pytest.mark.extra("text")
 @pytest.mark.parametrize("template", TEMPLATES, ids=["chatml", "llama2", "extensions"])
 def test_a_chat_template_renders_as_transformers_renders_it(encoder, template):
+    import jinja2
+    import transformers
+    from packaging import version
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(encoder, local_files_only=True, trust_remote_code=False)
     tokenizer.chat_template = template
     tokenizer.add_special_tokens({"bos_token": "<s>", "eos_token": "</s>"})
-    expected = tokenizer.apply_chat_template(MESSAGES, tokenize=False, add_generation_prompt=True)
+    if template in EXTENSIONS_RENDERED:
+        expected, without_prompt = EXTENSIONS_RENDERED[template]
+        try:  # transformers before 4.43 has neither loop controls nor the generation block: the goldens stand
+            tokenizer.apply_chat_template(MESSAGES, tokenize=False)
+        except jinja2.TemplateSyntaxError:
+            assert version.parse(transformers.__version__) < version.parse("4.43")
+        else:
+            assert tokenizer.apply_chat_template(MESSAGES, tokenize=False, add_generation_prompt=True) == expected
+    else:
+        expected = tokenizer.apply_chat_template(MESSAGES, tokenize=False, add_generation_prompt=True)
+        without_prompt = tokenizer.apply_chat_template(MESSAGES, tokenize=False, add_generation_prompt=False)
     with ChatTemplate.of(tokenizer) as chat:
         assert chat.render(MESSAGES) == expected
-        assert chat.render(MESSAGES, add_generation_prompt=False) == tokenizer.apply_chat_template(
-            MESSAGES, tokenize=False, add_generation_prompt=False)
+        assert chat.render(MESSAGES, add_generation_prompt=False) == without_prompt
     assert "<s>[INST] <<SYS>>" in expected or "<|im_start|>" in expected or '"Which area?"' in expected
 
 
