@@ -325,25 +325,44 @@ class _InertFormatter(logging.Formatter):
         return terminal_text(super().format(record))
 
 
+def warning_line(message: Warning | str, category: type[Warning], prefix: str = "simscore") -> str:
+    """How the command line shows a warning: one escaped line, ``<prefix>: warning: <class>: <message>``.
+
+    A person at the command line acts on the message, not on the Python file and source line
+    that raised it (what :func:`warnings.showwarning` adds, and a library user keeps).
+
+    >>> warning_line(UserWarning("two\\nlines"), UserWarning, "simscore compare")
+    'simscore compare: warning: UserWarning: two\\\\nlines\\n'
+    """
+    return f"{prefix}: warning: {category.__name__}: {terminal_text(str(message))}\n"
+
+
 @contextlib.contextmanager
-def _inert_terminal() -> Iterator[None]:
+def _inert_terminal(prefix: str = "simscore") -> Iterator[None]:
     """While a command runs: its standard output and its warnings cannot drive the terminal.
 
     Standard output goes through :class:`~simscore.untrusted.TerminalStream`; warnings are
-    shown with their message escaped. Standard error is left alone for the progress bars
-    (whose carriage returns are how they redraw); what the commands write there themselves
-    (errors, warnings, log lines) is escaped where it is written.
+    shown as one escaped line each (:func:`warning_line`, after ``prefix``), each distinct
+    line once per command. Standard error is left alone for the progress bars (whose carriage
+    returns are how they redraw); what the commands write there themselves (errors, warnings,
+    log lines) is escaped where it is written.
     """
     import warnings
 
+    shown: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: IO[str] | None = None, line: str | None = None) -> None:
+        text = warning_line(message, category, prefix)
+        if text in shown:
+            return
+        shown.add(text)
+        with contextlib.suppress(OSError, ValueError):  # stderr closed or gone: nowhere to warn
+            (sys.stderr if file is None else file).write(text)
+
     stdout = sys.stdout
     with warnings.catch_warnings():
-        show = warnings.showwarning
-
-        def inert(message: Warning | str, *rest: object, **options: object) -> None:
-            show(terminal_text(str(message), keep_lines=True), *rest, **options)  # type: ignore[arg-type]
-
-        warnings.showwarning = inert
+        warnings.showwarning = show
         sys.stdout = TerminalStream(stdout)
         try:
             yield
@@ -389,7 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--quiet and --verbose exclude each other")
     level = logging.WARNING if args.quiet else logging.DEBUG if args.verbose else logging.INFO
     try:
-        with _inert_terminal(), _console_log(level):
+        with _inert_terminal(f"simscore {args.command}"), _console_log(level):
             return int(args.func(args))
     except BrokenPipeError:
         # output piped into a program that stopped reading (e.g. `| head`): not an error
