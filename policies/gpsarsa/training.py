@@ -545,7 +545,8 @@ def train(
     domain : contexts.domain.Domain, optional
         Default: the shipped restaurant domain (recorded by fingerprint in ``run.json``).
     progress : bool
-        Show a tqdm progress bar (on stderr, only where it is a terminal).
+        Show the progress (:mod:`simscore.progress`: a bar on a terminal, else a log line at
+        least every minute).
 
     Returns
     -------
@@ -590,12 +591,10 @@ def train(
     run_file.write("running", start)
 
     targets = [n for n in checkpoint_schedule(config) if n > start]
-    from tqdm.auto import tqdm
+    from simscore.progress import Progress
 
-    bar = tqdm(
-        total=config.dialogues, initial=start, desc=f"training gpsarsa {config.reward} seed {config.seed}",
-        unit="dlg", disable=None if progress else True, dynamic_ncols=True,  # None: a terminal only
-    )
+    bar = Progress(config.dialogues, f"training gpsarsa {config.reward} seed {config.seed}", unit="dialogues",
+                   initial=start, enabled=progress)
     done = start
     try:
         for target in targets:
@@ -613,7 +612,7 @@ def train(
             records.append(record)
             write_evaluation(eval_path, records, overwrite=True)
             run_file.write("running" if done < config.dialogues else "complete", done)
-            bar.set_postfix(success=f"{record.success_rate:.3f}", dictionary=record.dictionary_size, refresh=False)
+            bar.set_postfix_str(f"success={record.success_rate:.3f}, dictionary={record.dictionary_size}")
     except KeyboardInterrupt:
         run_file.write("interrupted", done)
         raise

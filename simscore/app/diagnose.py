@@ -199,11 +199,11 @@ def diagnose(
     pairs = _pairs(list(real), list(degenerate))
     if not pairs:
         raise ValueError("nothing to compare: give a degenerate policy or a second real policy")
-    from tqdm.auto import tqdm
+    from simscore.progress import track
 
     records = []
     signatures: dict[str, str] = {}
-    for a, b, kind in tqdm(pairs, desc="diagnose", disable=None if progress else True, leave=False):
+    for a, b, kind in track(pairs, "diagnose", unit="pairs", enabled=progress, leave=False):
         t0 = time.perf_counter()
         comparison = compare(responses[a], responses[b], resolved, seed=seed, n_resamples=n_resamples)
         signatures.update(comparison.signatures)

@@ -60,6 +60,7 @@ from simscore.errors import ConfigError, ExperimentError, FileFormatError, Missi
 from simscore.io import atomic_write_text, parse_toml, read_bytes
 from simscore.measures import ALL_MEASURES, MEASURE_GROUPS, Measure, resolve_measures
 from simscore.parallel import run_jobs, stop_on_signals
+from simscore.progress import track
 from simscore.stats import MAX_RESAMPLES, Bootstrap
 
 __all__ = ["ExperimentConfig", "ExperimentError", "DEMO_CONFIG", "run_experiment", "load_config"]
@@ -463,7 +464,7 @@ def run_experiment(
     scheduler : str, optional
         Dask scheduler address (``tcp://host:port``) to run those jobs on instead.
     progress : bool
-        Progress bars.
+        Show how far each long step is (see Notes).
     command : str, optional
         The command line that started the run (``simscore demo --out DIR``), recorded in the
         run record for the report's "Reproduce" section; None when run from Python.
@@ -471,7 +472,10 @@ def run_experiment(
     Notes
     -----
     Progress messages go to the logger ``simscore.app.experiment`` (INFO) and, while the run
-    lasts, into ``out_dir/run.log``; the command line also shows them on stderr.
+    lasts, into ``out_dir/run.log``; the command line also shows them on stderr. With
+    ``progress``, every long step shows how far it is (:mod:`simscore.progress`: a bar on a
+    terminal, else a line on the logger ``simscore.progress`` at least every minute, which
+    ``run.log`` gets too).
 
     One run at a time: the folder is locked while the run lasts (``simscore.lock``: process,
     host, command; a second run is refused with
@@ -522,12 +526,13 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
     t0 = time.perf_counter()
     compile_kernels()
     train_jobs = [(config.run_config(run.reward, run.seed), str(folder.run_dir(run))) for run in config.runs]
-    run_jobs(_train_job, train_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="training", progress=progress)
+    run_jobs(_train_job, train_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="training", unit="runs",
+             progress=progress)
     logger.info("training: %.1f s", time.perf_counter() - t0)
 
     # 2. contexts
     t0 = time.perf_counter()
-    context_sets = _build_contexts(config, folder)
+    context_sets = _build_contexts(config, folder, progress)
     logger.info("contexts: %.1f s", time.perf_counter() - t0)
 
     # 3. responses
@@ -541,7 +546,7 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
             logger.info("%s", remade)
         respond_jobs += [(folder, run, (HELD_OUT,), config.random_seed, True) for run in runs]
     written = sum(run_jobs(_respond_job, respond_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="responding",
-                           progress=progress))
+                           unit="policies", progress=progress))
     logger.info("responses: %d new response files, %.1f s", written, time.perf_counter() - t0)
 
     # 4. scoring, tables, figures, report
@@ -568,8 +573,8 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
     folder.report.unlink(missing_ok=True)
     folder.tables_index.unlink(missing_ok=True)
     save_tables(folder.root, tables, record.to_meta())
-    _explain(folder, context_sets, config.bootstrap_seed, n_jobs)
-    path = report.write_report(folder.root, tables, record, figures=None)
+    _explain(folder, context_sets, config.bootstrap_seed, n_jobs, progress)
+    path = report.write_report(folder.root, tables, record, figures=None, progress=progress)
     logger.info("tables, figures and report: %.1f s -> %s", time.perf_counter() - t0, path)
     logger.info("total: %.1f s", time.perf_counter() - started)
     return path
@@ -597,27 +602,28 @@ def _preload_text_models(measures: Sequence[Measure]) -> None:
         threading.Thread(target=load_all, name="simscore-preload", daemon=True).start()
 
 
-def _explain(folder: ExperimentFolder, context_sets: Sequence[str], seed: int, n_jobs: int | None) -> None:
+def _explain(folder: ExperimentFolder, context_sets: Sequence[str], seed: int, n_jobs: int | None,
+             progress: bool) -> None:
     """``simscore explain`` of the scored context sets into ``explain/`` (a failure is logged, not raised)."""
     from simscore.app.explain import explain
 
     t0 = time.perf_counter()
     try:
-        path = explain(folder.root, seed=seed, n_jobs=n_jobs, context_sets=context_sets)
+        path = explain(folder.root, seed=seed, n_jobs=n_jobs, context_sets=context_sets, progress=progress)
     except (SimscoreError, ValueError) as exc:
         logger.warning("explain skipped: %s", exc)
         return
     logger.info("explain: %.1f s -> %s", time.perf_counter() - t0, path)
 
 
-def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple[str, ...]:
+def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder, progress: bool) -> tuple[str, ...]:
     """Collect C_col (and make C_gen) where missing; returns the names of the context sets to score."""
     from contexts import ContextSet, collect_contexts, generate_grid
     from policies import run_dialogues
     from policies.gpsarsa.training import list_checkpoints, load_checkpoint
 
     logs: dict[str, list[Path]] = {reward: [] for reward in config.rewards}
-    for run in config.runs:
+    for run in track(config.runs, "collecting", unit="runs", enabled=progress):
         path = folder.log(run)
         if path.exists():
             check_log(folder, run, config, list_checkpoints(folder.run_dir(run))[-1].dialogues)
