@@ -45,6 +45,7 @@ from typing import IO, TYPE_CHECKING
 
 from simscore._version import __version__
 from simscore.app.cli_args import (
+    cache_folder,
     checks_outputs,
     input_file,
     installed_measures,
@@ -173,11 +174,11 @@ def _options_help() -> str:
 
 def _compare_measures(args: argparse.Namespace) -> list:
     """The measures of ``compare`` with ``--measure-option`` and ``--device``, checked before any work."""
-    from simscore.measures import options_from_assignments, resolve_measures, with_device
+    from simscore.measures import options_from_assignments, resolve_measures, with_cache_dir, with_device
 
     names = args.measures if args.measures is not None else _default_measures()
     options = with_device(names, options_from_assignments(args.measure_option), args.device)
-    return resolve_measures(names, options=options)
+    return resolve_measures(names, options=with_cache_dir(names, options, args.cache_dir))
 
 
 @checks_outputs
@@ -270,6 +271,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--device", metavar="cpu|cuda|cuda:N",
         help="torch device of every model-backed measure (bertscore, emb_cos, emb_ang); checked before any work "
         "(default: cpu)",
+    )
+    p.add_argument(
+        "--cache-dir", metavar="DIR", type=cache_folder,
+        help="keep the text measures' embeddings in this folder and read them back in later runs (speed only: "
+        "no number changes; e.g. an experiment's DIR/cache/embeddings)",
     )
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar (one appears on a terminal when embedding takes more than a second)")
