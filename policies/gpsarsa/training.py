@@ -111,6 +111,7 @@ __all__ = [
     "EvaluationRecord",
     "TrainingResult",
     "train",
+    "is_trained",
     "evaluate_policy",
     "evaluation_stream",
     "checkpoint_schedule",
@@ -525,6 +526,31 @@ def _starting_policy(
             f"{policy.gp_config}) does not match the configuration"
         )
     return policy
+
+
+def is_trained(config: TrainingConfig, out_dir: str | os.PathLike[str], *, domain: Domain | None = None) -> bool:
+    """Whether ``out_dir`` holds this run trained to its end, so that :func:`train` would change nothing.
+
+    True when ``run.json`` says ``complete`` for this configuration and domain, the checkpoints
+    reach ``config.dialogues`` and ``evaluation.csv`` has a row for each; False otherwise --
+    also for a directory :func:`train` would refuse, which it then reports. Reads only the
+    run's small files (no checkpoint is loaded), so a caller can skip finished runs cheaply.
+    """
+    if not isinstance(config, TrainingConfig):
+        raise TypeError(f"config must be a TrainingConfig, got {type(config).__name__}")
+    run_dir = Path(out_dir)
+    path = run_dir / "run.json"
+    if not path.is_file():
+        return False
+    try:
+        info = _read_run(path)
+        _check_same_run(path, info, config, domain if domain is not None else default_domain())
+        checkpoints = list_checkpoints(run_dir)
+        evaluated = {record.dialogues for record in read_evaluation(run_dir)}
+    except (ValueError, OSError):
+        return False
+    return (info.get("status") == "complete" and bool(checkpoints) and checkpoints[-1].dialogues == config.dialogues
+            and all(c.dialogues in evaluated for c in checkpoints))
 
 
 def train(

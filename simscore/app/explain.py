@@ -35,6 +35,7 @@ import pandas as pd
 from simscore.app.cli_args import permutations, positive_int
 from simscore.app.cli_args import seed as seed_type
 from simscore.app.folder import ExperimentFolder, RunFiles
+from simscore.app.provenance import remaking
 from simscore.checks import check_int, check_seed
 from simscore.errors import SimscoreError
 from simscore.io import atomic_open, atomic_write_text
@@ -365,6 +366,7 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
     if not data:
         raise SimscoreError(f"{folder.root}: no context set with responses of two or more runs under responses/")
     out = folder.explain
+    remaking(folder, "explain")  # other settings than a run's, maybe: a run makes it again
     out.mkdir(exist_ok=True)
     rewards_all = sorted({r.reward for d in data for r in d.runs})
     pair = ("ts", "iq") if {"ts", "iq"} <= set(rewards_all) else tuple((rewards_all + [""])[:2])

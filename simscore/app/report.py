@@ -89,6 +89,7 @@ from simscore._version import __version__
 from simscore.app import paper
 from simscore.app.findings import Finding, Thresholds, findings, format_quantities
 from simscore.app.folder import ExperimentFolder
+from simscore.app.provenance import remaking
 from simscore.app.record import RunRecord
 from simscore.app.report_sections import (
     PAPER_MARK,
@@ -567,6 +568,7 @@ def write_report(
 
     folder = ExperimentFolder(directory)
     record = record if isinstance(record, RunRecord) else RunRecord.from_meta(record)
+    remaking(folder, "report")
     if figures is None:
         figures = make_figures(folder.figures, tables, bootstrap=record.bootstrap_settings,
                                references=paper_references(), progress=progress)
