@@ -553,11 +553,10 @@ class GenerativePolicy:
         seeds = [context_seed(self.decoding.seed, self._context_id(c)) for c in items] if self.decoding.sample else []
         order = sorted(range(len(items)), key=lambda i: len(encoded[i][0]))
         texts: list[str] = [""] * len(items)
-        from tqdm.auto import tqdm
+        from simscore.progress import track
 
         starts = range(0, len(order), self.batch_size)
-        bar = tqdm(starts, desc=f"generating ({self.name})", unit="batch", leave=False,
-                   disable=None if self.progress else True)  # None: only on a terminal
+        bar = track(starts, f"generating ({self.name})", unit="batches", leave=False, enabled=self.progress)
         for start in bar:
             chosen = order[start : start + self.batch_size]
             generated = self._generate([encoded[i][0] for i in chosen], [seeds[i] for i in chosen] if seeds else [])

@@ -45,8 +45,8 @@ from simscore.errors import ContextMismatchError, InputMismatchError, InvalidRes
 from simscore.formats import COMPARISON_FORMAT
 from simscore.io import atomic_open, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
-from simscore.measures._progress import show_progress
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
+from simscore.progress import show_progress
 from simscore.responses import Responses
 from simscore.stats import MAX_RESAMPLES, bootstrap_ci_shared, format_interval, warn_undefined_intervals
 from simscore.untrusted import spreadsheet_frame
@@ -493,8 +493,9 @@ def compare(
         Bootstrap settings for the confidence interval of each mean (seeded: same inputs,
         same interval); ``n_resamples=0`` skips the intervals (NaN).
     progress : bool, default True
-        A progress bar on stderr while a text measure embeds, when that takes more than a
-        second and stderr is a terminal (:mod:`simscore.measures._progress`); False: none.
+        The progress of a text measure's embedding (:mod:`simscore.progress`): on a terminal
+        a bar once it takes more than a second, else a log line at least every minute of a
+        long one; False: none.
     clusters : "auto", str, iterable of str or None, default "auto"
         The unit of the bootstrap. ``"auto"``: with ``metadata`` of collected contexts (C_col,
         whose metadata names each context's dialogue: :func:`~simscore.clusters.dialogue_clusters`)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from simscore.errors import excerpt
 

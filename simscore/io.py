@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import hashlib
 import io
 import itertools
 import json
@@ -61,6 +62,7 @@ __all__ = [
     "prepare_output",
     "same_file",
     "is_temporary",
+    "files_digest",
 ]
 
 
@@ -673,6 +675,28 @@ def read_text(path: str | os.PathLike[str], *, limit: int | None = None) -> str:
         raise FileFormatError(
             p, f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at column {exc.start - line_start + 1}", line=line
         ) from None
+
+
+def files_digest(root: str | os.PathLike[str], files: Iterable[str | os.PathLike[str]]) -> str:
+    """SHA-256 of ``files`` (under ``root``, hashed in the order given): each file's path relative
+    to ``root`` (with ``/``), its size and its bytes, read in blocks -- what its content is, wherever
+    the folder lies.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.txt").write_text("x")
+    >>> files_digest(folder, [folder / "a.txt"])[:12]
+    '40a8cf652ed9'
+    """
+    base = Path(root)
+    digest = hashlib.sha256()
+    for name in files:
+        path = Path(name)
+        digest.update(f"{path.relative_to(base).as_posix()}\0{path.stat().st_size}\0".encode())
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
 
 
 def decode_line(path: str | os.PathLike[str], raw: bytes, number: int) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from simscore.errors import MissingDependencyError, RunStopped
+from simscore.progress import Progress, track
 
 __all__ = ["run_jobs", "stop_on_signals"]
 
@@ -83,6 +84,7 @@ def run_jobs(
     n_jobs: int | None = None,
     scheduler: str | None = None,
     desc: str = "jobs",
+    unit: str = "jobs",
     progress: bool = True,
 ) -> list[Any]:
     """Call ``function(*args)`` for every ``args`` in ``jobs``; results in job order.
@@ -98,19 +100,17 @@ def run_jobs(
         jobs one after the other in this process.
     scheduler : str, optional
         Address of a Dask scheduler (``tcp://host:port``); the jobs then run on its workers.
-    desc : str
-        Label of the progress bar.
+    desc, unit : str
+        What the jobs are, for their progress: ``"<desc>: 2/6 <unit> done, 2m10s"``.
     progress : bool
-        Show a progress bar over finished jobs (on stderr, only where it is a terminal: a log gets no
-        carriage returns).
+        Show the progress over finished jobs (:mod:`simscore.progress`: a bar on a terminal,
+        else a log line at least every minute of a long step).
 
     Examples
     --------
     >>> run_jobs(pow, [(2, 3), (3, 2)], n_jobs=1, progress=False)
     [8, 9]
     """
-    from tqdm.auto import tqdm
-
     jobs = list(jobs)
     if not jobs:
         return []
@@ -132,12 +132,17 @@ def run_jobs(
                 calls = joblib.Parallel(n_jobs=workers, return_as="generator")(delayed)
             except ValueError:  # joblib < 1.4: its Dask backend returns lists only (no progress per job then)
                 calls = iter(joblib.Parallel(n_jobs=workers)(delayed))
-            return list(tqdm(calls, total=len(jobs), desc=f"{desc} (dask)", disable=None if progress else True))
+            return list(track(calls, f"{desc} (dask)", total=len(jobs), unit=unit, enabled=progress))
     workers = min(len(jobs), n_jobs or os.cpu_count() or 1)
     if workers == 1:
-        return [function(*args) for args in tqdm(jobs, desc=desc, disable=None if progress else True)]
+        with Progress(len(jobs), desc, unit=unit, enabled=progress) as bar:
+            done = []
+            for args in jobs:
+                done.append(function(*args))
+                bar.update()
+            return done
     parent = os.getpid()
     calls = joblib.Parallel(n_jobs=workers, backend="loky", return_as="generator")(
         joblib.delayed(_watched)(function, parent, args) for args in jobs
     )
-    return list(tqdm(calls, total=len(jobs), desc=desc, disable=None if progress else True))
+    return list(track(calls, desc, total=len(jobs), unit=unit, enabled=progress))

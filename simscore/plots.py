@@ -32,6 +32,7 @@ import pandas as pd
 from simscore import analysis
 from simscore.errors import MissingDependencyError
 from simscore.io import atomic_open, prepare_output
+from simscore.progress import track
 from simscore.stats import Bootstrap, BootstrapKeywords
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -645,6 +646,7 @@ def make_figures(
     *,
     bootstrap: Bootstrap | None = None,
     references: Mapping[str, Any] | None = None,
+    progress: bool = False,
     **legacy: Unpack[BootstrapKeywords],
 ) -> dict[str, Path]:
     """Draw every figure whose table is present (and not empty) into ``directory``.
@@ -667,6 +669,8 @@ def make_figures(
         Published values to overlay (:mod:`simscore.figures`): ``"performance"``,
         ``"convergence"``, ``"seeds"``, ``"reward_models"`` (DataFrames) and ``"lengths"``
         (label → value or range).
+    progress : bool
+        Show how many figures are drawn (:mod:`simscore.progress`).
 
     Returns
     -------
@@ -684,9 +688,8 @@ def make_figures(
 
     refs = dict(references or {})
     written: dict[str, Path] = {}
-    for name, source in FIGURE_NAMES.items():
-        if not has(source):
-            continue
+    drawn = [(name, source) for name, source in FIGURE_NAMES.items() if has(source)]
+    for name, source in track(drawn, "figures", unit="figures", enabled=progress):
         path = out / f"{name}.png"
         table = tables[source]
         if name == "performance":

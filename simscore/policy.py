@@ -142,11 +142,10 @@ def run_policy(
     else:
         items = contexts if hasattr(contexts, "__len__") else list(contexts)
         total = len(items)  # type: ignore[arg-type]
-        # tqdm's disable=None means "only on a terminal".
-        disable = (None if total > 5000 else True) if progress is None else (None if progress else True)
-        from tqdm.auto import tqdm
+        from simscore.progress import track
 
-        iterator = tqdm(items, total=total, desc=f"responding ({label})", disable=disable, leave=False)
+        shown = total > 5000 if progress is None else bool(progress)
+        iterator = track(items, f"responding ({label})", total=total, unit="contexts", enabled=shown, leave=False)
         pairs = ((context, policy.respond(context)) for context in iterator)
     out: dict[str, Response] = {}
     contexts_by_id: dict[str, Any] = {}

@@ -310,8 +310,7 @@ def score(
     n_resamples, confidence, seed
         Bootstrap settings of each mean's interval (seeded: same inputs, same interval).
     progress : bool, default True
-        A progress bar on stderr while a text measure embeds for more than a second, on a
-        terminal only (as :func:`~simscore.compare.compare`).
+        The progress of a text measure's embedding, as :func:`~simscore.compare.compare` shows it.
 
     Returns
     -------

@@ -221,8 +221,8 @@ STRICT = ("contexts", "policies")
 KNOWN_CIRCLES = (
     ("simscore.figures", "simscore.plots"),
     ("simscore.app.report_flows", "simscore.app.report_performance", "simscore.app.report_sections"),
-    ("simscore.app.analyses", "simscore.app.experiment", "simscore.app.flow_strata", "simscore.app.held_out",
-     "simscore.app.provenance", "simscore.app.reference"),
+    ("simscore.app.analyses", "simscore.app.experiment", "simscore.app.explain", "simscore.app.flow_strata",
+     "simscore.app.held_out", "simscore.app.provenance", "simscore.app.reference", "simscore.app.report"),
 )
 #: simscore's private names imported from another public module today.
 KNOWN_PRIVATE_NAMES = (

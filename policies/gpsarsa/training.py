@@ -112,6 +112,7 @@ __all__ = [
     "EvaluationRecord",
     "TrainingResult",
     "train",
+    "is_trained",
     "evaluate_policy",
     "evaluation_stream",
     "checkpoint_schedule",
@@ -528,6 +529,31 @@ def _starting_policy(
     return policy
 
 
+def is_trained(config: TrainingConfig, out_dir: str | os.PathLike[str], *, domain: Domain | None = None) -> bool:
+    """Whether ``out_dir`` holds this run trained to its end, so that :func:`train` would change nothing.
+
+    True when ``run.json`` says ``complete`` for this configuration and domain, the checkpoints
+    reach ``config.dialogues`` and ``evaluation.csv`` has a row for each; False otherwise --
+    also for a directory :func:`train` would refuse, which it then reports. Reads only the
+    run's small files (no checkpoint is loaded), so a caller can skip finished runs cheaply.
+    """
+    if not isinstance(config, TrainingConfig):
+        raise TypeError(f"config must be a TrainingConfig, got {type(config).__name__}")
+    run_dir = Path(out_dir)
+    path = run_dir / "run.json"
+    if not path.is_file():
+        return False
+    try:
+        info = _read_run(path)
+        _check_same_run(path, info, config, domain if domain is not None else default_domain())
+        checkpoints = list_checkpoints(run_dir)
+        evaluated = {record.dialogues for record in read_evaluation(run_dir)}
+    except (ValueError, OSError):
+        return False
+    return (info.get("status") == "complete" and bool(checkpoints) and checkpoints[-1].dialogues == config.dialogues
+            and all(c.dialogues in evaluated for c in checkpoints))
+
+
 def train(
     config: TrainingConfig,
     out_dir: str | os.PathLike[str],
@@ -546,7 +572,8 @@ def train(
     domain : contexts.domain.Domain, optional
         Default: the shipped restaurant domain (recorded by fingerprint in ``run.json``).
     progress : bool
-        Show a tqdm progress bar (on stderr, only where it is a terminal).
+        Show the progress (:mod:`simscore.progress`: a bar on a terminal, else a log line at
+        least every minute).
 
     Returns
     -------
@@ -591,12 +618,10 @@ def train(
     run_file.write("running", start)
 
     targets = [n for n in checkpoint_schedule(config) if n > start]
-    from tqdm.auto import tqdm
+    from simscore.progress import Progress
 
-    bar = tqdm(
-        total=config.dialogues, initial=start, desc=f"training gpsarsa {config.reward} seed {config.seed}",
-        unit="dlg", disable=None if progress else True, dynamic_ncols=True,  # None: a terminal only
-    )
+    bar = Progress(config.dialogues, f"training gpsarsa {config.reward} seed {config.seed}", unit="dialogues",
+                   initial=start, enabled=progress)
     done = start
     try:
         for target in targets:
@@ -614,7 +639,7 @@ def train(
             records.append(record)
             write_evaluation(eval_path, records, overwrite=True)
             run_file.write("running" if done < config.dialogues else "complete", done)
-            bar.set_postfix(success=f"{record.success_rate:.3f}", dictionary=record.dictionary_size, refresh=False)
+            bar.set_postfix_str(f"success={record.success_rate:.3f}, dictionary={record.dictionary_size}")
     except KeyboardInterrupt:
         run_file.write("interrupted", done)
         raise

@@ -268,9 +268,9 @@ def run_dialogues(
     dialogues: list[Dialogue] = []
     indices: Iterable[int] = range(start, start + n)
     if progress:
-        from tqdm.auto import tqdm
+        from simscore.progress import track
 
-        indices = tqdm(indices, desc=f"simulating ({name})", leave=False, disable=None)  # a terminal only
+        indices = track(indices, f"simulating ({name})", total=n, unit="dialogues", leave=False)
     label = stream_label(seed, stream)
     for i in indices:
         dialogue_id = f"{label}-{i:06d}"

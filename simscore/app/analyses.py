@@ -31,6 +31,7 @@ from simscore.app.folder import COLLECTED, ExperimentFolder, RunId
 from simscore.clusters import dialogue_clusters
 from simscore.compare import Comparison
 from simscore.measures import Measure
+from simscore.progress import Progress, show_progress
 from simscore.responses import Responses
 from simscore.stats import Bootstrap
 
@@ -179,22 +180,24 @@ def read_responses(config: ExperimentConfig, folder: ExperimentFolder, context_s
     return ExperimentResponses(tuple(sets), final)
 
 
-def prepare_text_measures(measures: Sequence[Measure], responses: ExperimentResponses, bar: Any) -> None:
-    """Embed every text the analyses will score, once, in full batches (the models' best case)."""
+def prepare_text_measures(measures: Sequence[Measure], responses: ExperimentResponses, bar: Progress) -> None:
+    """Embed every text the analyses will score, once, in full batches (the models' best case), or read
+    the embeddings from the measures' cache folder."""
     text_measures = [m for m in measures if m.level == "text" and hasattr(m, "prepare")]
     if not text_measures:
         return
     t0 = time.perf_counter()
     bar.set_postfix_str("embedding the texts")
     texts = {t for s in responses.sets for r in s.all_responses() for t in r.texts() if t is not None}
-    for measure in text_measures:
-        measure.prepare(texts)
+    with show_progress(bar.enabled):
+        for measure in text_measures:
+            measure.prepare(texts)
     bar.set_postfix_str("")
     logger.info("text measures: %d distinct texts embedded up front, %.1f s", len(texts), time.perf_counter() - t0)
 
 
 def score_set(data: SetResponses, measures: Sequence[Measure], *, final: int, bootstrap: Bootstrap,
-              bar: Any) -> SetScores:
+              bar: Progress) -> SetScores:
     """Every analysis of one context set (``bar`` advances once per analysis)."""
     common: dict[str, Any] = {"context_set": data.name, "metadata": data.metadata, "bootstrap": bootstrap,
                               "clusters": dialogue_clusters(data.metadata)}
@@ -279,13 +282,11 @@ def assemble_tables(scored: Sequence[SetScores], measures: Sequence[Measure], pe
 def score_experiment(config: ExperimentConfig, measures: Sequence[Measure], folder: ExperimentFolder,
                      context_sets: Sequence[str], performance: pd.DataFrame, progress: bool) -> dict[str, pd.DataFrame]:
     """Steps 1-4 above: the experiment's tables from the responses saved in ``folder``."""
-    from tqdm.auto import tqdm
-
     from contexts import ContextSet
 
     responses = read_responses(config, folder, context_sets)
     steps = len(context_sets) * (2 * len(config.runs) + len(config.rewards) + 1)
-    with tqdm(total=steps, desc="scoring", unit="analysis", disable=None if progress else True) as bar:
+    with Progress(steps, "scoring", unit="analyses", enabled=progress) as bar:
         prepare_text_measures(measures, responses, bar)
         scored = [score_set(data, measures, final=responses.final, bootstrap=config.bootstrap, bar=bar)
                   for data in responses.sets]

@@ -47,6 +47,7 @@ from typing import IO, TYPE_CHECKING
 
 from simscore._version import __version__
 from simscore.app.cli_args import (
+    cache_folder,
     checks_outputs,
     column_list,
     input_file,
@@ -179,16 +180,24 @@ def _options_help() -> str:
 
 
 def _compare_measures(args: argparse.Namespace) -> list:
-    """The measures of ``compare`` with ``--measure-option`` and ``--device``, checked before any work.
+    """The measures of ``compare`` with ``--measure-option``, ``--device`` and ``--cache-dir``, checked before any work.
 
     ``--device`` is checked whichever measures run (a device torch cannot see is an error);
     given for measures that run no model, it changes nothing, and a warning says so.
     """
-    from simscore.measures import check_device, measure_options, options_from_assignments, resolve_measures, with_device
+    from simscore.measures import (
+        check_device,
+        measure_options,
+        options_from_assignments,
+        resolve_measures,
+        with_cache_dir,
+        with_device,
+    )
 
     device = None if args.device is None else check_device(args.device, name="--device")
     names = args.measures if args.measures is not None else _default_measures()
-    measures = resolve_measures(names, options=with_device(names, options_from_assignments(args.measure_option), device))
+    options = with_device(names, options_from_assignments(args.measure_option), device)
+    measures = resolve_measures(names, options=with_cache_dir(names, options, args.cache_dir))
     if device is not None and not any("device" in measure_options(m.name) for m in measures):
         logger.warning(
             "--device %s is not used: no measure here runs a model (%s); it applies to bertscore, emb_cos and emb_ang",
@@ -296,6 +305,11 @@ def build_parser() -> argparse.ArgumentParser:
         "whichever measures run (a device torch cannot see is an error; with no model-backed measure a warning says "
         "it is not used) (default: cpu)",
     )
+    p.add_argument(
+        "--cache-dir", metavar="DIR", type=cache_folder,
+        help="keep the text measures' embeddings in this folder and read them back in later runs (speed only: "
+        "no number changes; e.g. an experiment's DIR/cache/embeddings)",
+    )
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar (one appears on a terminal when embedding takes more than a second)")
     p.set_defaults(func=_cmd_compare)
@@ -350,25 +364,44 @@ class _InertFormatter(logging.Formatter):
         return terminal_text(super().format(record))
 
 
+def warning_line(message: Warning | str, category: type[Warning], prefix: str = "simscore") -> str:
+    """How the command line shows a warning: one escaped line, ``<prefix>: warning: <class>: <message>``.
+
+    A person at the command line acts on the message, not on the Python file and source line
+    that raised it (what :func:`warnings.showwarning` adds, and a library user keeps).
+
+    >>> warning_line(UserWarning("two\\nlines"), UserWarning, "simscore compare")
+    'simscore compare: warning: UserWarning: two\\\\nlines\\n'
+    """
+    return f"{prefix}: warning: {category.__name__}: {terminal_text(str(message))}\n"
+
+
 @contextlib.contextmanager
-def _inert_terminal() -> Iterator[None]:
+def _inert_terminal(prefix: str = "simscore") -> Iterator[None]:
     """While a command runs: its standard output and its warnings cannot drive the terminal.
 
     Standard output goes through :class:`~simscore.untrusted.TerminalStream`; warnings are
-    shown with their message escaped. Standard error is left alone for the progress bars
-    (whose carriage returns are how they redraw); what the commands write there themselves
-    (errors, warnings, log lines) is escaped where it is written.
+    shown as one escaped line each (:func:`warning_line`, after ``prefix``), each distinct
+    line once per command. Standard error is left alone for the progress bars (whose carriage
+    returns are how they redraw); what the commands write there themselves (errors, warnings,
+    log lines) is escaped where it is written.
     """
     import warnings
 
+    shown: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: IO[str] | None = None, line: str | None = None) -> None:
+        text = warning_line(message, category, prefix)
+        if text in shown:
+            return
+        shown.add(text)
+        with contextlib.suppress(OSError, ValueError):  # stderr closed or gone: nowhere to warn
+            (sys.stderr if file is None else file).write(text)
+
     stdout = sys.stdout
     with warnings.catch_warnings():
-        show = warnings.showwarning
-
-        def inert(message: Warning | str, *rest: object, **options: object) -> None:
-            show(terminal_text(str(message), keep_lines=True), *rest, **options)  # type: ignore[arg-type]
-
-        warnings.showwarning = inert
+        warnings.showwarning = show
         sys.stdout = TerminalStream(stdout)
         try:
             yield
@@ -414,7 +447,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--quiet and --verbose exclude each other")
     level = logging.WARNING if args.quiet else logging.DEBUG if args.verbose else logging.INFO
     try:  # SIGTERM unwinds like Ctrl-C: a write in progress removes its temporary file
-        with stop_on_signals(), _inert_terminal(), _console_log(level):
+        with stop_on_signals(), _inert_terminal(f"simscore {args.command}"), _console_log(level):
             return int(args.func(args))
     except BrokenPipeError:
         # output piped into a program that stopped reading (e.g. `| head`): not an error

@@ -62,6 +62,7 @@ from simscore.stats import MAX_RESAMPLES
 
 __all__ = [
     "measure_list", "InputFile", "OutputFile", "OutputFolder", "input_file", "output_file", "output_folder",
+    "cache_folder",
     "check_outputs", "checks_outputs", "seed", "positive_int", "resamples", "permutations", "convlab_domain",
     "installed_measures", "TEXT_EXTRA_PACKAGES",
 ]
@@ -227,6 +228,15 @@ def output_file(text: str) -> OutputFile:
 def output_folder(text: str) -> OutputFolder:
     """argparse type of a folder the command writes into (checked by :func:`check_outputs`)."""
     return _path(text, OutputFolder)
+
+
+def cache_folder(text: str) -> str:
+    """argparse type of ``--cache-dir``, the text measures' cache folder (:mod:`simscore.measures.disk_cache`):
+    a path that is not an existing file (created when first written)."""
+    path = _path(text, str)
+    if Path(path).exists() and not Path(path).is_dir():
+        raise argparse.ArgumentTypeError(f"{path} is a file, expected a folder")
+    return path
 
 
 def _values(args: argparse.Namespace, kind: type[str]) -> Iterator[str]:

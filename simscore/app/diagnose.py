@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simscore.app.cli_args import checks_outputs, input_file, measure_list, output_folder, seed
+from simscore.app.cli_args import cache_folder, checks_outputs, input_file, measure_list, output_folder, seed
 from simscore.checks import check_number
 from simscore.compare import compare
 from simscore.io import atomic_write_text, prepare_output
-from simscore.measures import ALL_MEASURES, resolve_measures
+from simscore.measures import ALL_MEASURES, resolve_measures, with_cache_dir
 from simscore.policy import run_policy
 from simscore.responses import Responses
 from simscore.untrusted import spreadsheet_frame
@@ -199,11 +199,11 @@ def diagnose(
     pairs = _pairs(list(real), list(degenerate))
     if not pairs:
         raise ValueError("nothing to compare: give a degenerate policy or a second real policy")
-    from tqdm.auto import tqdm
+    from simscore.progress import track
 
     records = []
     signatures: dict[str, str] = {}
-    for a, b, kind in tqdm(pairs, desc="diagnose", disable=None if progress else True, leave=False):
+    for a, b, kind in track(pairs, "diagnose", unit="pairs", enabled=progress, leave=False):
         t0 = time.perf_counter()
         comparison = compare(responses[a], responses[b], resolved, seed=seed, n_resamples=n_resamples)
         signatures.update(comparison.signatures)
@@ -347,7 +347,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from contexts.context import ContextSet
     from policies.degenerate import degenerate_policies
 
-    measures = resolve_measures(args.measures)  # fail on a bad name before any work
+    # fail on a bad name before any work
+    measures = resolve_measures(args.measures, options=with_cache_dir(args.measures, {}, args.cache_dir))
     contexts = ContextSet.read_jsonl(args.contexts) if args.contexts else default_contexts(args.levels)
     progress = not args.quiet
     real = {}
@@ -396,5 +397,8 @@ def add_subcommands(subparsers: Any) -> None:
                    help=f"gamed: within this of the real-vs-real mean (default {DEFAULT_TOLERANCE})")
     p.add_argument("--seed", type=seed, default=0, help="seed of the uniform policy and the bootstrap (default 0)")
     p.add_argument("--force", action="store_true", help="replace existing output files")
+    p.add_argument("--cache-dir", metavar="DIR", type=cache_folder,
+                   help="keep the text measures' embeddings in this folder and read them back when run again "
+                   "(speed only: no number changes)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_diagnose, output_names=_OUTPUTS)

@@ -19,7 +19,11 @@ and which stop the run when a setting changes):
    ``simscore report DIR`` rebuilds figures and report from those tables.
 
 Every path of the folder comes from :class:`simscore.app.folder.ExperimentFolder`; the folder is
-locked while a run writes it.
+locked while a run writes it. A re-run of a finished folder is quick: finished training runs and
+responses are skipped before any worker starts, the text measures read their embeddings from the
+folder's ``cache/embeddings/`` (:mod:`simscore.measures.disk_cache`; no model loads), and the
+tables, ``explain/``, figures and report are kept when what made them is unchanged
+(:class:`simscore.app.provenance.MadeFrom`).
 
 Steps 1 and 3 are independent jobs run through :func:`simscore.parallel.run_jobs` (local
 processes, or a Dask cluster). Configuration: :class:`ExperimentConfig`, from a TOML file
@@ -48,19 +52,28 @@ import pandas as pd
 
 import simscore.io
 from policies.gpsarsa import compile_kernels
-from policies.gpsarsa.training import TrainingConfig
+from policies.gpsarsa.training import TrainingConfig, is_trained
 from simscore._version import __version__
 from simscore.app.findings import Thresholds
 from simscore.app.folder import COLLECTED, GENERATED, HELD_OUT, ExperimentFolder, RunId
 from simscore.app.held_out import HeldOutConfig
-from simscore.app.provenance import check_collected, check_folder_settings, check_log, stale_random_responses
+from simscore.app.provenance import (
+    MadeFrom,
+    check_collected,
+    check_folder_settings,
+    check_log,
+    digest_of,
+    stale_random_responses,
+    upstream_digest,
+)
 from simscore.app.record import RunRecord
 from simscore.checks import check_bool, check_int, check_number, check_seed
 from simscore.config import check_keys, convert_value, from_mapping, to_mapping
 from simscore.errors import ConfigError, ExperimentError, FileFormatError, MissingDependencyError, SimscoreError
-from simscore.io import atomic_write_text, parse_toml, read_bytes
-from simscore.measures import ALL_MEASURES, MEASURE_GROUPS, Measure, resolve_measures
+from simscore.io import atomic_write_text, is_temporary, parse_toml, read_bytes
+from simscore.measures import ALL_MEASURES, MEASURE_GROUPS, Measure, resolve_measures, with_cache_dir
 from simscore.parallel import run_jobs, stop_on_signals
+from simscore.progress import track
 from simscore.stats import MAX_RESAMPLES, Bootstrap
 
 __all__ = ["ExperimentConfig", "ExperimentError", "DEMO_CONFIG", "run_experiment", "load_config"]
@@ -410,6 +423,25 @@ def _train_job(config: TrainingConfig, run_dir: str) -> dict[str, Any]:
     return {"run_dir": run_dir, "seconds": time.perf_counter() - start}
 
 
+def _response_files(folder: ExperimentFolder, run: RunId | None, context_sets: tuple[str, ...],
+                    final_only: bool) -> dict[int | None, dict[str, Path]]:
+    """The responses files of one run (checkpoint -> set -> path; the random policy's under None)."""
+    if run is None:
+        return {None: {name: folder.random_responses(name) for name in context_sets}}
+    from policies.gpsarsa.training import list_checkpoints
+
+    checkpoints = list_checkpoints(folder.run_dir(run))
+    return {c.dialogues: {name: folder.responses(name, run, c.dialogues) for name in context_sets}
+            for c in (checkpoints[-1:] if final_only else checkpoints)}
+
+
+def _responses_missing(folder: ExperimentFolder, run: RunId | None, context_sets: tuple[str, ...], random_seed: int,
+                       final_only: bool = False) -> bool:
+    """Whether :func:`_respond_job` has a file to write (same arguments)."""
+    return not all(path.exists() for paths in _response_files(folder, run, context_sets, final_only).values()
+                   for path in paths.values())
+
+
 def _respond_job(folder: ExperimentFolder, run: RunId | None, context_sets: tuple[str, ...], random_seed: int,
                  final_only: bool = False) -> int:
     """Write the responses of every checkpoint (or of the final one) of one run, or of the random policy
@@ -419,28 +451,21 @@ def _respond_job(folder: ExperimentFolder, run: RunId | None, context_sets: tupl
 
     sets = {name: ContextSet.read_jsonl(folder.contexts(name)) for name in context_sets}
     written = 0
-    if run is None:
-        from policies import RandomPolicy, SummaryPolicyAdapter
-
-        chance = SummaryPolicyAdapter(RandomPolicy(seed=random_seed), name="random")
-        for name, contexts in sets.items():
-            path = folder.random_responses(name)
-            if not path.exists():
-                run_policy(chance, contexts, name="random").to_jsonl(path)
-                written += 1
-        return written
-    from policies.gpsarsa.training import list_checkpoints, load_checkpoint
-
-    run_dir = folder.run_dir(run)
-    checkpoints = list_checkpoints(run_dir)
-    for checkpoint in (c.dialogues for c in (checkpoints[-1:] if final_only else checkpoints)):
-        targets = {name: folder.responses(name, run, checkpoint) for name in sets}
+    for checkpoint, targets in _response_files(folder, run, context_sets, final_only).items():
         if all(path.exists() for path in targets.values()):
             continue
-        policy = load_checkpoint(run_dir, checkpoint)
+        if run is None or checkpoint is None:
+            from policies import RandomPolicy, SummaryPolicyAdapter
+
+            policy: Any = SummaryPolicyAdapter(RandomPolicy(seed=random_seed), name="random")
+            name_of = "random"
+        else:
+            from policies.gpsarsa.training import load_checkpoint
+
+            policy, name_of = load_checkpoint(folder.run_dir(run), checkpoint), f"{run.name}@{checkpoint}"
         for name, path in targets.items():
             if not path.exists():
-                run_policy(policy, sets[name], name=f"{run.name}@{checkpoint}").to_jsonl(path)
+                run_policy(policy, sets[name], name=name_of).to_jsonl(path)
                 written += 1
     return written
 
@@ -493,7 +518,7 @@ def run_experiment(
     scheduler : str, optional
         Dask scheduler address (``tcp://host:port``) to run those jobs on instead.
     progress : bool
-        Progress bars.
+        Show how far each long step is (see Notes).
     command : str, optional
         The command line that started the run (``simscore demo --out DIR``), recorded in the
         run record for the report's "Reproduce" section; None when run from Python.
@@ -501,7 +526,10 @@ def run_experiment(
     Notes
     -----
     Progress messages go to the logger ``simscore.app.experiment`` (INFO) and, while the run
-    lasts, into ``out_dir/run.log``; the command line also shows them on stderr.
+    lasts, into ``out_dir/run.log``; the command line also shows them on stderr. With
+    ``progress``, every long step shows how far it is (:mod:`simscore.progress`: a bar on a
+    terminal, else a line on the logger ``simscore.progress`` at least every minute, which
+    ``run.log`` gets too).
 
     One run at a time: the folder is locked while the run lasts (``simscore.lock``: process,
     host, command; a second run is refused with
@@ -543,21 +571,27 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
         folder.root,
     )
 
-    # one set of instances: loaded ahead, then scoring
-    measures = resolve_measures(list(config.measures), options=config.measure_options)
-    _preload_text_models(measures)
+    # one set of instances: loaded ahead (while training runs), then scoring; the text measures keep their
+    # embeddings in the folder's cache, where a later run (or stage) finds them
+    options = with_cache_dir(config.measures, config.measure_options, folder.embedding_cache)
+    measures = resolve_measures(list(config.measures), options=options)
 
-    # 1. training (the learner's compiled loops are compiled or loaded here first, so that a
-    # fresh environment's numba cache is written by this process, not by several workers at once)
+    # 1. training of the runs not finished yet (the learner's compiled loops are compiled or loaded here
+    # first, so that a fresh environment's numba cache is written by this process, not by several workers)
     t0 = time.perf_counter()
-    compile_kernels()
     train_jobs = [(config.run_config(run.reward, run.seed), str(folder.run_dir(run))) for run in config.runs]
-    run_jobs(_train_job, train_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="training", progress=progress)
-    logger.info("training: %.1f s", time.perf_counter() - t0)
+    train_jobs = [job for job in train_jobs if not is_trained(*job)]
+    if train_jobs:  # models load beside the training (with nothing to train, only if some text is new)
+        _preload_text_models(measures)
+        compile_kernels()
+    run_jobs(_train_job, train_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="training", unit="runs",
+             progress=progress)
+    logger.info("training: %d runs trained, %d had finished, %.1f s", len(train_jobs),
+                len(config.runs) - len(train_jobs), time.perf_counter() - t0)
 
     # 2. contexts
     t0 = time.perf_counter()
-    context_sets = _build_contexts(config, folder)
+    context_sets = _build_contexts(config, folder, progress)
     logger.info("contexts: %.1f s", time.perf_counter() - t0)
 
     # 3. responses
@@ -570,15 +604,53 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
         for remade in stale_random_responses(folder, (HELD_OUT,), config.random_seed):
             logger.info("%s", remade)
         respond_jobs += [(folder, run, (HELD_OUT,), config.random_seed, True) for run in runs]
+    respond_jobs = [job for job in respond_jobs if _responses_missing(*job)]
     written = sum(run_jobs(_respond_job, respond_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="responding",
-                           progress=progress))
+                           unit="policies", progress=progress))
     logger.info("responses: %d new response files, %.1f s", written, time.perf_counter() - t0)
 
-    # 4. scoring, tables, figures, report
+    # 4. scoring, tables, explain, figures, report: each made again only when what made it changed
+    made = MadeFrom(folder)
+    upstream = upstream_digest(folder)
+    record = _record(config, measures, command)
+    evaluations = _evaluation_records(config, folder)
+    tables_digest = digest_of("tables", {k: v for k, v in record.to_meta().items() if k != "date"}, upstream,
+                              evaluations.to_csv())
+    tables: dict[str, pd.DataFrame] | None = None
+    if made.current("tables", tables_digest):
+        logger.info("tables: kept (made by an earlier run from the same responses and settings)")
+    else:
+        made.forget("tables")
+        tables, record, table_files = _score(config, measures, folder, context_sets, evaluations, command, progress)
+        made.record("tables", tables_digest, table_files)
+    explain_digest = digest_of("explain", upstream, record.versions, config.bootstrap_seed, list(context_sets))
+    if made.current("explain", explain_digest):
+        logger.info("explain: kept (made by an earlier run from the same responses and settings)")
+    else:
+        made.forget("explain")
+        if _explain(folder, context_sets, config.bootstrap_seed, n_jobs, progress):
+            made.record("explain", explain_digest, _files(folder.explain))
+    report_digest = digest_of("report", tables_digest, explain_digest if made.current("explain", explain_digest)
+                              else None)
+    if made.current("report", report_digest):
+        path = folder.report
+        logger.info("figures and report: kept (made by an earlier run from the same tables)")
+    else:
+        made.forget("report")
+        path = _report(folder, tables, record, progress)
+        made.record("report", report_digest, [path, *_files(folder.figures)])
+    logger.info("total: %.1f s", time.perf_counter() - started)
+    return path
+
+
+def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: ExperimentFolder,
+           context_sets: Sequence[str], evaluations: pd.DataFrame, command: str | None,
+           progress: bool) -> tuple[dict[str, pd.DataFrame], RunRecord, list[Path]]:
+    """Score every comparison and save the tables (the index last); the tables, their record and files."""
     t0 = time.perf_counter()
     from simscore.app.analyses import score_experiment
 
-    tables = score_experiment(config, measures, folder, context_sets, _evaluation_records(config, folder), progress)
+    tables = score_experiment(config, measures, folder, context_sets, evaluations, progress)
     if config.held_out is not None:
         from simscore.app.flow_strata import flow_strata_tables
 
@@ -590,19 +662,31 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
 
     tables["policies"] = reference_policies(config, folder)
     logger.info("final, handcrafted and random policies on the final evaluation users: %.1f s", time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    from simscore.app import report
     from simscore.tables_io import save_tables
 
     # the index and the report are written last: while the tables are replaced, there is neither
     folder.report.unlink(missing_ok=True)
     folder.tables_index.unlink(missing_ok=True)
-    save_tables(folder.root, tables, record.to_meta())
-    _explain(folder, context_sets, config.bootstrap_seed, n_jobs)
-    path = report.write_report(folder.root, tables, record, figures=None)
-    logger.info("tables, figures and report: %.1f s -> %s", time.perf_counter() - t0, path)
-    logger.info("total: %.1f s", time.perf_counter() - started)
+    written = save_tables(folder.root, tables, record.to_meta())
+    return tables, record, [folder.tables_index, *written.values(), *(p.with_suffix(".csv") for p in written.values())]
+
+
+def _report(folder: ExperimentFolder, tables: dict[str, pd.DataFrame] | None, record: RunRecord,
+            progress: bool) -> Path:
+    """Draw the figures and write the report, from ``tables`` or (None) from the saved tables."""
+    from simscore.app import report
+
+    t0 = time.perf_counter()
+    path = (report.write_report(folder.root, tables, record, figures=None, progress=progress) if tables is not None
+            else report.rebuild_report(folder.root, progress=progress))
+    logger.info("figures and report: %.1f s -> %s", time.perf_counter() - t0, path)
     return path
+
+
+def _files(directory: Path) -> list[Path]:
+    """The finished files in ``directory`` (none of a write in progress)."""
+    return sorted(p for p in directory.rglob("*") if p.is_file() and not is_temporary(p.name)) \
+        if directory.is_dir() else []
 
 
 def _preload_text_models(measures: Sequence[Measure]) -> None:
@@ -627,27 +711,30 @@ def _preload_text_models(measures: Sequence[Measure]) -> None:
         threading.Thread(target=load_all, name="simscore-preload", daemon=True).start()
 
 
-def _explain(folder: ExperimentFolder, context_sets: Sequence[str], seed: int, n_jobs: int | None) -> None:
-    """``simscore explain`` of the scored context sets into ``explain/`` (a failure is logged, not raised)."""
+def _explain(folder: ExperimentFolder, context_sets: Sequence[str], seed: int, n_jobs: int | None,
+             progress: bool) -> bool:
+    """``simscore explain`` of the scored context sets into ``explain/`` (a failure is logged, not raised);
+    whether it was written."""
     from simscore.app.explain import explain
 
     t0 = time.perf_counter()
     try:
-        path = explain(folder.root, seed=seed, n_jobs=n_jobs, context_sets=context_sets)
+        path = explain(folder.root, seed=seed, n_jobs=n_jobs, context_sets=context_sets, progress=progress)
     except (SimscoreError, ValueError) as exc:
         logger.warning("explain skipped: %s", exc)
-        return
+        return False
     logger.info("explain: %.1f s -> %s", time.perf_counter() - t0, path)
+    return True
 
 
-def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder) -> tuple[str, ...]:
+def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder, progress: bool) -> tuple[str, ...]:
     """Collect C_col (and make C_gen) where missing; returns the names of the context sets to score."""
     from contexts import ContextSet, collect_contexts, generate_grid
     from policies import run_dialogues
     from policies.gpsarsa.training import list_checkpoints, load_checkpoint
 
     logs: dict[str, list[Path]] = {reward: [] for reward in config.rewards}
-    for run in config.runs:
+    for run in track(config.runs, "collecting", unit="runs", enabled=progress):
         path = folder.log(run)
         if path.exists():
             check_log(folder, run, config, list_checkpoints(folder.run_dir(run))[-1].dialogues)

@@ -27,7 +27,7 @@ import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -35,10 +35,12 @@ import pandas as pd
 from simscore.app.cli_args import permutations, positive_int
 from simscore.app.cli_args import seed as seed_type
 from simscore.app.folder import ExperimentFolder, RunFiles
+from simscore.app.provenance import remaking
 from simscore.checks import check_int, check_seed
 from simscore.clusters import cluster_codes, dialogue_clusters, unit_name
 from simscore.errors import SimscoreError
 from simscore.io import atomic_open, atomic_write_text
+from simscore.progress import Progress
 from simscore.responses import Responses
 from simscore.stats import MAX_RESAMPLES
 from simscore.untrusted import markdown_text
@@ -46,6 +48,7 @@ from simscore.untrusted import markdown_text
 __all__ = ["explain", "add_subcommands", "cmd_explain", "load_runs", "RunFiles"]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _WITHIN = "seeds within {}"
 _ACROSS = "across reward models"
@@ -327,7 +330,7 @@ def _plot_floor(floor: pd.DataFrame, path: Path) -> None:
 
 
 def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, top: int = 5,
-            n_jobs: int | None = 1, context_sets: Sequence[str] | None = None) -> Path:
+            n_jobs: int | None = 1, context_sets: Sequence[str] | None = None, progress: bool = False) -> Path:
     """Write ``DIR/explain/`` (``explain.md``, CSV tables, a PNG) for an experiment output folder.
 
     Parameters
@@ -345,6 +348,8 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
         permutations are drawn up front, so the numbers do not depend on it.
     context_sets : sequence of str, optional
         The context sets to explain (default: every one with responses under ``responses/``).
+    progress : bool
+        Show the progress of its steps (:mod:`simscore.progress`).
 
     Returns
     -------
@@ -369,27 +374,30 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
     if not data:
         raise SimscoreError(f"{folder.root}: no context set with responses of two or more runs under responses/")
     out = folder.explain
+    remaking(folder, "explain")  # other settings than a run's, maybe: a run makes it again
     out.mkdir(exist_ok=True)
     rewards_all = sorted({r.reward for d in data for r in d.runs})
     pair = ("ts", "iq") if {"ts", "iq"} <= set(rewards_all) else tuple((rewards_all + [""])[:2])
 
-    agreement = pd.concat([agreement_table(d) for d in data], ignore_index=True)
-    summary = summarise_agreement(agreement)
-    churn = pd.concat([churn_table(d) for d in data], ignore_index=True)
-    floor = floor_table(churn, summary)
-    paired = pd.DataFrame([t for d in data if (t := seed_vs_reward(d, n_permutations=n_permutations, seed=seed))])
-    by_parts, sep_parts, infos, imp_parts, ctx_parts = [], [], [], [], []
-    for d in data:
-        if d.name not in ("gen", "col") or len(rewards_all) < 2:
-            continue
-        by, sep = where(d, top, pair)  # type: ignore[arg-type]
-        by_parts += [by] if by is not None else []
-        sep_parts += [sep] if sep is not None else []
-        info, imp, ctx = why(d, pair, seed=seed, n_permutations=n_permutations, top=top,  # type: ignore[arg-type]
-                             n_jobs=n_jobs)
-        infos.append(info)
-        imp_parts += [imp] if imp is not None else []
-        ctx_parts += [ctx] if ctx is not None else []
+    probed = [d for d in data if d.name in ("gen", "col") and len(rewards_all) >= 2]
+    with Progress(3 * len(data) + len(probed), "explain", unit="steps", enabled=progress) as bar:
+        agreement = pd.concat([_counted(bar, agreement_table(d)) for d in data], ignore_index=True)
+        summary = summarise_agreement(agreement)
+        churn = pd.concat([_counted(bar, churn_table(d)) for d in data], ignore_index=True)
+        floor = floor_table(churn, summary)
+        paired = pd.DataFrame([t for d in data
+                               if (t := _counted(bar, seed_vs_reward(d, n_permutations=n_permutations, seed=seed)))])
+        by_parts, sep_parts, infos, imp_parts, ctx_parts = [], [], [], [], []
+        for d in probed:
+            by, sep = where(d, top, pair)  # type: ignore[arg-type]
+            by_parts += [by] if by is not None else []
+            sep_parts += [sep] if sep is not None else []
+            info, imp, ctx = why(d, pair, seed=seed, n_permutations=n_permutations, top=top,  # type: ignore[arg-type]
+                                 n_jobs=n_jobs)
+            infos.append(info)
+            imp_parts += [imp] if imp is not None else []
+            ctx_parts += [ctx] if ctx is not None else []
+            bar.update()
     by_group = pd.concat(by_parts, ignore_index=True) if by_parts else pd.DataFrame()
     probe = pd.DataFrame(infos)
     importances = pd.concat(imp_parts, ignore_index=True) if imp_parts else pd.DataFrame()
@@ -449,6 +457,12 @@ def _write_explain(folder: ExperimentFolder, lines: list[str]) -> Path:
     return path
 
 
+def _counted(bar: Progress, result: T) -> T:
+    """``result``, with one more step of ``bar`` done."""
+    bar.update()
+    return result
+
+
 def _p(p_value: float, n_permutations: int) -> str:
     """The permutation test's p-value to the precision its permutations allow (Monte Carlo: the
     smallest p it can give is 2 / (n + 1), written as an upper bound)."""
@@ -490,7 +504,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     with stop_on_signals(), ExperimentFolder(args.directory).lock_if_present("simscore explain"):
         path = explain(args.directory, seed=args.seed, n_permutations=args.permutations, top=args.top,
-                       n_jobs=args.jobs)
+                       n_jobs=args.jobs, progress=not getattr(args, "quiet", False))
     print(f"wrote {path}")
     return 0
 

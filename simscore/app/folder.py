@@ -27,6 +27,10 @@ folder name. Layout::
     figures/<figure>.png                     the figures (simscore.plots.make_figures)
     explain/                                 simscore explain (explain.md, CSV tables, a PNG)
     report.md                                the report (simscore.app.report)
+    cache/embeddings/                        the text measures' embeddings (simscore.measures.disk_cache)
+    cache/pieces.json                        what the tables, explain/ and the report were made from
+                                             (simscore.app.provenance.MadeFrom); deleting cache/
+                                             makes the next run compute them again, to the same numbers
     simscore.lock                            while a run (or report, explain) writes the folder:
                                              its process id, host and command
 
@@ -193,6 +197,21 @@ class ExperimentFolder:
     def explain_report(self) -> Path:
         """``explain/explain.md``."""
         return self.explain / "explain.md"
+
+    @property
+    def cache(self) -> Path:
+        """``cache/``: what a run keeps to make the next one quick (deleting it changes no result)."""
+        return self.root / "cache"
+
+    @property
+    def embedding_cache(self) -> Path:
+        """``cache/embeddings/``: the text measures' cache folder (:mod:`simscore.measures.disk_cache`)."""
+        return self.cache / "embeddings"
+
+    @property
+    def pieces_file(self) -> Path:
+        """``cache/pieces.json``: what the derived pieces were made from (:class:`simscore.app.provenance.MadeFrom`)."""
+        return self.cache / "pieces.json"
 
     @property
     def lock_file(self) -> Path:

@@ -22,30 +22,42 @@ stops before any work, naming the setting and the piece):
   ``contexts/held.jsonl`` — with ``[held_out]`` (:mod:`simscore.app.held_out`): made by the run's
   final policy and the ``[held_out]`` settings (and ``[contexts] collect_scale``); recorded in
   each piece's header; another setting: **stop** (:func:`check_piece`).
-- tables, figures, ``explain/``, ``report.md`` — made by [scoring] and [findings]; recorded in
-  every table's saved run record; **made again** by every run (the index and the report
+- tables, ``explain/``, figures and ``report.md`` (the *derived* pieces) — made from the pieces
+  above by [scoring] and [findings] (and the package versions, the measures' signatures, the
+  command); recorded in every table's saved run record and, as digests, in ``cache/pieces.json``
+  (:class:`MadeFrom`); **made again** when what they are made from changed (or a file of theirs
+  is missing), else kept: the tables when the run record (but its date) or a file of the pieces
+  above changed, ``explain/`` when those files, the versions or the bootstrap seed changed, the
+  figures and the report when the tables or ``explain/`` changed (the index and the report
   last, after deleting them first).
 
 Stopping is the choice where a change would cascade: other collected contexts invalidate every
-response on them. The tables are remade by every run; a report is never built from tables
-made with different settings (:func:`simscore.tables_io.load_tables` refuses them).
+response on them. A report is never built from tables made with different settings
+(:func:`simscore.tables_io.load_tables` refuses them).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simscore.app.folder import ExperimentFolder, RunId
 from simscore.errors import ExperimentError
-from simscore.io import read_json, read_jsonl
+from simscore.io import atomic_write_text, files_digest, format_problem, is_temporary, read_json, read_jsonl
 
 if TYPE_CHECKING:
     from simscore.app.experiment import ExperimentConfig
 
-__all__ = ["check_folder_settings", "check_log", "check_collected", "check_piece", "stale_random_responses"]
+__all__ = [
+    "check_folder_settings", "check_log", "check_collected", "check_piece", "stale_random_responses",
+    "MadeFrom", "DERIVED", "upstream_digest", "digest_of", "remaking",
+]
+
+logger = logging.getLogger("simscore.app.experiment")
 
 #: The [contexts] settings that determine the logs and C_col (``generated`` only adds or omits C_gen).
 COLLECTION = ("collect_dialogues", "collect_seed", "collect_scale")
@@ -179,3 +191,112 @@ def stale_random_responses(folder: ExperimentFolder, context_sets: Sequence[str]
             removed.append(f"{folder.link(path)} was made with [chance] random_seed {_shown(seed)}, this run's is "
                            f"{random_seed}: made again")
     return removed
+
+
+# ----------------------------------------------------------------------------- derived pieces
+
+#: The derived pieces, in the order a run makes them (and ``cache/pieces.json`` lists them).
+DERIVED = ("tables", "explain", "report")
+#: ``format`` and ``version`` of ``cache/pieces.json``.
+PIECES_FORMAT = "simscore-pieces"
+PIECES_VERSION = 1
+#: The folders whose files the derived pieces are made from (of ``runs/<run>/``, the checkpoints).
+_UPSTREAM = ("runs", "logs", "contexts", "responses", "held_out")
+
+
+def upstream_digest(folder: ExperimentFolder) -> str:
+    """SHA-256 of every file the derived pieces are made from: each file's path, size and bytes
+    under ``logs/``, ``contexts/``, ``responses/``, ``held_out/`` and the runs' ``checkpoints/``,
+    in path order (temporary files left out). Of a run's other files, ``run.json`` records the
+    wall clock and ``evaluation.csv`` the training times too: the evaluations that make the
+    tables enter their digest as numbers (:func:`simscore.app.experiment.run_experiment`)."""
+    files = []
+    for top in _UPSTREAM:
+        base = folder.root / top
+        files += [p for p in (sorted(p for p in base.rglob("*") if p.is_file()) if base.is_dir() else [])
+                  if not is_temporary(p.name) and (top != "runs" or p.parent.name == "checkpoints")]
+    return files_digest(folder.root, files)
+
+
+def digest_of(*parts: Any) -> str:
+    """SHA-256 of JSON data (keys sorted), e.g. a piece's settings and the digests of its inputs.
+
+    >>> digest_of("tables", {"b": 1, "a": [2]}) == digest_of("tables", {"a": [2], "b": 1})
+    True
+    """
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def remaking(folder: ExperimentFolder, piece: str) -> None:
+    """Before a derived piece's files are replaced by anything but a run (``simscore explain``,
+    ``simscore report``, the API): what ``cache/pieces.json`` says made it no longer holds."""
+    if folder.pieces_file.exists():
+        MadeFrom(folder).forget(piece)
+
+
+class MadeFrom:
+    """``cache/pieces.json``: what each derived piece (:data:`DERIVED`) was last made from.
+
+    For each piece, the digest of what made it (:func:`digest_of` of its settings and
+    :func:`upstream_digest`) and the files it wrote. A piece is *current* when its recorded
+    digest is the one this run computes and its files are all there; a run keeps a current
+    piece and makes the others again, calling :meth:`forget` before it replaces any of a
+    piece's files and :meth:`record` once they are all written -- so a run killed in between
+    leaves the piece not current, never one that looks current with mixed files. The file is
+    written atomically, its pieces in the order of :data:`DERIVED` (the same bytes for the
+    same pieces). An unreadable file, or one of another format version, records nothing.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> made = MadeFrom(ExperimentFolder(tempfile.mkdtemp()))
+    >>> made.current("tables", "abc")
+    False
+    >>> made.record("tables", "abc", []); made.current("tables", "abc"), made.current("tables", "abd")
+    (True, False)
+    """
+
+    def __init__(self, folder: ExperimentFolder) -> None:
+        self.folder = folder
+        self.path = folder.pieces_file
+        self._pieces: dict[str, dict[str, Any]] = self._read()
+
+    def _read(self) -> dict[str, dict[str, Any]]:
+        if not self.path.exists():
+            return {}
+        try:
+            document = read_json(self.path, limit=2**24)
+            problem = format_problem(document, PIECES_FORMAT, (PIECES_VERSION,))
+            if problem is not None:
+                raise ValueError(problem)
+            pieces = document.get("pieces")
+            if not isinstance(pieces, Mapping):
+                raise ValueError("'pieces' is not an object")
+        except (OSError, ValueError) as exc:
+            logger.info("%s: %s; the tables, explain/ and the report are made again", self.folder.link(self.path), exc)
+            return {}
+        return {name: dict(piece) for name, piece in pieces.items()
+                if name in DERIVED and isinstance(piece, Mapping) and isinstance(piece.get("digest"), str)
+                and isinstance(piece.get("files"), list) and all(isinstance(f, str) for f in piece["files"])}
+
+    def current(self, piece: str, digest: str) -> bool:
+        """Whether ``piece`` was made from ``digest`` and its files are all there."""
+        recorded = self._pieces.get(piece)
+        return (recorded is not None and recorded["digest"] == digest
+                and all((self.folder.root / name).is_file() for name in recorded["files"]))
+
+    def forget(self, piece: str) -> None:
+        """Record that ``piece`` is being made again (before any of its files is replaced)."""
+        if self._pieces.pop(piece, None) is not None:
+            self._write()
+
+    def record(self, piece: str, digest: str, files: Iterable[Path]) -> None:
+        """Record that ``piece`` was made from ``digest`` and consists of ``files`` (all written)."""
+        self._pieces[piece] = {"digest": digest, "files": sorted(self.folder.link(p) for p in files)}
+        self._write()
+
+    def _write(self) -> None:
+        pieces = {name: self._pieces[name] for name in DERIVED if name in self._pieces}
+        document = {"format": PIECES_FORMAT, "version": PIECES_VERSION, "pieces": pieces}
+        atomic_write_text(self.path, json.dumps(document, indent=1) + "\n")

@@ -89,6 +89,7 @@ from simscore._version import __version__
 from simscore.app import paper
 from simscore.app.findings import Finding, Thresholds, findings, format_quantities
 from simscore.app.folder import ExperimentFolder
+from simscore.app.provenance import remaking
 from simscore.app.record import RunRecord
 from simscore.app.report_sections import (
     PAPER_MARK,
@@ -546,6 +547,7 @@ def write_report(
     record: RunRecord | Mapping[str, Any] | None = None,
     *,
     figures: Mapping[str, str | os.PathLike[str]] | None = None,
+    progress: bool = False,
 ) -> Path:
     """Write ``DIR/report.md`` atomically; draws the figures into ``DIR/figures`` unless given.
 
@@ -558,6 +560,8 @@ def write_report(
     figures : mapping figure name → path, optional
         Already drawn figures; default: :func:`simscore.plots.make_figures` into
         ``DIR/figures`` with the record's bootstrap settings.
+    progress : bool
+        Show how many figures are drawn (:mod:`simscore.progress`).
 
     Returns
     -------
@@ -568,9 +572,10 @@ def write_report(
 
     folder = ExperimentFolder(directory)
     record = record if isinstance(record, RunRecord) else RunRecord.from_meta(record)
+    remaking(folder, "report")
     if figures is None:
         figures = make_figures(folder.figures, tables, bootstrap=record.bootstrap_settings,
-                               references=paper_references())
+                               references=paper_references(), progress=progress)
     else:
         missing = [str(p) for p in figures.values() if not Path(p).is_file()]
         if missing:
@@ -581,8 +586,9 @@ def write_report(
     return path
 
 
-def rebuild_report(directory: str | os.PathLike[str]) -> Path:
-    """Redraw the figures and rewrite ``report.md`` from the tables saved in ``directory``.
+def rebuild_report(directory: str | os.PathLike[str], *, progress: bool = False) -> Path:
+    """Redraw the figures and rewrite ``report.md`` from the tables saved in ``directory``
+    (``progress``: show how many figures are drawn).
 
     Returns
     -------
@@ -598,14 +604,14 @@ def rebuild_report(directory: str | os.PathLike[str]) -> Path:
         record = RunRecord.from_meta(saved.meta)
     except ValueError as exc:
         raise FileFormatError(folder.tables_index, str(exc)) from None
-    return write_report(folder.root, saved.tables, record)
+    return write_report(folder.root, saved.tables, record, progress=progress)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from simscore.parallel import stop_on_signals
 
     with stop_on_signals(), ExperimentFolder(args.directory).lock_if_present("simscore report"):
-        path = rebuild_report(args.directory)
+        path = rebuild_report(args.directory, progress=not getattr(args, "quiet", False))
     print(f"wrote {path}")
     return 0
 

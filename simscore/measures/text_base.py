@@ -91,8 +91,9 @@ class TextMeasure(PairwiseMeasure):
         Returns
         -------
         int
-            The number of distinct non-blank texts handed to the model (0 where the measure
-            has nothing to prepare, e.g. BLEU-4 or a USE measure with a custom encoder).
+            The number of distinct non-blank texts prepared, by the model or read from the
+            measure's cache folder (0 where the measure has nothing to prepare, e.g. BLEU-4 or
+            a USE measure with a custom encoder).
         """
         distinct = sorted({text for text in texts if isinstance(text, str) and text.strip()})
         return self._prepare(distinct) if distinct else 0

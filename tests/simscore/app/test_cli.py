@@ -173,6 +173,45 @@ def test_score_only_prints_nan_for_undefined_scores(capsys, tmp_path):
     assert capsys.readouterr().out == "nan\n"
 
 
+def test_a_warning_is_one_line_with_its_class_on_the_command_line(tmp_path):
+    """No Python file, line number or source line: what the user acts on, once per command."""
+    import os
+    import subprocess
+    import sys
+
+    from simscore import Response, Responses
+
+    text_only = tmp_path / "text.jsonl"
+    Responses({"c1": Response(text="Hello."), "c2": Response(text="Bye.")}, policy="t").to_jsonl(text_only)
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "simscore.app.cli", "compare", str(text_only), str(text_only), "--measures", "tmr,dmr",
+         "--score-only", "--resamples", "0"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout == "nan\nnan\n"
+    assert done.stderr == (
+        "simscore compare: warning: MissingValueWarning: tmr: 2 pair(s) have no action on at least one side; "
+        "scored NaN\n"
+        "simscore compare: warning: MissingValueWarning: dmr: 2 pair(s) have no action on at least one side; "
+        "scored NaN\n"
+    )
+
+
+def test_the_command_line_shows_each_distinct_warning_once(capsys):
+    import warnings
+
+    from simscore.app.cli import _inert_terminal
+    from simscore.errors import MissingValueWarning
+
+    with _inert_terminal("simscore x"):
+        for _ in range(3):
+            with warnings.catch_warnings():  # resets Python's own once-per-location registry
+                warnings.warn("same\x1b[2J", MissingValueWarning, stacklevel=1)
+        warnings.warn("other", RuntimeWarning, stacklevel=1)
+    assert capsys.readouterr().err == ("simscore x: warning: MissingValueWarning: same\\x1b[2J\n"
+                                       "simscore x: warning: RuntimeWarning: other\n")
+
+
 def test_log_messages_go_to_stderr_and_data_stays_alone_on_stdout(capsys, monkeypatch):
     import logging
 

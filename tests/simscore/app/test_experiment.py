@@ -73,19 +73,83 @@ def test_outputs(tiny_run):
     assert chance.query("measure == 'tmr'")["mean"].mean() < seeds.query("measure == 'tmr'")["mean"].mean()
 
 
+def _mtimes(folder: Path, *parts: str) -> dict[Path, int]:
+    """Every file under ``folder/<part>`` (or the file itself) -> its modification time."""
+    out = {}
+    for part in parts:
+        paths = [folder / part] if (folder / part).is_file() else (folder / part).rglob("*")
+        out.update({p: p.stat().st_mtime_ns for p in paths if p.is_file()})
+    return out
+
+
+#: What a run makes from the responses: kept by a re-run whose inputs are the same.
+DERIVED = ("tables.json", "convergence.csv", "convergence.json", "chance.csv", "explain", "figures", "report.md")
+
+
 @pytest.mark.slow
 def test_rerun_reuses_everything_and_gives_the_same_tables(tiny_run, tmp_path, caplog):
     out, _ = tiny_run
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
-    before = {p: p.stat().st_mtime_ns for p in (copy / "responses").rglob("*.jsonl")}
+    before = _mtimes(copy, "responses", "runs", *DERIVED)
     with caplog.at_level(logging.INFO, logger="simscore"):
         run_experiment(TINY, copy, n_jobs=1, progress=False)
-    assert any("responses: 0 new response files" in record.getMessage() for record in caplog.records)
-    assert "responses: 0 new response files" in (copy / "run.log").read_text(encoding="utf-8")
-    assert {p: p.stat().st_mtime_ns for p in (copy / "responses").rglob("*.jsonl")} == before
+    for message in ("training: 0 runs trained, 4 had finished", "responses: 0 new response files",
+                    "tables: kept (made by an earlier run from the same responses and settings)",
+                    "explain: kept (made by an earlier run from the same responses and settings)",
+                    "figures and report: kept (made by an earlier run from the same tables)"):
+        assert message in caplog.text and message in (copy / "run.log").read_text(encoding="utf-8"), message
+    assert _mtimes(copy, "responses", "runs", *DERIVED) == before  # nothing written again
     for name in _tables(out):
         assert filecmp.cmp(out / f"{name}.csv", copy / f"{name}.csv", shallow=False), name
+
+
+@pytest.mark.slow
+def test_a_rerun_remakes_what_changed_and_only_that(tiny_run, tmp_path, caplog):
+    out, _ = tiny_run
+    folder = tmp_path / "x"
+    shutil.copytree(out, folder)
+    # [findings]: the tables' record and the report change; explain/ is made from the responses alone
+    other = dataclasses.replace(TINY, findings=dataclasses.replace(TINY.findings, converged_tmr=0.95))
+    explain_before = _mtimes(folder, "explain")
+    run_experiment(other, folder, n_jobs=1, progress=False)
+    assert json.loads((folder / "tables.json").read_text())["meta"]["findings"]["converged_tmr"] == 0.95
+    assert _mtimes(folder, "explain") == explain_before
+    for name in _tables(out):  # the numbers are the same
+        assert filecmp.cmp(out / f"{name}.csv", folder / f"{name}.csv", shallow=False), name
+    # a missing file of a piece: that piece (and what is made from it) again
+    (folder / "explain" / "churn.csv").unlink()
+    kept = _mtimes(folder, "tables.json", "convergence.csv")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="simscore"):
+        run_experiment(other, folder, n_jobs=1, progress=False)
+    assert (folder / "explain" / "churn.csv").is_file() and _mtimes(folder, "tables.json", "convergence.csv") == kept
+    assert "tables: kept" in caplog.text and "explain: kept" not in caplog.text
+    # explain/ written by hand with other settings: a run makes its own again
+    assert main(["explain", str(folder), "--seed", "5", "--quiet"]) == 0
+    assert "Seed 5," in (folder / "explain" / "explain.md").read_text()
+    run_experiment(other, folder, n_jobs=1, progress=False)
+    assert "Seed 0," in (folder / "explain" / "explain.md").read_text()
+    # no cache/: everything made again, to the same numbers
+    shutil.rmtree(folder / "cache")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="simscore"):
+        run_experiment(TINY, folder, n_jobs=1, progress=False)
+    assert "kept" not in caplog.text
+    for name in _tables(out):
+        assert filecmp.cmp(out / f"{name}.csv", folder / f"{name}.csv", shallow=False), name
+    assert filecmp.cmp(out / "report.md", folder / "report.md", shallow=False)
+
+
+@pytest.mark.slow
+def test_every_long_step_logs_its_progress_away_from_a_terminal(tmp_path, monkeypatch):
+    import simscore.progress
+
+    monkeypatch.setattr(simscore.progress, "LOG_INTERVAL", 0.01)  # every step of the tiny run counts as long
+    run_experiment(dataclasses.replace(TINY, seeds=(1,), measures=("tmr", "bleu4")), tmp_path / "run", n_jobs=1)
+    log = (tmp_path / "run" / "run.log").read_text(encoding="utf-8")
+    for step in ("training", "collecting", "responding", "scoring", "explain", "figures"):
+        assert re.search(rf"\] {step}: \d+/\d+ [a-z]+ done.*, (\d+m)?\d+s\n", log), step
 
 
 @pytest.mark.slow

@@ -14,6 +14,10 @@ point with both signals.
 A single file's writer is tried the same way, with the signal sent from outside while the
 process waits at its write point: ``simscore compare --out`` stopped by SIGTERM removes its
 temporary file; killed by SIGKILL it leaves it, and the next write of the same file removes it.
+
+The same experiment with a text measure (``use_cos``) adds the write points of the embedding
+cache (``cache/embeddings/``: a signature file and a shard of embeddings); a resumed run reads
+the embeddings a killed one stored, and must still give the clean run's folder byte for byte.
 """
 
 from __future__ import annotations
@@ -47,6 +51,10 @@ generated = false
 measures = ["action"]
 n_resamples = 20
 """
+
+#: The experiment with a text measure: its embeddings are kept in the folder's cache.
+TEXT_CONFIG = CONFIG.replace('measures = ["action"]', 'measures = ["tmr", "use_cos"]')
+assert TEXT_CONFIG != CONFIG
 
 #: What a killed process returns (the CLI exits 128 + 15 after SIGTERM).
 _EXIT = {"KILL": -signal.SIGKILL, "TERM": 128 + signal.SIGTERM}
@@ -141,11 +149,9 @@ def test_a_killed_compare_leaves_a_temporary_file_that_the_next_write_removes(tm
     assert json.loads(out.read_text())["summary"]["tmr"]["count"] == 24
 
 
-@pytest.fixture(scope="module")
-def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+def _clean_run(base: Path, config: str) -> tuple[Path, list[str]]:
     """The folder and the write points (paths relative to the folder, in order) of a clean run."""
-    base = tmp_path_factory.mktemp("faults")
-    (base / "faults.toml").write_text(CONFIG)
+    (base / "faults.toml").write_text(config)
     listing = base / "writes.txt"
     done = _simscore(base, listing=listing)
     assert done.returncode == 0, done.stderr
@@ -153,6 +159,18 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     prefix = f"{base / 'out'}{os.sep}"
     points = [line.split(" ", 1)[1].removeprefix(prefix) for line in listing.read_text().splitlines()]
     return base, points
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """The folder and write points of a clean run of :data:`CONFIG`."""
+    return _clean_run(tmp_path_factory.mktemp("faults"), CONFIG)
+
+
+@pytest.fixture(scope="module")
+def clean_text(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """The folder and write points of a clean run of :data:`TEXT_CONFIG`."""
+    return _clean_run(tmp_path_factory.mktemp("faults-text"), TEXT_CONFIG)
 
 
 def _kill_and_resume(base: Path, at: int, sig: str) -> list[str]:
@@ -172,7 +190,8 @@ def _kill_and_resume(base: Path, at: int, sig: str) -> list[str]:
 
 def test_the_write_points_are_every_file_of_the_folder(clean):
     base, points = clean
-    assert points[0] == "experiment.json" and points[-1] == "report.md"
+    # the report last, then the record of what made it
+    assert points[0] == "experiment.json" and points[-2:] == ["report.md", "cache/pieces.json"]
     written = {p for p in points}
     assert written == {str(p.relative_to(base / "clean")) for p in (base / "clean").rglob("*")
                        if p.is_file() and p.name != "run.log"}
@@ -189,6 +208,30 @@ def test_the_write_points_are_every_file_of_the_folder(clean):
 def test_a_killed_run_resumes_to_the_clean_folder(clean, point, sig):
     base, points = clean
     assert _kill_and_resume(base, points.index(point) + 1, sig) == []
+
+
+def _cache_points(points: list[str]) -> list[str]:
+    return [p for p in points if p.startswith("cache/embeddings/")]
+
+
+@pytest.mark.slow
+@pytest.mark.extra("text")
+@pytest.mark.parametrize(("which", "sig"), [("signature", "TERM"), ("shard", "KILL"), ("after", "TERM")])
+def test_a_run_killed_around_the_embedding_cache_resumes_to_the_clean_folder(clean_text, which, sig):
+    base, points = clean_text
+    signature, shard = _cache_points(points)
+    assert signature.endswith("/signature.json") and shard.endswith(".npz")
+    point = {"signature": signature, "shard": shard, "after": "chance.json"}[which]  # after: read back from the cache
+    assert _kill_and_resume(base, points.index(point) + 1, sig) == []
+
+
+@pytest.mark.exhaustive
+@pytest.mark.extra("text")
+def test_every_cache_write_point_and_signal_resumes_to_the_clean_folder(clean_text):
+    base, points = clean_text
+    for point in _cache_points(points):
+        for sig in ("KILL", "TERM"):
+            assert _kill_and_resume(base, points.index(point) + 1, sig) == [], (point, sig)
 
 
 @pytest.mark.exhaustive

@@ -198,7 +198,8 @@ READERS = {
     "simscore.app.provenance.check_collected", "simscore.app.provenance.check_folder_settings",
     "simscore.app.provenance.check_log", "simscore.app.reference.reference_policies",
     "simscore.app.provenance.check_piece", "simscore.app.flow_strata.held_out_comparisons",
-    "simscore.app.flow_strata.flow_strata_tables",
+    "simscore.app.flow_strata.flow_strata_tables", "simscore.app.provenance.upstream_digest",
+    "policies.gpsarsa.training.is_trained",
 }
 #: Public functions that take a path but touch no file.
 PATHS_ONLY = {"simscore.app.folder.ExperimentFolder.link"}
@@ -211,6 +212,7 @@ FOLDER_WRITERS = {
     "simscore.app.report.rebuild_report", "simscore.tables_io.save_tables", "simscore.plots.make_figures",
     "policies.gpsarsa.training.train", "policies.tiny_models.write_tiny_model",
     "simscore.app.provenance.stale_random_responses", "simscore.app.held_out.build_held_out",
+    "simscore.app.provenance.remaking",
 }
 
 
