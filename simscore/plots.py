@@ -24,7 +24,7 @@ import os
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -33,7 +33,7 @@ from simscore import analysis
 from simscore.errors import MissingDependencyError
 from simscore.io import atomic_open, prepare_output
 from simscore.progress import track
-from simscore.stats import Bootstrap, BootstrapKeywords
+from simscore.stats import Bootstrap
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -280,15 +280,15 @@ def plot_convergence(table: pd.DataFrame, path: str | os.PathLike[str], *,
 
 
 def draw_seeds(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
-               bootstrap: Bootstrap | None = None, **legacy: Unpack[BootstrapKeywords]) -> Figure:
+               bootstrap: Bootstrap | None = None) -> Figure:
     """Seed-pair similarity over checkpoints: thin lines per pair, bold mean over pairs with its band.
 
     ``bootstrap`` (:class:`simscore.stats.Bootstrap`) goes to
-    :func:`simscore.analysis.seeds_aggregate` (``n_resamples``, ``confidence``, ``seed``: deprecated).
+    :func:`simscore.analysis.seeds_aggregate`.
     """
     _nonempty(table, "seeds")
     names = _measures(table, measures)
-    aggregate = analysis.seeds_aggregate(table, bootstrap=Bootstrap.resolve(bootstrap, legacy, "draw_seeds"))
+    aggregate = analysis.seeds_aggregate(table, bootstrap=Bootstrap.resolve(bootstrap, "draw_seeds"))
     sets = list(dict.fromkeys(table["context_set"]))
     colours = _colours(table["reward"])
     panels = [(s, m) for s in sets for m in names]
@@ -317,10 +317,9 @@ def draw_seeds(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
 
 
 def plot_seeds(table: pd.DataFrame, path: str | os.PathLike[str], *, measures: Sequence[str] | None = None,
-               bootstrap: Bootstrap | None = None, overwrite: bool = False,
-               **legacy: Unpack[BootstrapKeywords]) -> Path:
+               bootstrap: Bootstrap | None = None, overwrite: bool = False) -> Path:
     """:func:`draw_seeds` written to ``path`` (PNG); returns the path."""
-    settings = Bootstrap.resolve(bootstrap, legacy, "plot_seeds")
+    settings = Bootstrap.resolve(bootstrap, "plot_seeds")
     target = _png(path, overwrite)  # before drawing
     return save_figure(draw_seeds(table, measures=measures, bootstrap=settings), target, overwrite=overwrite)
 
@@ -403,7 +402,7 @@ def _grouped_bars(ax: Axes, frame: pd.DataFrame, names: list[str], series_column
 
 
 def draw_reward_models(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
-                       bootstrap: Bootstrap | None = None, **legacy: Unpack[BootstrapKeywords]) -> Figure:
+                       bootstrap: Bootstrap | None = None) -> Figure:
     """Reward models: grouped bars (e.g. ts-ts, iq-iq, ts-iq) per measure with intervals over pairs.
 
     One panel per (context set, checkpoint). ``bootstrap`` goes to
@@ -411,7 +410,7 @@ def draw_reward_models(table: pd.DataFrame, *, measures: Sequence[str] | None = 
     """
     _nonempty(table, "reward_models")
     names = _measures(table, measures)
-    settings = Bootstrap.resolve(bootstrap, legacy, "draw_reward_models")
+    settings = Bootstrap.resolve(bootstrap, "draw_reward_models")
     aggregate = analysis.reward_models_aggregate(table, bootstrap=settings)
     colours = _colours(aggregate["group"])
     panels = list(dict.fromkeys(zip(aggregate["context_set"], aggregate["checkpoint"], strict=True)))
@@ -434,9 +433,9 @@ def draw_reward_models(table: pd.DataFrame, *, measures: Sequence[str] | None = 
 
 def plot_reward_models(table: pd.DataFrame, path: str | os.PathLike[str], *,
                        measures: Sequence[str] | None = None, bootstrap: Bootstrap | None = None,
-                       overwrite: bool = False, **legacy: Unpack[BootstrapKeywords]) -> Path:
+                       overwrite: bool = False) -> Path:
     """:func:`draw_reward_models` written to ``path`` (PNG); returns the path."""
-    settings = Bootstrap.resolve(bootstrap, legacy, "plot_reward_models")
+    settings = Bootstrap.resolve(bootstrap, "plot_reward_models")
     target = _png(path, overwrite)  # before drawing
     return save_figure(draw_reward_models(table, measures=measures, bootstrap=settings), target, overwrite=overwrite)
 
@@ -647,7 +646,6 @@ def make_figures(
     bootstrap: Bootstrap | None = None,
     references: Mapping[str, Any] | None = None,
     progress: bool = False,
-    **legacy: Unpack[BootstrapKeywords],
 ) -> dict[str, Path]:
     """Draw every figure whose table is present (and not empty) into ``directory``.
 
@@ -663,8 +661,7 @@ def make_figures(
         ``per_turn``, ``reward_models``, ``correlation``, ``chance``; the chance figure also
         uses ``convergence``, ``seeds`` and ``reward_models`` when present).
     bootstrap : simscore.stats.Bootstrap, optional
-        Settings of the aggregates over pairs (default ``Bootstrap()``; ``n_resamples``,
-        ``confidence``, ``seed``: deprecated).
+        Settings of the aggregates over pairs (default ``Bootstrap()``).
     references : mapping, optional
         Published values to overlay (:mod:`simscore.figures`): ``"performance"``,
         ``"convergence"``, ``"seeds"``, ``"reward_models"`` (DataFrames) and ``"lengths"``
@@ -678,7 +675,7 @@ def make_figures(
         Figure name → path written, in report order.
     """
     out = Path(directory)
-    settings = Bootstrap.resolve(bootstrap, legacy, "make_figures")
+    settings = Bootstrap.resolve(bootstrap, "make_figures")
 
     def has(name: str) -> bool:
         table = tables.get(name)
