@@ -275,13 +275,13 @@ def _report(result: DiagnoseResult, context_name: str, command: str | None) -> s
 
 
 def _figure(result: DiagnoseResult) -> Any:
-    from simscore.plots import MEASURE_LABELS, PALETTE, _new_figure, _style
+    from simscore.plots import MEASURE_LABELS, PALETTE, figure_style, new_figure
 
     table = result.table
     measures = list(dict.fromkeys(table["measure"]))
     labels = [f"{a} vs {b}" for a, b in dict.fromkeys(zip(table["a"], table["b"]))]
-    with _style():
-        figure = _new_figure(max(6.0, 0.55 * len(labels) + 2.0), 1.6 * len(measures) + 0.8)
+    with figure_style():
+        figure = new_figure(max(6.0, 0.55 * len(labels) + 2.0), 1.6 * len(measures) + 0.8)
         axes = figure.subplots(len(measures), 1, sharex=True, squeeze=False)[:, 0]
         for ax, measure in zip(axes, measures):
             part = table[table["measure"] == measure]
