@@ -32,7 +32,6 @@ import dataclasses
 import difflib
 import types
 import typing
-import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -177,15 +176,12 @@ def to_mapping(obj: Any) -> dict[str, Any]:
     return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init}
 
 
-def resolve_settings(
-    cls: type[T], given: T | None, keywords: Mapping[str, Any], *, where: str, parameter: str, stacklevel: int = 3
-) -> T:
-    """The settings a function was called with: one ``parameter=`` object, or its fields as old keywords.
+def resolve_settings(cls: type[T], given: T | None, *, where: str, parameter: str) -> T:
+    """The settings a function was called with: its ``parameter=`` object, or ``cls()`` when none was given.
 
-    Functions that once took each setting as a keyword argument now take one frozen dataclass
-    ``cls``; ``keywords`` are the old keyword arguments still given (collected by
-    ``**keywords``). They build ``cls`` with a :class:`DeprecationWarning` naming ``where``;
-    giving both, or a keyword that is no field of ``cls``, is a :class:`TypeError`.
+    Functions whose settings travel together take one frozen dataclass ``cls`` as
+    ``parameter=`` (default None: every setting at its default); anything else is a
+    :class:`TypeError` naming the function ``where``.
 
     Examples
     --------
@@ -194,28 +190,13 @@ def resolve_settings(
     ... class Limits:
     ...     low: float = 0.0
     ...     high: float = 1.0
-    >>> resolve_settings(Limits, None, {}, where="f", parameter="limits")
+    >>> resolve_settings(Limits, None, where="f", parameter="limits")
     Limits(low=0.0, high=1.0)
-    >>> resolve_settings(Limits, None, {"hihg": 2.0}, where="f", parameter="limits")
+    >>> resolve_settings(Limits, {"high": 2.0}, where="f", parameter="limits")
     Traceback (most recent call last):
     ...
-    TypeError: f() got an unexpected keyword argument 'hihg'; did you mean 'high'?
+    TypeError: f(): limits must be a simscore.config.Limits, got dict
     """
-    if keywords:
-        names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
-        for key in keywords:
-            if key not in names:
-                close = difflib.get_close_matches(str(key), names, n=1, cutoff=0.6)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise TypeError(f"{where}() got an unexpected keyword argument {key!r}{hint}")
-        if given is not None:
-            raise TypeError(f"{where}(): give {parameter}= or the separate keywords {', '.join(keywords)}, not both")
-        warnings.warn(
-            f"{where}({', '.join(f'{k}=' for k in keywords)}) is deprecated; pass {parameter}={cls.__name__}(...)",
-            DeprecationWarning,
-            stacklevel=stacklevel,
-        )
-        return cls(**keywords)
     if given is None:
         return cls()
     if not isinstance(given, cls):

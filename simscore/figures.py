@@ -35,7 +35,16 @@ import numpy as np
 import pandas as pd
 
 from simscore import analysis
-from simscore.plots import _band_line, _checkpoint_ticks, _colours, _label, _new_figure, _nonempty, _set_title, _style
+from simscore._drawing import (
+    band_line,
+    check_nonempty,
+    checkpoint_ticks,
+    colours_for,
+    figure_style,
+    measure_label,
+    new_figure,
+    set_title,
+)
 from simscore.stats import Bootstrap
 
 if TYPE_CHECKING:
@@ -92,24 +101,24 @@ def draw_performance_page(table: pd.DataFrame, *, reference: pd.DataFrame | None
     lengths : mapping label → value or (low, high), optional
         Reference lengths drawn across the length panel (a range as a grey band).
     """
-    _nonempty(table, "performance")
-    colours = _colours(table["reward"])
+    check_nonempty(table, "performance")
+    colours = colours_for(table["reward"])
     span = _span(table["checkpoint"])
     panels = (("success_rate", "task success rate"), ("avg_iq", "interaction quality (1–5)"),
               ("avg_length", "length (turns, PyDial's count)"))
-    with _style():
-        figure = _new_figure(PAGE_WIDTH, 3.0)
+    with figure_style():
+        figure = new_figure(PAGE_WIDTH, 3.0)
         axes = figure.subplots(1, 3, squeeze=False, sharex=True)[0]
         for ax, (column, ylabel) in zip(axes, panels, strict=True):
             for reward, curve in table.groupby("reward", sort=False):
                 curve = curve.sort_values("checkpoint")
-                _band_line(ax, curve["checkpoint"], curve[column], curve[f"{column}_low"], curve[f"{column}_high"],
-                           colours[reward], label=f"{reward}")
+                band_line(ax, curve["checkpoint"], curve[column], curve[f"{column}_low"], curve[f"{column}_high"],
+                          colours[reward], label=f"{reward}")
             if reference is not None:
                 ours = reference[reference["reward"].isin(set(table["reward"]))]
                 _overlay(ax, ours, column, span, colours, reference_label)
             ax.set_ylabel(ylabel)
-            _checkpoint_ticks(ax)
+            checkpoint_ticks(ax)
             ax.set_xlabel("training dialogues")
         styles = ("--", "-.", ":")
         for i, (label, value) in enumerate((lengths or {}).items()):
@@ -119,7 +128,7 @@ def draw_performance_page(table: pd.DataFrame, *, reference: pd.DataFrame | None
                 axes[2].axhline(value, color="0.35", linestyle=styles[i % 3], linewidth=1.0, label=label)
         axes[0].set_ylim(top=1.005)
         _bottom_legend(figure, axes, ncols=4)
-        _set_title(figure, "How do the runs perform? (band: 95% interval over the evaluation users)")
+        set_title(figure, "How do the runs perform? (band: 95% interval over the evaluation users)")
     return figure
 
 
@@ -176,13 +185,13 @@ def draw_convergence_page(table: pd.DataFrame, *, reference: pd.DataFrame | None
     ``reference``: ``reward``, ``checkpoint`` and a column ``measure`` (the paper's Table 2
     means), drawn on the collected set's panel (the first context set).
     """
-    _nonempty(table, "convergence")
+    check_nonempty(table, "convergence")
     part = table[table["measure"] == measure]
     sets = list(dict.fromkeys(part["context_set"]))
-    colours = _colours(part["reward"])
+    colours = colours_for(part["reward"])
     span = _span(part["checkpoint"])
-    with _style():
-        figure = _new_figure(PAGE_WIDTH, 3.0)
+    with figure_style():
+        figure = new_figure(PAGE_WIDTH, 3.0)
         axes = figure.subplots(1, len(sets), squeeze=False, sharey=True, sharex=True)[0]
         for j, (ax, context_set) in enumerate(zip(axes, sets, strict=True)):
             here = part[part["context_set"] == context_set]
@@ -197,12 +206,12 @@ def draw_convergence_page(table: pd.DataFrame, *, reference: pd.DataFrame | None
                 _overlay(ax, reference, measure, span, colours, reference_label)
             ax.set_title(f"{context_set}")
             ax.set_xlabel("checkpoint k (vs k − 1)")
-            _checkpoint_ticks(ax)
-        axes[0].set_ylabel(f"{_label(measure)} (0–1)")
+            checkpoint_ticks(ax)
+        axes[0].set_ylabel(f"{measure_label(measure)} (0–1)")
         low = float(np.nanmin(part["mean"])) if len(part) else 0.0
         axes[0].set_ylim(max(0.0, min(0.5, low - 0.05)), 1.01)
         _bottom_legend(figure, axes)
-        _set_title(figure, f"Do the runs converge? {_label(measure)} of consecutive checkpoints")
+        set_title(figure, f"Do the runs converge? {measure_label(measure)} of consecutive checkpoints")
     return figure
 
 
@@ -210,14 +219,14 @@ def draw_seeds_page(table: pd.DataFrame, *, reference: pd.DataFrame | None = Non
                     measures: Sequence[str] = ("tmr", "dmr"), bootstrap: Bootstrap | None = None,
                     reference_label: str = "paper (Table 4)") -> Figure:
     """Seed-pair TMR and DMR per context set over checkpoints (band: interval over pairs), the paper's Table 4."""
-    _nonempty(table, "seeds")
+    check_nonempty(table, "seeds")
     names = [m for m in measures if m in set(table["measure"])]
     aggregate = analysis.seeds_aggregate(table[table["measure"].isin(names)], bootstrap=bootstrap or Bootstrap())
     sets = list(dict.fromkeys(table["context_set"]))
-    colours = _colours(table["reward"])
+    colours = colours_for(table["reward"])
     span = _span(aggregate["checkpoint"])
-    with _style():
-        figure = _new_figure(PAGE_WIDTH, 2.2 * len(names) + 0.8)
+    with figure_style():
+        figure = new_figure(PAGE_WIDTH, 2.2 * len(names) + 0.8)
         grid = figure.subplots(len(names), len(sets), squeeze=False, sharex=True, sharey=True)
         for i, measure in enumerate(names):
             for j, context_set in enumerate(sets):
@@ -225,20 +234,20 @@ def draw_seeds_page(table: pd.DataFrame, *, reference: pd.DataFrame | None = Non
                 agg = aggregate[(aggregate["context_set"] == context_set) & (aggregate["measure"] == measure)]
                 for reward, curve in agg.groupby("reward", sort=False):
                     curve = curve.sort_values("checkpoint")
-                    _band_line(ax, curve["checkpoint"], curve["mean"], curve["ci_low"], curve["ci_high"],
-                               colours[reward], linewidth=1.6, label=f"{reward}: mean of {int(curve['n_pairs'].max())} pairs")
+                    band_line(ax, curve["checkpoint"], curve["mean"], curve["ci_low"], curve["ci_high"],
+                              colours[reward], linewidth=1.6, label=f"{reward}: mean of {int(curve['n_pairs'].max())} pairs")
                 if reference is not None and j == 0:
                     _overlay(ax, reference, measure, span, colours, reference_label)
                 if i == 0:
                     ax.set_title(context_set)
                 if j == 0:
-                    ax.set_ylabel(f"{_label(measure)} between seeds")
+                    ax.set_ylabel(f"{measure_label(measure)} between seeds")
                 if i == len(names) - 1:
                     ax.set_xlabel("checkpoint k")
-                _checkpoint_ticks(ax)
+                checkpoint_ticks(ax)
         grid[0][0].set_ylim(0.0, 1.02)
         _bottom_legend(figure, [ax for row in grid for ax in row])
-        _set_title(figure, "Do runs with different seeds agree? (band: 95% interval over pairs)")
+        set_title(figure, "Do runs with different seeds agree? (band: 95% interval over pairs)")
     return figure
 
 
@@ -250,16 +259,16 @@ def draw_reward_models_page(table: pd.DataFrame, *, reference: pd.DataFrame | No
     ``reference``: ``group``, ``measure``, ``mean`` (e.g. ts-iq from the paper's Table 3, ts-ts
     and iq-iq from its Table 4), drawn as markers on the first context set's panel.
     """
-    _nonempty(table, "reward_models")
+    check_nonempty(table, "reward_models")
     names = [m for m in measures if m in set(table["measure"])]
     aggregate = analysis.reward_models_aggregate(table[table["measure"].isin(names)], bootstrap=bootstrap or Bootstrap())
     aggregate = aggregate[aggregate["checkpoint"] == aggregate.groupby("context_set")["checkpoint"].transform("max")]
     sets = list(dict.fromkeys(aggregate["context_set"]))
     groups = list(dict.fromkeys(aggregate["group"]))
-    colours = _colours(groups)
+    colours = colours_for(groups)
     width = 0.8 / max(1, len(groups))
-    with _style():
-        figure = _new_figure(PAGE_WIDTH, 3.0)
+    with figure_style():
+        figure = new_figure(PAGE_WIDTH, 3.0)
         axes = figure.subplots(1, len(sets), squeeze=False, sharey=True)[0]
         for j, (ax, context_set) in enumerate(zip(axes, sets, strict=True)):
             part = aggregate[aggregate["context_set"] == context_set]
@@ -276,44 +285,44 @@ def draw_reward_models_page(table: pd.DataFrame, *, reference: pd.DataFrame | No
                     theirs = reference[reference["group"] == group].set_index("measure").reindex(names)["mean"]
                     ax.plot(x + offset, theirs.to_numpy(dtype=np.float64), linestyle="none", marker="x",
                             color="black", markersize=6, label=reference_label if g == 0 else None)
-            ax.set_xticks(x, [_label(m) for m in names])
+            ax.set_xticks(x, [measure_label(m) for m in names])
             ax.set_title(f"{context_set}, checkpoint {int(part['checkpoint'].max()):,}")
         axes[0].set_ylabel("similarity, mean over pairs")
         axes[0].set_ylim(0.0, 1.05)
         _bottom_legend(figure, axes)
-        _set_title(figure, "Do reward models differ more than seeds? (error bars: 95% interval over pairs)")
+        set_title(figure, "Do reward models differ more than seeds? (error bars: 95% interval over pairs)")
     return figure
 
 
 def draw_per_turn_page(table: pd.DataFrame, *, measures: Sequence[str] = ("tmr", "dmr")) -> Figure:
     """TMR and DMR by turn per group of pairs; turns with fewer than :data:`THIN_COUNT` pooled pairs hollow."""
-    _nonempty(table, "per_turn")
+    check_nonempty(table, "per_turn")
     names = [m for m in measures if m in set(table["measure"])]
     groups = list(dict.fromkeys(table["group"]))
-    colours = _colours(groups)
-    with _style():
+    colours = colours_for(groups)
+    with figure_style():
         from matplotlib.ticker import MaxNLocator
 
-        figure = _new_figure(PAGE_WIDTH, 3.0)
+        figure = new_figure(PAGE_WIDTH, 3.0)
         axes = figure.subplots(1, len(names), squeeze=False, sharey=True, sharex=True)[0]
         for ax, measure in zip(axes, names, strict=True):
             part = table[table["measure"] == measure]
             for group in groups:
                 curve = part[part["group"] == group].sort_values("turn_index")
-                _band_line(ax, curve["turn_index"], curve["mean"], curve["ci_low"], curve["ci_high"], colours[group],
-                           label=group or "all pairs")
+                band_line(ax, curve["turn_index"], curve["mean"], curve["ci_low"], curve["ci_high"], colours[group],
+                          label=group or "all pairs")
                 thin = curve["count"] < THIN_COUNT
                 ax.plot(curve["turn_index"][~thin], curve["mean"][~thin], linestyle="none", marker="o",
                         markersize=3.5, color=colours[group])
                 ax.plot(curve["turn_index"][thin], curve["mean"][thin], linestyle="none", marker="o",
                         markersize=3.5, markerfacecolor="white", color=colours[group])
-            ax.set_title(f"{_label(measure)} by turn")
+            ax.set_title(f"{measure_label(measure)} by turn")
             ax.set_xlabel("turn index of the context")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes[0].set_ylabel("similarity (0–1)")
         axes[0].set_ylim(0.0, 1.05)
         _bottom_legend(figure, axes)
-        _set_title(figure, f"Where do the policies differ? (hollow: fewer than {THIN_COUNT} pooled pairs)")
+        set_title(figure, f"Where do the policies differ? (hollow: fewer than {THIN_COUNT} pooled pairs)")
     return figure
 
 
@@ -323,7 +332,7 @@ def draw_flow_strata_page(table: pd.DataFrame, *, measures: Sequence[str] = ("tm
     Bars: the pooled pairs of each group (seeds per reward model, reward models, the random
     policy), one per stratum (seen, unseen), with the interval over dialogues.
     """
-    _nonempty(table, "flow_strata")
+    check_nonempty(table, "flow_strata")
     pooled = table[table["pair"] == "pooled"]
     present = list(dict.fromkeys(pooled["by"]))
     # the flows, or where every held-out context had one flow label, the first two complex patterns
@@ -332,14 +341,14 @@ def draw_flow_strata_page(table: pd.DataFrame, *, measures: Sequence[str] = ("tm
     names = [m for m in measures if m in set(pooled["measure"])] or list(dict.fromkeys(pooled["measure"]))[:2]
     groups = list(dict.fromkeys(zip(pooled["comparison"], pooled["group"], strict=True)))
     strata = sorted(set(pooled["stratum"].astype(str)))
-    colours = _colours(strata)
+    colours = colours_for(strata)
     titles = {"flow_prefix": "flow up to the context", "flow": "whole dialogue's flow"}
     flows = any(by in ("flow_prefix", "flow") for by in strata_by)
     # the labels say what a stratum is: flow labels name themselves, a pattern's are True/False
     shown = {stratum: stratum if flows else {"True": "with the pattern", "False": "without it"}.get(stratum, stratum)
              for stratum in strata}
-    with _style():
-        figure = _new_figure(PAGE_WIDTH, 2.6 * max(1, len(names)) + 0.8)
+    with figure_style():
+        figure = new_figure(PAGE_WIDTH, 2.6 * max(1, len(names)) + 0.8)
         axes = figure.subplots(max(1, len(names)), max(1, len(strata_by)), squeeze=False, sharey=True)
         x = np.arange(len(groups))
         width = 0.8 / max(1, len(strata))
@@ -356,10 +365,10 @@ def draw_flow_strata_page(table: pd.DataFrame, *, measures: Sequence[str] = ("tm
                     ax.bar(x + (i - (len(strata) - 1) / 2) * width, mean, width, yerr=[low, high], capsize=2,
                            color=colours[stratum], label=shown[stratum], error_kw={"linewidth": 0.8})
                 ax.set_xticks(x, [f"{c}\n{g}" for c, g in groups], fontsize=7)
-                ax.set_title(f"{_label(measure)}: {titles.get(by, by.removeprefix('pattern_').replace('_', ' '))}")
+                ax.set_title(f"{measure_label(measure)}: {titles.get(by, by.removeprefix('pattern_').replace('_', ' '))}")
                 ax.set_ylim(0.0, 1.05)
             axes[row][0].set_ylabel("similarity (0–1)")
         _bottom_legend(figure, list(axes[0]))
-        _set_title(figure, "Held-out users per flow stratum (interval over dialogues)" if flows
-                   else "Held-out users, with and without a pattern (interval over dialogues)")
+        set_title(figure, "Held-out users per flow stratum (interval over dialogues)" if flows
+                  else "Held-out users, with and without a pattern (interval over dialogues)")
     return figure

@@ -111,8 +111,9 @@ class BehaviourMonitor:
         network often gives the same answer everywhere and keeps it until learning takes hold;
         without this, that start reads as converged. Pass False to watch a policy that may
         already be stable when monitoring starts.
-    n_resamples, confidence, seed
-        Bootstrap settings of the confidence intervals (see :func:`~simscore.compare.compare`).
+    bootstrap : simscore.stats.Bootstrap, optional
+        Settings of the confidence intervals (see :func:`~simscore.compare.compare`; default
+        ``Bootstrap()``).
 
     Examples
     --------
@@ -146,9 +147,7 @@ class BehaviourMonitor:
         patience: int = 3,
         baseline: Policy | Responses | None = None,
         require_change: bool = True,
-        n_resamples: int = 1000,
-        confidence: float = 0.95,
-        seed: int = 0,
+        bootstrap: Bootstrap | None = None,
     ) -> None:
         threshold = check_number("threshold", threshold, error=ValueError)
         if not 0.0 <= threshold <= 1.0:
@@ -159,9 +158,7 @@ class BehaviourMonitor:
         self.threshold = threshold
         self.require_change = check_bool("require_change", require_change)
         self.changed = False
-        # the bootstrap settings checked now, not at the first comparison
-        settings = Bootstrap(n_resamples=n_resamples, confidence=confidence, seed=seed)
-        self.n_resamples, self.confidence, self.seed = settings.n_resamples, settings.confidence, settings.seed
+        self.bootstrap = Bootstrap.resolve(bootstrap, "BehaviourMonitor")
         self.stable_updates = 0
         self.baseline: Responses | None = None
         if baseline is not None:
@@ -223,7 +220,9 @@ class BehaviourMonitor:
         return dict(self._rows[-1]) if self._rows else None
 
     def _compare(self, a: Responses, b: Responses) -> Comparison:
-        return compare(a, b, self.measures, n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed)
+        settings = self.bootstrap
+        return compare(a, b, self.measures, n_resamples=settings.n_resamples, confidence=settings.confidence,
+                       seed=settings.seed)
 
     def history(self) -> pd.DataFrame:
         """One row per comparison with the previous snapshot.

@@ -12,28 +12,40 @@ builds the figure (for inspection or further editing) and ``plot_<name>(table, p
 draws it and writes a PNG atomically, returning the path. Figures are built on
 :class:`matplotlib.figure.Figure` with an Agg canvas, never through ``pyplot``, and styled
 inside :func:`matplotlib.rc_context`, so nothing leaks into the caller's matplotlib state.
+A figure of one's own in the same style: :func:`new_figure` inside ``with figure_style():``.
 Colours come from the Okabe–Ito palette (colour-blind safe). matplotlib is imported lazily.
 :func:`make_figures` draws every figure whose table is present.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import textwrap
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from simscore import analysis
-from simscore.errors import MissingDependencyError
+from simscore._drawing import (
+    MEASURE_LABELS,
+    PALETTE,
+    band_line,
+    check_nonempty,
+    checkpoint_ticks,
+    colours_for,
+    figure_style,
+    import_matplotlib,
+    measure_label,
+    new_figure,
+    set_title,
+)
 from simscore.io import atomic_open, prepare_output
 from simscore.progress import track
-from simscore.stats import Bootstrap, BootstrapKeywords
+from simscore.stats import Bootstrap
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -61,18 +73,9 @@ __all__ = [
     "plot_behaviour",
     "save_figure",
     "make_figures",
+    "figure_style",
+    "new_figure",
 ]
-
-#: Okabe–Ito colours (safe for the common colour-vision deficiencies), black last.
-PALETTE: tuple[str, ...] = (
-    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
-)
-
-#: How measures are named on axes and legends.
-MEASURE_LABELS: dict[str, str] = {
-    "tmr": "TMR", "dmr": "DMR", "cer": "CER", "cmr": "CMR", "use_cos": "USE cos",
-    "use_ang": "USE ang", "bleu4": "BLEU-4", "bertscore": "BERTScore",
-}
 
 #: Figure names drawn by :func:`make_figures`, in report order, with the table each needs: one
 #: page-width figure per question (:mod:`simscore.figures`), then the appendix grids of every
@@ -92,48 +95,7 @@ FIGURE_NAMES: dict[str, str] = {
 
 _LINESTYLES = ("-", "--", ":", "-.")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-_RC = {
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "axes.labelsize": 9,
-    "legend.fontsize": 8,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "savefig.dpi": 120,
-    "savefig.facecolor": "white",
-}
 
-
-def _mpl() -> Any:
-    try:
-        import matplotlib
-    except ImportError:  # pragma: no cover - matplotlib is a core dependency
-        raise MissingDependencyError("plots need matplotlib: pip install matplotlib") from None
-    return matplotlib
-
-
-@contextlib.contextmanager
-def _style() -> Iterator[None]:
-    matplotlib = _mpl()
-    from cycler import cycler
-
-    with matplotlib.rc_context({**_RC, "axes.prop_cycle": cycler(color=list(PALETTE))}):
-        yield
-
-
-def _new_figure(width: float, height: float) -> Figure:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
-
-
-def _label(measure: str) -> str:
-    return MEASURE_LABELS.get(measure, measure)
 
 
 def _measures(table: pd.DataFrame, measures: Sequence[str] | None) -> list[str]:
@@ -147,16 +109,6 @@ def _measures(table: pd.DataFrame, measures: Sequence[str] | None) -> list[str]:
             f"measures: {', '.join(map(repr, missing))} not in the table (present: {', '.join(present)})"
         )
     return names
-
-
-def _nonempty(table: pd.DataFrame, schema: str, parameter: str = "table") -> None:
-    analysis.check_table(table, schema, parameter)
-    if table.empty:
-        raise ValueError(f"{parameter} is empty: nothing to plot")
-
-
-def _colours(keys: Sequence[Any]) -> dict[Any, str]:
-    return {key: PALETTE[i % len(PALETTE)] for i, key in enumerate(dict.fromkeys(keys))}
 
 
 def _rate_limits(ax: Axes, values: Sequence[float] | np.ndarray) -> None:
@@ -176,43 +128,20 @@ def _grid(figure: Figure, n: int, ncols: int = 4, **kwargs: Any) -> list[Axes]:
     return axes[:n]
 
 
-def _checkpoint_ticks(ax: Axes) -> None:
-    """At most five integer ticks, thousands written as "10k", so labels never collide."""
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
-
-    def label(value: float, _position: int) -> str:
-        if value and abs(value) >= 1000 and value % 1000 == 0:
-            return f"{value / 1000:g}k"
-        return f"{value:g}"
-
-    ax.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
-    ax.xaxis.set_major_formatter(FuncFormatter(label))
-
-
 def _finish_panels(axes: list[Axes], xlabel: str, ncols: int = 4) -> None:
     """Checkpoint ticks; the x label only under the bottom panel of each column."""
     ncols = max(1, min(ncols, len(axes)))
     for i, ax in enumerate(axes):
-        _checkpoint_ticks(ax)
+        checkpoint_ticks(ax)
         if i + ncols >= len(axes):
             ax.set_xlabel(xlabel)
             ax.tick_params(labelbottom=True)
-
-
-def _band_line(ax: Axes, x: Any, mean: Any, low: Any, high: Any, colour: str, **style: Any) -> None:
-    """A curve with markers and its confidence band in the same colour."""
-    ax.plot(x, mean, color=colour, markersize=3, **style)
-    ax.fill_between(x, low, high, color=colour, alpha=0.15, linewidth=0)
 
 
 def _outside_legend(figure: Figure, ax: Axes, title: str) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if handles:
         figure.legend(handles, labels, loc="outside right upper", title=title)
-
-
-def _set_title(figure: Figure, title: str) -> None:
-    figure.suptitle(title, fontsize=11, fontweight="bold")
 
 
 def _png(path: str | os.PathLike[str], overwrite: bool) -> Path:
@@ -230,7 +159,7 @@ def save_figure(figure: Figure, path: str | os.PathLike[str], *, overwrite: bool
     which checks its ``path`` before it draws.
     """
     target = _png(path, overwrite)
-    with _style(), atomic_open(target, "wb") as handle:
+    with figure_style(), atomic_open(target, "wb") as handle:
         figure.savefig(handle, format="png")
     return target
 
@@ -243,13 +172,13 @@ def draw_convergence(table: pd.DataFrame, *, measures: Sequence[str] | None = No
 
     One panel per (context set, measure); one line per run, coloured by reward.
     """
-    _nonempty(table, "convergence")
+    check_nonempty(table, "convergence")
     names = _measures(table, measures)
     sets = list(dict.fromkeys(table["context_set"]))
-    colours = _colours(table["reward"])
+    colours = colours_for(table["reward"])
     panels = [(s, m) for s in sets for m in names]
-    with _style():
-        figure = _new_figure(3.2 * min(4, len(panels)) + 1.6, 2.8 * math.ceil(len(panels) / 4) + 0.6)
+    with figure_style():
+        figure = new_figure(3.2 * min(4, len(panels)) + 1.6, 2.8 * math.ceil(len(panels) / 4) + 0.6)
         axes = _grid(figure, len(panels), sharex=True)
         for ax, (context_set, measure) in zip(axes, panels, strict=True):
             part = table[(table["context_set"] == context_set) & (table["measure"] == measure)]
@@ -258,14 +187,14 @@ def draw_convergence(table: pd.DataFrame, *, measures: Sequence[str] | None = No
                     curve = curve.sort_values("checkpoint")
                     x = curve["checkpoint"].to_numpy()
                     label = f"{reward} / {run}" if reward and run else (run or reward or "run")
-                    _band_line(ax, x, curve["mean"], curve["ci_low"], curve["ci_high"], colours[reward],
-                               linestyle=_LINESTYLES[i % 4], marker=_MARKERS[i % len(_MARKERS)], label=label)
-            ax.set_title(f"{_label(measure)}{' — ' + context_set if context_set else ''}")
-            ax.set_ylabel(f"{_label(measure)} (mean over contexts, 0–1)")
+                    band_line(ax, x, curve["mean"], curve["ci_low"], curve["ci_high"], colours[reward],
+                              linestyle=_LINESTYLES[i % 4], marker=_MARKERS[i % len(_MARKERS)], label=label)
+            ax.set_title(f"{measure_label(measure)}{' — ' + context_set if context_set else ''}")
+            ax.set_ylabel(f"{measure_label(measure)} (mean over contexts, 0–1)")
             _rate_limits(ax, np.concatenate([part["mean"], part["ci_low"]]))
         _finish_panels(axes, "checkpoint k (compared with k − 1)")
         _outside_legend(figure, axes[0], "reward / run")
-        _set_title(figure, "Convergence: similarity of consecutive checkpoints of one run (bootstrap bands)")
+        set_title(figure, "Convergence: similarity of consecutive checkpoints of one run (bootstrap bands)")
     return figure
 
 
@@ -280,20 +209,20 @@ def plot_convergence(table: pd.DataFrame, path: str | os.PathLike[str], *,
 
 
 def draw_seeds(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
-               bootstrap: Bootstrap | None = None, **legacy: Unpack[BootstrapKeywords]) -> Figure:
+               bootstrap: Bootstrap | None = None) -> Figure:
     """Seed-pair similarity over checkpoints: thin lines per pair, bold mean over pairs with its band.
 
     ``bootstrap`` (:class:`simscore.stats.Bootstrap`) goes to
-    :func:`simscore.analysis.seeds_aggregate` (``n_resamples``, ``confidence``, ``seed``: deprecated).
+    :func:`simscore.analysis.seeds_aggregate`.
     """
-    _nonempty(table, "seeds")
+    check_nonempty(table, "seeds")
     names = _measures(table, measures)
-    aggregate = analysis.seeds_aggregate(table, bootstrap=Bootstrap.resolve(bootstrap, legacy, "draw_seeds"))
+    aggregate = analysis.seeds_aggregate(table, bootstrap=Bootstrap.resolve(bootstrap, "draw_seeds"))
     sets = list(dict.fromkeys(table["context_set"]))
-    colours = _colours(table["reward"])
+    colours = colours_for(table["reward"])
     panels = [(s, m) for s in sets for m in names]
-    with _style():
-        figure = _new_figure(3.2 * min(4, len(panels)) + 2.0, 2.8 * math.ceil(len(panels) / 4) + 0.6)
+    with figure_style():
+        figure = new_figure(3.2 * min(4, len(panels)) + 2.0, 2.8 * math.ceil(len(panels) / 4) + 0.6)
         axes = _grid(figure, len(panels), sharex=True)
         for ax, (context_set, measure) in zip(axes, panels, strict=True):
             part = table[(table["context_set"] == context_set) & (table["measure"] == measure)]
@@ -304,23 +233,22 @@ def draw_seeds(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
             for reward, curve in agg.groupby("reward", sort=False):
                 curve = curve.sort_values("checkpoint")
                 n_pairs = int(curve["n_pairs"].max())
-                _band_line(ax, curve["checkpoint"], curve["mean"], curve["ci_low"], curve["ci_high"],
-                           colours[reward], linewidth=2, marker="o",
-                           label=f"{reward or 'runs'}: mean of {n_pairs} pair(s)")
-            ax.set_title(f"{_label(measure)}{' — ' + context_set if context_set else ''}")
-            ax.set_ylabel(f"{_label(measure)} between seeds (0–1)")
+                band_line(ax, curve["checkpoint"], curve["mean"], curve["ci_low"], curve["ci_high"],
+                          colours[reward], linewidth=2, marker="o",
+                          label=f"{reward or 'runs'}: mean of {n_pairs} pair(s)")
+            ax.set_title(f"{measure_label(measure)}{' — ' + context_set if context_set else ''}")
+            ax.set_ylabel(f"{measure_label(measure)} between seeds (0–1)")
             _rate_limits(ax, np.concatenate([part["mean"], agg["ci_low"]]))
         _finish_panels(axes, "checkpoint k")
         _outside_legend(figure, axes[0], "reward (thin: single pairs)")
-        _set_title(figure, "Seeds: similarity of runs with different seeds at the same checkpoint")
+        set_title(figure, "Seeds: similarity of runs with different seeds at the same checkpoint")
     return figure
 
 
 def plot_seeds(table: pd.DataFrame, path: str | os.PathLike[str], *, measures: Sequence[str] | None = None,
-               bootstrap: Bootstrap | None = None, overwrite: bool = False,
-               **legacy: Unpack[BootstrapKeywords]) -> Path:
+               bootstrap: Bootstrap | None = None, overwrite: bool = False) -> Path:
     """:func:`draw_seeds` written to ``path`` (PNG); returns the path."""
-    settings = Bootstrap.resolve(bootstrap, legacy, "plot_seeds")
+    settings = Bootstrap.resolve(bootstrap, "plot_seeds")
     target = _png(path, overwrite)  # before drawing
     return save_figure(draw_seeds(table, measures=measures, bootstrap=settings), target, overwrite=overwrite)
 
@@ -333,37 +261,37 @@ def draw_per_turn(table: pd.DataFrame, *, measures: Sequence[str] | None = None)
 
     ``measures`` defaults to TMR and DMR (those present; all measures if neither is).
     """
-    _nonempty(table, "per_turn")
+    check_nonempty(table, "per_turn")
     present = list(dict.fromkeys(table["measure"]))
     if measures is None:
         names = [m for m in ("tmr", "dmr") if m in present] or present
     else:
         names = _measures(table, measures)
     groups = list(dict.fromkeys(table["group"]))
-    colours = _colours(groups)
-    with _style():
+    colours = colours_for(groups)
+    with figure_style():
         from matplotlib.ticker import MaxNLocator
 
-        figure = _new_figure(3.6 * len(names) + 2.0, 4.6)
+        figure = new_figure(3.6 * len(names) + 2.0, 4.6)
         grid = figure.subplots(2, len(names), squeeze=False, sharex="col", height_ratios=[3, 1.2])
         for col, measure in enumerate(names):
             ax, count_ax = grid[0][col], grid[1][col]
             part = table[table["measure"] == measure]
             for i, group in enumerate(groups):
                 curve = part[part["group"] == group].sort_values("turn_index")
-                _band_line(ax, curve["turn_index"], curve["mean"], curve["ci_low"], curve["ci_high"],
-                           colours[group], marker=_MARKERS[i % 8], label=group or "all pairs")
+                band_line(ax, curve["turn_index"], curve["mean"], curve["ci_low"], curve["ci_high"],
+                          colours[group], marker=_MARKERS[i % 8], label=group or "all pairs")
                 count_ax.plot(curve["turn_index"], curve["count"], color=colours[group], marker=_MARKERS[i % 8],
                               markersize=3)
-            ax.set_title(f"{_label(measure)} by turn")
-            ax.set_ylabel(f"{_label(measure)} (0–1)")
+            ax.set_title(f"{measure_label(measure)} by turn")
+            ax.set_ylabel(f"{measure_label(measure)} (0–1)")
             _rate_limits(ax, part["ci_low"])
             count_ax.set_xlabel("turn index of the context")
             count_ax.set_ylabel("pairs scored")
             count_ax.set_ylim(bottom=0)
             count_ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         _outside_legend(figure, grid[0][0], "comparisons")
-        _set_title(figure, "Similarity by dialogue turn (bootstrap bands)")
+        set_title(figure, "Similarity by dialogue turn (bootstrap bands)")
     return figure
 
 
@@ -398,26 +326,26 @@ def _grouped_bars(ax: Axes, frame: pd.DataFrame, names: list[str], series_column
         if annotate:
             ax.bar_label(bars, labels=["" if np.isnan(m) else f"{m:.2f}" for m in means], fontsize=6,
                          padding=1)
-    ax.set_xticks(x, [_label(m) for m in names])
+    ax.set_xticks(x, [measure_label(m) for m in names])
     ax.set_xlabel("measure")
 
 
 def draw_reward_models(table: pd.DataFrame, *, measures: Sequence[str] | None = None,
-                       bootstrap: Bootstrap | None = None, **legacy: Unpack[BootstrapKeywords]) -> Figure:
+                       bootstrap: Bootstrap | None = None) -> Figure:
     """Reward models: grouped bars (e.g. ts-ts, iq-iq, ts-iq) per measure with intervals over pairs.
 
     One panel per (context set, checkpoint). ``bootstrap`` goes to
     :func:`simscore.analysis.reward_models_aggregate`.
     """
-    _nonempty(table, "reward_models")
+    check_nonempty(table, "reward_models")
     names = _measures(table, measures)
-    settings = Bootstrap.resolve(bootstrap, legacy, "draw_reward_models")
+    settings = Bootstrap.resolve(bootstrap, "draw_reward_models")
     aggregate = analysis.reward_models_aggregate(table, bootstrap=settings)
-    colours = _colours(aggregate["group"])
+    colours = colours_for(aggregate["group"])
     panels = list(dict.fromkeys(zip(aggregate["context_set"], aggregate["checkpoint"], strict=True)))
-    with _style():
-        figure = _new_figure(max(5.0, 0.9 * len(names) + 2.5) * min(2, len(panels)) + 1.4,
-                             3.4 * math.ceil(len(panels) / 2) + 0.6)
+    with figure_style():
+        figure = new_figure(max(5.0, 0.9 * len(names) + 2.5) * min(2, len(panels)) + 1.4,
+                            3.4 * math.ceil(len(panels) / 2) + 0.6)
         axes = _grid(figure, len(panels), ncols=2)
         for ax, (context_set, checkpoint) in zip(axes, panels, strict=True):
             part = aggregate[(aggregate["context_set"] == context_set) & (aggregate["checkpoint"] == checkpoint)]
@@ -426,7 +354,7 @@ def draw_reward_models(table: pd.DataFrame, *, measures: Sequence[str] | None = 
             ax.set_ylabel("similarity, mean over pairs (0–1)")
             _rate_limits(ax, part["ci_low"])
         _outside_legend(figure, axes[0], "reward pair")
-        _set_title(
+        set_title(
             figure, "Reward models: within-reward vs cross-reward similarity (bootstrap interval over pairs)"
         )
     return figure
@@ -434,21 +362,21 @@ def draw_reward_models(table: pd.DataFrame, *, measures: Sequence[str] | None = 
 
 def plot_reward_models(table: pd.DataFrame, path: str | os.PathLike[str], *,
                        measures: Sequence[str] | None = None, bootstrap: Bootstrap | None = None,
-                       overwrite: bool = False, **legacy: Unpack[BootstrapKeywords]) -> Path:
+                       overwrite: bool = False) -> Path:
     """:func:`draw_reward_models` written to ``path`` (PNG); returns the path."""
-    settings = Bootstrap.resolve(bootstrap, legacy, "plot_reward_models")
+    settings = Bootstrap.resolve(bootstrap, "plot_reward_models")
     target = _png(path, overwrite)  # before drawing
     return save_figure(draw_reward_models(table, measures=measures, bootstrap=settings), target, overwrite=overwrite)
 
 
 def draw_chance(table: pd.DataFrame, *, measures: Sequence[str] | None = None) -> Figure:
     """Chance level (random vs trained) beside the trained comparisons (a ``contrast`` table)."""
-    _nonempty(table, "contrast")
+    check_nonempty(table, "contrast")
     names = _measures(table, measures)
-    colours = _colours(table["comparison"])
+    colours = colours_for(table["comparison"])
     sets = list(dict.fromkeys(table["context_set"]))
-    with _style():
-        figure = _new_figure(7.0, 2.9 * len(sets) + 0.6)
+    with figure_style():
+        figure = new_figure(7.0, 2.9 * len(sets) + 0.6)
         axes = _grid(figure, len(sets), ncols=1)
         for ax, context_set in zip(axes, sets, strict=True):
             part = table[table["context_set"] == context_set]
@@ -459,7 +387,7 @@ def draw_chance(table: pd.DataFrame, *, measures: Sequence[str] | None = None) -
             _rate_limits(ax, part["ci_low"])
         handles, labels = axes[0].get_legend_handles_labels()
         figure.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False, fontsize=7)
-        _set_title(figure, "Chance level: a random policy vs trained policies")
+        set_title(figure, "Chance level: a random policy vs trained policies")
     return figure
 
 
@@ -475,12 +403,12 @@ def plot_chance(table: pd.DataFrame, path: str | os.PathLike[str], *,
 
 def draw_correlation(table: pd.DataFrame) -> Figure:
     """Heatmaps of Pearson r and MSE between measures, all pairs and non-matching pairs (rows)."""
-    _nonempty(table, "correlation")
+    check_nonempty(table, "correlation")
     subsets = list(dict.fromkeys(table["subset"]))
-    matplotlib = _mpl()
-    with _style():
+    matplotlib = import_matplotlib()
+    with figure_style():
         size = 3.5  # two heatmaps side by side fill a page's width (7 inches)
-        figure = _new_figure(2 * size, size * len(subsets) + 0.4)
+        figure = new_figure(2 * size, size * len(subsets) + 0.4)
         axes = figure.subplots(len(subsets), 2, squeeze=False)
         mse_max = float(np.nanmax(table["mse"].to_numpy(dtype=np.float64))) if table["mse"].notna().any() else 1.0
         for row, subset in enumerate(subsets):
@@ -495,7 +423,7 @@ def draw_correlation(table: pd.DataFrame) -> Figure:
                 values = matrix.to_numpy(dtype=np.float64)
                 colormap = matplotlib.colormaps[cmap].with_extremes(bad="#dddddd")
                 image = ax.imshow(np.ma.masked_invalid(values), cmap=colormap, vmin=vmin, vmax=vmax)
-                labels = [_label(m) for m in matrix.index]
+                labels = [measure_label(m) for m in matrix.index]
                 ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=7)
                 ax.set_yticks(range(len(labels)), labels, fontsize=7)
                 ax.grid(False)
@@ -513,7 +441,7 @@ def draw_correlation(table: pd.DataFrame) -> Figure:
                                 color="white" if dark else "black")
                 ax.set_title(f"{name}, {what}\n{n:,} pairs", fontsize=8)
                 figure.colorbar(image, ax=ax, shrink=0.7)
-        _set_title(figure, "Agreement between measures over all compared pairs")
+        set_title(figure, "Agreement between measures over all compared pairs")
     return figure
 
 
@@ -528,25 +456,25 @@ def plot_correlation(table: pd.DataFrame, path: str | os.PathLike[str], *, overw
 
 def draw_performance(table: pd.DataFrame) -> Figure:
     """Learning curves: task success rate, average IQ and average length per reward, with intervals over the users."""
-    _nonempty(table, "performance")
-    colours = _colours(table["reward"])
+    check_nonempty(table, "performance")
+    colours = colours_for(table["reward"])
     panels = (
         ("success_rate", "task success rate (0–1)", (0.0, 1.02)),
         ("avg_iq", "average interaction quality (1–5)", (1.0, 5.05)),
         ("avg_length", "average dialogue length (turns)", None),
     )
-    with _style():
-        figure = _new_figure(12.0, 3.4)
+    with figure_style():
+        figure = new_figure(12.0, 3.4)
         axes = figure.subplots(1, 3, squeeze=False)[0]
         for ax, (column, ylabel, limits) in zip(axes, panels, strict=True):
             for i, (reward, curve) in enumerate(table.groupby("reward", sort=False)):
                 curve = curve.sort_values("checkpoint")
                 n_runs = int(curve["n_runs"].max())
-                _band_line(ax, curve["checkpoint"], curve[column], curve[f"{column}_low"],
-                           curve[f"{column}_high"], colours[reward], marker=_MARKERS[i % 8],
-                           label=f"{reward} ({n_runs} run{'s' if n_runs != 1 else ''})")
+                band_line(ax, curve["checkpoint"], curve[column], curve[f"{column}_low"],
+                          curve[f"{column}_high"], colours[reward], marker=_MARKERS[i % 8],
+                          label=f"{reward} ({n_runs} run{'s' if n_runs != 1 else ''})")
             ax.set_xlabel("checkpoint k (training dialogues)")
-            _checkpoint_ticks(ax)
+            checkpoint_ticks(ax)
             ax.set_ylabel(ylabel)
             ax.set_title(ylabel.split(" (")[0].capitalize())
             if limits is not None:
@@ -554,8 +482,8 @@ def draw_performance(table: pd.DataFrame) -> Figure:
             else:
                 ax.set_ylim(bottom=0)
         _outside_legend(figure, axes[0], "reward")
-        _set_title(figure, "Absolute performance per checkpoint (mean over the runs' evaluation users; band: 95% "
-                           "interval over the users)")
+        set_title(figure, "Absolute performance per checkpoint (mean over the runs' evaluation users; band: 95% "
+                          "interval over the users)")
     return figure
 
 
@@ -603,13 +531,13 @@ def draw_behaviour(
     if missing:
         raise ValueError(f"measures: {', '.join(map(repr, missing))} not in the history (present: {', '.join(present)})")
     x = history["step"].to_numpy(dtype=np.float64)
-    with _style():
-        figure = _new_figure(max(6.0, 3.2 * min(4, len(names)) + 0.6), 2.8 * math.ceil(len(names) / 4) + 1.1)
+    with figure_style():
+        figure = new_figure(max(6.0, 3.2 * min(4, len(names)) + 0.6), 2.8 * math.ceil(len(names) / 4) + 1.1)
         axes = _grid(figure, len(names), sharex=True)
         for ax, measure in zip(axes, names, strict=True):
             values = [history[measure], history[f"{measure}_ci_low"]]
-            _band_line(ax, x, history[measure], history[f"{measure}_ci_low"], history[f"{measure}_ci_high"],
-                       PALETTE[0], marker="o", label="vs previous snapshot (95% CI)")
+            band_line(ax, x, history[measure], history[f"{measure}_ci_low"], history[f"{measure}_ci_high"],
+                      PALETTE[0], marker="o", label="vs previous snapshot (95% CI)")
             chance = f"{measure}_chance"
             if chance in history.columns:
                 ax.plot(x, history[chance], color=PALETTE[1], linestyle="--", label="chance level (random policy)")
@@ -618,15 +546,15 @@ def draw_behaviour(
                 ax.axhline(threshold, color=PALETTE[7], linestyle=":", linewidth=1, label=f"threshold {threshold:g}")
             if stopped_at is not None:
                 ax.axvline(stopped_at, color=PALETTE[5], linewidth=1, label="stopped")
-            ax.set_title(_label(measure))
-            ax.set_ylabel(f"{_label(measure)} (mean over contexts)")
+            ax.set_title(measure_label(measure))
+            ax.set_ylabel(f"{measure_label(measure)} (mean over contexts)")
             _rate_limits(ax, np.concatenate([np.asarray(v, dtype=np.float64) for v in values]))
         _finish_panels(axes, xlabel)
         handles, labels = axes[0].get_legend_handles_labels()
         columns = min(len(handles), 4 if figure.get_figwidth() >= 7.5 else 2)
         figure.legend(handles, labels, loc="outside lower center", ncols=columns, frameon=False)
         heading = title or "Behaviour convergence: each snapshot vs the previous one on a fixed context set"
-        _set_title(figure, textwrap.fill(heading, width=int(8.5 * figure.get_figwidth())))
+        set_title(figure, textwrap.fill(heading, width=int(8.5 * figure.get_figwidth())))
     return figure
 
 
@@ -647,7 +575,6 @@ def make_figures(
     bootstrap: Bootstrap | None = None,
     references: Mapping[str, Any] | None = None,
     progress: bool = False,
-    **legacy: Unpack[BootstrapKeywords],
 ) -> dict[str, Path]:
     """Draw every figure whose table is present (and not empty) into ``directory``.
 
@@ -663,8 +590,7 @@ def make_figures(
         ``per_turn``, ``reward_models``, ``correlation``, ``chance``; the chance figure also
         uses ``convergence``, ``seeds`` and ``reward_models`` when present).
     bootstrap : simscore.stats.Bootstrap, optional
-        Settings of the aggregates over pairs (default ``Bootstrap()``; ``n_resamples``,
-        ``confidence``, ``seed``: deprecated).
+        Settings of the aggregates over pairs (default ``Bootstrap()``).
     references : mapping, optional
         Published values to overlay (:mod:`simscore.figures`): ``"performance"``,
         ``"convergence"``, ``"seeds"``, ``"reward_models"`` (DataFrames) and ``"lengths"``
@@ -678,7 +604,7 @@ def make_figures(
         Figure name → path written, in report order.
     """
     out = Path(directory)
-    settings = Bootstrap.resolve(bootstrap, legacy, "make_figures")
+    settings = Bootstrap.resolve(bootstrap, "make_figures")
 
     def has(name: str) -> bool:
         table = tables.get(name)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypedDict
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -46,7 +46,6 @@ from simscore.config import resolve_settings
 __all__ = [
     "MAX_RESAMPLES",
     "Bootstrap",
-    "BootstrapKeywords",
     "bootstrap_ci",
     "bootstrap_ci_shared",
     "warn_undefined_intervals",
@@ -73,14 +72,6 @@ _CHUNK_ELEMENTS = 4_000_000
 #: Above this many distinct score rows a multinomial draw over rows costs more than drawing
 #: context indices (about 70 ns per binomial against 8 ns per index).
 _MAX_MULTINOMIAL_ROWS = 5_000
-
-
-class BootstrapKeywords(TypedDict, total=False):
-    """The deprecated keyword arguments that :class:`Bootstrap` replaces (``**legacy`` of the analyses)."""
-
-    n_resamples: int
-    confidence: float
-    seed: int
 
 
 @dataclass(frozen=True)
@@ -135,7 +126,7 @@ class Bootstrap:
         """From saved plain data; missing settings take their defaults, unknown names are errors."""
         if not isinstance(data, Mapping):
             raise ValueError(f"{source}: expected an object with n_resamples, confidence, seed, got {data!r:.80}")
-        unknown = sorted(set(data) - set(BootstrapKeywords.__annotations__))
+        unknown = sorted(set(data) - {"n_resamples", "confidence", "seed"})
         if unknown:
             raise ValueError(f"{source}: unknown bootstrap setting(s) {', '.join(map(repr, unknown))}")
         try:
@@ -144,9 +135,9 @@ class Bootstrap:
             raise ValueError(f"{source}: {exc}") from None
 
     @classmethod
-    def resolve(cls, bootstrap: Bootstrap | None, legacy: Mapping[str, Any], where: str) -> Bootstrap:
-        """``bootstrap=`` of the function ``where``, or its deprecated keywords (:func:`simscore.config.resolve_settings`)."""
-        return resolve_settings(cls, bootstrap, legacy, where=where, parameter="bootstrap", stacklevel=4)
+    def resolve(cls, bootstrap: Bootstrap | None, where: str) -> Bootstrap:
+        """``bootstrap=`` of the function ``where``: ``Bootstrap()`` for None (:func:`simscore.config.resolve_settings`)."""
+        return resolve_settings(cls, bootstrap, where=where, parameter="bootstrap")
 
 
 def _check_bootstrap(n_resamples: int, confidence: float) -> float:

@@ -219,17 +219,12 @@ STRICT = ("contexts", "policies")
 
 #: simscore's import circles today (its modules at the deepest level where each is a circle).
 KNOWN_CIRCLES = (
-    ("simscore.figures", "simscore.plots"),
     ("simscore.app.report_flows", "simscore.app.report_performance", "simscore.app.report_sections"),
     ("simscore.app.analyses", "simscore.app.experiment", "simscore.app.explain", "simscore.app.flow_strata",
      "simscore.app.held_out", "simscore.app.provenance", "simscore.app.reference", "simscore.app.report"),
 )
 #: simscore's private names imported from another public module today.
 KNOWN_PRIVATE_NAMES = (
-    "simscore.app.diagnose imports simscore.plots._new_figure",
-    "simscore.app.diagnose imports simscore.plots._style",
-    "simscore.app.explain imports simscore.plots._new_figure",
-    "simscore.app.explain imports simscore.plots._style",
     "simscore.app.findings imports simscore.app.findings_rules._Paper",
     "simscore.app.findings imports simscore.app.findings_rules._cer_cmr",
     "simscore.app.findings imports simscore.app.findings_rules._cer_use",
@@ -248,14 +243,6 @@ KNOWN_PRIVATE_NAMES = (
     "simscore.app.report imports simscore.app.report_sections._config_value",
     "simscore.app.report imports simscore.app.report_sections._label",
     "simscore.app.report imports simscore.app.report_sections._thousands",
-    "simscore.figures imports simscore.plots._band_line",
-    "simscore.figures imports simscore.plots._checkpoint_ticks",
-    "simscore.figures imports simscore.plots._colours",
-    "simscore.figures imports simscore.plots._label",
-    "simscore.figures imports simscore.plots._new_figure",
-    "simscore.figures imports simscore.plots._nonempty",
-    "simscore.figures imports simscore.plots._set_title",
-    "simscore.figures imports simscore.plots._style",
 )
 
 

@@ -12,9 +12,7 @@ Modules: :mod:`~simscore.analysis.tables` (schemas, keys, the result type),
 (pooled and per-turn scores, each pair's first system turn, text measures where the actions
 match), :mod:`~simscore.analysis.correlation` and
 :mod:`~simscore.analysis.performance`. Every analysis with an interval takes one
-``bootstrap=`` :class:`~simscore.stats.Bootstrap` (resamples, coverage, seed; the separate
-keywords ``n_resamples``, ``confidence``, ``seed`` still work, with a
-:class:`DeprecationWarning`). The paper's findings are checked by the application
+``bootstrap=`` :class:`~simscore.stats.Bootstrap` (resamples, coverage, seed). The paper's findings are checked by the application
 layer (:mod:`simscore.app.findings`). Table schemas: :mod:`simscore.analysis.tables`.
 
 Example: :mod:`simscore.analysis.comparisons`.

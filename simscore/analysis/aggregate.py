@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Unpack
 
 import numpy as np
 import pandas as pd
 
 from simscore.analysis.tables import AGG_COLUMNS, SCHEMAS, check_table, typed_table
-from simscore.stats import Bootstrap, BootstrapKeywords, bootstrap_ci
+from simscore.stats import Bootstrap, bootstrap_ci
 
 __all__ = ["aggregate_pairs", "seeds_aggregate", "reward_models_aggregate", "final_rows", "contrast"]
 
@@ -19,7 +18,6 @@ def aggregate_pairs(
     by: Sequence[str],
     *,
     bootstrap: Bootstrap | None = None,
-    **legacy: Unpack[BootstrapKeywords],
 ) -> pd.DataFrame:
     """Mean over pairs (rows) per ``by`` and measure, with a bootstrap interval over pairs.
 
@@ -30,8 +28,7 @@ def aggregate_pairs(
     by : sequence of str
         Grouping columns (``measure`` is always added last).
     bootstrap : simscore.stats.Bootstrap, optional
-        Settings of the interval over pairs (default ``Bootstrap()``; the separate keywords
-        ``n_resamples``, ``confidence``, ``seed`` are deprecated).
+        Settings of the interval over pairs (default ``Bootstrap()``).
 
     Returns
     -------
@@ -48,7 +45,7 @@ def aggregate_pairs(
       reward measure  mean  std  min  max  n_pairs
     0     ts     tmr   0.7  0.2  0.5  0.9        3
     """
-    settings = Bootstrap.resolve(bootstrap, legacy, "aggregate_pairs")
+    settings = Bootstrap.resolve(bootstrap, "aggregate_pairs")
     by = list(by)
     needed = [*by, "measure", "mean", "ci_low", "ci_high"]
     missing = [c for c in needed if c not in table.columns]
@@ -72,26 +69,26 @@ def aggregate_pairs(
 
 
 def seeds_aggregate(
-    table: pd.DataFrame, *, bootstrap: Bootstrap | None = None, **legacy: Unpack[BootstrapKeywords]
+    table: pd.DataFrame, *, bootstrap: Bootstrap | None = None
 ) -> pd.DataFrame:
     """Mean over seed pairs per context set, reward, checkpoint and measure (``seeds_aggregate`` schema).
 
     ``bootstrap`` as for :func:`aggregate_pairs`.
     """
     check_table(table, "seeds", "table")
-    settings = Bootstrap.resolve(bootstrap, legacy, "seeds_aggregate")
+    settings = Bootstrap.resolve(bootstrap, "seeds_aggregate")
     return aggregate_pairs(table, ["context_set", "reward", "checkpoint"], bootstrap=settings)
 
 
 def reward_models_aggregate(
-    table: pd.DataFrame, *, bootstrap: Bootstrap | None = None, **legacy: Unpack[BootstrapKeywords]
+    table: pd.DataFrame, *, bootstrap: Bootstrap | None = None
 ) -> pd.DataFrame:
     """Mean over pairs per context set, checkpoint, group and measure (``reward_models_aggregate`` schema).
 
     ``bootstrap`` as for :func:`aggregate_pairs`.
     """
     check_table(table, "reward_models", "table")
-    settings = Bootstrap.resolve(bootstrap, legacy, "reward_models_aggregate")
+    settings = Bootstrap.resolve(bootstrap, "reward_models_aggregate")
     return aggregate_pairs(table, ["context_set", "checkpoint", "group"], bootstrap=settings)
 
 
@@ -110,7 +107,6 @@ def contrast(
     seeds: pd.DataFrame | None = None,
     reward_models: pd.DataFrame | None = None,
     bootstrap: Bootstrap | None = None,
-    **legacy: Unpack[BootstrapKeywords],
 ) -> pd.DataFrame:
     """Chance level beside the trained comparisons at their final checkpoints (``contrast`` schema).
 
@@ -119,7 +115,7 @@ def contrast(
     ``"reward models <group> (checkpoint k)"`` per cross-reward group; each the mean over its
     pairs (:func:`aggregate_pairs`, with ``bootstrap``).
     """
-    settings = Bootstrap.resolve(bootstrap, legacy, "contrast")
+    settings = Bootstrap.resolve(bootstrap, "contrast")
     check_table(chance, "chance", "chance")
     parts: list[pd.DataFrame] = [chance.assign(comparison="chance (random vs trained)")]
     if convergence is not None:

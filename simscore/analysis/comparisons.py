@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -44,7 +44,7 @@ from simscore.clusters import AUTO, Clusters
 from simscore.compare import Comparison, compare
 from simscore.measures import DEFAULT_MEASURES
 from simscore.responses import Responses
-from simscore.stats import Bootstrap, BootstrapKeywords
+from simscore.stats import Bootstrap
 
 __all__ = [
     "convergence",
@@ -99,7 +99,6 @@ def convergence(
     metadata: Any = None,
     clusters: Clusters = AUTO,
     bootstrap: Bootstrap | None = None,
-    **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[ConvergenceKey]:
     """Convergence of one run [paper's Table 2]: checkpoint k against checkpoint k − 1.
 
@@ -119,9 +118,7 @@ def convergence(
         dialogues of collected contexts (given their ``metadata``), else contexts; or metadata
         column(s) naming a context's cluster; None: contexts.
     bootstrap : simscore.stats.Bootstrap, optional
-        Bootstrap settings of each comparison's intervals (default ``Bootstrap()``). The
-        separate keywords ``n_resamples``, ``confidence`` and ``seed`` still work but are
-        deprecated.
+        Bootstrap settings of each comparison's intervals (default ``Bootstrap()``).
 
     Returns
     -------
@@ -132,7 +129,7 @@ def convergence(
     items = _ordered_checkpoints(checkpoints, "checkpoints")
     if len(items) < 2:
         raise ValueError(f"checkpoints: convergence needs at least two checkpoints, got {len(items)}")
-    settings = Bootstrap.resolve(bootstrap, legacy, "convergence")
+    settings = Bootstrap.resolve(bootstrap, "convergence")
     rows: list[pd.DataFrame] = []
     comparisons: dict[ConvergenceKey, Comparison] = {}
     for (k_prev, previous), (k, current) in itertools.pairwise(items):
@@ -226,7 +223,6 @@ def seeds(
     metadata: Any = None,
     clusters: Clusters = AUTO,
     bootstrap: Bootstrap | None = None,
-    **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[SeedsKey]:
     """Runs of one reward model with different seeds, pairwise at every checkpoint [Table 4, Figure 3].
 
@@ -246,7 +242,7 @@ def seeds(
     if not isinstance(runs, Mapping) or len(runs) < 2:
         raise ValueError(f"runs must be a mapping of at least two run names to checkpoints, got {runs!r:.80}")
     ordered = {str(name): dict(_ordered_checkpoints(ck, f"runs[{name!r}]")) for name, ck in runs.items()}
-    settings = Bootstrap.resolve(bootstrap, legacy, "seeds")
+    settings = Bootstrap.resolve(bootstrap, "seeds")
     rows: list[pd.DataFrame] = []
     comparisons: dict[SeedsKey, Comparison] = {}
     checkpoints = sorted(set().union(*(set(ck) for ck in ordered.values())))
@@ -272,7 +268,6 @@ def reward_models(
     metadata: Any = None,
     clusters: Clusters = AUTO,
     bootstrap: Bootstrap | None = None,
-    **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[RewardModelsKey]:
     """Every run of reward A against every run of reward B at one checkpoint [Table 3, Figure 5].
 
@@ -306,7 +301,7 @@ def reward_models(
                 raise TypeError(
                     f"runs[{reward!r}][{name!r}] must be simscore.Responses, got {type(responses).__name__}"
                 )
-    settings = Bootstrap.resolve(bootstrap, legacy, "reward_models")
+    settings = Bootstrap.resolve(bootstrap, "reward_models")
     pairs: list[tuple[str, str, str, str]] = []
     for reward, reward_runs in runs.items():
         pairs += [(reward, a, reward, b) for a, b in itertools.combinations(reward_runs, 2)]
@@ -339,7 +334,6 @@ def chance_level(
     metadata: Any = None,
     clusters: Clusters = AUTO,
     bootstrap: Bootstrap | None = None,
-    **legacy: Unpack[BootstrapKeywords],
 ) -> AnalysisResult[ChanceKey]:
     """A random policy against a trained one: what "dissimilar" looks like.
 
@@ -358,7 +352,7 @@ def chance_level(
         ``chance`` schema; comparisons keyed by :class:`~simscore.analysis.tables.ChanceKey`.
     """
     checkpoint = check_int("checkpoint", checkpoint)
-    comparison = _compare(random, trained, measures, metadata, Bootstrap.resolve(bootstrap, legacy, "chance_level"),
+    comparison = _compare(random, trained, measures, metadata, Bootstrap.resolve(bootstrap, "chance_level"),
                           clusters)
     key = ChanceKey(context_set, reward, run, checkpoint)
     table = schema_frame([summary_rows(comparison, **key._asdict())], "chance")

@@ -11,7 +11,7 @@ stay well below 1).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeAlias, Unpack
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,7 @@ from simscore.analysis.tables import SCHEMAS, AnalysisResult, RewardModelsKey, S
 from simscore.checks import check_int
 from simscore.clusters import cluster_codes, unit_name
 from simscore.compare import Comparison
-from simscore.stats import Bootstrap, BootstrapKeywords, bootstrap_ci, warn_undefined_intervals
+from simscore.stats import Bootstrap, bootstrap_ci, warn_undefined_intervals
 
 __all__ = ["ScoresArg", "clusters_of", "pooled_scores", "pool", "per_turn", "first_turn", "text_at_matching_actions"]
 
@@ -117,7 +117,6 @@ def per_turn(
     group: str = "",
     turn_column: str = "turn_index",
     bootstrap: Bootstrap | None = None,
-    **legacy: Unpack[BootstrapKeywords],
 ) -> pd.DataFrame:
     """Scores grouped by the contexts' turn index [Figure 4], pooled over all comparisons.
 
@@ -132,8 +131,7 @@ def per_turn(
     turn_column : str
         The metadata column with the turn index; contexts where it is missing are left out.
     bootstrap : simscore.stats.Bootstrap, optional
-        Settings of each turn's interval over the pooled pairs (default ``Bootstrap()``; the
-        separate keywords ``n_resamples``, ``confidence``, ``seed`` are deprecated).
+        Settings of each turn's interval over the pooled pairs (default ``Bootstrap()``).
 
     Returns
     -------
@@ -152,7 +150,7 @@ def per_turn(
     0     g           1     tmr   0.5     0.0      1.0      2
     1     g           2     tmr   1.0     NaN      NaN      1
     """
-    settings = Bootstrap.resolve(bootstrap, legacy, "per_turn")
+    settings = Bootstrap.resolve(bootstrap, "per_turn")
     comparisons = _as_comparisons(scores, "scores")  # once: scores may be a generator
     frame, names = pool(scores if comparisons is None else comparisons, measures)
     clusters = clusters_of(comparisons)
@@ -232,7 +230,6 @@ def first_turn(
     turn: int = 1,
     turn_column: str = "turn_index",
     bootstrap: Bootstrap | None = None,
-    **legacy: Unpack[BootstrapKeywords],
 ) -> pd.DataFrame:
     """Each compared pair of runs at one turn [the paper's Figure 4, per pair]: the first system turn by default.
 
@@ -254,7 +251,7 @@ def first_turn(
         The metadata column with the turn index.
     bootstrap : simscore.stats.Bootstrap, optional
         Settings of each pair's interval over its contexts of that turn (default
-        ``Bootstrap()``; ``n_resamples``, ``confidence``, ``seed`` are deprecated).
+        ``Bootstrap()``).
 
     Returns
     -------
@@ -277,7 +274,7 @@ def first_turn(
     0  ts-ts     a     b           1     tmr   0.5      2
     1  ts-ts     a     b           1     dmr   1.0      2
     """
-    settings = Bootstrap.resolve(bootstrap, legacy, "first_turn")
+    settings = Bootstrap.resolve(bootstrap, "first_turn")
     mapping = _comparison_mapping(comparisons, "comparisons")
     turn = check_int("turn", turn)
     names = None if measures is None else ([measures] if isinstance(measures, str) else list(measures))
@@ -318,7 +315,6 @@ def text_at_matching_actions(
     measures: Iterable[str] | None = None,
     match_measure: str = "tmr",
     bootstrap: Bootstrap | None = None,
-    **legacy: Unpack[BootstrapKeywords],
 ) -> pd.DataFrame:
     """Text measures over the context pairs whose actions match [the paper's Table 2 at TMR 1.000].
 
@@ -338,8 +334,7 @@ def text_at_matching_actions(
     match_measure : str
         The per-pair total match (1: the same action).
     bootstrap : simscore.stats.Bootstrap, optional
-        Settings of the interval over the pooled pairs (default ``Bootstrap()``;
-        ``n_resamples``, ``confidence``, ``seed`` are deprecated).
+        Settings of the interval over the pooled pairs (default ``Bootstrap()``).
 
     Returns
     -------
@@ -359,7 +354,7 @@ def text_at_matching_actions(
       context_set analysis reward measure  mean  count
     0         col    seeds     ts   bleu4   1.0      1
     """
-    settings = Bootstrap.resolve(bootstrap, legacy, "text_at_matching_actions")
+    settings = Bootstrap.resolve(bootstrap, "text_at_matching_actions")
     if not isinstance(analyses, Mapping) or not analyses:
         raise ValueError("analyses must be a non-empty mapping analysis name -> comparisons")
     mappings = {str(name): _comparison_mapping(c, f"analyses[{name!r}]") for name, c in analyses.items()}

@@ -39,6 +39,7 @@ from simscore.io import atomic_write_text, prepare_output
 from simscore.measures import ALL_MEASURES, resolve_measures, with_cache_dir
 from simscore.policy import run_policy
 from simscore.responses import Responses
+from simscore.stats import Bootstrap
 from simscore.untrusted import spreadsheet_frame
 
 __all__ = [
@@ -159,8 +160,7 @@ def diagnose(
     *,
     tolerance: float = DEFAULT_TOLERANCE,
     chance: str | None = "uniform",
-    seed: int = 0,
-    n_resamples: int = 1000,
+    bootstrap: Bootstrap | None = None,
     progress: bool = False,
 ) -> DiagnoseResult:
     """Score each degenerate policy against each real one, and the real ones against each other.
@@ -178,8 +178,8 @@ def diagnose(
         the measure.
     chance : str or None
         The name in ``degenerate`` that is the chance-level reference (not itself judged).
-    seed, n_resamples
-        Bootstrap settings of :func:`simscore.compare.compare`.
+    bootstrap : simscore.stats.Bootstrap, optional
+        Settings of the intervals of :func:`simscore.compare.compare` (default ``Bootstrap()``).
     progress : bool
         Show a progress bar over the pairs.
 
@@ -193,6 +193,7 @@ def diagnose(
     if clash:
         raise ValueError(f"names used for both a real and a degenerate policy: {', '.join(clash)}")
     tolerance = check_number("tolerance", tolerance, minimum=0.0, finite=False, error=ValueError)
+    settings = Bootstrap.resolve(bootstrap, "diagnose")
     resolved = resolve_measures(measures)
     names = [m.name for m in resolved]
     responses = {**real, **degenerate}
@@ -205,7 +206,8 @@ def diagnose(
     signatures: dict[str, str] = {}
     for a, b, kind in track(pairs, "diagnose", unit="pairs", enabled=progress, leave=False):
         t0 = time.perf_counter()
-        comparison = compare(responses[a], responses[b], resolved, seed=seed, n_resamples=n_resamples)
+        comparison = compare(responses[a], responses[b], resolved, n_resamples=settings.n_resamples,
+                             confidence=settings.confidence, seed=settings.seed)
         signatures.update(comparison.signatures)
         logger.debug("%s vs %s: %.1f s", a, b, time.perf_counter() - t0)
         for measure, row in comparison.summary.iterrows():
@@ -275,13 +277,13 @@ def _report(result: DiagnoseResult, context_name: str, command: str | None) -> s
 
 
 def _figure(result: DiagnoseResult) -> Any:
-    from simscore.plots import MEASURE_LABELS, PALETTE, _new_figure, _style
+    from simscore.plots import MEASURE_LABELS, PALETTE, figure_style, new_figure
 
     table = result.table
     measures = list(dict.fromkeys(table["measure"]))
     labels = [f"{a} vs {b}" for a, b in dict.fromkeys(zip(table["a"], table["b"]))]
-    with _style():
-        figure = _new_figure(max(6.0, 0.55 * len(labels) + 2.0), 1.6 * len(measures) + 0.8)
+    with figure_style():
+        figure = new_figure(max(6.0, 0.55 * len(labels) + 2.0), 1.6 * len(measures) + 0.8)
         axes = figure.subplots(len(measures), 1, sharex=True, squeeze=False)[:, 0]
         for ax, measure in zip(axes, measures):
             part = table[table["measure"] == measure]
@@ -362,7 +364,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     degenerate = {name: run_policy(p, contexts, name=name, progress=progress)
                   for name, p in degenerate_policies(args.seed).items()}
     t0 = time.perf_counter()
-    result = diagnose(real, degenerate, measures, tolerance=args.tolerance, seed=args.seed, progress=progress)
+    result = diagnose(real, degenerate, measures, tolerance=args.tolerance, bootstrap=Bootstrap(seed=args.seed),
+                      progress=progress)
     logger.info("scored %d pairs in %.1f s", len(result.table) // max(1, len(measures)), time.perf_counter() - t0)
     path = write_diagnose(result, args.out, context_name=contexts.name, overwrite=args.force)
     print(_wide(result.table).to_string(index=False, float_format=lambda v: f"{v:.3f}"))

@@ -306,12 +306,12 @@ def _readable_groups(by_group: pd.DataFrame) -> pd.DataFrame:
 def _plot_floor(floor: pd.DataFrame, path: Path) -> None:
     from matplotlib.patches import Patch
 
-    from simscore.plots import PALETTE, _new_figure, _style, save_figure
+    from simscore.plots import PALETTE, figure_style, new_figure, save_figure
 
     sets = list(dict.fromkeys(floor["context_set"]))
     colours = {True: PALETTE[1], False: PALETTE[0]}
-    with _style():
-        figure = _new_figure(7.0, 0.9 + 0.32 * max(len(floor[floor["context_set"] == cs]) for cs in sets))
+    with figure_style():
+        figure = new_figure(7.0, 0.9 + 0.32 * max(len(floor[floor["context_set"] == cs]) for cs in sets))
         axes = figure.subplots(1, len(sets), squeeze=False, sharex=True)[0]  # one x scale for every panel
         for ax, cs in zip(axes, sets, strict=True):
             part = floor[floor["context_set"] == cs]

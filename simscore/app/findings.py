@@ -62,7 +62,6 @@ def findings(
     collected_set: str = "col",
     generated_set: str = "gen",
     thresholds: Thresholds | None = None,
-    **legacy: float,
 ) -> tuple[Finding, ...]:
     """Grade the paper's eleven findings on this run's tables, beside the paper's numbers.
 
@@ -78,8 +77,7 @@ def findings(
         Names of the context sets C_col (the one the paper's numbers describe) and C_gen.
     thresholds : Thresholds, optional
         The thresholds (simscore's choice), documented with their defaults in :class:`Thresholds`
-        (default ``Thresholds()``). Thresholds given as separate keywords (``converged_tmr=0.95``)
-        still work but are deprecated.
+        (default ``Thresholds()``).
 
     Returns
     -------
@@ -101,7 +99,7 @@ def findings(
     >>> findings(convergence=conv, thresholds=Thresholds(converged_tmr=0.99))[0].verdict
     'partly'
     """
-    t = resolve_settings(Thresholds, thresholds, legacy, where="findings", parameter="thresholds")
+    t = resolve_settings(Thresholds, thresholds, where="findings", parameter="thresholds")
     given = {
         "convergence": convergence, "seeds": seeds, "reward_models": reward_models, "correlation": correlation,
         "first_turn": first_turn, "text_at_matching_actions": text_at_matching_actions,

@@ -49,6 +49,7 @@ from simscore.checks import check_int
 from simscore.errors import MissingDependencyError
 from simscore.measures.base import Measure
 from simscore.monitor import BehaviourMonitor, fixed_contexts
+from simscore.stats import Bootstrap
 
 if TYPE_CHECKING:
     import numpy as np
@@ -241,8 +242,8 @@ class _BehaviourConvergence:
         Namespace of the logged keys.
     dump_logs : bool
         Write the logged values out at every check (``logger.dump(num_timesteps)``).
-    n_resamples, confidence, seed
-        Bootstrap settings of the intervals.
+    bootstrap : simscore.stats.Bootstrap, optional
+        Settings of the intervals (default ``Bootstrap()``).
     domain : contexts.domain.Domain, optional
         The environment's domain (default domain).
     name, nlg_instance : str, optional
@@ -279,9 +280,7 @@ class _BehaviourConvergence:
         stop: bool = True,
         log_prefix: str = "behaviour",
         dump_logs: bool = True,
-        n_resamples: int = 1000,
-        confidence: float = 0.95,
-        seed: int = 0,
+        bootstrap: Bootstrap | None = None,
         domain: Domain | None = None,
         name: str | None = None,
         nlg_instance: str | None = None,
@@ -311,7 +310,7 @@ class _BehaviourConvergence:
         self.nlg_instance = nlg_instance
         self._monitor_args: dict[str, Any] = dict(
             measures=measures, threshold=threshold, patience=patience, require_change=require_change,
-            n_resamples=n_resamples, confidence=confidence, seed=seed,
+            bootstrap=bootstrap,
         )
         # fail fast on bad monitor arguments (before a long training run starts)
         BehaviourMonitor([_Probe()], **self._monitor_args)

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from simscore import Act, BehaviourMonitor, Response, similarity
+from simscore.stats import Bootstrap
 
 CONTEXTS = [SimpleNamespace(id=f"c{i}") for i in range(10)]
 
@@ -71,9 +72,8 @@ def test_monitor_bad_arguments(kwargs, message):
                                                            "'id', e.g. contexts.Context), got object <object object at"),
         ({"contexts": "c0"}, TypeError, "contexts must be a ContextSet or an iterable of contexts (objects with an "
                                         "'id'), got str 'c0'"),
-        ({"n_resamples": -5}, ValueError, "n_resamples must be >= 0, got -5"),
-        ({"confidence": 1.5}, ValueError, "confidence must be in (0, 1), got 1.5"),
-        ({"seed": -1}, ValueError, "seed must be >= 0, got -1"),
+        ({"bootstrap": {"n_resamples": 5}}, TypeError,
+         "BehaviourMonitor(): bootstrap must be a simscore.stats.Bootstrap, got dict"),
         ({"patience": 2.5}, ValueError, "patience must be an int, got float 2.5"),
         ({"patience": True}, ValueError, "patience must be an int, got bool True"),
         ({"threshold": float("nan")}, ValueError, "threshold must be a finite number, got nan"),
@@ -97,7 +97,8 @@ def test_monitor_needs_contexts_and_a_policy():
 
 def test_monitor_records_intervals_and_the_chance_level():
     baseline = Table(["bye()"] * 5 + ["request(food)"] * 5)
-    monitor = BehaviourMonitor(CONTEXTS, measures=("tmr", "dmr"), baseline=baseline, n_resamples=200, seed=1)
+    monitor = BehaviourMonitor(CONTEXTS, measures=("tmr", "dmr"), baseline=baseline,
+                               bootstrap=Bootstrap(n_resamples=200, seed=1))
     assert monitor.latest is None
     monitor.update(Table(["request(food)"] * 10), 0)
     monitor.update(Table(["request(food)"] * 8 + ["request(area)"] * 2), 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -227,28 +228,25 @@ def test_chance_level_and_contrast(results):
 
 
 
-def test_bootstrap_settings_object_and_deprecated_keywords():
-    """``bootstrap=`` replaces n_resamples/confidence/seed; the old keywords warn and give the same numbers."""
+def test_bootstrap_settings_object_and_no_loose_settings():
+    """``bootstrap=`` carries n_resamples/confidence/seed; the loose keywords are gone."""
     runs = {"a": [responses(codes()), responses(codes((0, 3, 2)))],
             "b": [responses(codes((0, 10, 1))), responses(codes((0, 10, 1)))],
             "c": [responses(codes((0, 5, 2))), responses(codes((4, 9, 3)))]}
     table = an.seeds(runs, ["tmr"], reward="ts", **BOOT).table  # three pairs per checkpoint
     settings = an.Bootstrap(n_resamples=150, confidence=0.9, seed=4)
     new = an.seeds_aggregate(table, bootstrap=settings)
-    with pytest.warns(DeprecationWarning, match=r"seeds_aggregate\(n_resamples=, confidence=, seed=\) is deprecated"):
-        old = an.seeds_aggregate(table, n_resamples=150, confidence=0.9, seed=4)
-    pd.testing.assert_frame_equal(new, old)
     other = an.seeds_aggregate(table, bootstrap=an.Bootstrap(n_resamples=150, confidence=0.5, seed=4))
     assert (other["ci_high"] - other["ci_low"] < new["ci_high"] - new["ci_low"]).any()
-    with pytest.warns(DeprecationWarning, match="convergence") as warned:
-        legacy = an.convergence(runs["c"], ["tmr"], n_resamples=50)
-    assert warned[0].filename == __file__  # the warning points at the caller's line
-    pd.testing.assert_frame_equal(legacy.table, an.convergence(runs["c"], ["tmr"],
-                                                               bootstrap=an.Bootstrap(n_resamples=50)).table)
-    with pytest.raises(TypeError, match="not both"):
+    pd.testing.assert_frame_equal(an.seeds_aggregate(table), an.seeds_aggregate(table, bootstrap=an.Bootstrap()))
+    for function in (an.convergence, an.seeds, an.reward_models, an.chance_level, an.per_turn, an.first_turn,
+                     an.text_at_matching_actions, an.aggregate_pairs, an.seeds_aggregate,
+                     an.reward_models_aggregate, an.contrast):
+        parameters = inspect.signature(function).parameters
+        assert "bootstrap" in parameters and not {"n_resamples", "confidence", "seed"} & set(parameters), function
+        assert all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in parameters.values()), function
+    with pytest.raises(TypeError, match="unexpected keyword argument 'seed'"):
         an.seeds(runs, ["tmr"], bootstrap=settings, seed=1)
-    with pytest.raises(TypeError, match="unexpected keyword argument 'n_resample'"):
-        an.seeds(runs, ["tmr"], n_resample=10)
     with pytest.raises(TypeError, match="must be a simscore.stats.Bootstrap"):
         an.seeds(runs, ["tmr"], bootstrap={"n_resamples": 10})
     with pytest.raises(ValueError, match="confidence must be in"):

@@ -16,6 +16,7 @@ from simscore.app.cli import main
 from simscore.app.diagnose import add_subcommands, default_real_policies, diagnose
 from simscore.errors import OutputExistsError
 from simscore.policy import run_policy
+from simscore.stats import Bootstrap
 
 GRID = generate_grid(GridSpec(levels=(0.0, 0.5, 1.0)))
 
@@ -31,7 +32,7 @@ def test_constant_tmr_is_the_share_of_that_act() -> None:
     constant = run_policy(ConstantPolicy("confirm(area=centre)"), GRID, name="constant")
     share = sum(str(a) == "confirm(area=centre)" for a in handcrafted.actions()) / len(GRID)
     assert 0 < share < 1
-    result = diagnose({"handcrafted": handcrafted}, {"constant": constant}, "action", n_resamples=10)
+    result = diagnose({"handcrafted": handcrafted}, {"constant": constant}, "action", bootstrap=Bootstrap(n_resamples=10))
     row = result.table.set_index(["a", "b", "measure"]).loc[("constant", "handcrafted", "tmr")]
     assert row["mean"] == pytest.approx(share) and row["count"] == len(GRID)
     # DMR: the share of any confirm
@@ -42,7 +43,7 @@ def test_constant_tmr_is_the_share_of_that_act() -> None:
 
 def test_pairs_and_verdicts() -> None:
     real, degenerate = _responses()
-    result = diagnose(real, degenerate, ["tmr", "dmr"], tolerance=0.1, n_resamples=10)
+    result = diagnose(real, degenerate, ["tmr", "dmr"], tolerance=0.1, bootstrap=Bootstrap(n_resamples=10))
     table = result.table
     assert len(table) == (4 * 2 + 1) * 2 and result.n_contexts == len(GRID)
     assert set(table[table["kind"] == "real"][["a", "b"]].itertuples(index=False, name=None)) == {

@@ -77,20 +77,15 @@ def _scopes(finding: Finding) -> dict[str, Check]:
 # ----------------------------------------------------------------------------- thresholds
 
 
-def test_findings_take_one_thresholds_object_and_the_old_keywords_warn():
+def test_findings_take_one_thresholds_object_and_no_loose_thresholds():
     parameters = inspect.signature(findings).parameters
     tables = {"convergence", "seeds", "reward_models", "correlation", "first_turn", "text_at_matching_actions"}
-    assert set(parameters) == tables | {"contexts", "collected_set", "generated_set", "thresholds", "legacy"}
+    assert set(parameters) == tables | {"contexts", "collected_set", "generated_set", "thresholds"}
     conv = pd.DataFrame(_conv("col", "ts", {1: 0.5, 2: 0.85, 3: 0.85, 4: 0.85}))
     new = findings(convergence=conv, thresholds=Thresholds(converged_tmr=0.85, late_fraction=0.5))
-    with pytest.warns(DeprecationWarning, match=r"findings\(converged_tmr=, late_fraction=\) is deprecated") as warned:
-        old = findings(convergence=conv, converged_tmr=0.85, late_fraction=0.5)
-    assert warned[0].filename == __file__
-    assert old == new and new[0].verdict == "holds"
-    with pytest.raises(TypeError, match="unexpected keyword argument 'converged'; did you mean 'converged_tmr'"):
-        findings(converged=0.5)
-    with pytest.raises(TypeError, match="not both"):
-        findings(thresholds=Thresholds(), weak_r=0.3)
+    assert new[0].verdict == "holds" and findings(convergence=conv)[0].verdict != "holds"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'converged_tmr'"):
+        findings(convergence=conv, converged_tmr=0.85)
     with pytest.raises(TypeError, match="thresholds must be a simscore.app.findings_types.Thresholds, got dict"):
         findings(thresholds={"weak_r": 0.3})
 

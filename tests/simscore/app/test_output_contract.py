@@ -264,6 +264,7 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
     from simscore.app.diagnose import diagnose, write_diagnose
     from simscore.app.view import write_view
     from simscore.responses_csv import write_responses_csv
+    from simscore.stats import Bootstrap
 
     a = Responses({"c1": Response(Act.parse("hello()"), "Hi."), "c2": Response(Act.parse("bye()"), "Bye.")}, policy="a")
     b = Responses({"c1": Response(Act.parse("bye()"), "Bye."), "c2": Response(Act.parse("bye()"), "Bye.")}, policy="b")
@@ -285,7 +286,7 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
         "simscore.compare.Comparison.save": lambda p, o: compare(a, b, "tmr").save(p.with_suffix(".json"), overwrite=o),
         "simscore.app.view.write_view": lambda p, o: write_view(compare(a, b, "tmr"), a, b, p, overwrite=o),
         "simscore.app.diagnose.write_diagnose": lambda p, o: write_diagnose(
-            diagnose({"a": a}, {"b": b}, "tmr", n_resamples=10), p.parent, overwrite=o),
+            diagnose({"a": a}, {"b": b}, "tmr", bootstrap=Bootstrap(n_resamples=10)), p.parent, overwrite=o),
         "contexts.context.ContextSet.to_jsonl": lambda p, o: grid.to_jsonl(p, overwrite=o),
         "contexts.dialogue_log.write_dialogue_log": lambda p, o: write_dialogue_log(
             p, read_dialogue_log(dialogues(p))[1], domain="restaurants", overwrite=o),

@@ -45,6 +45,7 @@ from contexts.generate import GridSpec  # noqa: E402
 from simscore import run_policy  # noqa: E402
 from simscore.integrations.gym import ENV_ID  # noqa: E402
 from simscore.integrations.sb3 import BehaviourConvergenceCallback, SB3Policy  # noqa: E402
+from simscore.stats import Bootstrap  # noqa: E402
 
 SMALL = generate_grid(GridSpec(levels=(0.0, 1.0)))  # 2**3 * 6 = 48 contexts
 ALGORITHMS = {
@@ -112,7 +113,7 @@ def _learn(name, steps, tmp_path=None, **kwargs):
         from stable_baselines3.common.logger import configure
 
         model.set_logger(configure(str(tmp_path), ["csv"]))
-    callback = BehaviourConvergenceCallback(SMALL, **{"n_resamples": 100} | kwargs)
+    callback = BehaviourConvergenceCallback(SMALL, **{"bootstrap": Bootstrap(n_resamples=100)} | kwargs)
     model.learn(steps, callback=callback)
     return model, callback
 
@@ -151,7 +152,7 @@ def test_callback_without_stop_or_chance_runs_to_the_end():
 
 def test_callback_defaults_to_c_gen():
     model = ALGORITHMS["PPO"](gymnasium.make(ENV_ID))
-    callback = BehaviourConvergenceCallback(check_freq=64, n_resamples=100)
+    callback = BehaviourConvergenceCallback(check_freq=64, bootstrap=Bootstrap(n_resamples=100))
     model.learn(130, callback=callback)
     assert len(callback.monitor.contexts) == 1296 and len(callback.history()) == 2
 
@@ -180,8 +181,8 @@ def test_callback_bad_arguments_fail_before_training(kwargs, error, message):
         (None, {"name": ""}, TypeError, "name must be a non-empty string or None, got ''"),
         (None, {"nlg_instance": 3}, TypeError, "nlg_instance must be a non-empty string or None, got 3"),
         (None, {"verbose": "loud"}, ValueError, "verbose must be an int, got str 'loud'"),
-        (None, {"n_resamples": -1}, ValueError, "n_resamples must be >= 0, got -1"),
-        (None, {"confidence": 1.0}, ValueError, "confidence must be in (0, 1), got 1.0"),
+        (None, {"bootstrap": {"n_resamples": 100}}, TypeError,
+         "BehaviourMonitor(): bootstrap must be a simscore.stats.Bootstrap, got dict"),
     ],
 )
 def test_callback_refuses_at_construction_what_learn_would_fail_on(contexts, kwargs, error, message):
