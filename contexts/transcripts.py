@@ -31,7 +31,8 @@ nesting up to :data:`~simscore.io.MAX_NESTING`, tool calls within the bounds of
 :mod:`simscore.tool_arguments`; a bad input is a :class:`~simscore.errors.FileFormatError`
 naming the file, the line (or simulation), the message and what is wrong, and a file of
 another of simscore's kinds is named as such. A context holds the whole history before it, so
-a conversation of ``n`` assistant turns costs ``O(n²)`` in the context file.
+a conversation of ``n`` assistant turns costs ``O(n²)`` in the context file: the contexts of
+one input hold at most :data:`MAX_HISTORY_CHARACTERS` characters of history together.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from simscore.responses import Response, Responses
 from simscore.tool_arguments import LIST_MODES, ListMode, read_tool_call, tool_call_list
 
 __all__ = ["AgentTranscripts", "read_chat_transcripts", "read_tau2_results", "read_transcripts", "CHAT_TRANSCRIPTS",
-           "TAU2_RESULTS"]
+           "TAU2_RESULTS", "MAX_HISTORY_CHARACTERS"]
 
 #: What a chat-transcripts file is, in messages.
 CHAT_TRANSCRIPTS = "OpenAI-style chat transcripts (JSON Lines, one conversation a line)"
@@ -62,6 +63,11 @@ CHAT_TRANSCRIPTS = "OpenAI-style chat transcripts (JSON Lines, one conversation 
 TAU2_RESULTS = "tau2-bench results (one JSON document with 'simulations')"
 
 _ROLES = ("system", "developer", "user", "assistant", "tool")
+
+#: The most characters of history (the messages' JSON) all the contexts of one input may hold
+#: together: every context holds the whole history before it, so a long conversation costs the
+#: square of its length (256 Mi characters; split such conversations, or keep their ends).
+MAX_HISTORY_CHARACTERS = 2**28
 _EMPTY_BELIEF = BeliefState()
 
 
@@ -95,6 +101,7 @@ class _Builder:
         self.contexts: list[Context] = []
         self.responses: list[tuple[str, Response]] = []
         self.seen: dict[str, str] = {}
+        self.history_characters = 0
 
     def conversation(self, where: str, line: int | None, dialogue_id: str, prefix: str,
                      messages: Any, tools: Any, extra: dict[str, Any], *, first: int = 1) -> None:
@@ -107,6 +114,7 @@ class _Builder:
             raise FileFormatError(self.path, f"{where}: 'messages' must be a list, got {_kind(messages)}", line=line)
         history: list[dict[str, Any]] = []
         lines: list[str] = []
+        size = 0  # characters of the history so far
         turn = 0
         for number, message in enumerate(messages, first):
             try:
@@ -115,6 +123,7 @@ class _Builder:
                     continue
                 if normal["role"] == "assistant":
                     response = Response.from_message(normal, lists=self.lists, reply_intent=self.reply_intent)
+                    self._count(where, line, size)
                     context_id = f"{prefix}/{turn}"
                     metadata = {"source": "col", "source_name": self.path.name, "dialogue_id": dialogue_id,
                                 "turn_index": turn, "history": lines, "messages": history, "tools": tools, **extra}
@@ -124,7 +133,17 @@ class _Builder:
             except (InvalidResponseError, ToolCallError, InvalidContextError) as exc:
                 raise FileFormatError(self.path, f"{where}, message {number}: {exc}", line=line) from None
             history = [*history, normal]
+            size += len(dumps(normal))
             lines = [*lines, _history_line(normal, self.lists)] if normal["role"] not in ("system", "developer") else lines
+
+    def _count(self, where: str, line: int | None, size: int) -> None:
+        self.history_characters += size
+        if self.history_characters > MAX_HISTORY_CHARACTERS:
+            raise FileFormatError(
+                self.path, f"{where}: the contexts would hold more than {MAX_HISTORY_CHARACTERS:,} characters of "
+                "history (contexts.transcripts.MAX_HISTORY_CHARACTERS; each holds the whole history before it): "
+                "split the long conversations", line=line,
+            )
 
     def _tools(self, where: str, line: int | None, tools: Any) -> list[Any]:
         if tools is None:

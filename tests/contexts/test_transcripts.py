@@ -177,3 +177,20 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["contexts", "transcripts", str(bad), "--out-contexts", str(tmp_path / "c2.jsonl"),
                  "--out-responses", str(tmp_path / "r2.jsonl")]) == 2
     assert f"{bad}, line 1: conversation without 'id'" in capsys.readouterr().err
+
+
+def test_the_history_all_contexts_hold_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every context holds the history before it: a long conversation costs its length squared."""
+    import contexts.transcripts
+
+    chats = write_chat_transcripts(tmp_path / "chats.jsonl")
+    monkeypatch.setattr(contexts.transcripts, "MAX_HISTORY_CHARACTERS", 1_000)
+    with pytest.raises(FileFormatError) as info:
+        read_chat_transcripts(chats)
+    assert str(info.value) == (
+        f"{chats}, line 2: conversation 'trip-2': the contexts would hold more than 1,000 characters of history "
+        "(contexts.transcripts.MAX_HISTORY_CHARACTERS; each holds the whole history before it): "
+        "split the long conversations"
+    )
+    monkeypatch.setattr(contexts.transcripts, "MAX_HISTORY_CHARACTERS", 10_000)
+    assert len(read_chat_transcripts(chats).contexts) == 4
