@@ -194,3 +194,17 @@ def test_the_history_all_contexts_hold_is_bounded(tmp_path: Path, monkeypatch: p
     )
     monkeypatch.setattr(contexts.transcripts, "MAX_HISTORY_CHARACTERS", 10_000)
     assert len(read_chat_transcripts(chats).contexts) == 4
+
+
+def test_a_comparison_on_transcript_contexts_keeps_their_scalar_metadata(tmp_path: Path) -> None:
+    """The contexts' messages and tools stay in the context set: a saved comparison and its page hold scalars."""
+    from simscore.app.view import read_comparison
+    from simscore.compare import compare
+
+    read = read_tau2_results(TAU2)
+    comparison = compare(read.responses, read.responses, measures=["tmr"], metadata=read.contexts, progress=False)
+    assert "messages" not in comparison.scores.columns and "tools" not in comparison.scores.columns
+    assert comparison.scores["task_id"].tolist()[:3] == ["11", "11", "11"]
+    assert comparison.scores["reward"].tolist()[-1] == 1.0
+    comparison.save(tmp_path / "cmp.json")
+    assert read_comparison(tmp_path / "cmp.json").scores["tmr"].tolist() == [1.0] * 15
