@@ -6,8 +6,11 @@ actions that differ only in item order are equal. :meth:`Act.parse` reads PyDial
 (everything PyDial's own act parser reads meaningfully, see there; ``strict=True`` keeps the
 strict grammar ``str(act)`` writes), ``str(act)`` writes them back, and
 :meth:`Act.from_convlab` reads ConvLab-style lists of ``[intent, domain, slot, value]`` and
-refuses acts in ConvLab-2's internal ``(domain, intent, slot, value)`` order. Definitions
-follow the metrics reference of the project.
+refuses acts in ConvLab-2's internal ``(domain, intent, slot, value)`` order.
+:meth:`Act.from_tool_calls` reads the tool calls of language-model agents (the tool's name is
+the intent, its arguments the items; :mod:`simscore.tool_arguments`), and a turn of several
+calls is an :class:`ActSequence`, written as its acts joined by ``;``. Definitions follow the
+metrics reference of the project.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from simscore.errors import ActParseError, excerpt
+from simscore.errors import ActParseError, ToolCallError, excerpt
+from simscore.tool_arguments import ListMode, read_tool_call, tool_call_list
 
-__all__ = ["Act", "Item", "NONE_VALUE", "CONVLAB_DOMAINS", "KNOWN_INTENTS", "convlab_order_problem"]
+__all__ = ["Act", "ActSequence", "Item", "NONE_VALUE", "CONVLAB_DOMAINS", "KNOWN_INTENTS", "convlab_order_problem"]
 
 #: Characters an intent may contain (PyDial and ConvLab intents are identifiers).
 _INTENT_RE = re.compile(r"[A-Za-z0-9_\-]+\Z")
@@ -211,9 +215,14 @@ class Act:
             self._concepts = frozenset(out)
         return self._concepts
 
+    @property
+    def calls(self) -> tuple[Act, ...]:
+        """The acts of this turn in order: ``(self,)`` for one act (:class:`ActSequence` has several)."""
+        return (self,)
+
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Act):
-            return NotImplemented
+        if type(other) is not Act:
+            return NotImplemented if not isinstance(other, Act) else False
         return self._intents == other._intents and self._items == other._items
 
     def __hash__(self) -> int:
@@ -302,7 +311,59 @@ class Act:
         """
         if not isinstance(text, str):
             raise ActParseError(text, None, f"expected a string, got {type(text).__name__}")
-        return _Parser(text, strict=bool(strict)).parse()
+        return _Parser(text, strict=bool(strict)).parse_turn()
+
+    @classmethod
+    def from_tool_calls(cls, calls: object, *, lists: ListMode = "ordered") -> Act:
+        """Build an act from a language-model agent's tool calls: the tool's name is the intent.
+
+        Reads one call or a list of calls in the shapes agents log (:mod:`simscore.tool_arguments`):
+        OpenAI chat completions' ``tool_calls`` (``{"type": "function", "function": {"name",
+        "arguments"}}``, arguments a JSON string), the Responses API's ``{"type":
+        "function_call", "name", "arguments", "call_id"}`` items and plain ``{"name",
+        "arguments"}`` objects (arguments a JSON string or an object, as τ²-bench logs them).
+        The arguments become the items: nested objects as dotted paths, values as canonical
+        JSON text, lists in order (``lists="ordered"``, one slot per position) or as a set of
+        values of one slot (``lists="set"``).
+
+        Returns
+        -------
+        Act
+            One call gives an :class:`Act`; several give an :class:`ActSequence` of them, in
+            the order called (the action measures compare them as a sequence, unordered, as a
+            subset or as a superset: their ``calls`` option).
+
+        Raises
+        ------
+        ToolCallError
+            An empty list, a call without a name, arguments that are not a JSON object or
+            beyond the bounds of :mod:`simscore.tool_arguments`; the message names the tool.
+
+        Examples
+        --------
+        >>> call = {"id": "c1", "type": "function",
+        ...         "function": {"name": "find_flight", "arguments": '{"origin": "SFO", "when": {"day": 3}}'}}
+        >>> Act.from_tool_calls([call])
+        Act.parse('find_flight(origin=SFO,when.day=3)')
+        >>> Act.from_tool_calls([{"type": "function_call", "name": "book", "arguments": '{"seats": ["1A", "1B"]}',
+        ...                       "call_id": "c2"}, {"name": "pay", "arguments": {}}])
+        Act.parse('book(seats.0=1A,seats.1=1B);pay()')
+        >>> Act.from_tool_calls({"name": "book", "arguments": '{"seats": ["1B", "1A"]}'}, lists="set")
+        Act.parse('book(seats=1A,seats=1B)')
+        >>> Act.from_tool_calls({"name": "book", "arguments": "[1, 2]"})
+        Traceback (most recent call last):
+        ...
+        simscore.errors.ToolCallError: cannot read tool call {'name': 'book', 'arguments': '[1, 2]'}:
+        the arguments of 'book' must be a JSON object, got an array
+        """
+        acts = []
+        for call in tool_call_list(calls):
+            name, items = read_tool_call(call, lists=lists)
+            try:
+                acts.append(cls(name, [Item(slot, "=", value) for slot, value in items]))
+            except ActParseError as exc:  # a value the act cannot hold; read_tool_call checked the rest
+                raise ToolCallError(call, exc.reason) from None
+        return acts[0] if len(acts) == 1 else ActSequence(acts)
 
     @classmethod
     def from_convlab(cls, acts: object, *, qualify_slots: bool = True) -> Act:
@@ -377,6 +438,60 @@ class Act:
             raise ActParseError(acts, None, exc.reason) from None
 
 
+class ActSequence(Act):
+    """Several acts in one turn, in order: the tool calls of one reply of a language-model agent.
+
+    Written as its acts joined by ``;`` (``find_flight(origin=SFO);pay()``), which
+    :meth:`Act.parse` reads back. Equal to another sequence of the same acts in the same order,
+    never to a single act. As an :class:`Act` (its ``intents``, ``items``, concept tokens and
+    set) it is the union of its acts, the reading of a multi-intent ConvLab turn; the action
+    measures compare its :attr:`calls` themselves, in the way their ``calls`` option names
+    (:mod:`simscore.measures.calls`).
+
+    Parameters
+    ----------
+    calls : sequence of Act
+        At least two single acts (one act is an :class:`Act`, not a sequence).
+
+    Examples
+    --------
+    >>> seq = ActSequence([Act.parse("find(origin=SFO)"), Act.parse("pay()")])
+    >>> str(seq), seq.intents, len(seq.calls)
+    ('find(origin=SFO);pay()', ('find', 'pay'), 2)
+    >>> Act.parse(str(seq)) == seq, seq == ActSequence(seq.calls[::-1])
+    (True, False)
+    """
+
+    __slots__ = ("_calls",)
+
+    def __init__(self, calls: Sequence[Act]) -> None:
+        acts = tuple(calls)
+        if len(acts) < 2:
+            raise ActParseError(acts, None, "an act sequence needs at least two acts (one act is an Act)")
+        for act in acts:
+            if type(act) is not Act:
+                raise ActParseError(act, None, f"each act of a sequence must be a single Act, got {type(act).__name__}")
+        super().__init__([i for act in acts for i in act.intents], [item for act in acts for item in act.items])
+        self._calls: tuple[Act, ...] = acts
+        self._hash = hash(("sequence", acts))
+
+    @property
+    def calls(self) -> tuple[Act, ...]:
+        """The acts in the order they were made."""
+        return self._calls
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ActSequence:
+            return NotImplemented if not isinstance(other, Act) else False
+        return self._calls == other._calls
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __str__(self) -> str:
+        return ";".join(map(str, self._calls))
+
+
 _SHARED_ACTS: dict[tuple[str, tuple[tuple[str, str, str | None], ...]], Act] = {}
 _MAX_SHARED_ACTS = 1 << 16
 
@@ -449,6 +564,14 @@ class _Parser:
         while self.pos < len(text) and text[self.pos].isspace():
             self.pos += 1
 
+    def parse_turn(self) -> Act:
+        """One act, or several joined by ``;`` (an :class:`ActSequence`), up to the end of the text."""
+        acts = [self.parse()]
+        while self.pos < len(self.text) and self.text[self.pos] == ";":
+            self.pos += 1
+            acts.append(self.parse())
+        return acts[0] if len(acts) == 1 else ActSequence(acts)
+
     def parse(self) -> Act:
         text = self.text
         self.skip_spaces()
@@ -484,7 +607,7 @@ class _Parser:
                 if char != ",":
                     raise self.fail(f"expected ',' or ')', found {char!r}", self.pos - 1)
         self.skip_spaces()
-        if self.pos != len(text):
+        if self.pos != len(text) and text[self.pos] != ";":
             rest = text[self.pos :]
             hint = " (PyDial joins alternative acts with '|': parse each act on its own)" if rest[0] == "|" else ""
             raise self.fail(f"unexpected text after ')': {excerpt(rest)}{hint}")

@@ -444,7 +444,14 @@ def _metadata_frame(metadata: Any, ids: list[str]) -> pd.DataFrame | None:
     if missing:
         shown = ", ".join(repr(i) for i in missing[:5])
         raise ContextMismatchError(f"metadata lacks {len(missing)} compared context id(s): {shown}")
-    return metadata.reindex(ids)
+    frame = metadata.reindex(ids)
+    structured = [column for column in frame.columns if frame[column].map(_is_structured).any()]
+    return frame.drop(columns=structured) if structured else frame
+
+
+def _is_structured(value: Any) -> bool:
+    """A list or object value (a transcript context's ``messages`` and ``tools``), which no score table holds."""
+    return isinstance(value, (Mapping, list, tuple))
 
 
 def _warn_textless(textless: Mapping[str, int], a: Responses, b: Responses, ids: list[str]) -> None:
@@ -488,7 +495,9 @@ def compare(
         Default :data:`~simscore.measures.DEFAULT_MEASURES`, the four action measures (no
         model needed); ``"all"`` gives all eight.
     metadata : DataFrame, mapping or ContextSet, optional
-        Context metadata (e.g. turn index) joined onto the per-context scores.
+        Context metadata (e.g. turn index) joined onto the per-context scores; columns that
+        hold lists or objects (a transcript context's ``messages`` and ``tools``,
+        :mod:`contexts.transcripts`) are left out, since a score table holds scalars.
     n_resamples, confidence, seed
         Bootstrap settings for the confidence interval of each mean (seeded: same inputs,
         same interval); ``n_resamples=0`` skips the intervals (NaN).

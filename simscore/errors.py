@@ -16,6 +16,7 @@ __all__ = [
     "MAX_MESSAGE_LENGTH",
     "SimscoreError",
     "ActParseError",
+    "ToolCallError",
     "InvalidResponseError",
     "FileFormatError",
     "ContextMismatchError",
@@ -108,6 +109,30 @@ class ActParseError(SimscoreError, ValueError):
         self.reason = reason
         where = f" at position {position}" if position is not None else ""
         super().__init__(f"cannot parse act {excerpt(text)}: {reason}{where}")
+
+
+class ToolCallError(ActParseError):
+    """A tool call (OpenAI chat completions, Responses API, or a plain ``{"name", "arguments"}``) cannot be an act.
+
+    Its name is missing or not an identifier, its arguments are not JSON, not a JSON object,
+    too long, too deep or too many (:mod:`simscore.tool_calls` names the limits). An
+    :class:`ActParseError` (and so a ``ValueError``); the message quotes at most
+    :data:`EXCERPT_LENGTH` characters of the call.
+
+    Attributes
+    ----------
+    call : object
+        The offending call (or list of calls).
+    reason : str
+        What was wrong.
+    """
+
+    def __init__(self, call: object, reason: str) -> None:
+        self.call = call
+        self.text = call
+        self.position = None
+        self.reason = reason
+        SimscoreError.__init__(self, f"cannot read tool call {excerpt(call)}: {reason}")
 
 
 class InvalidResponseError(SimscoreError, ValueError):

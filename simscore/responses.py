@@ -2,7 +2,9 @@
 
 Responses files are JSON Lines: a header line ``{"format": "simscore-responses", "version": 1,
 "policy": ..., "provenance": {...}}`` then one line per context
-``{"context_id": ..., "action": "inform(...)" | null, "text": "..." | null}``.
+``{"context_id": ..., "action": "inform(...)" | null, "text": "..." | null}``; an action of
+several acts (a language-model agent's tool calls in one turn, :class:`~simscore.acts.ActSequence`)
+is its acts joined by ``;`` (``"get_user(id=u7);pay(amount=5)"``).
 Writing is atomic; reading names the line of the first bad record (and a file of another of
 simscore's kinds as such).
 """
@@ -18,6 +20,7 @@ from typing import IO, Any
 from simscore.acts import Act
 from simscore.errors import ActParseError, FileFormatError, InvalidResponseError, excerpt
 from simscore.io import dumps, prepare_output, read_jsonl, write_jsonl
+from simscore.tool_arguments import ListMode
 
 __all__ = ["Response", "Responses", "FORMAT_NAME", "FORMAT_VERSION"]
 
@@ -55,6 +58,69 @@ class Response:
             )
         if self.text is not None and not isinstance(self.text, str):
             raise InvalidResponseError(f"text must be a str or None, got {type(self.text).__name__}")
+
+    @classmethod
+    def from_message(cls, message: Any, *, lists: ListMode = "ordered", reply_intent: str | None = None) -> Response:
+        """The response of an agent's reply: its tool calls as the action, its text as the text.
+
+        Reads an assistant message of OpenAI chat completions or τ²-bench (``content``: a
+        string, null or a list of text parts; ``tool_calls``), or the output of the Responses
+        API (a list of items: ``message`` items' ``output_text`` parts are the text,
+        ``function_call`` items the calls; other items, such as ``reasoning``, are left out).
+        A reply with text and calls keeps both: the calls go to the action measures, the
+        text to the text measures.
+
+        Parameters
+        ----------
+        message : mapping or list
+        lists : {"ordered", "set"}
+            How list arguments become items (:meth:`Act.from_tool_calls`).
+        reply_intent : str, optional
+            The act of a reply without calls (e.g. ``"reply"``: then an agent that answers in
+            words where another calls a tool scores 0 on the action measures, not NaN);
+            by default such a reply has no action.
+
+        Raises
+        ------
+        InvalidResponseError
+            A message that is neither an object nor a list, a content that is not text, a
+            reply with neither text nor calls (and no ``reply_intent``).
+        ToolCallError
+            A call that cannot be an act (:meth:`Act.from_tool_calls`).
+
+        Examples
+        --------
+        >>> r = Response.from_message({"role": "assistant", "content": "Let me look.", "tool_calls": [
+        ...     {"id": "c1", "type": "function", "function": {"name": "get_user", "arguments": '{"id": "u7"}'}}]})
+        >>> r.action, r.text
+        (Act.parse('get_user(id=u7)'), 'Let me look.')
+        >>> Response.from_message([{"type": "reasoning", "summary": []},
+        ...                        {"type": "function_call", "name": "pay", "arguments": "{}", "call_id": "c9"}]).action
+        Act.parse('pay()')
+        >>> Response.from_message({"role": "assistant", "content": "Bye!"}, reply_intent="reply").action
+        Act.parse('reply()')
+        """
+        if isinstance(message, Mapping):
+            calls = message.get("tool_calls") or []
+            text = _message_text(message.get("content"))
+        elif isinstance(message, list):
+            calls = [item for item in message if isinstance(item, Mapping) and item.get("type") == "function_call"]
+            parts = [_message_text(item.get("content")) for item in message
+                     if isinstance(item, Mapping) and item.get("type") == "message"]
+            texts = [part for part in parts if part is not None]
+            text = "\n".join(texts) if texts else None
+        else:
+            raise InvalidResponseError(
+                f"a reply must be a message (an object) or a list of output items, got {type(message).__name__}"
+            )
+        if calls:
+            action: Act | None = Act.from_tool_calls(calls, lists=lists)
+            text = text or None
+        else:
+            action = None if reply_intent is None else Act(reply_intent)
+        if action is None and text is None:
+            raise InvalidResponseError("a reply with neither text nor tool calls (give reply_intent to make it an act)")
+        return cls(action, text)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of this response (without its context id)."""
@@ -216,6 +282,21 @@ class Responses(Mapping[str, Response]):
         finally:
             records.close()
         return cls(pairs, policy=policy or "", provenance=provenance)
+
+
+def _message_text(content: Any) -> str | None:
+    """A message's content as text: a string, null, or a list of text parts joined by line breaks."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            text = part.get("text") if isinstance(part, Mapping) else None
+            if not isinstance(text, str):
+                raise InvalidResponseError(f"a content part must be an object with a 'text' string, got {excerpt(part, 60)}")
+            texts.append(text)
+        return "\n".join(texts)
+    raise InvalidResponseError(f"a message's content must be text, null or a list of text parts, got {excerpt(content, 60)}")
 
 
 def _json_type(value: Any) -> str:

@@ -46,6 +46,7 @@ from contexts.flow_dialogues import read_flow_dialogues
 from contexts.flows import FlowGraph
 from contexts.generate import GridSpec, generate_grid
 from contexts.pydial import read_pydial_beliefs
+from contexts.transcripts import read_chat_transcripts, read_tau2_results
 from policies.convlab import read_convlab_states, write_convlab_states
 from policies.gpsarsa.policy import GPSarsaPolicy
 from policies.gpsarsa.training import EVALUATION_COLUMNS, read_evaluation
@@ -60,6 +61,7 @@ from simscore.responses import Responses
 from simscore.responses_csv import read_responses, read_responses_csv, write_responses_csv
 from simscore.tables_io import load_tables, save_tables
 from tests.conftest import CONVLAB
+from tests.contexts.transcript_samples import CONVERSATIONS
 from tests.simscore.synthetic import META, synthetic_tables
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,6 +90,8 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "paper.toml": (EXAMPLES / "paper.toml").read_bytes(),
         "convlab.json": json.dumps(CONVLAB).encode(),
         "ontology.json": json.dumps(ONTOLOGY.to_json()).encode(),
+        "transcripts.jsonl": "".join(json.dumps(c) + "\n" for c in CONVERSATIONS).encode(),
+        "tau2.json": (ROOT / "tests" / "data" / "tau2" / "airline_whissle_4_simulations.json").read_bytes(),
     }
     seed = root / "seed"
     seed.mkdir()
@@ -178,6 +182,8 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "checkpoint-header": ("policy.json", checkpoint_header),
         "checkpoint-arrays": ("policy.npz", checkpoint_arrays),
         "venues-csv": ("venues.csv", venues),
+        "transcripts-chat": ("transcripts.jsonl", read_chat_transcripts),
+        "transcripts-tau2": ("tau2.json", read_tau2_results),
     }
     return {key: (name, reader) for key, (name, reader) in readers.items() if name in files} | {
         "_bytes": ("", lambda p: files)  # type: ignore[dict-item]
@@ -260,7 +266,8 @@ def _replace_json_value(data: bytes, draw: st.DrawFn) -> bytes:
 READERS = [
     "responses", "responses-any", "responses-csv", "contexts", "config", "convlab", "pydial", "dialogue-log",
     "convlab-states", "comparison", "tables-index", "table", "evaluation", "ontology", "flow-graph", "flow-convlab",
-    "flow-log", "pydial-flows", "checkpoint-header", "checkpoint-arrays", "venues-csv",
+    "flow-log", "pydial-flows", "checkpoint-header", "checkpoint-arrays", "venues-csv", "transcripts-chat",
+    "transcripts-tau2",
 ]
 #: Readers of one file, which a pipe can give: a checkpoint is a pair of files found by their
 #: common stem and read by name (its header twice: the learner's, then the policy's metadata).

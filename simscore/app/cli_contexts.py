@@ -12,7 +12,9 @@
   ConvLab dialogue state per context, for a ConvLab policy run in its own environment
   (``examples/convlab_answer_states.py``; see :mod:`policies.convlab`);
 * ``simscore contexts flows build|label|summary|sample|plot`` — conversation-flow graphs and
-  flow-labelled context sets (:mod:`simscore.app.cli_flows`).
+  flow-labelled context sets (:mod:`simscore.app.cli_flows`);
+* ``simscore contexts transcripts FILE --out-contexts C --out-responses R`` — contexts and the
+  logged agent's responses from chat transcripts or τ²-bench results (:mod:`simscore.app.cli_transcripts`).
 
 ``--ontology`` with ``--venues`` selects a user-supplied domain instead of the shipped one.
 The ``contexts`` package is imported only when one of these commands runs.
@@ -317,6 +319,7 @@ def add_subcommands(subparsers: Any) -> None:
     _add_domain_options(export)
     export.set_defaults(func=cmd_export)
 
-    from simscore.app import cli_flows  # it imports this module's argument types
+    from simscore.app import cli_flows, cli_transcripts  # they import this module's argument types
 
     cli_flows.add_subcommands(sub)
+    cli_transcripts.add_subcommands(sub)

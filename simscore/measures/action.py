@@ -9,6 +9,12 @@ PyDial act strings (:meth:`Act.parse <simscore.acts.Act.parse>`) and ConvLab tur
 ``[intent, domain, slot, value]`` (:meth:`Act.from_convlab <simscore.acts.Act.from_convlab>`);
 each distinct input is converted once, and inputs that convert to equal acts score as equal.
 
+A turn of several acts (an :class:`~simscore.acts.ActSequence`: a language-model agent's tool
+calls) is compared call by call in the way the measures' ``calls`` option names: ``strict``
+(default: in the order made), ``unordered``, ``subset`` or ``superset``, agentevals' trajectory
+match modes (:mod:`simscore.measures.calls`). On single acts ``strict`` is the definition of
+the metrics reference.
+
 >>> TotalMatchRate().score_pairs(["inform(food=thai,area=north)"], ["inform(area=north,food=thai)"])
 array([1.])
 """
@@ -21,10 +27,11 @@ from typing import Any, Literal
 import Levenshtein
 import numpy as np
 
-from simscore.acts import Act
+from simscore.acts import Act, ActSequence
 from simscore.checks import check_bool
 from simscore.errors import InvalidResponseError
 from simscore.measures.base import PairwiseMeasure, dist_version, unique_pairs
+from simscore.measures.calls import check_call_mode, scores
 from simscore.measures.options import MeasureOption
 
 __all__ = [
@@ -68,6 +75,11 @@ def concept_match(a: Act, b: Act) -> float:
     return (same_intent + len(sa & sb)) / (1 + len(union))
 
 
+_CALLS_OPTION = MeasureOption(
+    "str", "how turns of several acts (tool calls) compare: strict (default, in order), unordered, subset, superset"
+)
+
+
 class _ActionMeasure(PairwiseMeasure):
     level: Literal["action", "text"] = "action"
     higher_is_better = True
@@ -75,6 +87,18 @@ class _ActionMeasure(PairwiseMeasure):
     bounds = (0.0, 1.0)
     _missing_what = "action"
     _pair_score: Callable[[Act, Act], float]
+    options = {"calls": _CALLS_OPTION}
+
+    def __init__(self, *, calls: str = "strict") -> None:
+        self.calls = check_call_mode(calls)
+        self.symmetric = self.calls in ("strict", "unordered")
+
+    def _calls_signature(self) -> str:
+        return "" if self.calls == "strict" else f"|calls:{self.calls}"
+
+    def _plain(self, values: Sequence[Any]) -> bool:
+        """Whether single acts in ``strict`` mode: the definitions of the metrics reference apply as they are."""
+        return self.calls == "strict" and not any(type(v) is ActSequence for v in values)
 
     def _check_value(self, value: object) -> None:
         if not isinstance(value, Act):
@@ -99,7 +123,12 @@ class _ActionMeasure(PairwiseMeasure):
         return super().score_distinct(values, pair_a, pair_b)
 
     def _score_distinct(self, left: list[Act], right: list[Act]) -> np.ndarray:
-        return np.fromiter(map(self._pair_score, left, right), dtype=np.float64, count=len(left))
+        score = self._pair_score if self._plain(left) and self._plain(right) else self._turn_score
+        return np.fromiter(map(score, left, right), dtype=np.float64, count=len(left))
+
+    def _turn_score(self, a: Act, b: Act) -> float:
+        """The score of two turns of any number of calls, in the ``calls`` mode."""
+        return float(getattr(scores(a, b, self.calls, clip=bool(getattr(self, "clip", False))), self.name))
 
 
 def _to_act(value: Any) -> Act | None:
@@ -150,11 +179,13 @@ class TotalMatchRate(_ActionMeasure):
         return 1.0 if a == b else 0.0
 
     def _score_indexed(self, values: list[Act], pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray:
+        if self.calls != "strict":
+            return super()._score_indexed(values, pair_a, pair_b)
         # the distinct values are distinct acts, so equal acts have the same index
         return (pair_a == pair_b).astype(np.float64)
 
     def signature(self) -> str:
-        return "tmr|canonical-act-equality"
+        return "tmr|canonical-act-equality" + self._calls_signature()
 
 
 class DialogueActMatchRate(_ActionMeasure):
@@ -171,12 +202,14 @@ class DialogueActMatchRate(_ActionMeasure):
         return 1.0 if a.intents == b.intents else 0.0
 
     def _score_indexed(self, values: list[Act], pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray:
+        if not self._plain(values):
+            return super()._score_indexed(values, pair_a, pair_b)
         lookup: dict[object, int] = {}
         codes = np.array([lookup.setdefault(None if v is None else v.intents, len(lookup)) for v in values])
         return (codes[pair_a] == codes[pair_b]).astype(np.float64)
 
     def signature(self) -> str:
-        return "dmr|intent-equality"
+        return "dmr|intent-equality" + self._calls_signature()
 
 
 class ConceptErrorRate(_ActionMeasure):
@@ -188,6 +221,9 @@ class ConceptErrorRate(_ActionMeasure):
         Clip the symmetric CẼ at 0. Off by default, faithful to the paper, where CE can be
         negative when one action has far more concepts than the other; the documented
         lower bound is then −∞ in principle (``bounds`` reports it).
+    calls : {"strict", "unordered", "subset", "superset"}, default "strict"
+        How turns of several acts compare (:mod:`simscore.measures.calls`); every action
+        measure has this option.
 
     >>> a, b = Act.parse("inform(a=1,b=2,c=3)"), Act.parse("inform(a=1)")
     >>> ConceptErrorRate().score_pairs([a], [b]), ConceptErrorRate(clip=True).score_pairs([a], [b])
@@ -196,9 +232,13 @@ class ConceptErrorRate(_ActionMeasure):
 
     name = "cer"
 
-    options = {"clip": MeasureOption("bool", "clip the symmetric CE at 0 (default: no, as in the paper)")}
+    options = {
+        "clip": MeasureOption("bool", "clip the symmetric CE at 0 (default: no, as in the paper)"),
+        "calls": _CALLS_OPTION,
+    }
 
-    def __init__(self, *, clip: bool = False) -> None:
+    def __init__(self, *, clip: bool = False, calls: str = "strict") -> None:
+        super().__init__(calls=calls)
         self.clip = check_bool("clip", clip)
         self.bounds = (0.0, 1.0) if self.clip else (-np.inf, 1.0)
 
@@ -211,7 +251,7 @@ class ConceptErrorRate(_ActionMeasure):
     def signature(self) -> str:
         return (
             f"cer|levenshtein:{dist_version('Levenshtein')}|tokens:slot-value|sym:mean|gate:intent"
-            f"|clip:{'yes' if self.clip else 'no'}"
+            f"|clip:{'yes' if self.clip else 'no'}{self._calls_signature()}"
         )
 
 
@@ -229,4 +269,4 @@ class ConceptMatchRate(_ActionMeasure):
         return concept_match(a, b)
 
     def signature(self) -> str:
-        return "cmr|concepts:slots+triples"
+        return "cmr|concepts:slots+triples" + self._calls_signature()

@@ -1,0 +1,398 @@
+"""Contexts from the transcripts of tool-calling agents, and the logged agent's responses.
+
+Two inputs are read:
+
+* **OpenAI-style chat transcripts** (:func:`read_chat_transcripts`): JSON Lines, one
+  conversation a line, ``{"id": ..., "messages": [...], "tools": [...]}`` with messages of the
+  roles ``system`` (or ``developer``), ``user``, ``assistant`` (``content`` and
+  ``tool_calls``, arguments a JSON string) and ``tool`` (``tool_call_id``, ``content``), the
+  tools' JSON schemas in ``tools`` (optional), and optional ``task_id`` and ``trial``;
+* **τ²-bench results** (:func:`read_tau2_results`): the JSON document its runner writes
+  (``info``, ``tasks``, ``simulations``: each with ``id``, ``task_id``, ``trial``,
+  ``messages`` whose tool calls hold their arguments as an object, ``reward_info``). The agent's
+  system message is the domain policy the file records (τ²-bench wraps it in instructions of
+  its own that the file does not hold); the simulated user's own tool calls and their results
+  (``requestor: "user"``), which the agent never sees, are left out.
+
+Every assistant message becomes one context: its id ``<conversation>/<k>`` (τ²-bench:
+``<task>/<trial>/<k>``) for the ``k``-th assistant turn, an empty belief state, and metadata:
+``source`` ``"col"``, ``source_name`` (the input's name), ``dialogue_id`` (the conversation),
+``turn_index`` ``k``, ``history`` (the messages before, one line each, ``role: text``, a call
+written as its act), ``messages`` (the messages before, as chat-completions messages),
+``tools``, ``task_id``, ``trial`` and, from τ²-bench, ``reward``. The same message is the
+logged agent's response in that context (:meth:`Response.from_message
+<simscore.responses.Response.from_message>`): its calls as the action, its text as the text,
+and a reply without calls the act ``reply()`` (``reply_intent``), so that an agent that answers
+in words where another calls a tool scores 0 on the action measures.
+
+Reading is bounded like every reader (:mod:`simscore.io`): lines up to
+:data:`~simscore.io.MAX_LINE_LENGTH`, a results file up to :data:`~simscore.io.MAX_FILE_BYTES`,
+nesting up to :data:`~simscore.io.MAX_NESTING`, tool calls within the bounds of
+:mod:`simscore.tool_arguments`; a bad input is a :class:`~simscore.errors.FileFormatError`
+naming the file, the line (or simulation), the message and what is wrong, and a file of
+another of simscore's kinds is named as such. A context holds the whole history before it, so
+a conversation of ``n`` assistant turns costs ``O(n²)`` in the context file: the contexts of
+one input hold at most :data:`MAX_HISTORY_CHARACTERS` characters of history together.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contexts.belief import BeliefState
+from contexts.context import Context, ContextSet
+from simscore.acts import Act
+from simscore.errors import FileFormatError, InvalidContextError, InvalidResponseError, ToolCallError, excerpt
+from simscore.formats import FILE_FORMATS, detect_format, kind_mismatch
+from simscore.io import decode_line, dumps, open_input, parse_json, read_head, read_lines, read_text
+from simscore.responses import Response, Responses
+from simscore.tool_arguments import LIST_MODES, ListMode, read_tool_call, tool_call_list
+
+__all__ = ["AgentTranscripts", "read_chat_transcripts", "read_tau2_results", "read_transcripts", "CHAT_TRANSCRIPTS",
+           "TAU2_RESULTS", "MAX_HISTORY_CHARACTERS"]
+
+#: What a chat-transcripts file is, in messages.
+CHAT_TRANSCRIPTS = "OpenAI-style chat transcripts (JSON Lines, one conversation a line)"
+#: What a τ²-bench results file is, in messages.
+TAU2_RESULTS = "tau2-bench results (one JSON document with 'simulations')"
+
+_ROLES = ("system", "developer", "user", "assistant", "tool")
+
+#: The most characters of history (the messages' JSON) all the contexts of one input may hold
+#: together: every context holds the whole history before it, so a long conversation costs the
+#: square of its length (256 Mi characters; split such conversations, or keep their ends).
+MAX_HISTORY_CHARACTERS = 2**28
+_EMPTY_BELIEF = BeliefState()
+
+
+@dataclass(frozen=True)
+class AgentTranscripts:
+    """What a transcript reader gives: the contexts and the logged agent's responses in them.
+
+    Attributes
+    ----------
+    contexts : ContextSet
+        One context per assistant turn, in file order.
+    responses : Responses
+        The logged agent's response in every context (same ids, same order).
+    """
+
+    contexts: ContextSet
+    responses: Responses
+
+
+class _Builder:
+    """Contexts and responses of one input, conversation by conversation."""
+
+    def __init__(self, path: Path, *, lists: str, reply_intent: str | None) -> None:
+        if lists not in LIST_MODES:
+            raise ValueError(f"lists must be one of {', '.join(map(repr, LIST_MODES))}, got {lists!r}")
+        if reply_intent is not None:
+            Act(reply_intent)  # an identifier, or ActParseError naming it
+        self.path = path
+        self.lists: ListMode = lists  # type: ignore[assignment]
+        self.reply_intent = reply_intent
+        self.contexts: list[Context] = []
+        self.responses: list[tuple[str, Response]] = []
+        self.seen: dict[str, str] = {}
+        self.history_characters = 0
+
+    def conversation(self, where: str, line: int | None, dialogue_id: str, prefix: str,
+                     messages: Any, tools: Any, extra: dict[str, Any], *, first: int = 1) -> None:
+        """Add the contexts and responses of one conversation (its messages numbered from ``first``)."""
+        if prefix in self.seen:
+            raise FileFormatError(self.path, f"{where} appears twice (first {self.seen[prefix]})", line=line)
+        self.seen[prefix] = f"on line {line}" if line is not None else where.partition(" (")[0]
+        tools = self._tools(where, line, tools)
+        if not isinstance(messages, list):
+            raise FileFormatError(self.path, f"{where}: 'messages' must be a list, got {_kind(messages)}", line=line)
+        history: list[dict[str, Any]] = []
+        lines: list[str] = []
+        size = 0  # characters of the history so far
+        turn = 0
+        for number, message in enumerate(messages, first):
+            try:
+                normal = _normal_message(message, number)
+                if normal is None:
+                    continue
+                if normal["role"] == "assistant":
+                    response = Response.from_message(normal, lists=self.lists, reply_intent=self.reply_intent)
+                    self._count(where, line, size)
+                    context_id = f"{prefix}/{turn}"
+                    metadata = {"source": "col", "source_name": self.path.name, "dialogue_id": dialogue_id,
+                                "turn_index": turn, "history": lines, "messages": history, "tools": tools, **extra}
+                    self.contexts.append(Context(context_id, _EMPTY_BELIEF, metadata))
+                    self.responses.append((context_id, response))
+                    turn += 1
+            except (InvalidResponseError, ToolCallError, InvalidContextError) as exc:
+                raise FileFormatError(self.path, f"{where}, message {number}: {exc}", line=line) from None
+            history = [*history, normal]
+            size += len(dumps(normal))
+            lines = [*lines, _history_line(normal, self.lists)] if normal["role"] not in ("system", "developer") else lines
+
+    def _count(self, where: str, line: int | None, size: int) -> None:
+        self.history_characters += size
+        if self.history_characters > MAX_HISTORY_CHARACTERS:
+            raise FileFormatError(
+                self.path, f"{where}: the contexts would hold more than {MAX_HISTORY_CHARACTERS:,} characters of "
+                "history (contexts.transcripts.MAX_HISTORY_CHARACTERS; each holds the whole history before it): "
+                "split the long conversations", line=line,
+            )
+
+    def _tools(self, where: str, line: int | None, tools: Any) -> list[Any]:
+        if tools is None:
+            return []
+        if not isinstance(tools, list) or not all(isinstance(tool, Mapping) for tool in tools):
+            raise FileFormatError(self.path, f"{where}: 'tools' must be a list of tool schemas (objects), got "
+                                  f"{excerpt(tools, 60)}", line=line)
+        names = {_tool_name(tool) for tool in tools}
+        if self.reply_intent is not None and self.reply_intent in names:
+            raise FileFormatError(self.path, f"{where}: a tool is named {self.reply_intent!r}, the act of a reply "
+                                  "without calls; choose another reply intent", line=line)
+        return tools
+
+    def result(self, name: str, policy: str, provenance: dict[str, Any], built: dict[str, Any]) -> AgentTranscripts:
+        if not self.contexts:
+            raise FileFormatError(self.path, "no assistant message: no context to build")
+        built = {**built, "lists": self.lists, "reply_intent": self.reply_intent}
+        contexts = ContextSet(self.contexts, name=name, built=built)
+        return AgentTranscripts(contexts, Responses(self.responses, policy=policy, provenance=provenance))
+
+
+def _tool_name(tool: Mapping[str, Any]) -> Any:
+    function = tool.get("function")
+    return function.get("name") if isinstance(function, Mapping) else tool.get("name")
+
+
+def _normal_message(message: Any, number: int) -> dict[str, Any] | None:
+    """A message as chat completions writes it, or None for what the agent never sees (a user's own tool use)."""
+    if not isinstance(message, Mapping):
+        raise InvalidResponseError(f"a message must be an object, got {_kind(message)}")
+    role = message.get("role")
+    if role not in _ROLES:
+        raise InvalidResponseError(f"role {excerpt(role, 40)} is not one of {', '.join(_ROLES)}")
+    if message.get("requestor") == "user" and role == "tool":
+        return None
+    content = message.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        raise InvalidResponseError(f"'content' must be text, null or a list of parts, got {_kind(content)}")
+    if role == "tool":
+        call_id = message.get("tool_call_id", message.get("id"))
+        return {"role": "tool", "tool_call_id": call_id if isinstance(call_id, str) else None, "content": content}
+    normal: dict[str, Any] = {"role": role, "content": content}
+    calls = message.get("tool_calls")
+    if calls and role == "assistant":
+        normal["tool_calls"] = [_normal_call(call) for call in tool_call_list(calls)]
+    elif calls and role == "user" and content is None:
+        return None  # τ²-bench: the simulated user's own tool call
+    return normal
+
+
+def _normal_call(call: Any) -> dict[str, Any]:
+    """A call as chat completions writes it (arguments a JSON string), checked by :func:`read_tool_call`."""
+    name = read_tool_call(call).name
+    body = call.get("function") if isinstance(call.get("function"), Mapping) else call
+    arguments = body.get("arguments")
+    if not isinstance(arguments, str):
+        arguments = dumps({} if arguments is None else arguments)
+    call_id = call.get("id", call.get("call_id"))
+    return {"id": call_id if isinstance(call_id, str) else None, "type": "function",
+            "function": {"name": name, "arguments": arguments}}
+
+
+def _history_line(message: Mapping[str, Any], lists: ListMode) -> str:
+    text = message.get("content")
+    if isinstance(text, list):
+        text = "\n".join(str(part.get("text", "")) for part in text if isinstance(part, Mapping))
+    parts = [text] if text else []
+    if message.get("tool_calls"):
+        parts.append(str(Act.from_tool_calls(message["tool_calls"], lists=lists)))
+    return f"{message['role']}: {' '.join(parts)}"
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (τ²-bench's optional parts)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(value), "null" if value is None else type(value).__name__)
+
+
+def _label(value: Any, what: str, where: str, path: Path, line: int | None) -> str:
+    """An id field as a string: a non-empty string, or an integer (τ²-bench's task ids are either)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        raise FileFormatError(path, f"{where}: {what} must be a non-empty string or an integer, got {excerpt(value, 60)}",
+                              line=line)
+    return str(value)
+
+
+def _trial(value: Any, where: str, path: Path, line: int | None) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise FileFormatError(path, f"{where}: 'trial' must be a non-negative integer, got {excerpt(value, 60)}", line=line)
+    return value
+
+
+def read_chat_transcripts(
+    path: str | os.PathLike[str], *, name: str | None = None, policy: str | None = None,
+    lists: ListMode = "ordered", reply_intent: str | None = "reply",
+) -> AgentTranscripts:
+    """Contexts and responses from OpenAI-style chat transcripts (JSON Lines; see the module).
+
+    Parameters
+    ----------
+    path : path-like
+        Read once from its start (a pipe works).
+    name : str, optional
+        The context set's name (default: the file name without its suffix).
+    policy : str, optional
+        The responses' policy name (default: the file name without its suffix).
+    lists : {"ordered", "set"}
+        How list arguments become items (:meth:`Act.from_tool_calls <simscore.acts.Act.from_tool_calls>`).
+    reply_intent : str or None
+        The act of an assistant reply without calls (default ``reply``; None: no action).
+
+    Raises
+    ------
+    FileFormatError
+        Naming the file, the line, the message and the problem.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "chats.jsonl"
+    >>> conversation = {"id": "c1", "messages": [
+    ...     {"role": "user", "content": "Where is order 7?"},
+    ...     {"role": "assistant", "content": None, "tool_calls": [{"id": "t1", "type": "function",
+    ...      "function": {"name": "get_order", "arguments": '{"order_id": 7}'}}]},
+    ...     {"role": "tool", "tool_call_id": "t1", "content": '{"status": "shipped"}'},
+    ...     {"role": "assistant", "content": "It has shipped."}]}
+    >>> _ = path.write_text(json.dumps(conversation) + "\\n")
+    >>> read = read_chat_transcripts(path)
+    >>> read.contexts.ids, [str(a) for a in read.responses.actions()], read.responses["c1/1"].text
+    (('c1/0', 'c1/1'), ['get_order(order_id=7)', 'reply()'], 'It has shipped.')
+    >>> read.contexts["c1/1"].metadata["history"]
+    ('user: Where is order 7?', 'assistant: get_order(order_id=7)', 'tool: {"status": "shipped"}')
+    """
+    p = Path(path)
+    builder = _Builder(p, lists=lists, reply_intent=reply_intent)
+    digest = hashlib.sha256()
+    head, stream = read_head(open_input(p, digest=digest), 4096)
+    with stream:
+        found = detect_format(head.decode("utf-8", "replace"))
+        if found in FILE_FORMATS:
+            raise FileFormatError(p, kind_mismatch(found, CHAT_TRANSCRIPTS), line=1)
+        for number, raw in read_lines(stream, p):
+            line = decode_line(p, raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw, number)
+            if not line.strip():
+                continue
+            record = parse_json(line, p, line=number)
+            _chat_conversation(builder, p, number, record)
+    stem = p.name.split(".")[0] or "transcripts"
+    provenance = {"source": p.name, "format": "openai-chat-jsonl", "sha256": digest.hexdigest()}
+    return builder.result(name or stem, policy or stem, provenance, {"importer": "openai-chat", "source": p.name})
+
+
+def _chat_conversation(builder: _Builder, path: Path, line: int, record: Any) -> None:
+    if not isinstance(record, dict):
+        raise FileFormatError(path, f"expected a conversation (a JSON object with 'id' and 'messages'), got {_kind(record)}",
+                              line=line)
+    if "id" not in record:
+        raise FileFormatError(path, "conversation without 'id'", line=line)
+    conversation = _label(record["id"], "'id'", "conversation", path, line)
+    where = f"conversation {excerpt(conversation, 60)}"
+    extra: dict[str, Any] = {}
+    if record.get("task_id") is not None:
+        extra["task_id"] = _label(record["task_id"], "'task_id'", where, path, line)
+    trial = _trial(record.get("trial"), where, path, line)
+    if trial is not None:
+        extra["trial"] = trial
+    if "messages" not in record:
+        raise FileFormatError(path, f"{where} has no 'messages'", line=line)
+    builder.conversation(where, line, conversation, conversation, record["messages"], record.get("tools"), extra)
+
+
+def read_tau2_results(
+    path: str | os.PathLike[str], *, name: str | None = None, policy: str | None = None,
+    lists: ListMode = "ordered", reply_intent: str | None = "reply",
+) -> AgentTranscripts:
+    """Contexts and responses from a τ²-bench results file (one JSON document; see the module).
+
+    Parameters are those of :func:`read_chat_transcripts`; the policy's name defaults to the
+    agent the file records (``info.agent_info``: its ``llm``, or its ``implementation``).
+
+    Raises
+    ------
+    FileFormatError
+        Naming the file, the simulation (its position, task and trial), the message and the problem.
+    """
+    p = Path(path)
+    text = read_text(p)
+    document = parse_json(text, p, expected=TAU2_RESULTS)
+    found = detect_format(document)
+    if found in FILE_FORMATS:
+        raise FileFormatError(p, kind_mismatch(found, TAU2_RESULTS), line=1)
+    if not isinstance(document, dict) or not isinstance(document.get("simulations"), list):
+        raise FileFormatError(p, f"expected {TAU2_RESULTS}, got {_kind(document)} without a list 'simulations'")
+    info = _object(document.get("info"))
+    environment, agent, user = (_object(info.get(key)) for key in ("environment_info", "agent_info", "user_info"))
+    tools = environment.get("tool_defs")
+    if isinstance(tools, Mapping):
+        tools = list(tools.values())
+    builder = _Builder(p, lists=lists, reply_intent=reply_intent)
+    for position, simulation in enumerate(document["simulations"], 1):
+        _tau2_simulation(builder, p, position, simulation, tools, environment.get("policy"))
+    domain = environment.get("domain_name") if isinstance(environment.get("domain_name"), str) else None
+    agent_name = next((agent[key] for key in ("llm", "implementation") if isinstance(agent.get(key), str)), None)
+    stem = p.name.split(".")[0] or "tau2"
+    provenance = {
+        "source": p.name, "format": "tau2-results", "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "domain": domain, "agent": {k: v for k, v in agent.items() if isinstance(v, (str, int, float, bool))},
+    }
+    built = {"importer": "tau2", "source": p.name, "domain": domain,
+             "user_llm": user.get("llm") if isinstance(user.get("llm"), str) else None,
+             "git_commit": info.get("git_commit") if isinstance(info.get("git_commit"), str) else None}
+    return builder.result(name or stem, policy or agent_name or stem, provenance, built)
+
+
+def _tau2_simulation(builder: _Builder, path: Path, position: int, simulation: Any, tools: Any, policy: Any) -> None:
+    where = f"simulation {position}"
+    if not isinstance(simulation, dict):
+        raise FileFormatError(path, f"{where}: expected an object, got {_kind(simulation)}")
+    task = _label(simulation.get("task_id"), "'task_id'", where, path, None)
+    trial = _trial(simulation.get("trial", 0), where, path, None) or 0
+    where = f"{where} (task {excerpt(task, 60)}, trial {trial})"
+    given = simulation.get("id")
+    dialogue = given if isinstance(given, str) and given else f"{task}/{trial}"
+    reward_info = simulation.get("reward_info")
+    reward = reward_info.get("reward") if isinstance(reward_info, dict) else None
+    if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+        reward = None
+    messages = simulation.get("messages")
+    system = simulation.get("policy") if isinstance(simulation.get("policy"), str) else policy
+    first = 1
+    if isinstance(messages, list) and isinstance(system, str):  # the policy is message 0: the file's keep their numbers
+        messages, first = [{"role": "system", "content": system}, *messages], 0
+    extra = {"task_id": task, "trial": trial, "reward": reward}
+    builder.conversation(where, None, dialogue, f"{task}/{trial}", messages, tools, extra, first=first)
+
+
+def read_transcripts(
+    path: str | os.PathLike[str], *, kind: str | None = None, name: str | None = None, policy: str | None = None,
+    lists: ListMode = "ordered", reply_intent: str | None = "reply",
+) -> AgentTranscripts:
+    """:func:`read_tau2_results` for ``kind="tau2"`` (default for a ``.json`` file), else :func:`read_chat_transcripts`."""
+    if kind not in (None, "chat", "tau2"):
+        raise ValueError(f"kind must be 'chat', 'tau2' or None, got {kind!r}")
+    chosen = kind or ("tau2" if Path(path).suffix.lower() == ".json" else "chat")
+    reader = read_tau2_results if chosen == "tau2" else read_chat_transcripts
+    return reader(path, name=name, policy=policy, lists=lists, reply_intent=reply_intent)

@@ -1,0 +1,218 @@
+"""Tool calls read as intent and slot-value pairs, what :meth:`Act.from_tool_calls
+<simscore.acts.Act.from_tool_calls>` builds acts from.
+
+Three shapes of a call are read, the ones language-model agents log:
+
+* OpenAI chat completions: ``{"id", "type": "function", "function": {"name", "arguments"}}``
+  with ``arguments`` a JSON *string*;
+* the OpenAI Responses API: ``{"type": "function_call", "name", "arguments", "call_id"}``;
+* a plain ``{"name", "arguments"}`` with ``arguments`` a JSON string or an object (τ²-bench's
+  ``ToolCall`` has ``id``, ``name``, ``arguments`` as an object and ``requestor``).
+
+The tool's name is the intent. The arguments become items: nested objects as dotted paths
+(``{"passenger": {"name": "Ann"}}`` → ``passenger.name=Ann``), a value as canonical JSON text
+(a string as itself; ``true``, ``false``, ``null``; a number as JSON writes it, an integral
+number without a fraction, so ``1`` and ``1.0`` are one value, as in JSON), an empty object or
+array as ``{}`` or ``[]``. Lists keep their order by default (``seats.0=12A``, ``seats.1=12B``)
+or, with ``lists="set"``, become several values of one slot (``seats=12A``, ``seats=12B``), so
+their order and repeats do not count. A string and the number or literal it spells
+(``"1"`` and ``1``, ``"true"`` and ``true``) give the same value: the act's values are strings.
+
+Bounds (a call is read from a log: it may be anything): the arguments' JSON text at most
+:data:`MAX_ARGUMENTS_LENGTH` characters, nested at most :data:`MAX_ARGUMENTS_DEPTH` levels,
+at most :data:`MAX_ARGUMENT_VALUES` values per call and :data:`MAX_CALLS` calls per turn. What
+breaks them, or is not a call, is a :class:`~simscore.errors.ToolCallError` naming it.
+
+>>> read_tool_call({"type": "function", "function": {"name": "find_flight",
+...                  "arguments": '{"origin": "SFO", "date": {"day": 3}, "seats": [2, 1.0]}'}})
+ToolCall(name='find_flight', items=(('origin', 'SFO'), ('date.day', '3'), ('seats.0', '2'), ('seats.1', '1')))
+>>> read_tool_call({"name": "find_flight", "arguments": {"seats": [2, 1, 2]}}, lists="set").items
+(('seats', '2'), ('seats', '1'), ('seats', '2'))
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any, Literal, NamedTuple
+
+from simscore.errors import ToolCallError
+
+__all__ = [
+    "ToolCall",
+    "ListMode",
+    "LIST_MODES",
+    "read_tool_call",
+    "tool_call_list",
+    "MAX_ARGUMENTS_LENGTH",
+    "MAX_ARGUMENTS_DEPTH",
+    "MAX_ARGUMENT_VALUES",
+    "MAX_CALLS",
+]
+
+#: The longest arguments JSON string read, in characters (1 MiB).
+MAX_ARGUMENTS_LENGTH = 2**20
+#: The deepest nesting of objects and arrays inside a call's arguments.
+MAX_ARGUMENTS_DEPTH = 16
+#: The most values (items) one call may give.
+MAX_ARGUMENT_VALUES = 10_000
+#: The most calls one turn may hold.
+MAX_CALLS = 256
+
+#: How a list argument becomes items: ``"ordered"`` (one slot per position) or ``"set"``.
+ListMode = Literal["ordered", "set"]
+LIST_MODES: tuple[str, ...] = ("ordered", "set")
+
+_NAME_RE = re.compile(r"[A-Za-z0-9_\-]+\Z")
+
+
+class ToolCall(NamedTuple):
+    """One call: the tool's name and its arguments as ``(slot, value)`` pairs, in the order read."""
+
+    name: str
+    items: tuple[tuple[str, str], ...]
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"non-standard JSON number {name}")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def tool_call_list(calls: Any) -> list[Any]:
+    """``calls`` as a list of calls: a list as it is, one call (a mapping) as a list of one.
+
+    >>> tool_call_list({"name": "a"})
+    [{'name': 'a'}]
+    """
+    if isinstance(calls, Mapping):
+        return [calls]
+    if not isinstance(calls, (list, tuple)):
+        raise ToolCallError(calls, f"expected a tool call (an object) or a list of them, got {_kind(calls)}")
+    if not calls:
+        raise ToolCallError(calls, "no tool call in the list (a turn without calls has no act)")
+    if len(calls) > MAX_CALLS:
+        raise ToolCallError(calls, f"{len(calls):,} calls in one turn, more than {MAX_CALLS} (simscore.tool_arguments.MAX_CALLS)")
+    return list(calls)
+
+
+def read_tool_call(call: Any, *, lists: ListMode = "ordered") -> ToolCall:
+    """The name and the flattened arguments of one call in any of the three shapes (see the module).
+
+    Raises
+    ------
+    ToolCallError
+        A call that is not an object, has no name or a name that is not an identifier
+        ``[A-Za-z0-9_-]`` (OpenAI's rule for function names), arguments that are not JSON, not an
+        object, longer, deeper or with more values than the bounds, or an argument name that
+        cannot be a slot (empty, surrounding spaces, or one of ``= ! , ( ) " ' \\ +``).
+    """
+    if lists not in LIST_MODES:
+        raise ValueError(f"lists must be one of {', '.join(map(repr, LIST_MODES))}, got {lists!r}")
+    if not isinstance(call, Mapping):
+        raise ToolCallError(call, f"a tool call must be an object, got {_kind(call)}")
+    body = call.get("function") if call.get("type") == "function" or "function" in call else call
+    if not isinstance(body, Mapping):
+        raise ToolCallError(call, f"'function' must be an object with 'name' and 'arguments', got {_kind(body)}")
+    name = body.get("name")
+    if not isinstance(name, str) or not name:
+        raise ToolCallError(call, "no tool name (expected 'name', or 'function': {'name': ...})")
+    if not _NAME_RE.match(name):
+        raise ToolCallError(call, "the tool name is not an identifier [A-Za-z0-9_-]")
+    arguments = _arguments(call, name, body.get("arguments"))
+    return ToolCall(name, _flatten(call, name, arguments, lists))
+
+
+def _arguments(call: Any, name: str, arguments: Any) -> Any:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, str):
+        if len(arguments) > MAX_ARGUMENTS_LENGTH:
+            raise ToolCallError(
+                call, f"the arguments of {name!r} are {len(arguments):,} characters long, more than "
+                f"{MAX_ARGUMENTS_LENGTH:,} (simscore.tool_arguments.MAX_ARGUMENTS_LENGTH)",
+            )
+        try:
+            arguments = _DECODER.decode(arguments)
+        except RecursionError:
+            raise ToolCallError(call, _too_deep(name)) from None
+        except ValueError as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise ToolCallError(call, f"the arguments of {name!r} are not JSON ({reason})") from None
+    if not isinstance(arguments, Mapping):
+        raise ToolCallError(call, f"the arguments of {name!r} must be a JSON object, got {_kind(arguments)}")
+    return arguments
+
+
+def _too_deep(name: str) -> str:
+    return (f"the arguments of {name!r} nest deeper than {MAX_ARGUMENTS_DEPTH} levels "
+            "(simscore.tool_arguments.MAX_ARGUMENTS_DEPTH)")
+
+
+def _flatten(call: Any, name: str, arguments: Mapping[str, Any], lists: str) -> tuple[tuple[str, str], ...]:
+    items: list[tuple[str, str]] = []
+    # (path, value, depth); reversed pushes keep the arguments' order
+    stack: list[tuple[str, Any, int]] = [(_slot(call, name, key), value, 1) for key, value in reversed(list(arguments.items()))]
+    while stack:
+        path, value, depth = stack.pop()
+        if isinstance(value, (Mapping, list, tuple)) and value:
+            if depth >= MAX_ARGUMENTS_DEPTH:
+                raise ToolCallError(call, _too_deep(name))
+            if isinstance(value, Mapping):
+                children = [(f"{path}.{_slot(call, name, key)}", child) for key, child in value.items()]
+            elif lists == "ordered":
+                children = [(f"{path}.{index}", child) for index, child in enumerate(value)]
+            else:
+                children = [(path, child) for child in value]
+            stack.extend((child_path, child, depth + 1) for child_path, child in reversed(children))
+            continue
+        items.append((path, _scalar(call, name, value)))
+        if len(items) > MAX_ARGUMENT_VALUES:
+            raise ToolCallError(
+                call, f"the arguments of {name!r} hold more than {MAX_ARGUMENT_VALUES:,} values "
+                "(simscore.tool_arguments.MAX_ARGUMENT_VALUES)",
+            )
+    return tuple(items)
+
+
+_SLOT_FORBIDDEN = set('=!,()"\'\\+')
+
+
+def _slot(call: Any, name: str, key: Any) -> str:
+    if not isinstance(key, str) or not key.strip() or key != key.strip() or _SLOT_FORBIDDEN.intersection(key):
+        shown = repr(key)[:60]
+        raise ToolCallError(
+            call, f"argument name {shown} of {name!r} cannot be a slot (empty, surrounding spaces, or one of "
+            "= ! , ( ) \" ' \\ +)",
+        )
+    return key
+
+
+def _scalar(call: Any, name: str, value: Any) -> str:
+    """A value as canonical JSON text (a string as itself)."""
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ToolCallError(call, f"the arguments of {name!r} hold {value!r}, which is not a JSON number")
+        if value.is_integer() and abs(value) < 2**53:
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, Mapping):
+        return "{}"
+    if isinstance(value, (list, tuple)):
+        return "[]"
+    raise ToolCallError(call, f"the arguments of {name!r} hold a {type(value).__name__}, not a JSON value")
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "an object", list: "an array", tuple: "an array", str: "a string", bool: "a boolean",
+             int: "a number", float: "a number"}
+    return names.get(type(value), "null" if value is None else f"a {type(value).__name__}")
