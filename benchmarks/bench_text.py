@@ -29,8 +29,15 @@ alternately, ``--repeat`` times each, and the best run of each is reported. The 
 load (``uptime``) is printed before and after: on a shared machine the ratios, measured side
 by side, mean more than the rates.
 
+Steadiness on a shared machine: ``--beside K`` starts K CPU-bound processes (a Python busy
+loop each) before anything is timed and stops them at the end, so the same figures show what a
+competing process costs; ``--omp-wait-policy`` sets OpenMP's waiting policy before torch loads
+(default: the command line's, :data:`simscore.parallel.OMP_WAIT_POLICY`; ``unset``: OpenMP's own,
+spinning a while before sleeping). The README ("On a busy machine") holds the figures that chose the policy.
+
 Run by hand:  python benchmarks/bench_text.py [--pairs 10000] [--devices cpu,cuda]
               [--measures bertscore,emb_cos,use_cos,bleu4] [--alone 2000] [--repeat 2]
+              [--beside 1] [--omp-wait-policy PASSIVE|ACTIVE|unset]
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -51,6 +59,7 @@ from simscore.measures.bertscore import BertScore
 from simscore.measures.bleu import Bleu4
 from simscore.measures.embedding import EmbeddingCosine, LocalSentenceEncoder
 from simscore.measures.use import UseCosine
+from simscore.parallel import OMP_WAIT_POLICY
 
 LEADS = ["", "Sure. ", "Okay. ", "Let me see. ", "Right. "]
 #: Embedded before anything is timed, on every side (not in the corpus).
@@ -275,7 +284,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--measures", default="bertscore,emb_cos,use_cos,bleu4")
     parser.add_argument("--alone", type=int, default=2000, help="most differing pairs re-scored alone by bert-score")
     parser.add_argument("--repeat", type=int, default=2, help="alternating runs of each embedding side (best kept)")
+    parser.add_argument("--beside", type=int, default=0, help="CPU-bound processes competing while it runs")
+    parser.add_argument("--omp-wait-policy", default=OMP_WAIT_POLICY, choices=("PASSIVE", "ACTIVE", "unset"),
+                        help="OpenMP's waiting policy, set before torch loads (default: the command line's)")
     args = parser.parse_args(argv)
+    if args.omp_wait_policy == "unset":
+        os.environ.pop("OMP_WAIT_POLICY", None)
+    else:
+        os.environ["OMP_WAIT_POLICY"] = args.omp_wait_policy
+    competitors = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.beside)]
+    try:
+        run(args)
+    finally:
+        for process in competitors:
+            process.kill()
+            process.wait()
+
+
+def run(args: argparse.Namespace) -> None:
     import torch
 
     torch.set_num_threads(available_cpus())  # the same threads for simscore and the upstream packages
@@ -285,7 +311,8 @@ def main(argv: list[str] | None = None) -> None:
     a, b = texts[: args.pairs], texts[args.pairs :]
     print(f"corpus: {args.pairs} pairs of distinct texts ({len(set(texts))} distinct, "
           f"{np.mean([len(t.split()) for t in texts]):.1f} words on average); threads {available_cpus()}; "
-          f"torch {torch.__version__}; devices {', '.join(devices)}")
+          f"torch {torch.__version__}; devices {', '.join(devices)}; OMP_WAIT_POLICY "
+          f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}; {args.beside} competing processes")
     print(f"load before: {load()}")
     if torch.cuda.is_available():
         print(f"GPU: {torch.cuda.get_device_name(0)}")

@@ -8,6 +8,11 @@ exists to report it. This module imports the command line and turns that error i
 command's usual one-line message and exit code 2; it is the one module outside
 ``simscore.app`` that imports it (``tests/test_layering.py`` says so).
 
+Before anything loads torch, the command lets OpenMP's waiting threads sleep instead of spin
+(:func:`simscore.parallel.wait_passively`, unless ``OMP_WAIT_POLICY`` is set): measured on the
+2-core machine beside competing processes, a spinning torch thread doubled the embedding's
+time and its CPU (README, "On a busy machine"); no number changes.
+
 ``import simscore`` itself does not check: simscore's core never imports ``contexts`` or
 ``policies`` and works beside a clash, and this module is imported after ``simscore``, so an
 error raised there would be a traceback before this module could run, and a warning would be
@@ -26,6 +31,9 @@ __all__ = ["main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``simscore`` command (:func:`simscore.app.cli.main`); returns the exit code."""
+    from simscore.parallel import wait_passively
+
+    wait_passively()
     try:
         from simscore.app.cli import main as command_line
     except PackageClashError as exc:

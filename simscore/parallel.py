@@ -19,13 +19,22 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import Any
 
 from simscore.errors import MissingDependencyError, RunStopped
 from simscore.progress import Progress, track
 
-__all__ = ["run_jobs", "stop_on_signals"]
+__all__ = ["OMP_WAIT_POLICY", "run_jobs", "stop_on_signals", "wait_passively"]
+
+#: OpenMP's waiting policy that the ``simscore`` command (and ``benchmarks/bench_text.py``) sets
+#: unless the environment names one: threads that wait at a barrier sleep instead of spinning.
+#: Measured with ``benchmarks/bench_text.py --beside`` (README, "On a busy machine"): there a
+#: spinning thread burns the CPU that its sibling, descheduled by a competing process, needs to
+#: reach the barrier, and torch's intra-op parallel regions then run at the pace of the slowest
+#: thread. Numbers do not change (the threads and their shares of the work are the same; the
+#: demo's embeddings are bit for bit equal).
+OMP_WAIT_POLICY = "PASSIVE"
 
 #: How often a local worker checks that the process that started it still runs (seconds).
 _WATCH_INTERVAL = 0.5
@@ -54,6 +63,38 @@ def stop_on_signals(signals: Sequence[int] = (signal.SIGTERM,)) -> Iterator[None
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def wait_passively(environ: MutableMapping[str, str] | None = None) -> bool:
+    """Set ``OMP_WAIT_POLICY`` to :data:`OMP_WAIT_POLICY` unless ``environ`` already names one.
+
+    OpenMP reads the variable once, when its runtime loads (in this process: when torch is
+    first imported), and worker processes inherit it; so this is for a program's entry point,
+    before anything imports torch. Returns True when the policy is the one in force: the
+    variable is (now) :data:`OMP_WAIT_POLICY` and torch was not imported before.
+
+    Parameters
+    ----------
+    environ : mutable mapping, optional
+        The environment to set (default ``os.environ``).
+
+    Examples
+    --------
+    >>> env = {}
+    >>> _ = wait_passively(env)
+    >>> env
+    {'OMP_WAIT_POLICY': 'PASSIVE'}
+    >>> env = {"OMP_WAIT_POLICY": "active"}
+    >>> wait_passively(env)
+    False
+    >>> env
+    {'OMP_WAIT_POLICY': 'active'}
+    """
+    import sys
+
+    environ = os.environ if environ is None else environ
+    chosen = environ.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY)
+    return chosen.upper() == OMP_WAIT_POLICY and "torch" not in sys.modules
 
 
 def _watch_parent(parent: int) -> None:

@@ -108,7 +108,8 @@ def test_only_the_application_layer_imports_it():
     assert _violations(outside) == []
     assert _imports(MODULES[ENTRY_POINT]) == {"simscore.errors", "simscore.errors.PackageClashError", "simscore.app.cli",
                                               "simscore.app.cli.main", "simscore.untrusted",
-                                              "simscore.untrusted.terminal_text"}
+                                              "simscore.untrusted.terminal_text", "simscore.parallel",
+                                              "simscore.parallel.wait_passively"}
 
 
 def test_only_outer_layers_import_the_integrations():

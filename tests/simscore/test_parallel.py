@@ -99,3 +99,18 @@ def test_workers_end_when_their_parent_is_killed(tmp_path):
     parent.kill()
     parent.wait(timeout=20)
     assert _gone_within(workers, 5) < 5  # the watch in each worker checks every half second
+
+
+def test_the_command_lets_openmp_threads_sleep_unless_told_otherwise(monkeypatch, capsys):
+    from simscore.__main__ import main
+    from simscore.parallel import OMP_WAIT_POLICY
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert os.environ["OMP_WAIT_POLICY"] == OMP_WAIT_POLICY == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")  # a user's choice stands
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+    assert "usage: simscore" in capsys.readouterr().out
