@@ -19,14 +19,14 @@ from typing import Any
 
 import pandas as pd
 
-from simscore.checks import check_bool, check_choice, check_int, check_number
+from simscore.checks import check_bool, check_choice, check_int, check_level, check_number
 from simscore.compare import Comparison, compare
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.action import DialogueActMatchRate, TotalMatchRate
 from simscore.measures.base import Measure
 from simscore.policy import Policy, check_contexts, run_policy
 from simscore.responses import Responses
-from simscore.sequential import RULES, check_alpha, similarity_lower_bound, spent_alpha
+from simscore.sequential import RULES, similarity_lower_bound, spent_alpha
 from simscore.stats import Bootstrap
 
 __all__ = ["similarity", "BehaviourMonitor", "fixed_contexts"]
@@ -190,7 +190,7 @@ class BehaviourMonitor:
             raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
         self.patience = check_int("patience", patience, minimum=1, error=ValueError)
         self.rule = check_choice("rule", rule, RULES)
-        self.alpha = check_alpha(alpha)
+        self.alpha = check_level("alpha", alpha, error=ValueError)
         if self.rule == "sequential" and threshold >= 1.0:
             raise ValueError("threshold=1.0 leaves the sequential rule no tolerance (no number of contexts shows that "
                              "nothing changes): use a threshold below 1, e.g. 0.99, or rule='point'")

@@ -59,7 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simscore.checks import check_bool, check_int, check_number, check_probability, check_seed
+from simscore.checks import check_bool, check_int, check_level, check_probability, check_seed
 
 __all__ = ["RULES", "spent_alpha", "change_upper_bound", "similarity_lower_bound", "MonitorSimulation",
            "simulate_monitor"]
@@ -68,14 +68,6 @@ __all__ = ["RULES", "spent_alpha", "change_upper_bound", "similarity_lower_bound
 #: docstring) and ``"point"`` (every measure's mean at or above the threshold at each check:
 #: the rule before simscore 0.2.0, without error control over repeated checks).
 RULES: tuple[str, ...] = ("sequential", "point")
-
-
-def check_alpha(alpha: float) -> float:
-    """``alpha`` as a float in (0, 1)."""
-    alpha = check_number("alpha", alpha, error=ValueError)
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    return alpha
 
 
 def spent_alpha(alpha: float, check: int) -> float:
@@ -87,7 +79,7 @@ def spent_alpha(alpha: float, check: int) -> float:
     0.049995
     """
     check = check_int("check", check, minimum=1, error=ValueError)
-    return check_alpha(alpha) / (check * (check + 1.0))
+    return check_level("alpha", alpha) / (check * (check + 1.0))
 
 
 def _kl_bernoulli(y: float, p: float) -> float:
