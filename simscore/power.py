@@ -22,8 +22,13 @@ with an intra-cluster correlation ``icc`` and ``cluster_size`` contexts per dial
 variance grows by the design effect ``1 + (cluster_size − 1) · icc`` (Kish), so ``n`` grows by
 it and a given ``n`` counts as ``n`` divided by it.
 
-These functions are meant for the report (one line per comparison: "detects a TMR difference
-of d with 80 % power" or "needs N contexts"); they are not wired into it yet.
+These functions are meant for the report; they are not wired into it yet. Where they belong:
+beside each TMR of the seed and reward-model comparisons (the report's sections on them and the
+``seeds`` / ``reward_models`` tables), one line per comparison — "n contexts detect a TMR
+difference of d with 80 % power" from :func:`detectable_difference` with the comparison's
+context count, its TMR and, for C_col, the ICC of the match indicators by dialogue and the mean
+dialogue length — and, where a difference between two comparisons is reported, whether its
+``n`` reaches :func:`contexts_needed` for the difference seen.
 """
 
 from __future__ import annotations
