@@ -4,7 +4,9 @@ A GP-SARSA policy is trained in the simulated restaurant domain in batches of di
 After each batch the monitor runs the greedy policy on a fixed context set (the C_gen grid)
 and compares its responses with those after the previous batch. Training stops once TMR
 and DMR have stayed at or above the threshold for `patience` batches in a row -- a
-behavioural stopping criterion, next to the usual task-success curve.
+behavioural stopping criterion, next to the usual task-success curve. The monitor's default
+rule is anytime-valid (its lower bounds, not just the means, must reach the threshold), so
+checking after every batch does not make a false "converged" more likely.
 
     python examples/rl_loop_convergence.py [--batch 250] [--max-dialogues 10000] [--seed 1]
     python examples/rl_loop_convergence.py --batch 50 --max-dialogues 500 --threshold 0.8 --patience 2
@@ -12,7 +14,8 @@ behavioural stopping criterion, next to the usual task-success curve.
 
 Seeded (``--seed``, default 1): the same run every time. Measured with the defaults on this
 project's 2-core machine (other jobs running): TMR and DMR stay at or above 0.95 from 3,000
-dialogues on, and training stops after 3,500 dialogues, 64 s in all.
+dialogues on, their bounds from 4,500 (TMR 0.988), and training stops after 5,000 dialogues,
+about 3 minutes in all (the old rule, ``rule="point"``, stopped after 3,500).
 """
 
 from __future__ import annotations

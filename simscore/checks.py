@@ -35,7 +35,8 @@ import numbers
 from collections.abc import Collection
 from typing import Any
 
-__all__ = ["check_int", "check_number", "check_probability", "check_bool", "check_choice", "check_seed", "MAX_SEED"]
+__all__ = ["check_int", "check_number", "check_probability", "check_level", "check_bool", "check_choice", "check_seed",
+           "MAX_SEED"]
 
 #: Seeds are non-negative and below 2**63 (numpy's SeedSequence takes any size; files and
 #: other tools rarely do).
@@ -106,6 +107,20 @@ def check_probability(name: str, value: Any, *, error: type[Exception] | None = 
     1.0
     """
     return check_number(name, value, minimum=0.0, maximum=1.0, error=error)
+
+
+def check_level(name: str, value: Any, *, error: type[Exception] | None = None) -> float:
+    """A number strictly between 0 and 1 (a test's level, a power).
+
+    >>> check_level("alpha", 1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha must be in (0, 1), got 1.0
+    """
+    number = check_number(name, value, error=error)
+    if not 0.0 < number < 1.0:
+        raise (error or ValueError)(f"{name} must be in (0, 1), got {value!r}")
+    return number
 
 
 def check_bool(name: str, value: Any) -> bool:

@@ -8,9 +8,11 @@
   set (default C_gen, 1,296 contexts) with the current model, compares the answers with the
   previous check's (:class:`simscore.BehaviourMonitor`), logs the similarity, its bootstrap
   interval and the chance level to SB3's logger (TensorBoard, CSV, stdout: whatever the run
-  configured), and stops training once the behaviour has stayed above a threshold for
+  configured), and stops training once the behaviour has stayed within a tolerance for
   ``patience`` checks — a stopping criterion on *what the policy does* rather than on the reward
-  (SB3 issue #1222).
+  (SB3 issue #1222). The decision is anytime-valid by default (``rule="sequential"``): checking
+  every ``check_freq`` steps for as long as training runs declares a policy that still changes by
+  more than the tolerance converged with probability at most ``alpha``.
 
 Both need the ``sb3`` extra (``pip install "simscore-dialogue[sb3]"``: stable-baselines3 and
 sb3-contrib). The module imports neither; the callback class, a subclass of SB3's
@@ -211,10 +213,12 @@ class _BehaviourConvergence:
     3. compares them with the chance level: a seeded random policy over each context's
        unmasked actions (computed once);
     4. logs to ``self.logger`` (``<log_prefix>/<measure>``, ``..._ci_low``, ``..._ci_high``,
-       ``..._chance``, ``<log_prefix>/stable_checks``, ``<log_prefix>/check_seconds``) and,
+       ``..._cs_low``, ``..._chance``, ``<log_prefix>/stable_checks``,
+       ``<log_prefix>/check_seconds``) and,
        with ``dump_logs``, writes them out at this step as SB3's ``EvalCallback`` does;
-    5. returns False — SB3 stops ``learn()`` — once every measure has been at or above
-       ``threshold`` for ``patience`` consecutive checks (and ``stop`` is True).
+    5. returns False — SB3 stops ``learn()`` — once every measure has been stable for
+       ``patience`` consecutive checks (and ``stop`` is True): by default its anytime-valid
+       lower bound ``..._cs_low`` at or above ``threshold`` (``rule``).
 
     Parameters
     ----------
@@ -227,9 +231,19 @@ class _BehaviourConvergence:
     check_freq : int
         Environment steps between checks (at least; a check waits for a model update).
     threshold : float
-        Every measure's mean must be at least this for a check to count as stable.
+        The tolerance: a check is stable when every measure's mean similarity — with
+        ``rule="sequential"``, its lower bound — is at least this.
     patience : int
         Consecutive stable checks after which training stops.
+    rule : {"sequential", "point"}
+        The decision of :class:`simscore.BehaviourMonitor`: ``"sequential"`` (default) keeps
+        the probability of stopping while the behaviour still changes by more than
+        ``1 − threshold`` at most ``alpha`` over any number of checks; ``"point"`` compares the
+        means with the threshold (the rule before simscore 0.2.0: with 1,296 contexts and a
+        policy changing 1.2 % of its actions per check, it stops within 100 checks in 58 % of
+        runs). The sequential rule needs enough contexts (C_gen's 1,296 for TMR ≥ 0.99).
+    alpha : float
+        The false-"converged" level of the sequential rule (default 0.05).
     require_change : bool
         Count stable checks only after the behaviour changed once (default): a freshly
         initialised network tends to answer every context the same way until learning takes
@@ -275,6 +289,8 @@ class _BehaviourConvergence:
         check_freq: int = 2048,
         threshold: float = 0.99,
         patience: int = 3,
+        rule: str = "sequential",
+        alpha: float = 0.05,
         require_change: bool = True,
         chance_seed: int | None = 0,
         stop: bool = True,
@@ -309,6 +325,7 @@ class _BehaviourConvergence:
         self.policy_name = name
         self.nlg_instance = nlg_instance
         self._monitor_args: dict[str, Any] = dict(
+            rule=rule, alpha=alpha,
             measures=measures, threshold=threshold, patience=patience, require_change=require_change,
             bootstrap=bootstrap,
         )
@@ -376,7 +393,7 @@ class _BehaviourConvergence:
         if row is not None:
             for measure in monitor.measures:
                 name = measure.name
-                for suffix in ("", "_ci_low", "_ci_high", "_chance"):
+                for suffix in ("", "_ci_low", "_ci_high", "_cs_low", "_chance"):
                     if f"{name}{suffix}" in row:
                         record(f"{prefix}/{name}{suffix}", row[f"{name}{suffix}"])
             record(f"{prefix}/stable_checks", monitor.stable_updates)
@@ -397,7 +414,7 @@ class _BehaviourConvergence:
 
     @property
     def converged(self) -> bool:
-        """True once every measure stayed at or above the threshold for ``patience`` checks."""
+        """True once every measure was stable (under ``rule``) for ``patience`` consecutive checks."""
         return self.monitor is not None and self.monitor.converged
 
     def history(self) -> pd.DataFrame:

@@ -32,7 +32,8 @@ def test_similarity_summary():
 
 
 def test_monitor_converges_after_patience_and_resets_on_change():
-    monitor = BehaviourMonitor(CONTEXTS, measures=("tmr",), threshold=0.85, patience=2)
+    # ten contexts certify nothing: the patience logic is the same under both rules, shown with the point rule
+    monitor = BehaviourMonitor(CONTEXTS, measures=("tmr",), threshold=0.85, patience=2, rule="point")
     learning = ["request(food)"] * 10
     assert monitor.update(Table(learning), 0) is None
     changed = ["request(area)"] * 5 + ["request(food)"] * 5
@@ -107,8 +108,8 @@ def test_monitor_records_intervals_and_the_chance_level():
     assert row["tmr_ci_low"] <= 0.8 <= row["tmr_ci_high"] and row["tmr_ci_high"] <= 1.0
     assert row["tmr_chance"] == pytest.approx(0.3) and row["dmr_chance"] == pytest.approx(0.5)
     assert list(monitor.history().columns) == [
-        "step", "previous_step", "tmr", "tmr_ci_low", "tmr_ci_high", "tmr_chance",
-        "dmr", "dmr_ci_low", "dmr_ci_high", "dmr_chance", "stable"]
+        "step", "previous_step", "tmr", "tmr_ci_low", "tmr_ci_high", "tmr_cs_low", "tmr_chance",
+        "dmr", "dmr_ci_low", "dmr_ci_high", "dmr_cs_low", "dmr_chance", "stable"]
 
 
 def test_monitor_baseline_must_cover_the_contexts():
@@ -120,7 +121,8 @@ def test_monitor_baseline_must_cover_the_contexts():
 
 def test_require_change_ignores_an_unchanging_start():
     constant = Table(["bye()"] * 10)
-    monitor = BehaviourMonitor(CONTEXTS, measures=("tmr",), threshold=0.9, patience=2, require_change=True)
+    monitor = BehaviourMonitor(CONTEXTS, measures=("tmr",), threshold=0.9, patience=2, require_change=True,
+                               rule="point")
     for step in range(5):
         monitor.update(constant, step)
     assert monitor.stable_updates == 0 and not monitor.converged and not monitor.changed
