@@ -11,6 +11,7 @@ from scipy.stats import binom, binomtest
 
 from simscore import Act, BehaviourMonitor, Response
 from simscore.sequential import change_upper_bound, similarity_lower_bound, simulate_monitor, spent_alpha
+from simscore.stats import Bootstrap
 
 N = 1296  # C_gen
 
@@ -119,7 +120,7 @@ CONTEXTS = [SimpleNamespace(id=f"c{i}") for i in range(N)]
 def _run(rule, rate, checks, seed=6):
     rng = np.random.default_rng(seed)
     monitor = BehaviourMonitor(CONTEXTS, ("tmr",), threshold=0.99, patience=3, require_change=False, rule=rule,
-                               n_resamples=0)
+                               bootstrap=Bootstrap(n_resamples=0))
     flipped = np.zeros(N, dtype=bool)
     for step in range(checks + 1):
         flipped ^= rng.random(N) < rate  # each context's action changes with probability `rate`
