@@ -232,3 +232,22 @@ def test_branch_replaces_the_users_randomness_only():
         sim.step(HANDCRAFTED.choose(sim.belief, sim.mask))
     with pytest.raises(RuntimeError, match="the dialogue has ended"):
         sim.branch(np.random.default_rng(0))
+
+
+def test_a_sampling_gpsarsa_source_and_arm():
+    """C_col as the experiment collects it: a GP-SARSA policy sampling with scale 1 (PyDial's evaluation)."""
+    from policies.gpsarsa.policy import GPSarsaPolicy
+
+    gp = GPSarsaPolicy(reward="ts", seed=3, training=True)
+    run_dialogues(gp, 6, seed=3)  # a little learning: a dictionary to sample from
+    gp.training, gp.sampling_scale = False, 1.0
+    contexts = simulated_contexts({"gp": gp}, 2, seed=8)
+    first = replay(contexts, gp, HANDCRAFTED, sources={"gp": gp}, continuations=2, seed=1)
+    again = replay(contexts, gp, HANDCRAFTED, sources={"gp": gp}, continuations=2, seed=1)
+    assert np.array_equal(first.a.turns, again.a.turns) and first.a.first_act == again.a.first_act
+    same = replay(contexts, gp, gp, sources={"gp": gp}, continuations=2, seed=1)
+    assert not same.differ.any() and np.array_equal(same.a.iq, same.c.iq)
+    assert gp.sampling_scale == 1.0 and gp.dialogues_trained == 6  # replays teach nothing
+    greedy = GPSarsaPolicy(reward="ts", seed=3, learner=gp.learner)  # not the sampling policy that made them
+    with pytest.raises(ReplayError, match="reaches another belief state|before turn"):
+        replay(contexts, gp, HANDCRAFTED, sources={"gp": greedy})
