@@ -292,8 +292,8 @@ def _group_columns(baseline: Outcomes, candidate: Outcomes, member: np.ndarray) 
 
 
 def _summary(group: str, baseline: Outcomes, candidate: Outcomes, member: np.ndarray, units: np.ndarray,
-             bootstrap: Bootstrap) -> tuple[FlipSummary, list[str]]:
-    """The group's summary, and the quantities whose interval rests on one unit."""
+             bootstrap: Bootstrap) -> tuple[FlipSummary, bool]:
+    """The group's summary, and whether its intervals rest on one unit (undefined)."""
     columns = _group_columns(baseline, candidate, member)
     pairs = int(member.sum())
     n_units = len(np.unique(units[member]))
@@ -303,13 +303,12 @@ def _summary(group: str, baseline: Outcomes, candidate: Outcomes, member: np.nda
     else:
         intervals = {name: (math.nan, math.nan) for name in columns}
     estimates = {}
-    undefined = []
+    undefined = False
     for name, column in columns.items():
         present = column[~np.isnan(column)]
         value = float(present.mean()) if present.size else math.nan
         low, high = intervals[name]
-        if present.size and np.isnan(low) and bootstrap.n_resamples and group not in undefined:
-            undefined.append(group)
+        undefined |= bool(present.size and np.isnan(low) and bootstrap.n_resamples)
         estimates[name] = Estimate(value, float(low), float(high))
     test = mcnemar_exact(int((baseline.success & ~candidate.success & member).sum()),
                          int((~baseline.success & candidate.success & member).sum()))
@@ -389,9 +388,10 @@ def _table(baseline: Outcomes, candidate: Outcomes, member: np.ndarray, units: n
     summaries = []
     undefined: list[str] = []
     for group, in_group in zip(GROUPS, (member, ~member)):
-        summary, missing = _summary(group, baseline, candidate, in_group, units, bootstrap)
+        summary, one_unit = _summary(group, baseline, candidate, in_group, units, bootstrap)
         summaries.append(summary)
-        undefined += missing
+        if one_unit:
+            undefined.append(group)
         if not summary.pairs:
             warnings.warn(f"{names[0]} -> {names[1]}: no pair in group {group!r}; its rates are NaN",
                           MissingValueWarning, stacklevel=3)

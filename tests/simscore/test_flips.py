@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -141,8 +142,6 @@ def test_properties(data):
     s1, s2, t1, t2, q1, q2, differ, clusters = data
     x, y = _arm(s1, t1, q1), _arm(s2, t2, q2)
     boot = Bootstrap(n_resamples=20, seed=1)
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingValueWarning)
         forward = outcome_flips(x, y, differ=differ, clusters=clusters, bootstrap=boot)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 
 import numpy as np
 import pytest
@@ -45,10 +46,14 @@ def _columns(replays):
 
 
 def test_handcrafted_against_random_end_to_end(handful):
+    numpy_state, python_state = np.random.get_state(), random.getstate()
     first = replay(handful, HANDCRAFTED, RandomPolicy(seed=7), sources=SOURCES, continuations=2, seed=11)
     again = replay(handful, HANDCRAFTED, RandomPolicy(seed=7), sources=SOURCES, continuations=2, seed=11)
     assert len(first) == 16 and first.names == ("handcrafted", "random") and first.continuations == 2
     assert first.context_ids[:2] == ("col/handcrafted/s0-000001/1",) * 2 and first.continuation[:2].tolist() == [0, 1]
+    # no global random state is read or written
+    assert random.getstate() == python_state
+    assert all(np.array_equal(x, y) for x, y in zip(np.random.get_state(), numpy_state))
     # deterministic: the same numbers bit for bit
     for name, column in _columns(first).items():
         other = _columns(again)[name]
