@@ -29,6 +29,7 @@ __all__ = [
     "CheckpointError",
     "TrainingConfigMismatchError",
     "SimulationError",
+    "ReplayError",
     "TextMeasureError",
     "ModelNotFoundError",
     "UnsupportedModelError",
@@ -217,6 +218,12 @@ class TrainingConfigMismatchError(CheckpointError):
 
 class SimulationError(SimscoreError, RuntimeError):
     """The simulation cannot run with the given domain or configuration."""
+
+
+class ReplayError(SimscoreError, ValueError):
+    """A context cannot be replayed in the simulated world: its set does not record how to rebuild
+    its dialogue (no simulated dialogue id, no policy for its source), or the rebuilt dialogue does
+    not reach the context's belief state (another policy, world or seed made it)."""
 
 
 class TextMeasureError(SimscoreError, ValueError):

@@ -5,11 +5,13 @@ simulator (:mod:`~policies.sim.usersim`), a focus belief tracker
 (:mod:`~policies.sim.tracker`), 16 summary actions with masks and master actions
 (:mod:`~policies.sim.summary`), template NLG (:mod:`~policies.sim.nlg`), task-success and
 interaction-quality rewards (:mod:`~policies.sim.rewards`), the dialogue simulator
-(:mod:`~policies.sim.simulator`) and runner (:mod:`~policies.sim.simulation`), the belief
-feature vector that is the environment's observation (:mod:`~policies.sim.features`,
-:mod:`~policies.sim.observation`), the objects derived once per domain
-(:mod:`~policies.sim.domain_cache`) and a Gymnasium environment (:mod:`~policies.sim.env`,
-imported only when used: ``import policies.sim`` does not import gymnasium).
+(:mod:`~policies.sim.simulator`) and runner (:mod:`~policies.sim.simulation`), replays of a
+collected dialogue from one of its contexts under common random numbers
+(:mod:`~policies.sim.replay`), the belief feature vector that is the environment's
+observation (:mod:`~policies.sim.features`, :mod:`~policies.sim.observation`), the objects
+derived once per domain (:mod:`~policies.sim.domain_cache`) and a Gymnasium environment
+(:mod:`~policies.sim.env`, imported only when used: ``import policies.sim`` does not import
+gymnasium).
 
 Nothing here imports the rest of :mod:`policies`: the GP-SARSA learner
 (:mod:`policies.gpsarsa`) and the adapters build on this world, not the other way round
@@ -30,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from policies.sim.domain_cache import DomainCache, domain_cache, domain_fingerprint
 from policies.sim.features import BeliefFeatures, belief_features, feature_names, feature_size
 from policies.sim.nlg import TemplateNLG
+from policies.sim.replay import Replays, replay
 from policies.sim.rewards import (
     REWARD_MODELS,
     InteractionStats,
@@ -94,6 +97,8 @@ __all__ = [
     "run_dialogues",
     "simulated_contexts",
     "SummaryPolicyAdapter",
+    "replay",
+    "Replays",
     "RestaurantSearchEnv",
 ]
 

@@ -373,6 +373,28 @@ class DialogueSimulator:
         self._hear(_HELLO)
         return self.belief
 
+    def branch(self, rng: np.random.Generator, *, system_rng: np.random.Generator | None = None) -> None:
+        """From now on the user draws from ``rng`` and the master-act mapping from ``system_rng``.
+
+        The dialogue so far — the user's goal, agenda and behaviour, the belief, the counters —
+        stays as it is: continuations of one dialogue state that get the same generators here
+        meet the same user randomness after the branch point (common random numbers;
+        :mod:`policies.sim.replay`).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The user's randomness for the rest of the dialogue.
+        system_rng : numpy.random.Generator, optional
+            The system's randomness in mapping summary to master acts (as in :meth:`reset`).
+        """
+        if self.done:
+            raise RuntimeError("the dialogue has ended; call reset() first")
+        if system_rng is not None and not isinstance(system_rng, np.random.Generator):
+            raise TypeError(f"system_rng must be a numpy.random.Generator, got {type(system_rng).__name__}")
+        self.user.reseed(rng)
+        self._system_rng = system_rng
+
     @property
     def system_text(self) -> str:
         """The text of the system's last act (realised on first use: training never needs it)."""

@@ -150,6 +150,16 @@ class AgendaUser:
                 self.agenda.append(shared_act("inform", ((slot, "=", self.goal.constraints[slot]),)))
         self.agenda.append(_INFORM_TYPE)
 
+    def reseed(self, rng: np.random.Generator) -> None:
+        """Draw every later random choice of this dialogue from ``rng``; the goal, agenda and state stay.
+
+        Replays of a dialogue from one of its turns (:mod:`policies.sim.replay`) give every branch
+        the same generator here, so the user's randomness after the branch point is common to them.
+        """
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        self.rng = rng
+
     def sample_goal(self, rng: np.random.Generator) -> UserGoal:
         """Draw a goal that ``goal_matches`` (2–3) venues match, and the slots to request."""
         cfg = self.config
