@@ -751,7 +751,7 @@ class GPSarsa:
 
 
 
-def compile_kernels() -> None:
+def compile_kernels(*, progress: bool = False) -> None:
     """Compile (or load from numba's on-disk cache) the learner's compiled loops now.
 
     The first GP-SARSA decision or update in a fresh environment compiles
@@ -759,10 +759,22 @@ def compile_kernels() -> None:
     processes load it (well under a second). A program that starts several training processes
     calls this first, so the cache is written once, by one process, before they start.
 
+    Parameters
+    ----------
+    progress : bool
+        Show the compilation's progress (:mod:`simscore.progress`: away from a terminal a log
+        line at least every minute; on a busy machine a first compilation has taken minutes).
+
     >>> compile_kernels()
     """
+    from simscore.progress import Progress
+
     learner = GPSarsa(GPSarsaConfig(feature_dim=2, n_actions=2))
-    learner.learn_episode(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0, 1]), np.array([-1.0, 1.0]))
-    learner.select_action(np.array([1.0, 1.0]), np.array([True, True]), rng=np.random.default_rng(0))
-    learner.q_values(np.array([1.0, 1.0]))
+    with Progress(3, "compiling the learner's loops", unit="parts", enabled=progress, delay=1.0) as bar:
+        learner.learn_episode(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0, 1]), np.array([-1.0, 1.0]))
+        bar.update()
+        learner.select_action(np.array([1.0, 1.0]), np.array([True, True]), rng=np.random.default_rng(0))
+        bar.update()
+        learner.q_values(np.array([1.0, 1.0]))
+        bar.update()
 

@@ -583,7 +583,7 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
     train_jobs = [job for job in train_jobs if not is_trained(*job)]
     if train_jobs:  # models load beside the training (with nothing to train, only if some text is new)
         _preload_text_models(measures)
-        compile_kernels()
+        compile_kernels(progress=progress)
     run_jobs(_train_job, train_jobs, n_jobs=n_jobs, scheduler=scheduler, desc="training", unit="runs",
              progress=progress)
     logger.info("training: %d runs trained, %d had finished, %.1f s", len(train_jobs),
