@@ -15,7 +15,7 @@ match), :mod:`~simscore.analysis.correlation` and
 ``bootstrap=`` :class:`~simscore.stats.Bootstrap` (resamples, coverage, seed; the separate
 keywords ``n_resamples``, ``confidence``, ``seed`` still work, with a
 :class:`DeprecationWarning`). The paper's findings are checked by the application
-layer (:mod:`simscore.app.findings`). Table schemas: :mod:`simscore.analysis.tables`.
+layer (:mod:`simscore.app.report.findings`). Table schemas: :mod:`simscore.analysis.tables`.
 
 Example: :mod:`simscore.analysis.comparisons`.
 """
