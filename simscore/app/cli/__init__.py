@@ -169,6 +169,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"simscore {args.command}: {what}{resume}", file=sys.stderr)
         return 128 + int(stopped)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -1,6 +1,6 @@
-"""The Markdown report of an experiment, and the ``simscore report DIR`` command (application layer).
+"""The Markdown report of an experiment, and rebuilding it from its tables (application layer).
 
-The experiment pipeline (:mod:`simscore.app.experiment`) produces the tables of
+The experiment pipeline (:mod:`simscore.app.runner`) produces the tables of
 :mod:`simscore.analysis`, saves them with :func:`simscore.tables_io.save_tables` and calls
 :func:`write_report`; ``simscore report DIR`` (:func:`rebuild_report`) later rebuilds figures
 and report from the saved tables alone.

