@@ -222,7 +222,7 @@ def prepare_output(
 
     This is the one output check of simscore, contexts and policies: every public writer calls
     it (with ``overwrite``) and every command calls it before any work (with its inputs, through
-    :func:`simscore.app.cli_args.check_outputs`); the write itself is :func:`atomic_open`.
+    :func:`simscore.app.cli.args.check_outputs`); the write itself is :func:`atomic_open`.
 
     * An output that is one of the ``inputs`` (the same file, however it is spelt: symbolic
       links and ``..`` resolved, hard links compared by device and inode) is refused, even with

@@ -3,7 +3,7 @@
 :func:`save_tables` writes a folder of tables (each as CSV and as a typed JSON file, plus an
 index); :func:`load_tables` reads it back with the same dtypes; :func:`markdown_table`
 formats a DataFrame for a report. The experiment report built from such a folder lives in
-the application layer (:mod:`simscore.app.report`).
+the application layer (:mod:`simscore.app.report.document`).
 
 Directory layout
 ----------------

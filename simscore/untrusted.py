@@ -19,7 +19,7 @@ instructions:
   read back exactly (a text that itself starts with apostrophes and then one of those
   characters gets one more apostrophe, and loses one on reading).
 * **a web page** runs markup: :func:`html.escape` (with quotes) for text in HTML, and JSON
-  with ``<``, ``>``, ``&`` escaped inside ``<script>`` (see :mod:`simscore.app.view`).
+  with ``<``, ``>``, ``&`` escaped inside ``<script>`` (see :mod:`simscore.app.inspect.view_page`).
 * **Markdown** (``report.md``, ``explain.md``, opened in a viewer that renders HTML) runs what
   a table title or a cell brings: an HTML tag or comment, a link or an image (which a viewer
   loads), a line break that starts a heading or a list. :func:`markdown_text` writes ``<``

@@ -52,8 +52,8 @@ from policies.gpsarsa.policy import GPSarsaPolicy
 from policies.gpsarsa.training import EVALUATION_COLUMNS, read_evaluation
 from policies.handcrafted import HandcraftedPolicy
 from policies.sim.simulation import run_dialogues
-from simscore.app.experiment import load_config
-from simscore.app.view import read_comparison
+from simscore.app.experiment.config import load_config
+from simscore.app.inspect.view import read_comparison
 from simscore.compare import compare
 from simscore.errors import SimscoreError
 from simscore.formats import FILE_FORMATS, detect_format

@@ -22,9 +22,8 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from collections.abc import Container, Iterable, Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("simscore", "contexts", "policies")
@@ -213,38 +212,7 @@ def test_exceptions_live_in_the_errors_module():
 
 # -- inside a package: no circle at any dotted level, no private name of another module -----
 
-#: The packages for which the two rules below hold without exception. simscore has the circles
-#: and private imports listed after it, each by name: none may be added, and an entry leaves its
-#: list when it is fixed. When both lists are empty, this line becomes ``STRICT = PACKAGES``.
-STRICT = ("contexts", "policies")
-
-#: simscore's import circles today (its modules at the deepest level where each is a circle).
-KNOWN_CIRCLES = (
-    ("simscore.app.report_flows", "simscore.app.report_performance", "simscore.app.report_sections"),
-    ("simscore.app.analyses", "simscore.app.experiment", "simscore.app.explain", "simscore.app.flow_strata",
-     "simscore.app.held_out", "simscore.app.provenance", "simscore.app.reference", "simscore.app.report"),
-)
-#: simscore's private names imported from another public module today.
-KNOWN_PRIVATE_NAMES = (
-    "simscore.app.findings imports simscore.app.findings_rules._Paper",
-    "simscore.app.findings imports simscore.app.findings_rules._cer_cmr",
-    "simscore.app.findings imports simscore.app.findings_rules._cer_use",
-    "simscore.app.findings imports simscore.app.findings_rules._converge",
-    "simscore.app.findings imports simscore.app.findings_rules._dmr_above_tmr",
-    "simscore.app.findings imports simscore.app.findings_rules._first_turn",
-    "simscore.app.findings imports simscore.app.findings_rules._gen_col",
-    "simscore.app.findings imports simscore.app.findings_rules._reward_models",
-    "simscore.app.findings imports simscore.app.findings_rules._seeds_differ",
-    "simscore.app.findings imports simscore.app.findings_rules._small_changes",
-    "simscore.app.findings imports simscore.app.findings_rules._text",
-    "simscore.app.findings imports simscore.app.findings_rules._weak",
-    "simscore.app.findings_rules imports simscore.app.findings_types._EPS",
-    "simscore.app.findings_rules imports simscore.app.findings_types._fmt",
-    "simscore.app.findings_rules imports simscore.app.findings_types._nan",
-    "simscore.app.report imports simscore.app.report_sections._config_value",
-    "simscore.app.report imports simscore.app.report_sections._label",
-    "simscore.app.report imports simscore.app.report_sections._thousands",
-)
+# The two rules below hold in every package, at every dotted level (modules, rooms), without exception.
 
 
 def _imported(module: str, tree: ast.Module, modules: Container[str], packages: Container[str]) -> Iterator[tuple[str, str | None]]:
@@ -329,26 +297,12 @@ def _private_names_of_other_modules(modules: Mapping[str, ast.Module], packages:
     return found
 
 
-def _strict(found: Iterable[str | tuple[str, ...]]) -> list[Any]:
-    return sorted(item for item in found if (item if isinstance(item, str) else item[0]).split(".")[0] in STRICT)
-
-
 def test_no_import_circle_at_any_dotted_level():
-    found = _circles(MODULES, PACKAGE_NAMES)
-    assert _strict(found) == []
-    others = sorted(set(found) - set(_strict(found)))
-    new = [circle for circle in others if not any(set(circle) <= set(known) for known in KNOWN_CIRCLES)]
-    assert not new, f"new import circle(s): {new}"
-    changed = [known for known in KNOWN_CIRCLES if known not in others]
-    assert not changed, f"KNOWN_CIRCLES lists {changed}, which are no longer circles: list what is left ({others})"
+    assert sorted(_circles(MODULES, PACKAGE_NAMES)) == []
 
 
 def test_no_private_name_of_another_module_of_the_package():
-    found = _private_names_of_other_modules(MODULES, PACKAGE_NAMES)
-    assert _strict(found) == []
-    others = set(found) - set(_strict(found))
-    assert sorted(others - set(KNOWN_PRIVATE_NAMES)) == [], "new private name(s) imported from another module"
-    assert sorted(set(KNOWN_PRIVATE_NAMES) - others) == [], "fixed: take them out of KNOWN_PRIVATE_NAMES"
+    assert sorted(_private_names_of_other_modules(MODULES, PACKAGE_NAMES)) == []
 
 
 def test_the_circle_and_private_name_rules_see_violations():
@@ -375,3 +329,10 @@ def test_the_circle_and_private_name_rules_see_violations():
     assert _private_names_of_other_modules(modules, packages) == {
         "p.sim.x imports p.gp.y._fast", "p.gp._z imports p.gp.y._fast",
     }
+
+
+def test_the_application_is_in_rooms_and_strict():
+    # simscore.app: at most six modules flat beside its rooms; the rules above hold there at every level
+    flat = sorted(m for m in MODULES if _in(m, "simscore.app") and m.count(".") == 2 and m not in PACKAGE_NAMES)
+    assert len(flat) <= 6, flat
+    assert {"simscore.app.experiment", "simscore.app.report", "simscore.app.inspect", "simscore.app.cli"} <= PACKAGE_NAMES

@@ -21,8 +21,8 @@ from contexts.context import CONTEXTS_FORMAT, CONTEXTS_VERSION, ContextSet
 from contexts.domain import default_domain, load_ontology, load_venues
 from simscore import Responses
 from simscore import responses as responses_module
-from simscore.app import paper
-from simscore.app.experiment import load_config
+from simscore.app.experiment.config import load_config
+from simscore.app.report import paper
 from tests.examples.test_scripts import RUN_BY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +92,7 @@ def _marker(path: Path) -> object:
     return path
 
 
-#: The paper's files (simscore/app/data/paper/) -> the function of simscore.app.paper that reads and checks it.
+#: The paper's files (simscore/app/data/paper/) -> the function of simscore.app.report.paper that reads and checks it.
 PAPER_READERS: dict[str, Callable[[], object]] = {
     "table1_performance.csv": paper.performance,
     "table2_convergence.csv": paper.convergence,
@@ -104,7 +104,7 @@ PAPER_READERS: dict[str, Callable[[], object]] = {
 
 def _paper_file(path: Path) -> object:
     if path.name not in PAPER_READERS:
-        pytest.fail(f"{_name(path)}: not a file simscore.app.paper reads; add its reader to PAPER_READERS")
+        pytest.fail(f"{_name(path)}: not a file simscore.app.report.paper reads; add its reader to PAPER_READERS")
     # the function reads this very file (the package's data as importlib.resources finds it)
     assert Path(str(resources.files("simscore.app").joinpath("data", "paper", path.name))) == path
     return PAPER_READERS[path.name]()

@@ -13,7 +13,7 @@ Modules: :mod:`~simscore.analysis.tables` (schemas, keys, the result type),
 match), :mod:`~simscore.analysis.correlation` and
 :mod:`~simscore.analysis.performance`. Every analysis with an interval takes one
 ``bootstrap=`` :class:`~simscore.stats.Bootstrap` (resamples, coverage, seed). The paper's findings are checked by the application
-layer (:mod:`simscore.app.findings`). Table schemas: :mod:`simscore.analysis.tables`.
+layer (:mod:`simscore.app.report.findings`). Table schemas: :mod:`simscore.analysis.tables`.
 
 Example: :mod:`simscore.analysis.comparisons`.
 """

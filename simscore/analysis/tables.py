@@ -121,7 +121,7 @@ SCHEMAS: dict[str, tuple[str, ...]] = {
         "avg_iq_run_min", "avg_iq_run_max",
         "avg_length_run_min", "avg_length_run_max",
     ),
-    # with an experiment's [held_out] table (simscore.app.flow_strata): comparisons per flow stratum
+    # with an experiment's [held_out] table (simscore.app.experiment.flow_strata): comparisons per flow stratum
     "flow_strata": (
         "context_set", "checkpoint", "comparison", "group", "pair", "pairs", "by", "stratum", "measure",
         "mean", "ci_low", "ci_high", "count", "missing", "dialogues",

@@ -14,7 +14,7 @@ from contexts.belief import BeliefState
 from contexts.context import Context, ContextSet
 from simscore import Act, Response, Responses
 from simscore.app.cli import main
-from simscore.app.view import render_page
+from simscore.app.inspect.view_page import render_page
 from simscore.responses_csv import read_responses_csv, write_responses_csv
 from simscore.untrusted import (
     TerminalStream,
@@ -170,7 +170,7 @@ def test_view_title_escapes_every_html_special() -> None:
 
 
 def test_report_title_and_command_cannot_inject_markdown() -> None:
-    from simscore.app.report import build_report
+    from simscore.app.report.document import build_report
 
     record = {"title": "Run <img src=x onerror=alert(1)>\n# fake heading [x](javascript:alert(1))",
               "command": "simscore run a.toml --out 'x\n```\n<script>alert(1)</script>'"}

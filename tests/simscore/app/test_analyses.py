@@ -1,4 +1,4 @@
-"""simscore.app.analyses: the experiment's scoring steps on the synthetic experiment (known answers)."""
+"""simscore.app.experiment.analyses: the experiment's scoring steps on the synthetic experiment (known answers)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pandas as pd
 
 from simscore import Act, Response, Responses
 from simscore import analysis as an
-from simscore.app.analyses import RunResponses, SetResponses, assemble_tables, score_set
-from simscore.app.folder import RunId
+from simscore.app.experiment.analyses import RunResponses, SetResponses, assemble_tables, score_set
+from simscore.app.experiment.folder import RunId
 from simscore.measures import resolve_measures
 from tests.simscore.synthetic import COL, IDS, PERFORMANCE_RECORDS, TURNS, checkpoints, responses
 

@@ -75,7 +75,8 @@ def test_usage_errors_exit_2(capsys):
 
 
 def test_experiment_commands_record_the_command_line(monkeypatch, tmp_path):
-    from simscore.app import experiment
+    from simscore.app import runner
+    from simscore.app.experiment.config import DEMO_CONFIG
 
     seen = {}
 
@@ -83,10 +84,10 @@ def test_experiment_commands_record_the_command_line(monkeypatch, tmp_path):
         seen.update(config=config, out=out, **kwargs)
         return Path(out) / "report.md"
 
-    monkeypatch.setattr(experiment, "run_experiment", fake_run)
+    monkeypatch.setattr(runner, "run_experiment", fake_run)
     assert main(["demo", "--out", str(tmp_path / "my demo"), "--jobs", "2", "--quiet"]) == 0
     assert seen["command"] == f"simscore demo --out '{tmp_path / 'my demo'}'"  # quoted for a shell
-    assert seen["config"] == experiment.DEMO_CONFIG and seen["n_jobs"] == 2
+    assert seen["config"] == DEMO_CONFIG and seen["n_jobs"] == 2
     assert main(["run", str(EXAMPLES / "paper.toml")]) == 0
     assert seen["command"] == f"simscore run {EXAMPLES / 'paper.toml'} --out simscore-paper"
 
@@ -260,11 +261,12 @@ def test_every_sub_command_has_quiet_and_verbose(capsys):
 
 
 def test_compare_defaults_to_the_installed_measures_and_names_the_extra(monkeypatch, caplog):
-    from simscore.app import cli, cli_args
+    from simscore.app.cli import args as cli_args
+    from simscore.app.cli import compare
 
-    monkeypatch.setattr(cli, "installed_measures", lambda: (["tmr", "dmr", "cer", "cmr", "bleu4"], ["use_cos", "use_ang", "bertscore"]))
+    monkeypatch.setattr(compare, "installed_measures", lambda: (["tmr", "dmr", "cer", "cmr", "bleu4"], ["use_cos", "use_ang", "bertscore"]))
     with caplog.at_level("INFO", logger="simscore"):
-        assert cli._default_measures() == ["tmr", "dmr", "cer", "cmr", "bleu4"]
+        assert compare._default_measures() == ["tmr", "dmr", "cer", "cmr", "bleu4"]
     assert "measures use_cos, use_ang, bertscore left out: their packages are not installed (pip install 'simscore-dialogue[text]')" in caplog.text
     usable, missing = cli_args.installed_measures()
     assert usable + missing and set(usable) | set(missing) == set(cli_args.ALL_MEASURES)

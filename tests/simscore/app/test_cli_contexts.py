@@ -1,4 +1,4 @@
-"""Tests of simscore.app.cli_contexts: ``simscore contexts gen / collect / info``."""
+"""Tests of simscore.app.cli.contexts: ``simscore contexts gen / collect / info``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from contexts.context import ContextSet
-from simscore.app.cli_contexts import add_subcommands
+from simscore.app.cli.contexts import add_subcommands
 from simscore.errors import FileFormatError, InvalidContextError, OutputExistsError
 
 Lines = list[dict[str, Any]]

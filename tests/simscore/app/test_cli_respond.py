@@ -21,8 +21,8 @@ from policies import (
     train,
 )
 from simscore import Act, Responses, run_policy
-from simscore.app import cli_respond
 from simscore.app.cli import main
+from simscore.app.cli import respond as cli_respond
 from simscore.responses_csv import read_responses_csv
 from tests.policies.fake_convlab import RuleBot
 

@@ -1,4 +1,4 @@
-"""simscore.app.cli_train: ``simscore train`` trains, resumes and rejects bad arguments."""
+"""simscore.app.cli.train: ``simscore train`` trains, resumes and rejects bad arguments."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from policies.gpsarsa.training import (
     list_checkpoints,
     load_checkpoint,
 )
-from simscore.app.cli_train import _FIELDS, add_subcommands
+from simscore.app.cli.train import _FIELDS, add_subcommands
 from simscore.errors import ConfigError
 
 

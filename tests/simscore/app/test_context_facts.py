@@ -1,4 +1,4 @@
-"""simscore.app.context_facts: distinct belief states, dialogues, user-bye contexts, sensitivity."""
+"""simscore.app.experiment.context_facts: distinct belief states, dialogues, user-bye contexts, sensitivity."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from contexts import collect_contexts
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
 from policies.sim.simulation import SummaryPolicyAdapter, run_dialogues
 from simscore import analysis as an
-from simscore.app.context_facts import context_metadata, context_sets_table, sensitivity_table
+from simscore.app.experiment.context_facts import context_metadata, context_sets_table, sensitivity_table
 from simscore.policy import run_policy
 
 

@@ -1,4 +1,4 @@
-"""simscore.app.diagnose: degenerate vs real scores, verdicts, and the ``simscore diagnose`` files."""
+"""simscore.app.inspect.diagnose: degenerate vs real scores, verdicts, and the ``simscore diagnose`` files."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from policies.degenerate import ConstantPolicy, UniformActPolicy, degenerate_pol
 from policies.handcrafted import HandcraftedPolicy
 from policies.sim.simulation import SummaryPolicyAdapter
 from simscore.app.cli import main
-from simscore.app.diagnose import add_subcommands, default_real_policies, diagnose
+from simscore.app.cli.diagnose import add_subcommands
+from simscore.app.inspect.diagnose import default_real_policies, diagnose
 from simscore.errors import OutputExistsError
 from simscore.policy import run_policy
 from simscore.stats import Bootstrap
@@ -104,7 +105,7 @@ def test_cli_with_a_responses_file(tmp_path: Path) -> None:
     table = pd.read_csv(out / "diagnose.csv")
     assert set(table["b"]) == {"hc03"} and set(table["kind"]) == {"degenerate"}
     with pytest.raises(OutputExistsError):
-        from simscore.app.diagnose import write_diagnose  # the library refuses too
+        from simscore.app.inspect.diagnose import write_diagnose  # the library refuses too
 
         write_diagnose(diagnose({"hc03": run_policy(ConstantPolicy(), GRID)}, {"u": run_policy(UniformActPolicy(), GRID)},
                                 "tmr"), out)

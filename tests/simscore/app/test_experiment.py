@@ -15,7 +15,9 @@ import pytest
 
 from policies.gpsarsa.training import TrainingConfig
 from simscore.app.cli import main
-from simscore.app.experiment import ExperimentConfig, ExperimentError, run_experiment
+from simscore.app.experiment.config import ExperimentConfig
+from simscore.app.runner import run_experiment
+from simscore.errors import ExperimentError
 
 TINY = ExperimentConfig(
     name="tiny",
@@ -258,7 +260,7 @@ def test_dask_cluster_gives_identical_results(tiny_run, tmp_path):
 
 
 def test_a_folder_in_use_is_refused_before_any_work(tmp_path, capsys):
-    from simscore.app.folder import ExperimentFolder
+    from simscore.app.experiment.folder import ExperimentFolder
     from simscore.errors import FolderInUseError
 
     folder = ExperimentFolder(tmp_path / "busy")

@@ -11,8 +11,8 @@ import pytest
 
 from policies.gpsarsa.training import EVAL_SEED, TrainingConfig
 from policies.sim.usersim import UserSimulatorConfig
-from simscore.app.experiment import DEMO_CONFIG, ExperimentConfig, load_config
-from simscore.app.findings import Thresholds
+from simscore.app.experiment.config import DEMO_CONFIG, ExperimentConfig, load_config
+from simscore.app.report.findings import Thresholds
 from simscore.errors import ConfigError, ExperimentError
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -170,7 +170,7 @@ def test_every_findings_threshold_is_checked_against_its_range(tmp_path, line, m
 
 
 def test_every_threshold_has_a_range_and_the_bounds_are_allowed():
-    from simscore.app.findings_types import _RANGES
+    from simscore.app.experiment.sections import _RANGES
 
     fields = [f.name for f in dataclasses.fields(Thresholds)]
     assert sorted(_RANGES) == sorted(fields)
@@ -223,7 +223,7 @@ def test_an_endless_configuration_stops_at_a_named_limit(tmp_path):
 
 def test_a_measure_whose_extra_is_missing_is_valid_config_but_stops_the_run_before_any_file(tmp_path, monkeypatch):
     """DEMO_CONFIG names all eight measures and must import without the text extra (a bare install)."""
-    from simscore.app import experiment
+    from simscore.app import runner
     from simscore.errors import MissingDependencyError
     from simscore.measures import MEASURES, BertScore
 
@@ -240,5 +240,5 @@ def test_a_measure_whose_extra_is_missing_is_valid_config_but_stops_the_run_befo
     with pytest.raises(ExperimentError, match="repeated: tmr"):
         ExperimentConfig(measures=("action", "tmr"))
     with pytest.raises(MissingDependencyError, match=r"simscore-dialogue\[text\]"):
-        experiment.run_experiment(config, tmp_path / "out")
+        runner.run_experiment(config, tmp_path / "out")
     assert not (tmp_path / "out").exists()

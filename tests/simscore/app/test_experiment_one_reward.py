@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from simscore.app.cli import main
-from simscore.app.experiment import ExperimentConfig, run_experiment
-from simscore.app.held_out import HeldOutConfig
+from simscore.app.experiment.config import ExperimentConfig
+from simscore.app.experiment.sections import HeldOutConfig
+from simscore.app.runner import run_experiment
 from tests.simscore.app.test_experiment import TINY
 
 ONE = dataclasses.replace(

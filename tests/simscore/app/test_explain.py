@@ -12,7 +12,7 @@ import pytest
 from contexts.generate import GridSpec, generate_grid
 from simscore import Act, Response, Responses
 from simscore.app.cli import main
-from simscore.app.explain import explain, load_runs, summary_paragraph
+from simscore.app.inspect.explain import explain, load_runs, summary_paragraph
 from simscore.errors import SimscoreError
 
 GRID = generate_grid(GridSpec(levels=(0.0, 1.0)))  # 48 contexts
@@ -144,7 +144,7 @@ def test_cli_and_empty_folder(folder: Path, explained: Path, tmp_path: Path, cap
 
 
 def test_report_links_explain(folder: Path, explained: Path, tmp_path: Path) -> None:
-    from simscore.app.report import build_report
+    from simscore.app.report.document import build_report
 
     text = build_report({}, {}, base=folder)
     assert "[explain/explain.md](explain/explain.md)" in text and "difference +0.875" in text

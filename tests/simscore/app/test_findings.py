@@ -1,4 +1,4 @@
-"""simscore.app.findings: the paper's eleven findings graded on hand-built and synthetic tables."""
+"""simscore.app.report.findings: the paper's eleven findings graded on hand-built and synthetic tables."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from simscore import analysis as an
-from simscore.app.findings import VERDICTS, Check, Finding, Thresholds, findings, format_quantities
+from simscore.app.report.findings import VERDICTS, Check, Finding, Thresholds, findings, format_quantities
 from tests.simscore.synthetic import BOOT, synthetic_results, synthetic_tables
 
 NAMES = [
@@ -86,7 +86,7 @@ def test_findings_take_one_thresholds_object_and_no_loose_thresholds():
     assert new[0].verdict == "holds" and findings(convergence=conv)[0].verdict != "holds"
     with pytest.raises(TypeError, match="unexpected keyword argument 'converged_tmr'"):
         findings(convergence=conv, converged_tmr=0.85)
-    with pytest.raises(TypeError, match="thresholds must be a simscore.app.findings_types.Thresholds, got dict"):
+    with pytest.raises(TypeError, match="thresholds must be a simscore.app.experiment.sections.Thresholds, got dict"):
         findings(thresholds={"weak_r": 0.3})
 
 

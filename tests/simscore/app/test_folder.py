@@ -1,4 +1,4 @@
-"""simscore.app.folder: every path of an experiment folder in one place, and finding them again."""
+"""simscore.app.experiment.folder: every path of an experiment folder in one place, and finding them again."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from simscore.app.folder import ExperimentFolder, RunId
+from simscore.app.experiment.folder import ExperimentFolder, RunId
 from simscore.errors import FolderInUseError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -97,7 +97,7 @@ def test_the_lock_refuses_a_second_holder_names_it_and_goes_away(tmp_path: Path)
 
 def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path):
     folder = ExperimentFolder(tmp_path)
-    code = ("import os, sys\nfrom simscore.app.folder import ExperimentFolder\n"
+    code = ("import os, sys\nfrom simscore.app.experiment.folder import ExperimentFolder\n"
             "lock = ExperimentFolder(sys.argv[1]).lock('simscore run old').__enter__()\nos._exit(9)\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     dead = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, check=False)
@@ -129,8 +129,8 @@ def test_a_lock_file_of_nested_brackets_is_not_a_holder(tmp_path: Path):
 
 
 def test_an_experiment_record_nested_too_deeply_is_unreadable(tmp_path: Path):
-    from simscore.app.experiment import DEMO_CONFIG
-    from simscore.app.provenance import check_folder_settings
+    from simscore.app.experiment.config import DEMO_CONFIG
+    from simscore.app.experiment.provenance import check_folder_settings
     from simscore.errors import ExperimentError
 
     folder = ExperimentFolder(tmp_path)

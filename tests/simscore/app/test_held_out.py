@@ -9,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from simscore.app.experiment import ExperimentConfig, ExperimentError, load_config, run_experiment
-from simscore.app.held_out import HELD_OUT_USERS, HeldOutConfig
-from simscore.errors import ConfigError
+from simscore.app.experiment.config import ExperimentConfig, load_config
+from simscore.app.experiment.sections import HELD_OUT_USERS, HeldOutConfig
+from simscore.app.runner import run_experiment
+from simscore.errors import ConfigError, ExperimentError
 from tests.simscore.app.test_experiment import TINY
 
 HELD = dataclasses.replace(TINY, held_out=HeldOutConfig(dialogues=2, graph_dialogues=4, n_permutations=200))
@@ -187,6 +188,6 @@ def test_held_out_pieces_made_with_other_settings_are_refused(held_run, tmp_path
 
 
 def test_report_has_no_flow_section_without_the_table():
-    from simscore.app.report import build_report
+    from simscore.app.report.document import build_report
 
     assert "Seen and unseen" not in build_report({}, {"title": "x"})

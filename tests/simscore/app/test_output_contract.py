@@ -1,6 +1,6 @@
 """The output contract, over every command and every public writer (found, not listed by hand).
 
-The contract (:func:`simscore.output.prepare_output`, :mod:`simscore.app.cli_args`): an output is
+The contract (:func:`simscore.output.prepare_output`, :mod:`simscore.app.cli.args`): an output is
 never an input, however it is spelt (``..``, a symbolic link to the folder, a hard link); an
 existing file is replaced only with ``--force`` / ``overwrite=True``; the location is checked
 before any work; nothing but a regular file is renamed over (a FIFO and a device are written
@@ -29,7 +29,7 @@ import pytest
 import contexts
 import policies
 import simscore
-from simscore.app import cli_args
+from simscore.app.cli import args as cli_args
 from simscore.app.cli import build_parser, main
 from simscore.errors import MissingDependencyError, OutputExistsError
 
@@ -178,7 +178,7 @@ def test_files_a_command_writes_into_its_folder_follow_the_contract(tmp_path: Pa
 PATH_PARAMETERS = {"path", "json_path", "out", "path_stem", "log_path", "out_dir", "folder", "directory", "output", "run_dir", "target"}
 #: Public functions that only read the path they take.
 READERS = {
-    "simscore.app.experiment.load_config", "simscore.app.explain.load_runs", "simscore.app.view.read_comparison",
+    "simscore.app.experiment.config.load_config", "simscore.app.inspect.explain.load_runs", "simscore.app.inspect.view.read_comparison",
     "simscore.io.read_jsonl", "simscore.io.read_text", "simscore.io.read_bytes", "simscore.io.read_json",
     "simscore.io.parse_json", "simscore.io.parse_toml", "simscore.io.read_lines", "simscore.io.read_csv_rows",
     "simscore.io.open_input", "simscore.responses.Responses.read_jsonl",
@@ -197,25 +197,25 @@ READERS = {
     # model folders are only ever read (simscore.models: checked, then loaded by transformers)
     "simscore.models.existing_folder", "simscore.models.open_model_folder", "simscore.models.read_model_json",
     # the experiment folder's own checks and scoring read the pieces it wrote
-    "simscore.app.analyses.read_responses", "simscore.app.analyses.score_experiment",
-    "simscore.app.provenance.check_collected", "simscore.app.provenance.check_folder_settings",
-    "simscore.app.provenance.check_log", "simscore.app.reference.reference_policies",
-    "simscore.app.provenance.check_piece", "simscore.app.flow_strata.held_out_comparisons",
-    "simscore.app.flow_strata.flow_strata_tables", "simscore.app.provenance.upstream_digest",
+    "simscore.app.experiment.analyses.read_responses", "simscore.app.experiment.analyses.score_experiment",
+    "simscore.app.experiment.provenance.check_collected", "simscore.app.experiment.provenance.check_folder_settings",
+    "simscore.app.experiment.provenance.check_log", "simscore.app.experiment.reference.reference_policies",
+    "simscore.app.experiment.provenance.check_piece", "simscore.app.experiment.flow_strata.held_out_comparisons",
+    "simscore.app.experiment.flow_strata.flow_strata_tables", "simscore.app.experiment.provenance.upstream_digest",
     "policies.gpsarsa.training.is_trained",
 }
 #: Public functions that take a path but touch no file.
-PATHS_ONLY = {"simscore.app.folder.ExperimentFolder.link"}
+PATHS_ONLY = {"simscore.app.experiment.folder.ExperimentFolder.link"}
 #: The write mechanism behind the contract (callers check with prepare_output first) and the check itself.
 MECHANISM = {"simscore.output.atomic_open", "simscore.output.atomic_write_text", "simscore.io.write_jsonl",
              "simscore.output.prepare_output"}
 #: Writers of a folder they own and resume or regenerate (an experiment, a training run, its figures).
 FOLDER_WRITERS = {
-    "simscore.app.experiment.run_experiment", "simscore.app.explain.explain", "simscore.app.report.write_report",
-    "simscore.app.report.rebuild_report", "simscore.tables_io.save_tables", "simscore.plots.make_figures",
+    "simscore.app.runner.run_experiment", "simscore.app.inspect.explain.explain", "simscore.app.report.document.write_report",
+    "simscore.app.report.document.rebuild_report", "simscore.tables_io.save_tables", "simscore.plots.make_figures",
     "policies.gpsarsa.training.train", "policies.tiny_models.write_tiny_model",
-    "simscore.app.provenance.stale_random_responses", "simscore.app.held_out.build_held_out",
-    "simscore.app.provenance.remaking",
+    "simscore.app.experiment.provenance.stale_random_responses", "simscore.app.experiment.held_out.build_held_out",
+    "simscore.app.experiment.provenance.remaking",
 }
 
 
@@ -264,8 +264,8 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
     from policies.handcrafted import HandcraftedPolicy
     from policies.sim.simulation import run_dialogues
     from simscore import Act, Response, Responses, compare
-    from simscore.app.diagnose import diagnose, write_diagnose
-    from simscore.app.view import write_view
+    from simscore.app.inspect.diagnose import diagnose, write_diagnose
+    from simscore.app.inspect.view import write_view
     from simscore.responses_csv import write_responses_csv
     from simscore.stats import Bootstrap
 
@@ -287,8 +287,8 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
         "simscore.responses.Responses.to_jsonl": lambda p, o: a.to_jsonl(p, overwrite=o),
         "simscore.responses_csv.write_responses_csv": lambda p, o: write_responses_csv(p, a, overwrite=o),
         "simscore.compare.Comparison.save": lambda p, o: compare(a, b, "tmr").save(p.with_suffix(".json"), overwrite=o),
-        "simscore.app.view.write_view": lambda p, o: write_view(compare(a, b, "tmr"), a, b, p, overwrite=o),
-        "simscore.app.diagnose.write_diagnose": lambda p, o: write_diagnose(
+        "simscore.app.inspect.view.write_view": lambda p, o: write_view(compare(a, b, "tmr"), a, b, p, overwrite=o),
+        "simscore.app.inspect.diagnose.write_diagnose": lambda p, o: write_diagnose(
             diagnose({"a": a}, {"b": b}, "tmr", bootstrap=Bootstrap(n_resamples=10)), p.parent, overwrite=o),
         "contexts.context.ContextSet.to_jsonl": lambda p, o: grid.to_jsonl(p, overwrite=o),
         "contexts.dialogue_log.write_dialogue_log": lambda p, o: write_dialogue_log(
@@ -346,7 +346,7 @@ WRITERS = _writers()
 LANDS = {
     **{f"simscore.plots.{name}": lambda p: p.with_suffix(".png") for name in FIGURE_WRITERS},
     "simscore.compare.Comparison.save": lambda p: p.with_suffix(".json"),
-    "simscore.app.diagnose.write_diagnose": lambda p: p.parent / "diagnose.md",
+    "simscore.app.inspect.diagnose.write_diagnose": lambda p: p.parent / "diagnose.md",
     "contexts.flow_plot.plot_flows": lambda p: p.with_suffix(".png"),
     "policies.gpsarsa.learner.GPSarsa.save": lambda p: p.with_suffix(".npz"),
     "policies.gpsarsa.checkpoint.write_checkpoint": lambda p: p.with_suffix(".npz"),

@@ -1,4 +1,4 @@
-"""simscore.app.paper: the paper's published numbers, shipped with the package."""
+"""simscore.app.report.paper: the paper's published numbers, shipped with the package."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simscore.app import paper
+from simscore.app.report import paper
 from simscore.errors import FileFormatError
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -1,4 +1,4 @@
-"""simscore.app.record: the run record saved beside the tables, and folders written by earlier versions."""
+"""simscore.app.experiment.record: the run record saved beside the tables, and folders written by earlier versions."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from simscore import tables_io
-from simscore.app import report
-from simscore.app.findings import Thresholds
-from simscore.app.record import RunRecord
+from simscore.app.experiment.record import RunRecord
+from simscore.app.report import document as report
+from simscore.app.report.findings import Thresholds
 from simscore.errors import FileFormatError
 from simscore.stats import Bootstrap
 from tests.simscore.synthetic import col_only, synthetic_tables

@@ -1,4 +1,4 @@
-"""simscore.app.report: the Markdown report of an experiment beside the paper's numbers, and rebuilding it."""
+"""simscore.app.report.document: the Markdown report of an experiment beside the paper's numbers, and rebuilding it."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ import pytest
 from policies.gpsarsa.training import TrainingConfig
 from simscore import analysis as an
 from simscore import plots, tables_io
-from simscore.app import paper, report
-from simscore.app.experiment import ExperimentConfig
-from simscore.app.findings import Thresholds
+from simscore.app.cli import report as cli_report
+from simscore.app.experiment.config import ExperimentConfig
+from simscore.app.report import document as report
+from simscore.app.report import paper
+from simscore.app.report.findings import Thresholds
 from tests.simscore.synthetic import META, PERFORMANCE_RECORDS, synthetic_tables
 from tests.simscore.synthetic import col_only as _small
 
@@ -307,7 +309,7 @@ def test_rebuild_from_saved_tables_gives_the_same_report(tables, tmp_path):
     expected = report.build_report(small, meta, figures=expected_figures, base=tmp_path)
 
     parser = argparse.ArgumentParser()
-    report.add_subcommands(parser.add_subparsers(dest="command"))
+    cli_report.add_subcommands(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["report", str(tmp_path)])
     assert args.func(args) == 0  # `simscore report DIR`
 
@@ -338,7 +340,7 @@ def test_write_report_checks_given_figures(tables, tmp_path):
 
 
 def test_sections_are_data_one_per_table_in_report_order():
-    from simscore.app.report_sections import SECTIONS
+    from simscore.app.report.sections import SECTIONS
 
     assert report.TABLE_NAMES == tuple(s.table for s in SECTIONS)
     assert all(s.table in an.SCHEMAS for s in SECTIONS)

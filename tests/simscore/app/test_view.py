@@ -1,4 +1,4 @@
-"""Tests of simscore.app.view: ``simscore view`` and :func:`write_view`."""
+"""Tests of simscore.app.inspect.view: ``simscore view`` and :func:`write_view`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from contexts.belief import BeliefState
 from contexts.context import Context, ContextSet
 from simscore import Act, Response, Responses, compare
 from simscore.app.cli import main
-from simscore.app.view import read_comparison, render_page, view_data, write_view
+from simscore.app.inspect.view import read_comparison, view_data, write_view
+from simscore.app.inspect.view_page import render_page
 from simscore.errors import (
     ContextMismatchError,
     FileFormatError,
@@ -289,7 +290,7 @@ def test_deeply_nested_comparison_is_a_file_format_error(tmp_path: Path) -> None
 def test_a_large_page_stops_and_offers_a_sample_or_a_cap(files: dict[str, Path], tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    import simscore.app.view as view
+    import simscore.app.inspect.view as view
 
     monkeypatch.setattr(view, "MAX_ROWS", 2)  # the example has 3 differing contexts
     base = ["view", str(files["cmp"]), "--a", str(files["a"]), "--b", str(files["b"])]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from simscore.app.cli import main
-from simscore.app.experiment import ExperimentConfig, load_config
+from simscore.app.experiment.config import ExperimentConfig, load_config
 from simscore.errors import ConfigError, MeasureOptionError, TextMeasureError, UnknownMeasureError
 from simscore.measures import (
     MEASURES,
