@@ -28,7 +28,7 @@ DOCTEST_EXTRAS: dict[str, str] = {
     "simscore/measures/bertscore.py": "text",
     "simscore/measures/embedding.py": "text",
     "simscore/measures/__init__.py::simscore.measures.resolve_measures": "text",
-    "simscore/models.py::simscore.models.ChatTemplate": "text",  # jinja2 comes with the text extra
+    "simscore/chat_templates.py::simscore.chat_templates.ChatTemplate": "text",  # jinja2 comes with the text extra
     "policies/generative.py": "text",
     "policies/tiny_models.py": "text",
 }

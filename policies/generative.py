@@ -5,7 +5,7 @@ T5 or BART) writes the system's turn for every context. The folder is read throu
 :mod:`simscore.models`, simscore's one model loader: nothing is downloaded, the weights come
 only from safetensors files (never a pickle), no code from the folder is run, the sizes its
 files declare are checked before anything is allocated, and a chat template renders within
-bounds of time and memory (:class:`~simscore.models.ChatTemplate`).
+bounds of time and memory (:class:`~simscore.chat_templates.ChatTemplate`).
 
 Prompt and acts
 ---------------
@@ -73,6 +73,7 @@ from typing import Any, Literal
 
 from policies._transformers import _quiet_transformers
 from policies.prompts import PromptTemplate, act_from_output, dialogue_history
+from simscore.chat_templates import ChatTemplate
 from simscore.checks import check_bool, check_choice, check_int, check_number, check_seed
 from simscore.errors import (
     InvalidContextError,
@@ -81,7 +82,7 @@ from simscore.errors import (
     UnparsedActWarning,
     UnsupportedModelError,
 )
-from simscore.models import ChatTemplate, open_model_folder
+from simscore.models import open_model_folder
 from simscore.responses import Response
 
 __all__ = ["GenerativePolicy", "Decoding", "model_folder_sha256"]

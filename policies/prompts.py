@@ -10,7 +10,7 @@ a context with a non-empty history is shown by its history, any other by its bel
 Where the model's tokenizer has a chat template, the prompt is a list of chat messages (the
 instruction as the system message, the history as user and assistant turns, or the belief as
 one user message) rendered by that template with the generation prompt added, within bounds of
-time and memory (:class:`simscore.models.ChatTemplate`); otherwise it is plain text::
+time and memory (:class:`simscore.chat_templates.ChatTemplate`); otherwise it is plain text::
 
     <instruction>
 
@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from simscore.acts import Act
+from simscore.chat_templates import ChatTemplate
 from simscore.checks import check_bool, check_choice
 from simscore.errors import ActParseError, InvalidContextError, UnsupportedModelError
-from simscore.models import ChatTemplate
 
 if TYPE_CHECKING:
     from contexts.belief import BeliefState
@@ -269,8 +269,8 @@ class PromptTemplate:
     def render(self, context: Any, chat_template: Any = None, *, act_output: bool = False, skip_turns: int = 0) -> str:
         """The prompt as the model reads it: through a chat template where it applies, else :meth:`plain`.
 
-        ``chat_template`` is a :class:`~simscore.models.ChatTemplate`, or a tokenizer (its chat
-        template is then rendered by a :class:`~simscore.models.ChatTemplate` made for this one
+        ``chat_template`` is a :class:`~simscore.chat_templates.ChatTemplate`, or a tokenizer (its chat
+        template is then rendered by a :class:`~simscore.chat_templates.ChatTemplate` made for this one
         prompt: to render many, make one and pass it), or None.
         """
         if not self.chat(chat_template):
@@ -282,7 +282,7 @@ class PromptTemplate:
             return once.render(messages)
 
     def chat(self, chat_template: Any) -> bool:
-        """Whether prompts go through ``chat_template`` (a :class:`~simscore.models.ChatTemplate`, a
+        """Whether prompts go through ``chat_template`` (a :class:`~simscore.chat_templates.ChatTemplate`, a
         tokenizer that may have one, or None)."""
         has_template = isinstance(chat_template, ChatTemplate) or bool(getattr(chat_template, "chat_template", None))
         if self.use_chat_template and not has_template:

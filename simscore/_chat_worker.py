@@ -1,4 +1,4 @@
-"""The renderer process of :class:`simscore.models.ChatTemplate` (run as a script, never imported).
+"""The renderer process of :class:`simscore.chat_templates.ChatTemplate` (run as a script, never imported).
 
 Started as ``python -I _chat_worker.py SYS_PATH MEMORY``: it takes the parent's import path,
 imports jinja2 (and only the standard library besides), builds the environment transformers

@@ -243,7 +243,7 @@ class UnsupportedModelError(SimscoreError, ValueError):
 
 class ChatTemplateError(SimscoreError, ValueError):
     """A chat template did not render: it does not compile, raised an error, broke a rule of
-    jinja's sandbox, or ran past its time, memory or size limit (:class:`simscore.models.ChatTemplate`)."""
+    jinja's sandbox, or ran past its time, memory or size limit (:class:`simscore.chat_templates.ChatTemplate`)."""
 
 
 class MeasureOptionError(SimscoreError, ValueError):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from simscore.chat_templates import ChatTemplate
 from simscore.errors import (
     CausalEncoderWarning,
     ChatTemplateError,
@@ -30,7 +31,6 @@ from simscore.models import (
     MAX_JSON_DEPTH,
     MAX_TOKENIZER_BYTES,
     MAX_VOCABULARY,
-    ChatTemplate,
     existing_folder,
     open_model_folder,
 )
