@@ -21,6 +21,7 @@ __all__ = [
     "FileFormatError",
     "ContextMismatchError",
     "InputMismatchError",
+    "OutcomeLogError",
     "MetadataColumnError",
     "UnknownMeasureError",
     "MissingDependencyError",
@@ -172,6 +173,10 @@ class ContextMismatchError(SimscoreError, KeyError):
 class InputMismatchError(SimscoreError, ValueError):
     """Files given with a saved result are not the ones it was made from (e.g. ``simscore view``'s
     responses files and the comparison); the message names the side and what differs."""
+
+
+class OutcomeLogError(SimscoreError, ValueError):
+    """Two outcome logs cannot be paired (``simscore gate``): tasks on one side only, trials on one side only."""
 
 
 class MetadataColumnError(SimscoreError, ValueError, KeyError):

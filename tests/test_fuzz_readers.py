@@ -57,6 +57,7 @@ from simscore.app.inspect.view import read_comparison
 from simscore.compare import compare
 from simscore.errors import SimscoreError
 from simscore.formats import FILE_FORMATS, detect_format
+from simscore.gate import read_outcome_log
 from simscore.responses import Responses
 from simscore.responses_csv import read_responses, read_responses_csv, write_responses_csv
 from simscore.tables_io import load_tables, save_tables
@@ -92,6 +93,9 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "ontology.json": json.dumps(ONTOLOGY.to_json()).encode(),
         "transcripts.jsonl": "".join(json.dumps(c) + "\n" for c in CONVERSATIONS).encode(),
         "tau2.json": (ROOT / "tests" / "data" / "tau2" / "airline_whissle_4_simulations.json").read_bytes(),
+        "outcomes.csv": b"task_id,trial,success,reward\n11,0,false,0.0\n13,0,true,1.0\n13,1,1,1\n\"t,4\",0,0,-2.5\n",
+        "outcomes.jsonl": b'{"task_id": "11", "trial": 0, "success": false, "reward": 0.0}\n'
+                          b'{"task_id": 13, "trial": 0, "success": true, "reward": 1}\n',
     }
     seed = root / "seed"
     seed.mkdir()
@@ -184,6 +188,8 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "venues-csv": ("venues.csv", venues),
         "transcripts-chat": ("transcripts.jsonl", read_chat_transcripts),
         "transcripts-tau2": ("tau2.json", read_tau2_results),
+        "outcome-log-csv": ("outcomes.csv", read_outcome_log),
+        "outcome-log-jsonl": ("outcomes.jsonl", read_outcome_log),
     }
     return {key: (name, reader) for key, (name, reader) in readers.items() if name in files} | {
         "_bytes": ("", lambda p: files)  # type: ignore[dict-item]
@@ -267,7 +273,7 @@ READERS = [
     "responses", "responses-any", "responses-csv", "contexts", "config", "convlab", "pydial", "dialogue-log",
     "convlab-states", "comparison", "tables-index", "table", "evaluation", "ontology", "flow-graph", "flow-convlab",
     "flow-log", "pydial-flows", "checkpoint-header", "checkpoint-arrays", "venues-csv", "transcripts-chat",
-    "transcripts-tau2",
+    "transcripts-tau2", "outcome-log-csv", "outcome-log-jsonl",
 ]
 #: Readers of one file, which a pipe can give: a checkpoint is a pair of files found by their
 #: common stem and read by name (its header twice: the learner's, then the policy's metadata).

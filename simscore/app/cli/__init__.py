@@ -5,7 +5,8 @@ registers every sub-command family, once, from its own module of this room:
 :mod:`~simscore.app.cli.compare` (``compare``), :mod:`~simscore.app.cli.experiment` (``demo``,
 ``run``), :mod:`~simscore.app.cli.contexts` (``contexts``, with ``contexts flows``),
 :mod:`~simscore.app.cli.train`, :mod:`~simscore.app.cli.respond`, :mod:`~simscore.app.cli.explain`,
-:mod:`~simscore.app.cli.report`, :mod:`~simscore.app.cli.view` and :mod:`~simscore.app.cli.diagnose`;
+:mod:`~simscore.app.cli.report`, :mod:`~simscore.app.cli.view`, :mod:`~simscore.app.cli.diagnose` and
+:mod:`~simscore.app.cli.gate`;
 their argument types are in :mod:`~simscore.app.cli.args`. Errors print ``simscore <command>:
 error: ...`` on stderr and exit with code 2.
 """
@@ -31,7 +32,7 @@ __all__ = ["main", "build_parser"]
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command (each family's module imported here, when the parser is built)."""
-    from simscore.app.cli import compare, contexts, diagnose, experiment, explain, report, respond, train, view
+    from simscore.app.cli import compare, contexts, diagnose, experiment, explain, gate, report, respond, train, view
 
     parser = argparse.ArgumentParser(
         prog="simscore",
@@ -40,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"simscore {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for family in (compare, experiment, contexts, train, respond, explain, report, view, diagnose):
+    for family in (compare, experiment, contexts, train, respond, explain, report, view, diagnose, gate):
         family.add_subcommands(sub)
     _add_log_options(parser)
     return parser

@@ -64,7 +64,7 @@ from simscore.app.cli.args import checks_outputs, convlab_domain, input_file, ou
 from simscore.errors import ConfigError, FileFormatError, UnparsedActWarning
 from simscore.io import parse_json, prepare_output
 
-__all__ = ["add_subcommands", "cmd_respond", "load_policy", "PolicySpec"]
+__all__ = ["add_subcommands", "cmd_respond", "load_policy", "python_object", "PolicySpec"]
 
 #: Options of ``hf:DIR`` policies only (argparse destination -> option).
 _GENERATIVE_OPTIONS = {
@@ -177,9 +177,8 @@ def _check_keywords(cls: type, kwargs: dict[str, Any], label: str) -> None:
         raise ConfigError(f"--policy-kwargs: {label}: {exc} {known}") from None
 
 
-def _python_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
-    from policies import CallablePolicy, ConvLabPolicy
-
+def python_object(spec: PolicySpec, policy_kwargs: str | None = None) -> Any:
+    """What a ``MODULE:NAME`` or ``FILE.py:NAME`` spec names; a class instantiated with ``policy_kwargs`` (JSON)."""
     obj = _module(spec.target)
     for part in (spec.attribute or "").split("."):
         if not hasattr(obj, part):
@@ -187,15 +186,22 @@ def _python_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
         obj = getattr(obj, part)
     if isinstance(obj, type):
         try:  # strict and bounded like every JSON simscore reads (no NaN, no 100,000 nested brackets)
-            kwargs = parse_json(args.policy_kwargs, "--policy-kwargs") if args.policy_kwargs else {}
+            kwargs = parse_json(policy_kwargs, "--policy-kwargs") if policy_kwargs else {}
         except FileFormatError as exc:
             raise ConfigError(f"--policy-kwargs is not valid JSON ({exc.reason})") from None
         if not isinstance(kwargs, dict):
-            raise ConfigError(f"--policy-kwargs must be a JSON object, got {args.policy_kwargs!r}")
+            raise ConfigError(f"--policy-kwargs must be a JSON object, got {policy_kwargs!r}")
         _check_keywords(obj, kwargs, f"{spec.target}:{spec.attribute}")
         obj = obj(**kwargs)
-    elif args.policy_kwargs:
+    elif policy_kwargs:
         raise ConfigError(f"--policy-kwargs applies to a class; {spec.attribute!r} is a {type(obj).__name__}")
+    return obj
+
+
+def _python_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
+    from policies import CallablePolicy, ConvLabPolicy
+
+    obj = python_object(spec, args.policy_kwargs)
     convlab = not callable(getattr(obj, "respond", None)) and callable(getattr(obj, "predict", None))
     if not convlab:
         given = [option for dest, option in (("seed", "--seed"), *_CONVLAB_OPTIONS.items()) if getattr(args, dest) is not None]

@@ -49,6 +49,7 @@ FILE_COMMANDS: dict[str, list[str]] = {
     "contexts flows plot": ["--graph", "{IN0}", "--test", "{IN1}", "--out", "{OUT}"],
     "view": ["{IN0}", "--a", "{IN1}", "--b", "{IN2}", "--contexts", "{IN3}", "--out", "{OUT}"],
     "respond": ["handcrafted", "{IN0}", "--out", "{OUT}"],
+    "gate": ["--logs", "{IN0}", "{IN1}", "--out", "{OUT}"],
 }
 #: Every command with a folder output (resumable folders, or fixed file names inside).
 FOLDER_COMMANDS: dict[str, list[str]] = {
@@ -181,7 +182,7 @@ READERS = {
     "simscore.app.experiment.config.load_config", "simscore.app.inspect.explain.load_runs", "simscore.app.inspect.view.read_comparison",
     "simscore.io.read_jsonl", "simscore.io.read_text", "simscore.io.read_bytes", "simscore.io.read_json",
     "simscore.io.parse_json", "simscore.io.parse_toml", "simscore.io.read_lines", "simscore.io.read_csv_rows",
-    "simscore.io.open_input", "simscore.responses.Responses.read_jsonl",
+    "simscore.io.open_input", "simscore.responses.Responses.read_jsonl", "simscore.gate.read_outcome_log",
     "contexts.transcripts.read_chat_transcripts", "contexts.transcripts.read_tau2_results",
     "contexts.transcripts.read_transcripts",
     "simscore.responses_csv.read_responses", "simscore.responses_csv.read_responses_csv",
