@@ -57,7 +57,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from policies._provenance import _check_name, _provenance
-from policies.prompts import PromptTemplate
+from policies.prompts import PromptTemplate, transcript_tools
 from simscore.checks import check_int, check_number, check_seed
 from simscore.errors import EndpointError, InvalidContextError, InvalidResponseError, ToolCallError, excerpt
 from simscore.io import dumps, parse_json
@@ -287,25 +287,15 @@ class OpenAIEndpointPolicy:
         context_id = getattr(context, "id", None)
         if not isinstance(context_id, str):
             raise InvalidContextError(f"a context needs a string 'id', got {excerpt(context, 60)}")
-        metadata = getattr(context, "metadata", None)
-        messages = metadata.get("messages") if isinstance(metadata, Mapping) else None
-        tools: Any = None
-        if messages is not None:
-            if not isinstance(messages, Sequence) or isinstance(messages, str) or not all(
-                isinstance(m, Mapping) for m in messages
-            ):
-                raise InvalidContextError(f"context {context_id!r}: metadata 'messages' must be a list of messages")
-            chat = [_chat_message(m) for m in messages]
-            tools = metadata.get("tools") if isinstance(metadata, Mapping) else None
-        else:
-            chat = self.template.messages(context)
+        chat = self.template.messages(context)
+        tools = transcript_tools(context) if self.template.source_of(context) == "history" else []
         body: dict[str, Any] = {**self.extra, "model": self.model, "messages": chat,
                                 "temperature": self.temperature, "seed": context_seed(self.seed, context_id),
                                 "stream": False}
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
         if tools:
-            body["tools"] = list(tools)
+            body["tools"] = tools
         return body
 
     def _post(self, data: bytes, context_id: str) -> tuple[dict[str, Any], int]:
@@ -399,17 +389,6 @@ class OpenAIEndpointPolicy:
             ),
         }
         return [response for response, _, _ in answers]
-
-
-def _chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A transcript message as a request carries it: fields without a value left out."""
-    chat = {key: value for key, value in message.items() if value is not None}
-    if "tool_calls" in chat:
-        chat["tool_calls"] = [{key: value for key, value in call.items() if value is not None}
-                              for call in chat["tool_calls"] if isinstance(call, Mapping)]
-    elif "content" not in chat:
-        chat["content"] = ""
-    return chat
 
 
 def _retry_after(value: str | None) -> float | None:
