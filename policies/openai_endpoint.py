@@ -174,7 +174,7 @@ class OpenAIEndpointPolicy:
     url : str
         The chat-completions address requests go to.
     last_run : dict
-        Counts of the latest :meth:`respond_batch`: ``responses``, ``retries``,
+        Counts of the latest :meth:`respond_batch`: ``responses``, ``retried`` (retries made),
         ``finish_reasons`` and the replies' ``served_models`` and ``system_fingerprints``.
 
     Raises
@@ -242,7 +242,7 @@ class OpenAIEndpointPolicy:
         if _loopback(urllib.parse.urlsplit(self.url).hostname or ""):
             handlers.append(urllib.request.ProxyHandler({}))  # a proxy cannot reach our loopback
         self._opener = urllib.request.build_opener(*handlers)
-        self.last_run: dict[str, Any] = {"responses": 0, "retries": 0, "finish_reasons": {},
+        self.last_run: dict[str, Any] = {"responses": 0, "retried": 0, "finish_reasons": {},
                                          "served_models": [], "system_fingerprints": []}
         self.provenance  # noqa: B018 - checks that the given provenance is JSON-serialisable, now
 
@@ -381,7 +381,7 @@ class OpenAIEndpointPolicy:
             reasons[reason] = reasons.get(reason, 0) + 1
         self.last_run = {
             "responses": len(items),
-            "retries": sum(retried for _, _, retried in answers),
+            "retried": sum(retried for _, _, retried in answers),
             "finish_reasons": dict(sorted(reasons.items())),
             "served_models": sorted({str(f["model"]) for _, f, _ in answers if isinstance(f["model"], str)}),
             "system_fingerprints": sorted(

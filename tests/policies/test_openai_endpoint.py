@@ -124,7 +124,7 @@ def test_transformers_serve_answers_transcripts_and_grid_deterministically(serve
     facts = first.provenance
     assert facts["adapter"] == "openai" and facts["endpoint"] == f"{base}/chat/completions"
     assert facts["model"] == str(model_dir) and facts["served_models"] == [f"{model_dir}@main"]
-    assert facts["finish_reasons"] == {"length": len(contexts)} and facts["retries"] == 0
+    assert facts["finish_reasons"] == {"length": len(contexts)} and (facts["retried"], facts["retries"]) == (0, 4)
     assert (facts["temperature"], facts["seed"], facts["api_key"]) == (0.0, 0, None)
 
 
@@ -247,7 +247,7 @@ def test_503_twice_then_an_answer(scripted: Any, transcripts: Any, key: str) -> 
     assert len(script.received) == 3 and {path for path, _, _ in script.received} == {"/v1/chat/completions"}
     assert {headers["Authorization"] for _, headers, _ in script.received} == {f"Bearer {KEY}"}  # the key is sent
     facts = responses.provenance
-    assert (facts["retries"], facts["finish_reasons"], facts["system_fingerprints"]) == (2, {"tool_calls": 1}, ["fp_1"])
+    assert (facts["retried"], facts["finish_reasons"], facts["system_fingerprints"]) == (2, {"tool_calls": 1}, ["fp_1"])
     assert facts["api_key"] == f"from {key}" and KEY not in json.dumps(facts) and KEY not in repr(policy)
 
 
