@@ -369,12 +369,20 @@ class OpenAIEndpointPolicy:
         return self.respond_batch([context])[0]
 
     def respond_batch(self, contexts: Sequence[Any]) -> list[Response]:
-        """The responses to ``contexts``, in order, ``concurrency`` requests at a time."""
+        """The responses to ``contexts``, in order, ``concurrency`` requests at a time.
+
+        The first context whose request fails (in order) raises its :class:`EndpointError`;
+        requests not yet started are not sent.
+        """
         items = list(contexts)
         for context in items:
             self.request(context)  # a bad context fails before any request is sent
-        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="openai-endpoint") as pool:
-            answers = list(pool.map(self._answer, items))
+        pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="openai-endpoint")
+        try:
+            futures = [pool.submit(self._answer, context) for context in items]
+            answers = [future.result() for future in futures]
+        finally:  # after a failure (or Ctrl-C) no request that has not started is sent
+            pool.shutdown(wait=True, cancel_futures=True)
         reasons: dict[str, int] = {}
         for _, facts, _ in answers:
             reason = str(facts["finish_reason"])

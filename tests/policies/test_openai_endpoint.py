@@ -268,6 +268,18 @@ def test_a_client_error_is_not_retried(scripted: Any, transcripts: Any, code: in
     assert len(script.received) == 1
 
 
+def test_after_a_failure_no_further_request_is_sent(scripted: Any) -> None:
+    def refuse(handler: Any) -> None:
+        time.sleep(0.2)  # the failure reaches the caller before the next request could finish
+        _status(400, b'{"error": "bad"}')(handler)
+
+    base, script = scripted(refuse)
+    contexts = list(generate_grid())[:40]
+    with pytest.raises(EndpointError, match=f"context {contexts[0].id!r} after 1 try: HTTP 400"):
+        OpenAIEndpointPolicy(base, model="m", concurrency=2).respond_batch(contexts)
+    assert 1 <= len(script.received) <= 4  # those in flight, not the 40
+
+
 def test_the_key_is_scrubbed_from_an_echoing_server(scripted: Any, transcripts: Any, key: str) -> None:
     def echo(handler: Any) -> None:
         _status(401, json.dumps({"error": f"bad key {handler.headers['Authorization']}"}).encode())(handler)
