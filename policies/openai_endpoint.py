@@ -44,16 +44,11 @@ With a server on the loopback address (the tests start ``transformers serve``)::
 
 from __future__ import annotations
 
-import email.utils
-import http.client
 import ipaddress
 import os
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from policies._provenance import _check_name, _provenance
@@ -120,11 +115,19 @@ def _loopback(host: str) -> bool:
         return False
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is an answer, not a new request: the key is never sent to where it points."""
+def _opener(loopback: bool) -> Any:
+    """urllib's opener that follows no redirect (the key is never sent to where one points) and,
+    for a loopback address, asks no proxy (``import urllib.request`` waits until a policy is made)."""
+    import urllib.request
 
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
-        return None
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
+            return None
+
+    handlers: list[Any] = [NoRedirect()]
+    if loopback:
+        handlers.append(urllib.request.ProxyHandler({}))  # a proxy cannot reach our loopback
+    return urllib.request.build_opener(*handlers)
 
 
 class OpenAIEndpointPolicy:
@@ -238,10 +241,7 @@ class OpenAIEndpointPolicy:
         _check_name(name)
         self.name: str = name if name is not None else model
         self._extra_provenance = dict(provenance or {})
-        handlers: list[Any] = [_NoRedirect()]
-        if _loopback(urllib.parse.urlsplit(self.url).hostname or ""):
-            handlers.append(urllib.request.ProxyHandler({}))  # a proxy cannot reach our loopback
-        self._opener = urllib.request.build_opener(*handlers)
+        self._opener = _opener(_loopback(urllib.parse.urlsplit(self.url).hostname or ""))
         self.last_run: dict[str, Any] = {"responses": 0, "retried": 0, "finish_reasons": {},
                                          "served_models": [], "system_fingerprints": []}
         self.provenance  # noqa: B018 - checks that the given provenance is JSON-serialisable, now
@@ -300,6 +300,10 @@ class OpenAIEndpointPolicy:
 
     def _post(self, data: bytes, context_id: str) -> tuple[dict[str, Any], int]:
         """The parsed reply to one request, and how many retries it took."""
+        import http.client
+        import urllib.error
+        import urllib.request
+
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         for attempt in range(self.retries + 1):
             request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
@@ -374,6 +378,8 @@ class OpenAIEndpointPolicy:
         The first context whose request fails (in order) raises its :class:`EndpointError`;
         requests not yet started are not sent.
         """
+        from concurrent.futures import ThreadPoolExecutor
+
         items = list(contexts)
         for context in items:
             self.request(context)  # a bad context fails before any request is sent
@@ -401,6 +407,8 @@ class OpenAIEndpointPolicy:
 
 def _retry_after(value: str | None) -> float | None:
     """Seconds a ``Retry-After`` header asks for (a number or an HTTP date), or None."""
+    import email.utils
+
     if not value:
         return None
     try:
