@@ -65,7 +65,7 @@ __all__ = ["OpenAIEndpointPolicy", "chat_completions_url", "MAX_REPLY_BYTES", "M
 MAX_REPLY_BYTES = 16 * 2**20
 #: The longest wait between two tries of one request, in seconds.
 MAX_BACKOFF = 60.0
-_RETRIED_STATUS = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
+_RETRIED_STATUS = frozenset({429}) | frozenset(range(500, 600))  # rate limit, server errors; no other 4xx
 
 
 def chat_completions_url(url: str) -> str:

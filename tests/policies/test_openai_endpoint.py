@@ -259,7 +259,8 @@ def test_429_waits_as_long_as_retry_after_asks(scripted: Any, transcripts: Any) 
 
 
 @pytest.mark.parametrize(("code", "shown"), [(400, "HTTP 400 Bad Request: {\"error\": \"bad\"}"),
-                                             (404, "HTTP 404 Not Found: {\"error\": \"bad\"}")])
+                                             (404, "HTTP 404 Not Found: {\"error\": \"bad\"}"),
+                                             (408, "HTTP 408 Request Timeout: {\"error\": \"bad\"}")])
 def test_a_client_error_is_not_retried(scripted: Any, transcripts: Any, code: int, shown: str) -> None:
     base, script = scripted(_status(code, b'{"error": "bad"}'))
     with pytest.raises(EndpointError) as caught:
