@@ -11,7 +11,9 @@ Three rooms, each importing only the ones below it:
   (:mod:`policies.degenerate`), and local language models as policies
   (:mod:`policies.generative` with its prompts in :mod:`policies.prompts`; torch and
   transformers load only when a model does; tiny random models for tests in
-  :mod:`policies.tiny_models`);
+  :mod:`policies.tiny_models`), and any OpenAI-compatible chat-completions endpoint (vLLM,
+  llama.cpp's server, Ollama, ``transformers serve``, a hosted API) as a policy
+  (:mod:`policies.openai_endpoint`; the standard library's HTTP client);
 * :mod:`policies.gpsarsa` — the GP-SARSA learner, the policy built on it, its training runs
   with checkpoints and evaluations;
 * :mod:`policies.sim` — the simulated restaurant-search world of PyDial's Environment 1:
@@ -45,6 +47,7 @@ from policies.degenerate import degenerate_policies
 from policies.generative import Decoding, GenerativePolicy
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
 from policies.observation import ObservationPolicy
+from policies.openai_endpoint import OpenAIEndpointPolicy
 from policies.prompts import PromptTemplate
 from policies.sim import (
     SimulationSettings,
@@ -73,6 +76,7 @@ __all__ = [
     "GenerativePolicy",
     "Decoding",
     "PromptTemplate",
+    "OpenAIEndpointPolicy",
     # GP-SARSA (policies.gpsarsa, loaded on first use)
     "GPSarsaPolicy",
     "TrainingConfig",

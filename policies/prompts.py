@@ -20,6 +20,14 @@ time and memory (:class:`simscore.chat_templates.ChatTemplate`); otherwise it is
     User: The north, please.
     System:
 
+A context read from an agent transcript (:mod:`contexts.transcripts`) also carries its
+messages as chat completions writes them (``metadata["messages"]``) and its tools' JSON schemas
+(``metadata["tools"]``): its chat prompt is those messages (:func:`transcript_messages`;
+the instruction is not added, the transcript has its own system message), rendered with the
+tools as the chat template's ``tools`` (as ``apply_chat_template(messages, tools=...)``), the
+calls' arguments as objects as Hugging Face templates expect them. Its plain prompt is its
+history lines.
+
 Every wording is a field of the frozen dataclass :class:`PromptTemplate`; for anything else
 subclass it and override :meth:`PromptTemplate.messages` (chat) or :meth:`PromptTemplate.plain`.
 
@@ -61,6 +69,8 @@ __all__ = [
     "PromptTemplate",
     "belief_text",
     "dialogue_history",
+    "transcript_messages",
+    "transcript_tools",
     "act_from_output",
     "DEFAULT_INSTRUCTION",
     "DEFAULT_ACT_INSTRUCTION",
@@ -158,6 +168,75 @@ def dialogue_history(context: Any) -> tuple[str, ...]:
     return tuple(history)
 
 
+def transcript_messages(context: Any) -> list[dict[str, Any]] | None:
+    """A transcript context's messages before its decision (``metadata["messages"]``), or None for
+    a context without them; fields without a value are left out.
+
+    >>> from types import SimpleNamespace
+    >>> transcript_messages(SimpleNamespace(id="c", metadata={"messages": [
+    ...     {"role": "tool", "tool_call_id": None, "content": "{}"}]}))
+    [{'role': 'tool', 'content': '{}'}]
+    >>> transcript_messages(SimpleNamespace(id="c", metadata={"history": ["Hello."]})) is None
+    True
+    """
+    metadata = getattr(context, "metadata", None)
+    messages = metadata.get("messages") if isinstance(metadata, Mapping) else None
+    if messages is None:
+        return None
+    if isinstance(messages, (str, Mapping)) or not isinstance(messages, Sequence) or not all(
+        isinstance(message, Mapping) for message in messages
+    ):
+        raise InvalidContextError(f"context {getattr(context, 'id', context)!r}: metadata 'messages' must be a list of messages")
+    chat = []
+    for message in messages:
+        entry = {key: value for key, value in message.items() if value is not None}
+        if "tool_calls" in entry:
+            entry["tool_calls"] = [{key: value for key, value in call.items() if value is not None}
+                                   for call in entry["tool_calls"] if isinstance(call, Mapping)]
+        elif "content" not in entry:
+            entry["content"] = ""
+        chat.append(entry)
+    return chat
+
+
+def transcript_tools(context: Any) -> list[dict[str, Any]]:
+    """A transcript context's tools (``metadata["tools"]``, JSON schemas; ``[]`` if none)."""
+    metadata = getattr(context, "metadata", None)
+    tools = metadata.get("tools") if isinstance(metadata, Mapping) else None
+    if tools is None:
+        return []
+    if isinstance(tools, (str, Mapping)) or not isinstance(tools, Sequence) or not all(
+        isinstance(tool, Mapping) for tool in tools
+    ):
+        raise InvalidContextError(f"context {getattr(context, 'id', context)!r}: metadata 'tools' must be a list of schemas")
+    return [dict(tool) for tool in tools]
+
+
+def _arguments_as_objects(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with each call's ``arguments`` JSON string as its object (Hugging Face chat
+    templates write ``arguments | tojson``); a string that is not a JSON object stays."""
+    import json
+
+    out = []
+    for message in messages:
+        calls = message.get("tool_calls")
+        if calls:
+            message = {**message, "tool_calls": [_call_with_object(call, json) for call in calls]}
+        out.append(message)
+    return out
+
+
+def _call_with_object(call: dict[str, Any], json: Any) -> dict[str, Any]:
+    function = call.get("function")
+    if not isinstance(function, Mapping) or not isinstance(function.get("arguments"), str):
+        return call
+    try:
+        arguments = json.loads(function["arguments"])
+    except ValueError:
+        return call
+    return {**call, "function": {**function, "arguments": arguments}} if isinstance(arguments, dict) else call
+
+
 @dataclass(frozen=True)
 class PromptTemplate:
     """How a context becomes a language model's prompt (see the module docstring).
@@ -217,7 +296,7 @@ class PromptTemplate:
         """``"history"`` or ``"belief"``: what the prompt of ``context`` shows."""
         if self.source == "belief":
             return "belief"
-        if self.source == "history" or dialogue_history(context):
+        if self.source == "history" or dialogue_history(context) or transcript_messages(context) is not None:
             return "history"
         return "belief"
 
@@ -240,14 +319,20 @@ class PromptTemplate:
             raise InvalidContextError(f"context {getattr(context, 'id', context)!r} has no belief state to show")
         return belief_text(belief)
 
-    def messages(self, context: Any, *, act_output: bool = False, skip_turns: int = 0) -> list[dict[str, str]]:
-        """The chat messages (``{"role": ..., "content": ...}``) of ``context``'s prompt.
+    def messages(self, context: Any, *, act_output: bool = False, skip_turns: int = 0) -> list[dict[str, Any]]:
+        """The chat messages (``{"role": ..., "content": ...}``) of ``context``'s prompt (a
+        transcript context's: its own, :func:`transcript_messages`).
 
         ``skip_turns`` leaves out the oldest turns of the history (used when the prompt is too
         long for the model).
         """
+        transcript = transcript_messages(context) if self.source_of(context) == "history" else None
+        if transcript is not None:  # the transcript's own system message, its turns less the oldest skip_turns
+            lead = next((i for i, m in enumerate(transcript) if m.get("role") not in ("system", "developer")),
+                        len(transcript))
+            return [*transcript[:lead], *transcript[lead:][skip_turns:]]
         if self.source_of(context) == "history":
-            body = [{"role": role, "content": text} for role, text in self._turns(context, skip_turns)]
+            body: list[dict[str, Any]] = [{"role": role, "content": text} for role, text in self._turns(context, skip_turns)]
         else:
             body = [{"role": "user", "content": f"{self.belief_heading}\n{self._belief(context)}"}]
         instruction = self._instruction(act_output)
@@ -276,10 +361,13 @@ class PromptTemplate:
         if not self.chat(chat_template):
             return self.plain(context, act_output=act_output, skip_turns=skip_turns)
         messages = self.messages(context, act_output=act_output, skip_turns=skip_turns)
+        tools = transcript_tools(context) if self.source_of(context) == "history" else []
+        if tools or transcript_messages(context) is not None:
+            messages = _arguments_as_objects(messages)
         if isinstance(chat_template, ChatTemplate):
-            return chat_template.render(messages)
+            return chat_template.render(messages, tools=tools or None)
         with ChatTemplate.of(chat_template) as once:  # type: ignore[union-attr]  # chat() found a template
-            return once.render(messages)
+            return once.render(messages, tools=tools or None)
 
     def chat(self, chat_template: Any) -> bool:
         """Whether prompts go through ``chat_template`` (a :class:`~simscore.chat_templates.ChatTemplate`, a

@@ -118,7 +118,7 @@ def _render(env: Any, compiled: dict[str, Any], request: dict[str, Any]) -> str:
     pieces: list[str] = []
     size = 0
     stream = compiled[template].generate(
-        messages=request["messages"], tools=None, documents=None,
+        messages=request["messages"], tools=request.get("tools"), documents=None,
         add_generation_prompt=request["add_generation_prompt"], **request["variables"],
     )
     for piece in stream:

@@ -199,8 +199,12 @@ class ChatTemplate:
         reply = json.loads(line)
         return reply if isinstance(reply, dict) else {"error": "unreadable reply"}
 
-    def render(self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool = True) -> str:
+    def render(self, messages: Sequence[Mapping[str, Any]], *, tools: Sequence[Mapping[str, Any]] | None = None,
+               add_generation_prompt: bool = True) -> str:
         """The prompt for ``messages`` (``{"role": ..., "content": ...}``), as the template writes it.
+
+        ``tools`` (JSON schemas, ``{"type": "function", "function": {...}}``) are the template's
+        ``tools`` variable, as ``apply_chat_template(messages, tools=...)`` passes them (None: none).
 
         Raises
         ------
@@ -210,6 +214,7 @@ class ChatTemplate:
         """
         chat = [{key: value for key, value in dict(message).items() if value is not None} for message in messages]
         request = json.dumps({"template": self.template, "messages": chat, "variables": self.variables,
+                              "tools": None if tools is None else [dict(tool) for tool in tools],
                               "add_generation_prompt": bool(add_generation_prompt), "max_chars": self.max_chars})
         with self._lock:
             process = self._process if self._process is not None and self._process.poll() is None else self._start()

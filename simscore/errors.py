@@ -35,6 +35,7 @@ __all__ = [
     "ModelNotFoundError",
     "UnsupportedModelError",
     "ChatTemplateError",
+    "EndpointError",
     "MeasureOptionError",
     "ExperimentError",
     "ConfigError",
@@ -249,6 +250,12 @@ class UnsupportedModelError(SimscoreError, ValueError):
 class ChatTemplateError(SimscoreError, ValueError):
     """A chat template did not render: it does not compile, raised an error, broke a rule of
     jinja's sandbox, or ran past its time, memory or size limit (:class:`simscore.chat_templates.ChatTemplate`)."""
+
+
+class EndpointError(SimscoreError, RuntimeError):
+    """An OpenAI-compatible endpoint did not answer a request, refused it, or answered something
+    that is not a chat completion (:class:`policies.openai_endpoint.OpenAIEndpointPolicy`); the
+    message names the endpoint, the context and the status, never the API key."""
 
 
 class MeasureOptionError(SimscoreError, ValueError):

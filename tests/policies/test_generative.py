@@ -326,3 +326,39 @@ def test_arguments_are_checked(models):
     with pytest.raises(InvalidContextError, match="a context needs a string 'id'"):
         sampler.respond(SimpleNamespace(belief=BeliefState(), metadata={}))
     assert GenerativePolicy(models["gpt2"], decoding=SHORT).respond_batch([]) == []
+
+
+#: A chat template in the style of Qwen's and Llama 3.1's: the tools' schemas and the calls'
+#: arguments written with tojson (Hugging Face templates take the arguments as objects).
+TOOLS_TEMPLATE = (
+    "{% if tools %}<tools>{% for t in tools %}{{ t | tojson }}\n{% endfor %}</tools>\n{% endif %}"
+    "{% for m in messages %}<{{ m.role }}>{{ m.content or '' }}"
+    "{% for c in m.tool_calls or [] %}<call>{{ {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}"
+    "</call>{% endfor %}\n{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}"
+)
+
+
+def test_the_tools_of_a_transcript_go_through_the_chat_template(tmp_path):
+    from transformers import AutoTokenizer
+
+    from contexts.transcripts import read_chat_transcripts
+    from tests.contexts.transcript_samples import TOOLS, write_chat_transcripts
+
+    folder = write_tiny_model(tmp_path / "tools", chat_template=TOOLS_TEMPLATE)
+    contexts = read_chat_transcripts(write_chat_transcripts(tmp_path / "chats.jsonl")).contexts
+    policy = GenerativePolicy(folder, decoding=Decoding(max_new_tokens=3))
+    context = contexts["trip-1/1"]
+    messages = [{**m, "tool_calls": [{**c, "function": {**c["function"], "arguments": json.loads(c["function"]["arguments"])}}
+                                     for c in m["tool_calls"]]} if m.get("tool_calls") else m
+                for m in context.metadata["messages"]]
+    messages = [{k: v for k, v in m.items() if v is not None} for m in messages]
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    expected = tokenizer.apply_chat_template(messages, tools=TOOLS, tokenize=False, add_generation_prompt=True)
+    assert policy.prompt(context) == expected  # as transformers renders it
+    assert expected.startswith('<tools>{"type": "function", "function": {"name": "find_flight"')
+    assert ('<call>{"name": "find_flight", "arguments": {"origin": "SFO", "destination": "BOS", "date": "2025-05-03"}}'
+            '</call>') in expected
+    assert expected.endswith('<tool>{"rain": false}<assistant>')
+    assert "</tools>\n<system>You book flights.<user>I need a flight" in expected  # its own system message
+    responses = run_policy(policy, contexts)
+    assert len(responses) == 4 and all(r.text is not None for r in responses.values())

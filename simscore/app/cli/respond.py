@@ -14,6 +14,14 @@
     ``--seed``, ``--temperature``, ``--top-k``, ``--top-p`` (default greedy); ``--acts`` asks
     for acts in simscore's act syntax; ``--source auto|history|belief``, ``--instruction``
     and ``--no-chat-template`` shape the prompt.
+``openai:URL``
+    An OpenAI-compatible chat-completions endpoint (vLLM, llama.cpp's server, Ollama,
+    ``transformers serve``, a hosted API; :class:`policies.openai_endpoint.OpenAIEndpointPolicy`):
+    ``--model NAME`` (required); the API key from the environment variable ``--api-key-env``
+    (default ``OPENAI_API_KEY``, optional; never written anywhere); ``--temperature`` (default
+    0), ``--seed`` (default 0), ``--max-new-tokens``; ``--concurrency``, ``--timeout``,
+    ``--retries``; ``--source`` and ``--instruction`` shape prompts of contexts that are not
+    from transcripts (those are sent as their messages, with their tools).
 a directory
     A GP-SARSA training run written by ``simscore train``: its last checkpoint, or with
     ``--checkpoint N`` the one after N training dialogues.
@@ -73,6 +81,10 @@ _GENERATIVE_OPTIONS = {
     "instruction": "--instruction", "no_chat_template": "--no-chat-template", "sample": "--sample",
 }
 _PYTHON_OPTIONS = {"policy_kwargs": "--policy-kwargs"}
+#: Options of ``openai:URL`` policies only; those of _GENERATIVE_OPTIONS they share are in _SHARED_OPTIONS.
+_OPENAI_OPTIONS = {"model": "--model", "api_key_env": "--api-key-env", "concurrency": "--concurrency",
+                   "timeout": "--timeout", "retries": "--retries"}
+_SHARED_OPTIONS = ("max_new_tokens", "temperature", "source", "instruction")
 _CONVLAB_OPTIONS = {"state_format": "--state-format", "convlab_domain": "--convlab-domain"}
 
 
@@ -89,8 +101,8 @@ class PolicySpec:
     >>> PolicySpec.parse("no-such-thing")
     Traceback (most recent call last):
     ...
-    simscore.errors.ConfigError: POLICY 'no-such-thing' is none of: handcrafted, random, hf:DIR, a GP-SARSA run \
-folder, MODULE:NAME, FILE.py:NAME
+    simscore.errors.ConfigError: POLICY 'no-such-thing' is none of: handcrafted, random, hf:DIR, openai:URL, a GP-SARSA \
+run folder, MODULE:NAME, FILE.py:NAME
     """
 
     kind: str
@@ -106,6 +118,10 @@ folder, MODULE:NAME, FILE.py:NAME
             if not text[3:]:
                 raise ConfigError("POLICY hf:DIR needs the model folder after 'hf:'")
             return cls("hf", text[3:])
+        if text.startswith("openai:"):
+            if not text[7:]:
+                raise ConfigError("POLICY openai:URL needs the endpoint's URL after 'openai:'")
+            return cls("openai", text[7:])
         if Path(text).is_dir():
             return cls("gpsarsa", text)
         module, sep, attribute = text.rpartition(":")
@@ -115,7 +131,8 @@ folder, MODULE:NAME, FILE.py:NAME
                 raise ConfigError(f"POLICY {text!r}: {attribute!r} is not a (dotted) Python name")
             return cls("python", module, attribute)
         raise ConfigError(
-            f"POLICY {text!r} is none of: handcrafted, random, hf:DIR, a GP-SARSA run folder, MODULE:NAME, FILE.py:NAME"
+            f"POLICY {text!r} is none of: handcrafted, random, hf:DIR, openai:URL, a GP-SARSA run folder, "
+            "MODULE:NAME, FILE.py:NAME"
         )
 
     @property
@@ -251,6 +268,25 @@ def _generative_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
     )
 
 
+def _openai_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
+    from policies import PromptTemplate
+    from policies.openai_endpoint import OpenAIEndpointPolicy
+
+    fields: dict[str, Any] = {"source": args.source or "auto"}
+    if args.instruction is not None:
+        fields["instruction"] = args.instruction
+    given = {"temperature": args.temperature, "seed": args.seed, "max_tokens": args.max_new_tokens,
+             "concurrency": args.concurrency, "timeout": args.timeout, "retries": args.retries}
+    try:
+        return OpenAIEndpointPolicy(
+            spec.target, model=args.model, api_key_env=args.api_key_env or "OPENAI_API_KEY",
+            require_key=args.api_key_env is not None, template=PromptTemplate(**fields), name=args.name,
+            **{key: value for key, value in given.items() if value is not None},
+        )
+    except ValueError as exc:
+        raise ConfigError(f"POLICY openai:URL: {exc}") from None
+
+
 def _gpsarsa_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
     from policies import list_checkpoints, load_checkpoint
 
@@ -263,12 +299,15 @@ def _gpsarsa_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
 
 def _check_options(spec: PolicySpec, args: argparse.Namespace) -> None:
     """Options that do not apply to this kind of policy are errors, not silently ignored."""
-    groups = [(_GENERATIVE_OPTIONS, "hf", "hf:DIR policies")]
+    groups = [(_GENERATIVE_OPTIONS, "hf", "hf:DIR policies"), (_OPENAI_OPTIONS, "openai", "openai:URL policies")]
     groups += [(_PYTHON_OPTIONS, "python", "MODULE:Class policies"), (_CONVLAB_OPTIONS, "python", "ConvLab-style policies")]
     for options, kind, what in groups:
         for dest, option in options.items():
-            if getattr(args, dest) not in (None, False) and spec.kind != kind:
+            shared = spec.kind == "openai" and dest in _SHARED_OPTIONS
+            if getattr(args, dest) not in (None, False) and spec.kind != kind and not shared:
                 raise ConfigError(f"{option} applies to {what} only")
+    if spec.kind == "openai" and not args.model:
+        raise ConfigError("POLICY openai:URL needs --model NAME (the model the server is asked for)")
     if args.checkpoint is not None and spec.kind != "gpsarsa":
         raise ConfigError("--checkpoint applies to GP-SARSA run folders only")
     if args.seed is not None and spec.kind in ("handcrafted", "gpsarsa"):
@@ -291,6 +330,8 @@ def load_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
         return _generative_policy(spec, args)
     if spec.kind == "gpsarsa":
         return _gpsarsa_policy(spec, args)
+    if spec.kind == "openai":
+        return _openai_policy(spec, args)
     return _python_policy(spec, args)
 
 
@@ -347,10 +388,10 @@ def add_subcommands(subparsers: Any) -> None:
     """
     p = subparsers.add_parser(
         "respond", help="answer a context set with any policy and write its responses file",
-        description="POLICY: handcrafted | random | hf:DIR | GP-SARSA run folder | MODULE:NAME | FILE.py:NAME "
+        description="POLICY: handcrafted | random | hf:DIR | openai:URL | GP-SARSA run folder | MODULE:NAME | FILE.py:NAME "
         "(see simscore.app.cli.respond).",
     )
-    p.add_argument("policy", metavar="POLICY", help="handcrafted, random, hf:DIR, a GP-SARSA run folder, "
+    p.add_argument("policy", metavar="POLICY", help="handcrafted, random, hf:DIR, openai:URL, a GP-SARSA run folder, "
                    "MODULE:NAME or FILE.py:NAME")
     p.add_argument("contexts", metavar="CONTEXTS", type=input_file, help="context-set file (JSON Lines)")
     p.add_argument("--out", "-o", required=True, type=output_file,
@@ -377,6 +418,15 @@ def add_subcommands(subparsers: Any) -> None:
                    help="what the prompt shows: the dialogue history, the belief, or auto (history where there is one)")
     g.add_argument("--instruction", help="the instruction starting the prompt (the chat template's system message)")
     g.add_argument("--no-chat-template", action="store_true", help="plain-text prompts even if the model has a chat template")
+    g = p.add_argument_group("openai:URL (OpenAI-compatible endpoints; also --temperature, --seed, --max-new-tokens, "
+                             "--source, --instruction)")
+    g.add_argument("--model", help="the model the server is asked for (required)")
+    g.add_argument("--api-key-env", metavar="VAR", help="the environment variable holding the API key (default "
+                   "OPENAI_API_KEY if set; named here, it must be set)")
+    g.add_argument("--concurrency", type=positive_int, metavar="N", help="requests in flight at most (default 4)")
+    g.add_argument("--timeout", type=float, metavar="SECONDS", help="wait for the connection and each read (default 120)")
+    g.add_argument("--retries", type=int, metavar="N", help="tries after the first for a connection error, a timeout, "
+                   "429 or 5xx, with exponential backoff (default 4)")
     g = p.add_argument_group("Python policies (MODULE:NAME, FILE.py:NAME)")
     g.add_argument("--policy-kwargs", metavar="JSON", help="keyword arguments when NAME is a class")
     g.add_argument("--state-format", choices=("convlab3", "convlab2"),
