@@ -354,11 +354,17 @@ def test_the_tools_of_a_transcript_go_through_the_chat_template(tmp_path):
     messages = [{k: v for k, v in m.items() if v is not None} for m in messages]
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     expected = tokenizer.apply_chat_template(messages, tools=TOOLS, tokenize=False, add_generation_prompt=True)
-    assert policy.prompt(context) == expected  # as transformers renders it
-    assert expected.startswith('<tools>{"type": "function", "function": {"name": "find_flight"')
+    prompt = policy.prompt(context)
+    # transformers before 4.42 renders tojson with jinja's own filter, which sorts the keys; the
+    # renderer follows today's transformers, which keeps them in order
+    sorts_keys = tokenizer.apply_chat_template([{"role": "user", "content": "x"}], tokenize=False,
+                                               chat_template='{{ {"b": 1, "a": 2}|tojson }}') == '{"a": 2, "b": 1}'
+    if not sorts_keys:
+        assert prompt == expected  # as transformers renders it
+    assert prompt.startswith('<tools>{"type": "function", "function": {"name": "find_flight"')
     assert ('<call>{"name": "find_flight", "arguments": {"origin": "SFO", "destination": "BOS", "date": "2025-05-03"}}'
-            '</call>') in expected
-    assert expected.endswith('<tool>{"rain": false}<assistant>')
-    assert "</tools>\n<system>You book flights.<user>I need a flight" in expected  # its own system message
+            '</call>') in prompt
+    assert prompt.endswith('<tool>{"rain": false}<assistant>')
+    assert "</tools>\n<system>You book flights.<user>I need a flight" in prompt  # its own system message
     responses = run_policy(policy, contexts)
     assert len(responses) == 4 and all(r.text is not None for r in responses.values())
