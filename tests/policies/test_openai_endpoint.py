@@ -1,6 +1,6 @@
 """OpenAIEndpointPolicy against real servers on the loopback address.
 
-* ``transformers serve`` (transformers' own OpenAI-compatible server, the ``serve`` test extra)
+* ``transformers serve`` (transformers' own OpenAI-compatible server, the ``serve`` extra)
   started as a subprocess on a tiny random model written here: requests with transcript
   messages and tools, C_gen prompts, determinism across runs, the command line, and the API
   key in no output;
@@ -72,7 +72,7 @@ def served(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     if not found:
         pytest.skip("transformers serve with chat completions needs transformers 5")
     if not import_utils.is_serve_available() or importlib.util.find_spec("accelerate") is None:
-        pytest.skip("transformers serve needs fastapi, uvicorn, openai and accelerate: pip install 'simscore-dialogue[test]'")
+        pytest.skip("transformers serve needs fastapi, uvicorn, openai and accelerate: pip install 'simscore-dialogue[text,serve]'")
     port = _free_port()
     log = tmp_path_factory.mktemp("serve-log") / "serve.log"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
