@@ -25,7 +25,7 @@ On the pairs ``P`` (each ``(x, y)`` with ``x`` from ``a`` or none, ``y`` from ``
 * CER = δ · (CE(h, r) + CE(r, h)) / 2 with ``h`` and ``r`` the concept tokens of ``a``'s and
   ``b``'s calls concatenated pair by pair (in ``strict`` in the order made, otherwise in the
   order of the pairs' texts);
-* CMR = (δ + |S_a ∩ S_b|) / (1 + |S_a ∪ S_b|) with S the concepts of each call qualified by
+* CMR = ``(δ + |S_a ∩ S_b|) / (1 + |S_a ∪ S_b|)`` with S the concepts of each call qualified by
   the number of its pair, so concepts count as shared only between paired calls.
 
 ``strict`` and ``unordered`` are symmetric; ``subset`` of ``(a, b)`` is ``superset`` of ``(b, a)``.
