@@ -212,7 +212,8 @@ def _behaviour_history():
             return Response(self.acts[int(context.id[1:])])
 
     contexts = [SimpleNamespace(id=f"c{i}") for i in range(10)]
-    monitor = BehaviourMonitor(contexts, measures=("tmr", "dmr"), baseline=Table(["bye()"] * 10), n_resamples=100)
+    monitor = BehaviourMonitor(contexts, measures=("tmr", "dmr"), baseline=Table(["bye()"] * 10),
+                               bootstrap=an.Bootstrap(n_resamples=100))
     for step, k in enumerate((0, 4, 7, 9, 10, 10)):
         monitor.update(Table(["request(area)"] * k + ["request(food)"] * (10 - k)), step * 1000)
     return monitor.history()

@@ -4,4 +4,5 @@ import sys
 
 from simscore.app.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # run, not imported (pkgutil.walk_packages imports every module)
+    sys.exit(main())
