@@ -18,8 +18,10 @@ Examples
 ...                        "dialogue_id": ["d1", "d1", "d1", "d2", "d2"], "turn_index": [0, 1, 2, 0, 1]},
 ...                       index=pd.Index(["d1/0", "d1/1", "d1/2", "d2/0", "d2/1"], name="context_id"))
 >>> result = first_divergence(Comparison(scores, pd.DataFrame(), {"tmr": "tmr"}))
->>> result.table[["dialogue_id", "turns", "first", "context_id"]].to_string(index=False)
-'dialogue_id  turns  first context_id\\n         d1      3    1.0       d1/1\\n         d2      2    NaN        NaN'
+>>> result.table[["dialogue_id", "turns", "first"]].to_string(index=False)
+'dialogue_id  turns  first\\n         d1      3    1.0\\n         d2      2    NaN'
+>>> result.table["context_id"][0]
+'d1/1'
 >>> print(result.format())
 first turn at which the actions differ (tmr < 1), over 2 dialogues:
 turn      dialogues   share  cumulative
@@ -56,7 +58,7 @@ class FirstDivergence:
     table : pandas.DataFrame
         One row per dialogue, in the order of its first context: the key columns, ``turns``
         (its scored turns), ``first`` (the first turn index whose score is below 1, NaN when
-        none is) and ``context_id`` (that turn's context; missing, NaN, when none).
+        none is) and ``context_id`` (that turn's context; missing when none).
     distribution : pandas.DataFrame
         One row per first turn (ascending), then ``never``: ``dialogues``, ``share`` (of the
         dialogues) and ``cumulative`` (share that has parted by then).
