@@ -47,6 +47,7 @@ import numpy as np
 from simscore.errors import FileFormatError, OutcomeLogError, excerpt
 from simscore.formats import FILE_FORMATS, detect_format, kind_mismatch
 from simscore.io import decode_line, open_input, parse_json, read_csv_rows, read_head, read_lines
+from simscore.sequential import change_upper_bound
 from simscore.stats import Bootstrap, bootstrap_ci_shared
 
 __all__ = [
@@ -396,11 +397,7 @@ def exact_upper_bound(count: int, n: int, confidence: float = 0.95) -> float:
     """
     if n <= 0 or not 0 <= count <= n:
         raise ValueError(f"expected 0 <= count <= n and n >= 1, got count {count} and n {n}")
-    if count == n:
-        return 1.0
-    from scipy.stats import beta
-
-    return float(beta.ppf(confidence, count + 1, n - count))
+    return float(change_upper_bound(count, n, 1.0 - confidence))
 
 
 def pairs_needed(limit: float, confidence: float = 0.95) -> int:
