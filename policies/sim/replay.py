@@ -563,11 +563,9 @@ def replay(
     sim = DialogueSimulator(settings)
     arms = {arm: _Arm() for arm in ARMS}
     rows: list[tuple[str, DialoguePosition, int]] = []
-    if progress:
-        from simscore.progress import track
+    from simscore.progress import track
 
-        items = list(track(items, "replaying", unit="contexts"))
-    for context in items:
+    for context in track(items, "replaying", unit="contexts", enabled=progress):
         position = positions[context.id]
         key = (position.source_name, position.dialogue_id)
         if key not in traces:
