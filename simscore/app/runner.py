@@ -319,7 +319,7 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
     t0 = time.perf_counter()
     from simscore.app.experiment.reference import reference_policies
 
-    tables["policies"] = reference_policies(config, folder)
+    tables["policies"] = reference_policies(config, folder, progress=progress)
     logger.info("final, handcrafted and random policies on the final evaluation users: %.1f s", time.perf_counter() - t0)
     from simscore.tables_io import save_tables
 

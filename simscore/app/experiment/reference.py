@@ -44,20 +44,22 @@ def _row(policy: str, reward: str, success: np.ndarray, iq: np.ndarray, turns: n
     return row
 
 
-def reference_policies(config: ExperimentConfig, folder: ExperimentFolder) -> pd.DataFrame:
+def reference_policies(config: ExperimentConfig, folder: ExperimentFolder, *, progress: bool = False) -> pd.DataFrame:
     """The ``policies`` table (see the module docstring): one row per run's final policy, then
-    the handcrafted and the random policy on all those users together."""
+    the handcrafted and the random policy on all those users together; ``progress`` shows how
+    many runs' users are done (:mod:`simscore.progress`)."""
     from policies import run_dialogues
     from policies.gpsarsa.evaluation import evaluation_stream
     from policies.gpsarsa.training import list_checkpoints, load_checkpoint
     from policies.handcrafted import HandcraftedPolicy, RandomPolicy
+    from simscore.progress import track
 
     settings = config.training.simulation()
     training = config.training
     rows = []
     fields = ("success", "iq", "turns")
     parts: dict[str, dict[str, list[np.ndarray]]] = {name: {f: [] for f in fields} for name in ("handcrafted", "random")}
-    for run in config.runs:
+    for run in track(config.runs, "final, handcrafted and random policies", unit="runs", enabled=progress):
         last = list_checkpoints(folder.run_dir(run))[-1].dialogues
         stream = evaluation_stream(training.eval_seed, last)
         policy = load_checkpoint(folder.run_dir(run))

@@ -150,7 +150,8 @@ def test_every_long_step_logs_its_progress_away_from_a_terminal(tmp_path, monkey
     monkeypatch.setattr(simscore.progress, "LOG_INTERVAL", 0.01)  # every step of the tiny run counts as long
     run_experiment(dataclasses.replace(TINY, seeds=(1,), measures=("tmr", "bleu4")), tmp_path / "run", n_jobs=1)
     log = (tmp_path / "run" / "run.log").read_text(encoding="utf-8")
-    for step in ("training", "collecting", "responding", "scoring", "explain", "figures"):
+    for step in ("training", "collecting", "responding", "scoring", "final, handcrafted and random policies", "explain",
+                 "figures"):
         assert re.search(rf"\] {step}: \d+/\d+ [a-z]+ done.*, (\d+m)?\d+s\n", log), step
 
 
