@@ -39,6 +39,7 @@ from simscore.stats import t_interval, wilson_interval
 __all__ = [
     "EVAL_SEED",
     "EVALUATION_COLUMNS",
+    "EVALUATION_FILE",
     "TIMING_COLUMNS",
     "EvaluationRecord",
     "evaluation_stream",
@@ -46,6 +47,9 @@ __all__ = [
     "read_evaluation",
     "write_evaluation",
 ]
+
+#: The file of a run's evaluation rows, in its run folder (the one place its name is spelt).
+EVALUATION_FILE = "evaluation.csv"
 
 #: Default key of the evaluation streams (:func:`evaluation_stream`).
 EVAL_SEED = 20200701
@@ -253,7 +257,7 @@ def read_evaluation(run_dir: str | os.PathLike[str]) -> tuple[EvaluationRecord, 
     simscore.errors.FileFormatError
         Wrong columns or a bad value (naming the line).
     """
-    path = Path(run_dir) / "evaluation.csv"
+    path = Path(run_dir) / EVALUATION_FILE
     if not path.exists():
         return ()
     rows = read_csv_rows(io.StringIO(read_text(path), newline=""), path, expected="a training run's evaluation.csv")

@@ -76,6 +76,7 @@ from policies.gpsarsa.checkpoint import read_checkpoint_json
 from policies.gpsarsa.evaluation import (
     EVAL_SEED,
     EVALUATION_COLUMNS,
+    EVALUATION_FILE,
     TIMING_COLUMNS,
     EvaluationRecord,
     evaluate_policy,
@@ -102,9 +103,11 @@ __all__ = [
     "EVAL_SEED",
     "MAX_DIALOGUES",
     "MAX_CHECKPOINTS",
+    "RUN_FILE",
     "RUN_FORMAT",
     "RUN_VERSION",
     "EVALUATION_COLUMNS",
+    "EVALUATION_FILE",
     "TIMING_COLUMNS",
     "TrainingConfig",
     "TrainingConfigMismatchError",
@@ -119,8 +122,12 @@ __all__ = [
     "list_checkpoints",
     "load_checkpoint",
     "read_evaluation",
+    "trained_with",
 ]
 
+
+#: The run's description in its folder (the one place its name is spelt).
+RUN_FILE = "run.json"
 
 RUN_FORMAT = "simscore.training_run"
 """Value of the ``"format"`` field of ``run.json``."""
@@ -465,12 +472,28 @@ def _check_same_run(path: Path, info: Mapping[str, Any], config: TrainingConfig,
         )
 
 
+def trained_with(run_dir: str | os.PathLike[str]) -> TrainingConfig | None:
+    """The training configuration of the run in ``run_dir``, from its ``run.json``; None when it has none.
+
+    Raises
+    ------
+    CheckpointError
+        ``run.json`` is not a run description of this version (naming the file and what is wrong).
+    simscore.errors.ConfigError
+        Its configuration is not a valid :class:`TrainingConfig`.
+    """
+    path = Path(run_dir) / RUN_FILE
+    if not path.is_file():
+        return None
+    return TrainingConfig.from_dict(_read_run(path)["config"], source=str(path))
+
+
 class _RunFile:
     """``run.json`` of one run directory: what it holds, and its status as training goes on."""
 
     def __init__(self, run_dir: Path, config: TrainingConfig, domain: Domain) -> None:
         self.run_dir = run_dir
-        self.path = run_dir / "run.json"
+        self.path = run_dir / RUN_FILE
         self.config = config
         self.domain = domain
         self.started = _now()
@@ -540,7 +563,7 @@ def is_trained(config: TrainingConfig, out_dir: str | os.PathLike[str], *, domai
     if not isinstance(config, TrainingConfig):
         raise TypeError(f"config must be a TrainingConfig, got {type(config).__name__}")
     run_dir = Path(out_dir)
-    path = run_dir / "run.json"
+    path = run_dir / RUN_FILE
     if not path.is_file():
         return False
     try:
@@ -607,7 +630,7 @@ def train(
 
     # Keep the rows of checkpoints that exist; a checkpoint written just before an
     # interruption may lack its row: evaluate it now (its training time is then unknown).
-    eval_path = run_dir / "evaluation.csv"
+    eval_path = run_dir / EVALUATION_FILE
     kept = {c.dialogues for c in existing}
     records = [r for r in read_evaluation(run_dir) if r.dialogues in kept and r.dialogues <= start]
     train_seconds = max((r.train_seconds for r in records if math.isfinite(r.train_seconds)), default=0.0)

@@ -61,6 +61,7 @@ from simscore.app.experiment.provenance import (
     upstream_digest,
 )
 from simscore.app.experiment.record import RunRecord
+from simscore.app.experiment.steps import CollectionSettings, HeldOutSettings
 from simscore.errors import SimscoreError
 from simscore.io import atomic_write_text, is_temporary
 from simscore.measures import Measure, resolve_measures, with_cache_dir
@@ -250,7 +251,7 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
 
     # 2. contexts
     t0 = time.perf_counter()
-    context_sets = _build_contexts(config, folder, progress)
+    context_sets = _build_contexts(config.for_collection, config.for_held_out, folder, progress)
     logger.info("contexts: %.1f s", time.perf_counter() - t0)
 
     # 3. responses
@@ -309,17 +310,18 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
     t0 = time.perf_counter()
     from simscore.app.experiment.analyses import score_experiment
 
-    tables = score_experiment(config, measures, folder, context_sets, evaluations, progress)
-    if config.held_out is not None:
+    tables = score_experiment(config.for_scoring, measures, folder, context_sets, evaluations, progress)
+    held_out = config.for_held_out
+    if held_out is not None:
         from simscore.app.experiment.flow_strata import flow_strata_tables
 
-        tables.update(flow_strata_tables(config, measures, folder))
+        tables.update(flow_strata_tables(held_out, measures, folder))
     record = _record(config, measures, command)
     logger.info("scoring (all comparisons, %d measures): %.1f s", len(record.signatures), time.perf_counter() - t0)
     t0 = time.perf_counter()
     from simscore.app.experiment.reference import reference_policies
 
-    tables["policies"] = reference_policies(config, folder, progress=progress)
+    tables["policies"] = reference_policies(config.for_reference, folder, progress=progress)
     logger.info("final, handcrafted and random policies on the final evaluation users: %.1f s", time.perf_counter() - t0)
     from simscore.tables_io import save_tables
 
@@ -386,46 +388,48 @@ def _explain(folder: ExperimentFolder, context_sets: Sequence[str], seed: int, n
     return True
 
 
-def _build_contexts(config: ExperimentConfig, folder: ExperimentFolder, progress: bool) -> tuple[str, ...]:
-    """Collect C_col (and make C_gen) where missing; returns the names of the context sets to score."""
+def _build_contexts(settings: CollectionSettings, held_out: HeldOutSettings | None, folder: ExperimentFolder,
+                    progress: bool) -> tuple[str, ...]:
+    """Collect C_col (and make C_gen, and the held-out set) where missing; returns the names of the context sets
+    to score."""
     from contexts import ContextSet, collect_contexts, generate_grid
     from policies import run_dialogues
     from policies.gpsarsa.training import list_checkpoints, load_checkpoint
 
-    logs: dict[str, list[Path]] = {reward: [] for reward in config.rewards}
-    for run in track(config.runs, "collecting", unit="runs", enabled=progress):
+    logs: dict[str, list[Path]] = {reward: [] for reward in settings.rewards}
+    for run in track(settings.runs, "collecting", unit="runs", enabled=progress):
         path = folder.log(run)
         if path.exists():
-            check_log(folder, run, config, list_checkpoints(folder.run_dir(run))[-1].dialogues)
+            check_log(folder, run, settings, list_checkpoints(folder.run_dir(run))[-1].dialogues)
         else:
             policy = load_checkpoint(folder.run_dir(run))
-            policy.sampling_scale = config.collect_scale  # PyDial's evaluation dialogues sample (scale 1)
-            run_dialogues(policy, config.collect_dialogues, seed=run.seed,
-                          stream=collection_stream(config.collect_seed, run.reward),
-                          log_path=path, settings=config.training.simulation(), log_source={
+            policy.sampling_scale = settings.scale  # PyDial's evaluation dialogues sample (scale 1)
+            run_dialogues(policy, settings.dialogues, seed=run.seed,
+                          stream=collection_stream(settings.seed, run.reward),
+                          log_path=path, settings=settings.simulation, log_source={
                               "name": run.name, "reward": run.reward, "purpose": "C_col",
-                              "collect_seed": config.collect_seed, "sampling_scale": config.collect_scale})
+                              "collect_seed": settings.seed, "sampling_scale": settings.scale})
         logs[run.reward].append(path)
     # each file on its own (each is made from the logs alone), so a run stopped between two of them resumes
     for reward, paths in logs.items():
         if folder.collected(reward).exists():
-            check_collected(folder, folder.collected(reward), [r for r in config.runs if r.reward == reward], config)
+            check_collected(folder, folder.collected(reward), [r for r in settings.runs if r.reward == reward], settings)
         else:
             _decisions(collect_contexts(paths, name=f"C_col^{reward.upper()}")).to_jsonl(folder.collected(reward))
     if folder.collected().exists():
-        check_collected(folder, folder.collected(), config.runs, config)
+        check_collected(folder, folder.collected(), settings.runs, settings)
     else:
         everything = [p for paths in logs.values() for p in paths]
         _decisions(collect_contexts(everything, name="C_col")).to_jsonl(folder.collected())
     names = [COLLECTED]
-    if config.generated:
+    if settings.generated:
         if not folder.generated.exists():
             generate_grid().to_jsonl(folder.generated)
         names.append(GENERATED)
-    if config.held_out is not None:
+    if held_out is not None:
         from simscore.app.experiment.held_out import build_held_out
 
-        build_held_out(config, folder, _decisions)
+        build_held_out(held_out, folder, _decisions)
     sizes = {name: len(ContextSet.read_jsonl(folder.contexts(name), verify_hash=False)) for name in names}
     logger.info("context sets: %s", ", ".join(f"{name} {n}" for name, n in sizes.items()))
     return tuple(names)
@@ -455,7 +459,7 @@ def _record(config: ExperimentConfig, measures: Sequence[Measure], command: str 
     return RunRecord(
         title=f"simscore experiment {config.name!r}",
         signatures={m.name: m.signature() for m in measures},
-        config=config.to_dict(),
+        config=config,
         versions=collect_versions(),
         seeds={"training": list(config.seeds), "evaluation": config.training.eval_seed,
                "collection": config.collect_seed, "random_policy": config.random_seed,

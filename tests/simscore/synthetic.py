@@ -191,7 +191,6 @@ META = {
     "title": "Synthetic experiment",
     "signatures": {"tmr": "tmr|simscore:0.1.0", "dmr": "dmr|simscore:0.1.0", "cer": "cer|levenshtein:x|clip:no",
                    "cmr": "cmr|simscore:0.1.0"},
-    "config": {"runs_per_reward": 2, "checkpoints": [1, 2, 3], "context_sets": ["col", "gen"]},
     "versions": {"simscore": "0.1.0", "numpy": "2.4.6"},
     "seeds": {"training": [1, 2], "bootstrap": 0},
     "bootstrap": {"n_resamples": 100, "seed": 0},

@@ -86,16 +86,11 @@ def _summary_policy(text: str) -> tuple[Any, Any]:
 
 def _settings(run_dir: Path | None) -> Any:
     """The simulated world: the run's own (its run.json) for a GP-SARSA run, else the default."""
-    from policies.gpsarsa.training import TrainingConfig
+    from policies.gpsarsa.training import trained_with
     from policies.sim.simulator import SimulationSettings
-    from simscore.io import read_json
 
-    if run_dir is None or not (run_dir / "run.json").is_file():
-        return SimulationSettings()
-    record = read_json(run_dir / "run.json")
-    if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
-        raise ConfigError(f"{run_dir / 'run.json'}: no training configuration ('config') to take the world from")
-    return TrainingConfig.from_dict(record["config"]).simulation()
+    config = trained_with(run_dir) if run_dir is not None else None
+    return config.simulation() if config is not None else SimulationSettings()
 
 
 def _sources(items: list[str]) -> dict[str, str]:

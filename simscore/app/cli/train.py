@@ -48,7 +48,7 @@ def _integer(text: str) -> int:
 @checks_outputs
 def cmd_train(args: argparse.Namespace) -> int:
     """``simscore train``: train (or resume) one run and print its evaluation table."""
-    from policies.gpsarsa.training import TrainingConfig, train
+    from policies.gpsarsa.training import EVALUATION_FILE, TrainingConfig, train
 
     given = {field: getattr(args, option) for option, field in _FIELDS.items() if getattr(args, option) is not None}
     try:
@@ -69,7 +69,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         )
     last = result.checkpoints[-1] if result.checkpoints else None
     if last is not None:
-        print(f"last checkpoint: {last.stem} ({last.dialogues} dialogues); table: {result.run_dir / 'evaluation.csv'}")
+        print(f"last checkpoint: {last.stem} ({last.dialogues} dialogues); table: {result.run_dir / EVALUATION_FILE}")
     return 0
 
 

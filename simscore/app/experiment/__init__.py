@@ -1,7 +1,8 @@
 """The experiment's room: its configuration and the steps that make an experiment folder.
 
 At the bottom the configuration (:mod:`~simscore.app.experiment.config`: ``ExperimentConfig``,
-``load_config``, ``DEMO_CONFIG``; its own tables in :mod:`~simscore.app.experiment.sections`),
+``load_config``, ``DEMO_CONFIG``; its own tables in :mod:`~simscore.app.experiment.sections`;
+what each step receives of it in :mod:`~simscore.app.experiment.steps`),
 the folder (:mod:`~simscore.app.experiment.folder`), the run's record
 (:mod:`~simscore.app.experiment.record`) and what each piece is made from
 (:mod:`~simscore.app.experiment.provenance`); on them the steps: scoring

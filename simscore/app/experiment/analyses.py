@@ -36,7 +36,7 @@ from simscore.responses import Responses
 from simscore.stats import Bootstrap
 
 if TYPE_CHECKING:
-    from simscore.app.experiment.config import ExperimentConfig
+    from simscore.app.experiment.steps import ScoringSettings
 
 __all__ = [
     "RunResponses",
@@ -159,18 +159,19 @@ def _cross(result: AnalysisResult[Any] | None) -> dict[RewardModelsKey, Comparis
     return {key: c for key, c in result.comparisons.items() if key.reward_a != key.reward_b}
 
 
-def read_responses(config: ExperimentConfig, folder: ExperimentFolder, context_sets: Sequence[str]) -> ExperimentResponses:
+def read_responses(settings: ScoringSettings, folder: ExperimentFolder, context_sets: Sequence[str]
+                   ) -> ExperimentResponses:
     """Read every responses file once: each run's checkpoints and final checkpoint, and the random policy's."""
     from contexts import ContextSet
     from policies.gpsarsa.training import list_checkpoints
 
-    reward_ids = {reward: set(ContextSet.read_jsonl(folder.collected(reward)).ids) for reward in config.rewards}
-    checkpoints = {run: [c.dialogues for c in list_checkpoints(folder.run_dir(run))] for run in config.runs}
+    reward_ids = {reward: set(ContextSet.read_jsonl(folder.collected(reward)).ids) for reward in settings.rewards}
+    checkpoints = {run: [c.dialogues for c in list_checkpoints(folder.run_dir(run))] for run in settings.runs}
     final = min(ks[-1] for ks in checkpoints.values())
     sets = []
     for name in context_sets:
         runs = []
-        for run in config.runs:
+        for run in settings.runs:
             whole = {k: Responses.read_jsonl(folder.responses(name, run, k)) for k in checkpoints[run]}
             ids = reward_ids[run.reward] if name == COLLECTED else None
             own = {k: r if ids is None else r.subset([i for i in r.ids if i in ids]) for k, r in whole.items()}
@@ -279,20 +280,20 @@ def assemble_tables(scored: Sequence[SetScores], measures: Sequence[Measure], pe
     return tables
 
 
-def score_experiment(config: ExperimentConfig, measures: Sequence[Measure], folder: ExperimentFolder,
+def score_experiment(settings: ScoringSettings, measures: Sequence[Measure], folder: ExperimentFolder,
                      context_sets: Sequence[str], performance: pd.DataFrame, progress: bool) -> dict[str, pd.DataFrame]:
     """Steps 1-4 above: the experiment's tables from the responses saved in ``folder``."""
     from contexts import ContextSet
 
-    responses = read_responses(config, folder, context_sets)
-    steps = len(context_sets) * (2 * len(config.runs) + len(config.rewards) + 1)
+    responses = read_responses(settings, folder, context_sets)
+    steps = len(context_sets) * (2 * len(settings.runs) + len(settings.rewards) + 1)
     with Progress(steps, "scoring", unit="analyses", enabled=progress) as bar:
         prepare_text_measures(measures, responses, bar)
-        scored = [score_set(data, measures, final=responses.final, bootstrap=config.bootstrap, bar=bar)
+        scored = [score_set(data, measures, final=responses.final, bootstrap=settings.bootstrap, bar=bar)
                   for data in responses.sets]
-    tables = assemble_tables(scored, measures, performance, config.bootstrap)
+    tables = assemble_tables(scored, measures, performance, settings.bootstrap)
     # what the counts stand for: distinct belief states, dialogues, user-bye contexts
-    parts = ({COLLECTED: {r: ContextSet.read_jsonl(folder.collected(r)).ids for r in config.rewards}}
+    parts = ({COLLECTED: {r: ContextSet.read_jsonl(folder.collected(r)).ids for r in settings.rewards}}
              if COLLECTED in context_sets else {})
     tables["contexts"] = context_sets_table({s.name: s.metadata for s in responses.sets}, parts)
     for data, scores in zip(responses.sets, scored, strict=True):

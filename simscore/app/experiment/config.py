@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from policies.gpsarsa.training import TrainingConfig
 from simscore.app.experiment.folder import RunId
 from simscore.app.experiment.sections import HeldOutConfig, Thresholds, held_out_users
+from simscore.app.experiment.steps import CollectionSettings, HeldOutSettings, ReferenceSettings, ScoringSettings
 from simscore.checks import check_bool, check_int, check_number, check_seed
 from simscore.config import check_keys, convert_value, from_mapping, to_mapping
 from simscore.errors import ConfigError, ExperimentError, FileFormatError, MissingDependencyError
@@ -189,6 +190,32 @@ class ExperimentConfig:
     def run_config(self, reward: str, seed: int) -> TrainingConfig:
         """The training configuration of one run: the template with its reward and seed."""
         return self.training.for_run(reward, seed)
+
+    @property
+    def for_collection(self) -> CollectionSettings:
+        """What collecting the contexts reads (:mod:`simscore.app.experiment.steps`)."""
+        return CollectionSettings(tuple(self.runs), self.collect_dialogues, self.collect_seed, self.collect_scale,
+                                  self.generated, self.training.simulation())
+
+    @property
+    def for_held_out(self) -> HeldOutSettings | None:
+        """What the held-out users read; None without a ``[held_out]`` table."""
+        if self.held_out is None:
+            return None
+        return HeldOutSettings(tuple(self.runs), self.held_out, self.collect_scale, self.training.simulation(),
+                               self.bootstrap)
+
+    @property
+    def for_scoring(self) -> ScoringSettings:
+        """What scoring reads."""
+        return ScoringSettings(tuple(self.runs), self.measures, self.measure_options, self.bootstrap)
+
+    @property
+    def for_reference(self) -> ReferenceSettings:
+        """What the ``policies`` table (final, handcrafted and random policies) reads."""
+        training = self.training
+        return ReferenceSettings(tuple(self.runs), self.random_seed, training.eval_seed, training.eval_dialogues,
+                                 training.eval_scale, training.simulation())
 
     def to_dict(self) -> dict[str, Any]:
         """The TOML structure as plain data (tables as in :meth:`from_dict`)."""

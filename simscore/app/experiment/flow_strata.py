@@ -44,7 +44,7 @@ from simscore.responses import Responses
 from simscore.strata import MAX_STRATA, StratifiedComparison, format_p_value, stratify
 
 if TYPE_CHECKING:
-    from simscore.app.experiment.config import ExperimentConfig
+    from simscore.app.experiment.steps import HeldOutSettings
 
 __all__ = ["STRATA", "STRATA_COLUMNS", "TESTS_COLUMNS", "GRAPH_COLUMNS", "PairGroup", "held_out_comparisons",
            "flow_strata_tables"]
@@ -95,15 +95,15 @@ def _texts_prepared(measures: Sequence[Measure], responses: Sequence[Responses])
             measure.prepare(texts)
 
 
-def held_out_comparisons(config: ExperimentConfig, measures: Sequence[Measure], folder: ExperimentFolder
+def held_out_comparisons(settings: HeldOutSettings, measures: Sequence[Measure], folder: ExperimentFolder
                          ) -> tuple[list[PairGroup], pd.DataFrame]:
     """Every compared pair on the held set (see the module docstring) and the set's metadata frame."""
     from contexts import ContextSet
     from simscore.app.experiment.held_out import final_checkpoints
 
     metadata = ContextSet.read_jsonl(folder.contexts(HELD_OUT)).metadata_frame()
-    finals = final_checkpoints(folder, config.runs)
-    answers = {run: Responses.read_jsonl(folder.responses(HELD_OUT, run, finals[run])) for run in config.runs}
+    finals = final_checkpoints(folder, settings.runs)
+    answers = {run: Responses.read_jsonl(folder.responses(HELD_OUT, run, finals[run])) for run in settings.runs}
     random = Responses.read_jsonl(folder.random_responses(HELD_OUT))
     _texts_prepared(measures, [*answers.values(), random])
 
@@ -113,7 +113,7 @@ def held_out_comparisons(config: ExperimentConfig, measures: Sequence[Measure], 
         return compare(a, b, list(measures), metadata=metadata, n_resamples=0, progress=False)
 
     by_reward: dict[str, list[RunId]] = {}
-    for run in config.runs:
+    for run in settings.runs:
         by_reward.setdefault(run.reward, []).append(run)
     groups = []
     for reward, runs in by_reward.items():
@@ -132,12 +132,12 @@ def held_out_comparisons(config: ExperimentConfig, measures: Sequence[Measure], 
     return groups, metadata
 
 
-def _stratified(scores: Comparison | pd.DataFrame, by: str, measures: Sequence[str], config: ExperimentConfig
+def _stratified(scores: Comparison | pd.DataFrame, by: str, measures: Sequence[str], settings: HeldOutSettings
                 ) -> StratifiedComparison:
-    held = config.held_out
-    assert held is not None
-    options: dict[str, Any] = {"cluster": CLUSTER, "n_resamples": config.n_resamples, "confidence": config.confidence,
-                               "n_permutations": held.n_permutations, "seed": config.bootstrap_seed}
+    bootstrap = settings.bootstrap
+    options: dict[str, Any] = {"cluster": CLUSTER, "n_resamples": bootstrap.n_resamples,
+                               "confidence": bootstrap.confidence, "n_permutations": settings.held_out.n_permutations,
+                               "seed": bootstrap.seed}
     if isinstance(scores, Comparison):
         return scores.by_stratum(by, **options)
     return stratify(scores, by, measures=list(measures), **options)
@@ -180,13 +180,13 @@ def _graph_row(folder: ExperimentFolder) -> dict[str, Any]:
     return row
 
 
-def flow_strata_tables(config: ExperimentConfig, measures: Sequence[Measure], folder: ExperimentFolder
+def flow_strata_tables(settings: HeldOutSettings, measures: Sequence[Measure], folder: ExperimentFolder
                        ) -> dict[str, pd.DataFrame]:
     """The tables ``flow_strata``, ``flow_strata_tests`` and ``flow_graph`` (see the module docstring)."""
     from simscore.app.experiment.held_out import final_checkpoints
 
-    groups, metadata = held_out_comparisons(config, measures, folder)
-    checkpoint = min(final_checkpoints(folder, config.runs).values())
+    groups, metadata = held_out_comparisons(settings, measures, folder)
+    checkpoint = min(final_checkpoints(folder, settings.runs).values())
     names = [m.name for m in measures]
     usable = [by for by in STRATA if 2 <= metadata[by].dropna().astype(str).nunique() <= MAX_STRATA]
     skipped = [by for by in STRATA if by not in usable]
@@ -203,7 +203,7 @@ def flow_strata_tables(config: ExperimentConfig, measures: Sequence[Measure], fo
             for pair, pairs, scores in parts:
                 keys = {"context_set": HELD_OUT, "checkpoint": checkpoint, "comparison": group.comparison,
                         "group": group.group, "pair": pair, "pairs": pairs, "by": by}
-                strata, tests = _rows(_stratified(scores, by, names, config), keys)
+                strata, tests = _rows(_stratified(scores, by, names, settings), keys)
                 strata_rows += strata
                 test_rows += tests
     logger.info("held out: %d comparisons stratified by %s", sum(len(g.pairs) for g in groups), ", ".join(usable))

@@ -48,12 +48,11 @@ from typing import TYPE_CHECKING, Any
 from simscore.app.experiment.folder import HELD_OUT, ExperimentFolder, RunId
 from simscore.app.experiment.provenance import check_piece
 from simscore.app.experiment.sections import held_out_users
-from simscore.errors import ExperimentError
 
 if TYPE_CHECKING:
     from contexts import ContextSet
     from contexts.flows import FlowGraph
-    from simscore.app.experiment.config import ExperimentConfig
+    from simscore.app.experiment.steps import HeldOutSettings
 
 __all__ = ["held_out_stream", "build_held_out"]
 
@@ -80,23 +79,22 @@ def _table(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _simulate(config: ExperimentConfig, folder: ExperimentFolder, run: RunId, *, which: int) -> None:
+def _simulate(step: HeldOutSettings, folder: ExperimentFolder, run: RunId, *, which: int) -> None:
     """Write (or check) one run's graph or held-out dialogue log."""
     from policies import run_dialogues
     from policies.gpsarsa.training import list_checkpoints, load_checkpoint
 
-    held = config.held_out
-    assert held is not None
+    held = step.held_out
     graph = which == GRAPH_STREAM
     path = folder.graph_log(run) if graph else folder.held_out_log(run)
     n = held.graph_dialogues if graph else held.dialogues
-    settings = config.training.simulation()
+    settings = step.simulation
     if not graph:
-        settings = dataclasses.replace(settings, user=held_out_users(held, config.training.user))
+        settings = dataclasses.replace(settings, user=held_out_users(held, settings.user))
     checkpoint = list_checkpoints(folder.run_dir(run))[-1].dialogues
     count = "[held_out] graph_dialogues" if graph else "[held_out] dialogues"
     wanted = {count: n, "[held_out] seed": held.seed, "the run's own users (seed)": run.seed,
-              "[contexts] collect_scale": config.collect_scale, "checkpoint": checkpoint,
+              "[contexts] collect_scale": step.scale, "checkpoint": checkpoint,
               "[held_out.user] (the users)" if not graph else "[training.user] (the users)": settings.user.to_json()}
     if path.exists():
         from contexts.dialogue_log import read_dialogue_log
@@ -109,25 +107,24 @@ def _simulate(config: ExperimentConfig, folder: ExperimentFolder, run: RunId, *,
         check_piece(folder, path, recorded, wanted)
         return
     policy = load_checkpoint(folder.run_dir(run))
-    policy.sampling_scale = config.collect_scale
+    policy.sampling_scale = step.scale
     run_dialogues(policy, n, seed=run.seed, stream=held_out_stream(held.seed, run.reward, which), log_path=path,
                   settings=settings, log_source={
                       "name": run.name, "reward": run.reward,
                       "purpose": "flow graph (training users)" if graph else "held-out users",
-                      "held_out_seed": held.seed, "sampling_scale": config.collect_scale,
+                      "held_out_seed": held.seed, "sampling_scale": step.scale,
                       "users": settings.user.to_json()})
     logger.info("held out: %s (%d dialogues)", folder.link(path), n)
 
 
-def _graph(config: ExperimentConfig, folder: ExperimentFolder) -> FlowGraph:
+def _graph(step: HeldOutSettings, folder: ExperimentFolder) -> FlowGraph:
     """The flow graph of all runs' graph dialogues, built once and checked when reused."""
     from contexts.flow_dialogues import read_flow_dialogues
     from contexts.flows import FlowGraph
 
-    held = config.held_out
-    assert held is not None
-    wanted = {"runs": [run.name for run in config.runs], "dialogues_per_run": held.graph_dialogues,
-              "held_out_seed": held.seed, "sampling_scale": config.collect_scale,
+    held = step.held_out
+    wanted = {"runs": [run.name for run in step.runs], "dialogues_per_run": held.graph_dialogues,
+              "held_out_seed": held.seed, "sampling_scale": step.scale,
               "domain_agnostic": held.domain_agnostic}
     path = folder.flow_graph
     if path.exists():
@@ -135,7 +132,7 @@ def _graph(config: ExperimentConfig, folder: ExperimentFolder) -> FlowGraph:
         recorded = {**graph.built, "domain_agnostic": graph.domain_agnostic}
         check_piece(folder, path, {key: recorded.get(key) for key in wanted}, wanted)
         return graph
-    dialogues = [d for run in config.runs for d in read_flow_dialogues(folder.graph_log(run))]
+    dialogues = [d for run in step.runs for d in read_flow_dialogues(folder.graph_log(run))]
     graph = FlowGraph.from_dialogues(dialogues, domain_agnostic=held.domain_agnostic,
                                      built={k: v for k, v in wanted.items() if k != "domain_agnostic"})
     graph.save(path)
@@ -144,17 +141,16 @@ def _graph(config: ExperimentConfig, folder: ExperimentFolder) -> FlowGraph:
     return graph
 
 
-def _held_set(config: ExperimentConfig, folder: ExperimentFolder, graph: FlowGraph,
+def _held_set(step: HeldOutSettings, folder: ExperimentFolder, graph: FlowGraph,
               decisions: Callable[[ContextSet], ContextSet]) -> None:
     """The context set ``held``: the held-out dialogues' decision contexts, labelled against ``graph``."""
     from contexts import ContextSet, collect_contexts
     from contexts.flow_dialogues import read_flow_dialogues
     from contexts.flow_labels import label_contexts
 
-    held = config.held_out
-    assert held is not None
+    held = step.held_out
     path = folder.contexts(HELD_OUT)
-    wanted = {"sources": [[run.name, held.seed, config.collect_scale, held.dialogues] for run in config.runs],
+    wanted = {"sources": [[run.name, held.seed, step.scale, held.dialogues] for run in step.runs],
               "graph": [graph.n_nodes, graph.n_edges, graph.dialogues, graph.abstraction]}
     if path.exists():
         built = ContextSet.read_jsonl(path, verify_hash=False).built
@@ -165,25 +161,23 @@ def _held_set(config: ExperimentConfig, folder: ExperimentFolder, graph: FlowGra
         facts = [labels.get(k) for k in ("nodes", "edges", "training_dialogues", "abstraction")]
         check_piece(folder, path, {"sources": sources, "graph": facts}, wanted)
         return
-    logs = [folder.held_out_log(run) for run in config.runs]
+    logs = [folder.held_out_log(run) for run in step.runs]
     contexts = decisions(collect_contexts(logs, name="C_held"))
     dialogues = [d for log in logs for d in read_flow_dialogues(log)]
     label_contexts(contexts, graph, dialogues).to_jsonl(path)
     logger.info("held out: %s", folder.link(path))
 
 
-def build_held_out(config: ExperimentConfig, folder: ExperimentFolder,
+def build_held_out(step: HeldOutSettings, folder: ExperimentFolder,
                    decisions: Callable[[ContextSet], ContextSet]) -> None:
     """Make (or check) every held-out piece in order (see the module docstring); ``decisions`` keeps C_col's
     decision points of a collected set (it drops the fixed greeting)."""
-    if config.held_out is None:
-        raise ExperimentError("the configuration has no [held_out] table")
-    for run in config.runs:
-        _simulate(config, folder, run, which=GRAPH_STREAM)
-    graph = _graph(config, folder)
-    for run in config.runs:
-        _simulate(config, folder, run, which=USERS_STREAM)
-    _held_set(config, folder, graph, decisions)
+    for run in step.runs:
+        _simulate(step, folder, run, which=GRAPH_STREAM)
+    graph = _graph(step, folder)
+    for run in step.runs:
+        _simulate(step, folder, run, which=USERS_STREAM)
+    _held_set(step, folder, graph, decisions)
 
 
 def final_checkpoints(folder: ExperimentFolder, runs: Sequence[RunId]) -> dict[RunId, int]:

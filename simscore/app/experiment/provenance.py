@@ -51,6 +51,7 @@ from simscore.io import atomic_write_text, files_digest, format_problem, is_temp
 
 if TYPE_CHECKING:
     from simscore.app.experiment.config import ExperimentConfig
+    from simscore.app.experiment.steps import CollectionSettings
 
 __all__ = [
     "check_folder_settings", "check_log", "check_collected", "check_piece", "stale_random_responses",
@@ -138,7 +139,7 @@ def check_piece(folder: ExperimentFolder, path: Path, recorded: Mapping[str, Any
         raise _refuse(folder, path, differences)
 
 
-def check_log(folder: ExperimentFolder, run: RunId, config: ExperimentConfig, checkpoint: int) -> None:
+def check_log(folder: ExperimentFolder, run: RunId, settings: CollectionSettings, checkpoint: int) -> None:
     """Stop when ``logs/<run>.jsonl`` was not collected from ``checkpoint`` with this run's collection settings."""
     path = folder.log(run)
     from contexts.dialogue_log import DIALOGUE_LOG_FORMAT, DIALOGUE_LOG_VERSION
@@ -155,13 +156,13 @@ def check_log(folder: ExperimentFolder, run: RunId, config: ExperimentConfig, ch
         "[contexts] collect_scale": source.get("sampling_scale", _NONE),
         "checkpoint": policy.get("checkpoint", _NONE) if isinstance(policy, Mapping) else _NONE,
     }
-    wanted = {"[contexts] collect_dialogues": config.collect_dialogues, "[contexts] collect_seed": config.collect_seed,
+    wanted = {"[contexts] collect_dialogues": settings.dialogues, "[contexts] collect_seed": settings.seed,
               "the run's own users (seed)": run.seed,
-              "[contexts] collect_scale": config.collect_scale, "checkpoint": checkpoint}
+              "[contexts] collect_scale": settings.scale, "checkpoint": checkpoint}
     check_piece(folder, path, recorded, wanted)
 
 
-def check_collected(folder: ExperimentFolder, path: Path, runs: Sequence[RunId], config: ExperimentConfig) -> None:
+def check_collected(folder: ExperimentFolder, path: Path, runs: Sequence[RunId], settings: CollectionSettings) -> None:
     """Stop when a C_col file was not collected from these runs' logs with this run's collection settings."""
     from contexts import ContextSet
 
@@ -169,7 +170,7 @@ def check_collected(folder: ExperimentFolder, path: Path, runs: Sequence[RunId],
     described = [(s.get("name"), (s.get("provenance") or {}).get("collect_seed"),
                   (s.get("provenance") or {}).get("sampling_scale"), s.get("dialogues_used"))
                  for s in (sources or ()) if isinstance(s, Mapping)]
-    wanted = [(run.name, config.collect_seed, config.collect_scale, config.collect_dialogues) for run in runs]
+    wanted = [(run.name, settings.seed, settings.scale, settings.dialogues) for run in runs]
     if described != wanted:
         shown = ", ".join(f"{n} (seed {s}, scale {c}, {d} dialogues)" for n, s, c, d in described) or "no sources"
         raise _refuse(folder, path, [f"collected from {shown}; this run: "

@@ -3,12 +3,15 @@
 :class:`RunRecord` is saved beside the tables, as the ``meta`` object of ``tables.json`` and of
 every ``<table>.json`` (:func:`simscore.tables_io.save_tables`), and read back by
 :meth:`RunRecord.from_meta`; the report (:mod:`simscore.app.report.document`) is built from the tables
-and this record alone. Folders written by earlier versions load: every key is optional, and
-thresholds this version does not know are kept by name (:attr:`RunRecord.ignored_thresholds`).
+and this record alone. Every key is optional, and thresholds this version does not know are kept by
+name (:attr:`RunRecord.ignored_thresholds`); the configuration is read back as an
+:class:`~simscore.app.experiment.config.ExperimentConfig`, checked as strictly as ``simscore run``
+checks a file, and one this version cannot read is left out with the reason
+(:attr:`RunRecord.config_problem`), so that the tables still make their report.
 
 The saved object, in this key order (every key optional)::
 
-    {"title": str, "signatures": {measure: signature}, "config": {the TOML tables},
+    {"title": str, "signatures": {measure: signature}, "config": {its TOML tables},
      "versions": {package: version}, "seeds": {what: seed}, "bootstrap": {"n_resamples",
      "confidence", "seed"}, "findings": {threshold: value}, "date": "YYYY-MM-DD",
      "command": str or null}
@@ -27,7 +30,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from simscore.app.experiment.config import ExperimentConfig
 from simscore.app.experiment.sections import Thresholds
+from simscore.errors import ConfigError
 from simscore.stats import Bootstrap
 
 __all__ = ["RunRecord"]
@@ -61,9 +66,9 @@ class RunRecord:
         The report's title.
     signatures : dict
         Measure name → signature (everything that determines its numbers).
-    config : dict or None
-        The experiment configuration as its TOML tables (:meth:`ExperimentConfig.to_dict
-        <simscore.app.experiment.config.ExperimentConfig.to_dict>`), as plain data.
+    config : ExperimentConfig or None
+        The experiment's configuration (saved as its TOML tables, :meth:`ExperimentConfig.to_dict
+        <simscore.app.experiment.config.ExperimentConfig.to_dict>`).
     versions : dict
         Package → version (:func:`simscore.tables_io.collect_versions`).
     seeds : dict or None
@@ -75,6 +80,9 @@ class RunRecord:
         Thresholds of the findings (None: the defaults).
     ignored_thresholds : tuple of str
         Threshold names in the saved record that this simscore does not know (listed, unused).
+    config_problem : str or None
+        Why the saved configuration was left out (``config`` None): it is not one that this
+        version reads (a key it does not know, a value out of range).
     date : str or None
         ISO date the run was scored (written once, so a rebuilt report says the same).
     command : str or None
@@ -86,12 +94,13 @@ class RunRecord:
 
     title: str | None = None
     signatures: Mapping[str, str] = field(default_factory=dict)
-    config: Mapping[str, Any] | None = None
+    config: ExperimentConfig | None = None
     versions: Mapping[str, str] = field(default_factory=dict)
     seeds: Mapping[str, Any] | None = None
     bootstrap: Bootstrap | None = None
     findings: Thresholds | None = None
     ignored_thresholds: tuple[str, ...] = ()
+    config_problem: str | None = None
     date: str | None = None
     command: str | None = None
     command_recorded: bool = False
@@ -133,9 +142,14 @@ class RunRecord:
         for key in ("signatures", "versions"):
             if data.get(key) is not None:
                 kwargs[key] = _mapping(data[key], key, source, str)
-        for key in ("config", "seeds"):
-            if data.get(key) is not None:
-                kwargs[key] = _mapping(data[key], key, source)
+        if data.get("config") is not None:
+            saved = _mapping(data["config"], "config", source)
+            try:
+                kwargs["config"] = ExperimentConfig.from_dict(saved, source="the saved configuration")
+            except ConfigError as exc:
+                kwargs["config_problem"] = str(exc)
+        if data.get("seeds") is not None:
+            kwargs["seeds"] = _mapping(data["seeds"], "seeds", source)
         if data.get("bootstrap") is not None:
             kwargs["bootstrap"] = Bootstrap.from_mapping(data["bootstrap"], source=f"{source}: bootstrap")
         if data.get("findings") is not None:
@@ -159,7 +173,7 @@ class RunRecord:
         values: dict[str, Any] = {
             "title": self.title,
             "signatures": dict(self.signatures) or None,
-            "config": dict(self.config) if self.config is not None else None,
+            "config": self.config.to_dict() if self.config is not None else None,
             "versions": dict(self.versions) or None,
             "seeds": dict(self.seeds) if self.seeds is not None else None,
             "bootstrap": self.bootstrap.to_dict() if self.bootstrap is not None else None,

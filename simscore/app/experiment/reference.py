@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
-    from simscore.app.experiment.config import ExperimentConfig
     from simscore.app.experiment.folder import ExperimentFolder
+    from simscore.app.experiment.steps import ReferenceSettings
 
 __all__ = ["POLICIES_COLUMNS", "reference_policies"]
 
@@ -44,7 +44,8 @@ def _row(policy: str, reward: str, success: np.ndarray, iq: np.ndarray, turns: n
     return row
 
 
-def reference_policies(config: ExperimentConfig, folder: ExperimentFolder, *, progress: bool = False) -> pd.DataFrame:
+def reference_policies(settings: ReferenceSettings, folder: ExperimentFolder, *, progress: bool = False
+                       ) -> pd.DataFrame:
     """The ``policies`` table (see the module docstring): one row per run's final policy, then
     the handcrafted and the random policy on all those users together; ``progress`` shows how
     many runs' users are done (:mod:`simscore.progress`)."""
@@ -54,20 +55,19 @@ def reference_policies(config: ExperimentConfig, folder: ExperimentFolder, *, pr
     from policies.handcrafted import HandcraftedPolicy, RandomPolicy
     from simscore.progress import track
 
-    settings = config.training.simulation()
-    training = config.training
+    world = settings.simulation
     rows = []
     fields = ("success", "iq", "turns")
     parts: dict[str, dict[str, list[np.ndarray]]] = {name: {f: [] for f in fields} for name in ("handcrafted", "random")}
-    for run in track(config.runs, "final, handcrafted and random policies", unit="runs", enabled=progress):
+    for run in track(settings.runs, "final, handcrafted and random policies", unit="runs", enabled=progress):
         last = list_checkpoints(folder.run_dir(run))[-1].dialogues
-        stream = evaluation_stream(training.eval_seed, last)
+        stream = evaluation_stream(settings.eval_seed, last)
         policy = load_checkpoint(folder.run_dir(run))
-        policy.sampling_scale = training.eval_scale
-        result = run_dialogues(policy, training.eval_dialogues, seed=run.seed, stream=stream, settings=settings)
+        policy.sampling_scale = settings.eval_scale
+        result = run_dialogues(policy, settings.eval_dialogues, seed=run.seed, stream=stream, settings=world)
         rows.append(_row(run.name, run.reward, result.success, result.iq, result.turns))
-        for name, other in (("handcrafted", HandcraftedPolicy()), ("random", RandomPolicy(seed=config.random_seed))):
-            seen = run_dialogues(other, training.eval_dialogues, seed=run.seed, stream=stream, settings=settings)
+        for name, other in (("handcrafted", HandcraftedPolicy()), ("random", RandomPolicy(seed=settings.random_seed))):
+            seen = run_dialogues(other, settings.eval_dialogues, seed=run.seed, stream=stream, settings=world)
             for field in fields:
                 parts[name][field].append(getattr(seen, field))
     for name in parts:

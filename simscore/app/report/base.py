@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simscore.app.experiment.config import ExperimentConfig
 from simscore.app.experiment.record import RunRecord
 from simscore.app.experiment.sections import Thresholds
 from simscore.stats import Bootstrap
 
-__all__ = ["PAPER_MARK", "ReportInput", "Section", "config_value", "measure_label", "thousands"]
+__all__ = ["PAPER_MARK", "ReportInput", "Section", "measure_label", "thousands"]
 
 
 @dataclass(frozen=True)
@@ -36,9 +37,9 @@ class ReportInput:
         return table if table is not None and not table.empty else None
 
     @property
-    def config(self) -> Mapping[str, Any]:
-        """The run's configuration as its TOML tables (empty when not recorded)."""
-        return self.record.config or {}
+    def config(self) -> ExperimentConfig | None:
+        """The run's configuration (None when not recorded)."""
+        return self.record.config
 
     @property
     def bootstrap(self) -> Bootstrap:
@@ -94,8 +95,3 @@ def thousands(value: Any) -> str:
     """An integer with thousands separators (``12,000``); anything else as it stands."""
     return f"{int(value):,}" if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else str(value)
 
-
-def config_value(config: Mapping[str, Any], section: str, key: str) -> Any:
-    """``config[section][key]``, or None when the run's configuration has no such table or key."""
-    part = config.get(section)
-    return part.get(key) if isinstance(part, Mapping) else None

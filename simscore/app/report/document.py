@@ -85,12 +85,13 @@ import pandas as pd
 
 from simscore import analysis
 from simscore._version import __version__
+from simscore.app.experiment.config import ExperimentConfig
 from simscore.app.experiment.folder import ExperimentFolder
 from simscore.app.experiment.provenance import remaking
 from simscore.app.experiment.record import RunRecord
 from simscore.app.experiment.sections import Thresholds
 from simscore.app.report import paper
-from simscore.app.report.base import PAPER_MARK, ReportInput, config_value, measure_label, thousands
+from simscore.app.report.base import PAPER_MARK, ReportInput, measure_label, thousands
 from simscore.app.report.findings import Finding, findings, format_quantities
 from simscore.app.report.performance import SATURATED_SUCCESS
 from simscore.app.report.sections import SECTIONS, TABLE_NAMES
@@ -203,7 +204,7 @@ def _contexts(tables: Mapping[str, pd.DataFrame], context_set: str, by: str | No
     return {}
 
 
-def _section_setup(tables: Mapping[str, pd.DataFrame], config: Mapping[str, Any]) -> list[str]:
+def _section_setup(tables: Mapping[str, pd.DataFrame], config: ExperimentConfig | None) -> list[str]:
     facts = paper.facts()
     rows: list[tuple[str, str, str]] = []
     differs: list[str] = []
@@ -215,21 +216,20 @@ def _section_setup(tables: Mapping[str, pd.DataFrame], config: Mapping[str, Any]
         if compare and ours != theirs:
             differs.append(f"{aspect} ({thousands(ours)} vs {thousands(theirs)})")
 
-    seeds = config_value(config, "training", "seeds")
-    rewards = config_value(config, "training", "rewards")
-    collect = config_value(config, "contexts", "collect_dialogues")
-    row("training dialogues per run", config_value(config, "training", "dialogues"), facts.dialogues)
-    row("a checkpoint every (dialogues)", config_value(config, "training", "every"), facts.every)
-    row("reward models", ", ".join(rewards) if isinstance(rewards, list) else None, ", ".join(facts.col_contexts))
-    row("runs (seeds) per reward model", len(seeds) if isinstance(seeds, list) else None, facts.trials)
-    row("evaluation dialogues per checkpoint", config_value(config, "training", "eval_dialogues"),
-        facts.eval_dialogues)
-    row("C_col: dialogues collected per run", collect, facts.collect_dialogues)
+    seeds = config.seeds if config is not None else None
+    collect = config.collect_dialogues if config is not None else None
+    if config is not None:
+        row("training dialogues per run", config.training.dialogues, facts.dialogues)
+        row("a checkpoint every (dialogues)", config.training.every, facts.every)
+        row("reward models", ", ".join(config.rewards), ", ".join(facts.col_contexts))
+        row("runs (seeds) per reward model", len(config.seeds), facts.trials)
+        row("evaluation dialogues per checkpoint", config.training.eval_dialogues, facts.eval_dialogues)
+        row("C_col: dialogues collected per run", collect, facts.collect_dialogues)
     collected = _contexts(tables, paper.COLLECTED_SET, "reward")
     if collected:
         row("C_col contexts per reward model", ", ".join(f"{r} {n:,}" for r, n in collected.items()),
             ", ".join(f"{r} {n:,}" for r, n in facts.col_contexts.items()), compare=False)
-        if isinstance(collect, int) and isinstance(seeds, list) and seeds:
+        if collect is not None and seeds:
             dialogues = collect * len(seeds)
             row("C_col contexts per collected dialogue",
                 ", ".join(f"{r} {n / dialogues:.1f}" for r, n in collected.items()),
@@ -331,7 +331,7 @@ def _toml(config: Mapping[str, Any], prefix: str = "") -> str | None:
 
 def _section_reproduce(record: RunRecord, folder: ExperimentFolder | None) -> list[str]:
     lines = ["## Reproduce", ""]
-    config = record.config
+    config = record.config.to_dict() if record.config is not None else None
     toml = _toml(config) if config is not None else None
     if record.command:
         fence = code_fence(record.command)  # a path in the command cannot close the block
@@ -361,6 +361,9 @@ def _section_reproduce(record: RunRecord, folder: ExperimentFolder | None) -> li
             lines += ["Configuration (TOML, as `simscore run` reads it):", "", "```toml", toml, "```", ""]
         else:
             lines += ["Configuration:", "", "```json", json.dumps(config, ensure_ascii=False, indent=2), "```", ""]
+    elif record.config_problem is not None:
+        lines += [f"The configuration saved with these tables is not one this simscore reads, so it is not shown: "
+                  f"{record.config_problem}.", ""]
     if versions:
         lines += ["Package versions:", "", markdown_table(pd.DataFrame(
             {"package": list(versions), "version": [str(v) for v in versions.values()]})), ""]

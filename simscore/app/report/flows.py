@@ -11,11 +11,11 @@ tables), one plain sentence per comparison, whatever it shows. The paper has no 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
+from simscore.app.experiment.config import ExperimentConfig
 from simscore.app.report.base import ReportInput, measure_label
 from simscore.tables_io import markdown_table
 
@@ -46,17 +46,16 @@ def _who(comparison: str, group: str) -> str:
     return f"The random policy against the {group} runs"
 
 
-def _populations(config: Mapping[str, Any]) -> list[str]:
-    held = config.get("held_out") or {}
-    training = (config.get("training") or {}).get("user") or {}
+def _populations(config: ExperimentConfig | None) -> list[str]:
+    held = config.held_out if config is not None else None
     changes = []
-    for key, value in (held.get("user") or {}).items():
-        before = training.get(key, "(default)")
-        changes.append(f"`{key}` {_range(before)} → {_range(value)}")
+    if config is not None and held is not None:
+        for key, value in held.user.items():
+            changes.append(f"`{key}` {_range(getattr(config.training.user, key))} → {_range(value)}")
     lines = ["The policies were trained with the users of [training.user]; the held-out users change "
              + (", ".join(changes) if changes else "nothing recorded") + " and keep everything else. "
-             f"Each run's final policy met {held.get('dialogues', '?')} held-out dialogues (the context set held) and "
-             f"{held.get('graph_dialogues', '?')} dialogues with the training users, from which, for all runs together, "
+             f"Each run's final policy met {held.dialogues if held else '?'} held-out dialogues (the context set held) and "
+             f"{held.graph_dialogues if held else '?'} dialogues with the training users, from which, for all runs together, "
              "the flow graph was built (a node per turn pair: which slots are filled; FRAPI's construction). A context "
              "lies on a seen flow prefix when its dialogue is still in the graph at its turn."]
     return lines

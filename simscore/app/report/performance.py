@@ -15,7 +15,7 @@ import math
 import pandas as pd
 
 from simscore.app.report import paper
-from simscore.app.report.base import ReportInput, config_value
+from simscore.app.report.base import ReportInput
 from simscore.tables_io import markdown_table
 
 __all__ = ["SATURATED_SUCCESS", "section_performance"]
@@ -115,10 +115,10 @@ def section_performance(table: pd.DataFrame, run: ReportInput) -> list[str]:
         markdown_table(shown),
         "",
     ]
-    evaluation = config_value(run.config, "training", "eval_dialogues")
+    evaluation = run.config.training.eval_dialogues if run.config is not None else None
     note = (f"Paper columns: its Table 1 (mean of {facts.trials} trials, {facts.eval_dialogues} evaluation "
             "dialogues each).")
-    if isinstance(evaluation, int) and evaluation != facts.eval_dialogues:
+    if evaluation is not None and evaluation != facts.eval_dialogues:
         note += f" This run evaluates each checkpoint on {evaluation:,} dialogues per run."
     lines += [note, ""]
     lines += [

@@ -20,7 +20,7 @@ import pandas as pd
 from simscore import analysis
 from simscore.app.report import paper
 from simscore.app.report._findings_rules import one_reward_model
-from simscore.app.report.base import PAPER_MARK, ReportInput, Section, config_value, measure_label
+from simscore.app.report.base import PAPER_MARK, ReportInput, Section, measure_label
 from simscore.app.report.flows import section_flow_strata
 from simscore.app.report.performance import section_performance
 from simscore.tables_io import markdown_table
@@ -155,8 +155,8 @@ def _section_convergence(table: pd.DataFrame, run: ReportInput) -> list[str]:
     facts = paper.facts()
     shown, note = _paper_rows(mean_over_runs, paper.convergence_means(), count_column="runs",
                               reference_count="n_trials", what=f"Table 2 (mean over its {facts.trials} trials, on C_col)")
-    every = config_value(config, "training", "every")
-    if note and isinstance(every, int) and every != facts.every:
+    every = config.training.every if config is not None else None
+    if note and every is not None and every != facts.every:
         note += f" The paper compares k with k − {facts.every:,}; this run with k − {every:,}."
     stability = analysis.stability_table(table, threshold=threshold)
     stability = stability.assign(

@@ -26,6 +26,7 @@ from policies.gpsarsa.training import (
     load_checkpoint,
     read_evaluation,
     train,
+    trained_with,
 )
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
 from policies.sim.simulation import run_dialogues
@@ -272,6 +273,19 @@ def test_checkpoints_without_run_json(reference: Path, tmp_path: Path) -> None:
     (run_dir / "run.json").write_text(json.dumps({**info, "version": 1}))
     with pytest.raises(CheckpointError, match=r"unsupported run format version 1 .*train a new run into a new directory"):
         train(SMALL, run_dir, progress=False)
+
+
+def test_trained_with_reads_the_run_configuration(reference: Path, tmp_path: Path) -> None:
+    assert trained_with(reference) == SMALL
+    assert trained_with(tmp_path) is None  # no run.json: not a run
+    (tmp_path / "run.json").write_text('{"format": "something else"}')
+    with pytest.raises(CheckpointError, match="format is 'something else'"):
+        trained_with(tmp_path)
+    info = json.loads((reference / "run.json").read_text())
+    info["config"]["gamma"] = 7.0
+    (tmp_path / "run.json").write_text(json.dumps(info))
+    with pytest.raises(ConfigError, match="gamma"):
+        trained_with(tmp_path)
 
 
 def test_load_checkpoint_and_list(reference: Path, tmp_path: Path) -> None:

@@ -16,8 +16,13 @@ import pytest
 from policies.gpsarsa.training import TrainingConfig
 from simscore.app.cli import main
 from simscore.app.experiment.config import ExperimentConfig
+from simscore.app.experiment.folder import ExperimentFolder, RunId
+from simscore.app.experiment.reference import reference_policies
+from simscore.app.experiment.sections import HeldOutConfig
+from simscore.app.experiment.steps import ReferenceSettings
 from simscore.app.runner import run_experiment
 from simscore.errors import ExperimentError
+from simscore.stats import Bootstrap
 
 TINY = ExperimentConfig(
     name="tiny",
@@ -272,3 +277,35 @@ def test_a_folder_in_use_is_refused_before_any_work(tmp_path, capsys):
         assert main(["demo", "--out", str(folder.root), "--quiet"]) == 2
         assert "simscore demo: error: " in capsys.readouterr().err
         assert [p.name for p in folder.root.iterdir()] == ["simscore.lock"]  # nothing written
+
+
+def test_each_step_gets_its_own_settings():
+    config = dataclasses.replace(TINY, collect_scale=0.5, random_seed=7)
+    runs = (RunId("ts", 1), RunId("ts", 2), RunId("iq", 1), RunId("iq", 2))
+    collection = config.for_collection
+    assert (collection.runs, collection.rewards, collection.dialogues, collection.seed, collection.scale,
+            collection.generated) == (runs, ("ts", "iq"), 2, 2_000_003, 0.5, True)
+    assert collection.simulation == config.training.simulation()
+    scoring = config.for_scoring
+    assert scoring.runs == runs and scoring.measures == ("tmr", "dmr", "cer", "cmr")
+    assert scoring.bootstrap == Bootstrap(n_resamples=100, confidence=0.95, seed=0)
+    reference = config.for_reference
+    assert (reference.random_seed, reference.eval_seed, reference.eval_dialogues, reference.eval_scale) == (
+        7, config.training.eval_seed, 10, config.training.eval_scale)
+    assert config.for_held_out is None
+    held = dataclasses.replace(config, held_out=HeldOutConfig(dialogues=3)).for_held_out
+    assert held is not None and held.held_out.dialogues == 3 and held.scale == 0.5 and held.bootstrap == scoring.bootstrap
+
+
+@pytest.mark.slow
+def test_a_step_runs_alone_on_its_own_settings(tiny_run):
+    """The reference policies' step, given by hand only what it reads, makes the rows the run made."""
+    out, _ = tiny_run
+    saved = pd.read_csv(out / "policies.csv")
+    one = ReferenceSettings(runs=(RunId("iq", 2),), random_seed=TINY.random_seed, eval_seed=TINY.training.eval_seed,
+                            eval_dialogues=10, eval_scale=TINY.training.eval_scale,
+                            simulation=TINY.training.simulation())
+    table = reference_policies(one, ExperimentFolder(out))
+    assert list(table["policy"]) == ["iq-2", "handcrafted", "random"] and list(table["n"]) == [10, 10, 10]
+    row = saved.set_index("policy").loc["iq-2"]
+    assert table.iloc[0]["success_rate"] == row["success_rate"] and table.iloc[0]["avg_iq"] == row["avg_iq"]
