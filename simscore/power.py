@@ -22,13 +22,11 @@ with an intra-cluster correlation ``icc`` and ``cluster_size`` contexts per dial
 variance grows by the design effect ``1 + (cluster_size − 1) · icc`` (Kish), so ``n`` grows by
 it and a given ``n`` counts as ``n`` divided by it.
 
-These functions are meant for the report; they are not wired into it yet. Where they belong:
-beside each TMR of the seed and reward-model comparisons (the report's sections on them and the
-``seeds`` / ``reward_models`` tables), one line per comparison — "n contexts detect a TMR
-difference of d with 80 % power" from :func:`detectable_difference` with the comparison's
-context count, its TMR and, for C_col, the ICC of the match indicators by dialogue and the mean
-dialogue length — and, where a difference between two comparisons is reported, whether its
-``n`` reaches :func:`contexts_needed` for the difference seen.
+The report uses them (:mod:`simscore.app.report.power`): beside the seed pairs' TMR against the
+late convergence TMR, and the cross-reward pairs' against the within-reward pairs', one line
+says which TMR difference the contexts detect with 80 % power (:func:`detectable_difference`,
+the design effect read from the comparison's interval over dialogues) and, where the gap seen is
+smaller, how many contexts it would need (:func:`contexts_needed`).
 """
 
 from __future__ import annotations
@@ -99,6 +97,8 @@ def tmr_power(n_contexts: float, difference: float, agreement: float, *, alpha: 
     --------
     >>> round(tmr_power(391, 0.1, 0.6), 4)  # ψ = 0.6 · 0.5 + 0.5 · 0.4 = 0.5
     0.8009
+    >>> tmr_power(5, 1.0, 1.0), tmr_power(1, 1.0, 1.0)  # one comparison always matches, the other never
+    (1.0, 0.0)
     """
     n = check_number("n_contexts", n_contexts, minimum=1.0, error=ValueError)
     psi = _discordance(difference, agreement, discordance)
@@ -106,7 +106,11 @@ def tmr_power(n_contexts: float, difference: float, agreement: float, *, alpha: 
     effective = n / design_effect(icc, cluster_size)
     from scipy.special import ndtr
 
-    return float(ndtr((math.sqrt(effective) * abs(difference) - z * math.sqrt(psi)) / math.sqrt(psi - difference**2)))
+    spread = psi - difference**2  # 0 where every context is discordant the same way (d = ψ = 1): no variance left
+    margin = math.sqrt(effective) * abs(difference) - z * math.sqrt(psi)
+    if spread <= 0.0:
+        return 1.0 if margin > 0.0 else 0.0
+    return float(ndtr(margin / math.sqrt(spread)))
 
 
 def contexts_needed(difference: float, agreement: float, *, power: float = 0.8, alpha: float = 0.05,

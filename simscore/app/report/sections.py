@@ -23,6 +23,7 @@ from simscore.app.report._findings_rules import one_reward_model
 from simscore.app.report.base import PAPER_MARK, ReportInput, Section, measure_label
 from simscore.app.report.flows import section_flow_strata
 from simscore.app.report.performance import section_performance
+from simscore.app.report.power import reward_models_power_lines, seeds_power_lines
 from simscore.tables_io import markdown_table
 
 __all__ = ["SECTIONS", "TABLE_NAMES"]
@@ -225,6 +226,7 @@ def _section_seeds(table: pd.DataFrame, run: ReportInput) -> list[str]:
         markdown_table(_drop_blank(shown, ["context_set", "reward"])),
         "",
         *([note, ""] if note else []),
+        *seeds_power_lines(table, run.table("convergence"), run.bootstrap.confidence),
         *_sensitivity(run, "seeds"),
     ]
 
@@ -285,7 +287,7 @@ def _section_reward_models(table: pd.DataFrame, run: ReportInput) -> list[str]:
             "(ts-ts, iq-iq) at the same checkpoint has other numbers there.",
             "",
         ]
-    return [*lines, *_sensitivity(run, "reward_models")]
+    return [*lines, *reward_models_power_lines(table, run.bootstrap.confidence), *_sensitivity(run, "reward_models")]
 
 
 def _absent_reward_models(run: ReportInput) -> list[str]:
