@@ -185,8 +185,9 @@ def _class_names(mapping: Mapping[str, Any]) -> set[str]:
     return names
 
 
-def _generation_kind(config: Any, folder: Path) -> tuple[Literal["causal", "encoder-decoder"], str]:
-    """Whether the folder holds a causal or an encoder-decoder generator, and its architecture."""
+def _generation_kind(config: Any, folder: Path | str) -> tuple[Literal["causal", "encoder-decoder"], str]:
+    """Whether the folder (or model object, named) holds a causal or an encoder-decoder generator, and its
+    architecture."""
     from transformers.models.auto.modeling_auto import (
         MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
         MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
@@ -244,12 +245,17 @@ def _load(folder: Path, device: Any, dtype: Any) -> _Loaded:
             "(e.g. a base model saved without its language-model head)"
         )
     model.to(device=device, dtype=dtype)
-    positions = next(
+    return _Loaded(model, tokenizer, kind, architecture, str(getattr(config, "model_type", "")),
+                   _max_positions(config))
+
+
+def _max_positions(config: Any) -> int | None:
+    """The model's context window in tokens, where its configuration says."""
+    return next(
         (getattr(config, key) for key in ("max_position_embeddings", "n_positions", "n_ctx")
          if isinstance(getattr(config, key, None), int)),
         None,
     )
-    return _Loaded(model, tokenizer, kind, architecture, str(getattr(config, "model_type", "")), positions)
 
 
 def _token_ids(value: Any) -> list[int]:
@@ -315,8 +321,12 @@ class GenerativePolicy:
     ----------
     name : str
     kind : {"causal", "encoder-decoder"}
-    model_sha256 : str
-        :func:`model_folder_sha256` of the folder, computed once when loading.
+    model_sha256 : str or None
+        :func:`model_folder_sha256` of the folder, computed once when loading (None for a model
+        object given to :meth:`from_model`).
+    live : bool
+        Whether the model is an object given to :meth:`from_model` (answered under
+        ``torch.no_grad``, followed to whatever device it is on) rather than read from a folder.
     last_run : dict
         Counts of the latest :meth:`respond_batch` call: ``responses``, ``unparsed_acts``,
         ``shortened_prompts`` (also in :attr:`provenance`).
@@ -365,48 +375,142 @@ class GenerativePolicy:
         provenance: Mapping[str, Any] | None = None,
         progress: bool = False,
     ) -> None:
+        self._require()
+        import torch
+
+        if not isinstance(model_dir, (str, os.PathLike)):
+            raise TypeError(f"model_dir must be a path to a local model folder, got {type(model_dir).__name__}")
+        check_choice("dtype", dtype, _DTYPES)
+        torch_device = torch.device(device)
+        if torch_device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device {device!r} is not available (torch.cuda.is_available() is False)")
+        folder = Path(model_dir)
+        self._check_options(template, decoding, act_output, batch_size, name, progress)
+        loaded = _load(folder, torch_device, getattr(torch, dtype))
+        self._bind(loaded, template, decoding, act_output, batch_size, name, provenance, progress,
+                   source=folder, sha256=model_folder_sha256(folder), device=torch_device)
+        # the folder's own model: only the token ids of its generation defaults are kept (Decoding says the rest)
+        self.model.generation_config = self.generation_config
+
+    @classmethod
+    def from_model(
+        cls,
+        model: Any,
+        tokenizer: Any,
+        *,
+        template: PromptTemplate | None = None,
+        decoding: Decoding | None = None,
+        act_output: bool = False,
+        batch_size: int = 8,
+        name: str = "model",
+        provenance: Mapping[str, Any] | None = None,
+        progress: bool = False,
+    ) -> GenerativePolicy:
+        """A policy answering with a model object already in memory (e.g. one being trained).
+
+        The model is used as it is, where it is: on its device, in its dtype, never copied, moved
+        or reloaded, and its ``generation_config`` is left alone (the policy passes its own).
+        Each :meth:`respond_batch` switches it to evaluation mode under ``torch.no_grad`` and
+        gives every submodule its training flag back afterwards, so a training loop can call it
+        between steps (:mod:`simscore.integrations.hf`). Greedy decoding draws no random numbers
+        (no dropout in evaluation mode), so the global random generators are untouched.
+
+        Parameters
+        ----------
+        model : transformers.PreTrainedModel
+            A causal language model or an encoder-decoder (a PEFT model wrapping one works too).
+        tokenizer : transformers.PreTrainedTokenizerBase
+            Its tokenizer (its chat template, if any, renders the prompts).
+        template, decoding, act_output, batch_size, provenance, progress
+            As for :class:`GenerativePolicy`.
+        name : str
+            Policy name (default ``"model"``).
+
+        Returns
+        -------
+        GenerativePolicy
+            With ``model_dir`` and ``model_sha256`` None: an object in memory has no folder to hash.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from contexts import generate_grid
+        >>> from policies.tiny_models import write_tiny_model
+        >>> loaded = GenerativePolicy(write_tiny_model(tempfile.mkdtemp()), decoding=Decoding(max_new_tokens=4))
+        >>> same = GenerativePolicy.from_model(loaded.model.train(), loaded.tokenizer, decoding=Decoding(max_new_tokens=4))
+        >>> contexts = list(generate_grid())[:3]
+        >>> same.respond_batch(contexts) == loaded.respond_batch(contexts), loaded.model.training
+        (True, True)
+        """
+        cls._require()
+        policy = cls.__new__(cls)
+        policy._check_options(template, decoding, act_output, batch_size, name, progress)
+        config = getattr(model, "config", None)
+        if config is None or not callable(getattr(model, "generate", None)):
+            raise TypeError(f"model must be a transformers model with a config and generate(), got {type(model).__name__}")
+        if not callable(getattr(tokenizer, "batch_decode", None)):
+            raise TypeError(f"tokenizer must be a transformers tokenizer, got {type(tokenizer).__name__}")
+        kind, architecture = _generation_kind(config, type(model).__name__)
+        loaded = _Loaded(model, tokenizer, kind, architecture, str(getattr(config, "model_type", "")),
+                         _max_positions(config))
+        policy._bind(loaded, template, decoding, act_output, batch_size, name, provenance, progress,
+                     source=None, sha256=None, device=None)
+        return policy
+
+    @staticmethod
+    def _require() -> None:
         try:
-            import torch
-            import transformers
+            import torch  # noqa: F401
+            import transformers  # noqa: F401
         except ImportError as exc:
             raise MissingDependencyError(
                 "GenerativePolicy needs torch and transformers, the text extra: pip install 'simscore-dialogue[text]'"
             ) from exc
-        if not isinstance(model_dir, (str, os.PathLike)):
-            raise TypeError(f"model_dir must be a path to a local model folder, got {type(model_dir).__name__}")
-        self.template = PromptTemplate() if template is None else template
-        self.decoding = Decoding() if decoding is None else decoding
-        if not isinstance(self.template, PromptTemplate):
-            raise TypeError(f"template must be a PromptTemplate, got {type(self.template).__name__}")
-        if not isinstance(self.decoding, Decoding):
-            raise TypeError(f"decoding must be a Decoding, got {type(self.decoding).__name__}")
-        self.act_output = check_bool("act_output", act_output)
-        self.batch_size = check_int("batch_size", batch_size, minimum=1, error=ValueError)
-        check_choice("dtype", dtype, _DTYPES)
+
+    @staticmethod
+    def _check_options(template: Any, decoding: Any, act_output: Any, batch_size: Any, name: Any,
+                       progress: Any) -> None:
+        if template is not None and not isinstance(template, PromptTemplate):
+            raise TypeError(f"template must be a PromptTemplate, got {type(template).__name__}")
+        if decoding is not None and not isinstance(decoding, Decoding):
+            raise TypeError(f"decoding must be a Decoding, got {type(decoding).__name__}")
+        check_bool("act_output", act_output)
+        check_int("batch_size", batch_size, minimum=1, error=ValueError)
         if name is not None and (not isinstance(name, str) or not name):
             raise TypeError(f"name must be a non-empty string or None, got {name!r}")
-        self.device = torch.device(device)
-        if self.device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device {device!r} is not available (torch.cuda.is_available() is False)")
-        self.dtype = dtype
-        self.progress = check_bool("progress", progress)
-        self.model_dir = Path(model_dir)
-        loaded = _load(self.model_dir, self.device, getattr(torch, dtype))
+        check_bool("progress", progress)
+
+    def _bind(self, loaded: _Loaded, template: PromptTemplate | None, decoding: Decoding | None, act_output: bool,
+              batch_size: int, name: str | None, provenance: Mapping[str, Any] | None, progress: bool, *,
+              source: Path | None, sha256: str | None, device: Any) -> None:
+        """Every attribute, from a loaded (or live) model and the checked options."""
+        import transformers
+
+        self.template = PromptTemplate() if template is None else template
+        self.decoding = Decoding() if decoding is None else decoding
+        self.act_output = act_output
+        self.batch_size = batch_size
+        self.progress = progress
+        #: the folder read, or None for a model object given to :meth:`from_model`
+        self.model_dir: Path | None = source
+        self.live = source is None
+        self._device = device  # the folder's model stays where it was put; a live one is followed
         self.model, self.tokenizer = loaded.model, loaded.tokenizer
+        parameter = next(iter(self.model.parameters()), None)
+        self.dtype = str(parameter.dtype).removeprefix("torch.") if parameter is not None else "float32"
         self.kind, self.architecture, self.model_type = loaded.kind, loaded.architecture, loaded.model_type
-        self.model_sha256 = model_folder_sha256(self.model_dir)
-        self.name: str = name if name is not None else self.model_dir.resolve().name
+        self.model_sha256 = sha256
+        self.name: str = name if name is not None else (source.resolve().name if source is not None else "model")
         #: the tokenizer's chat template, rendered within bounds (None without one)
-        self.chat_template = ChatTemplate.of(self.tokenizer, source=str(self.model_dir))
+        self.chat_template = ChatTemplate.of(self.tokenizer, source=str(source) if source is not None else self.name)
         self.chat = self.template.chat(self.chat_template)
-        ids = self.model.generation_config
+        ids = getattr(self.model, "generation_config", None) or transformers.GenerationConfig()
         self.eos_token_ids = (
-            _token_ids(ids.eos_token_id) or _token_ids(self.model.config.eos_token_id)
+            _token_ids(ids.eos_token_id) or _token_ids(getattr(self.model.config, "eos_token_id", None))
             or _token_ids(self.tokenizer.eos_token_id)
         )
         pad = self.tokenizer.pad_token_id
         self.pad_token_id: int = int(pad) if pad is not None else (self.eos_token_ids[0] if self.eos_token_ids else 0)
-        # Only the token ids of the model's generation defaults are kept: Decoding says the rest.
         self.generation_config = transformers.GenerationConfig(
             max_new_tokens=self.decoding.max_new_tokens,
             do_sample=False,
@@ -416,7 +520,6 @@ class GenerativePolicy:
             bos_token_id=ids.bos_token_id,
             decoder_start_token_id=ids.decoder_start_token_id,
         )
-        self.model.generation_config = self.generation_config
         positions = loaded.max_positions
         self.max_prompt_tokens = (
             None if positions is None else positions - (self.decoding.max_new_tokens if self.kind == "causal" else 0)
@@ -430,8 +533,20 @@ class GenerativePolicy:
         self.last_run: dict[str, int] = {"responses": 0, "unparsed_acts": 0, "shortened_prompts": 0}
         self.provenance  # noqa: B018 - checks that the given provenance is JSON-serialisable, now
 
+    @property
+    def device(self) -> Any:
+        """Where the model runs: the device asked for, or a live model's device now (a model being trained
+        may have been moved since the policy was made)."""
+        import torch
+
+        if self._device is not None:
+            return self._device
+        parameter = next(iter(self.model.parameters()), None)
+        return parameter.device if parameter is not None else torch.device("cpu")
+
     def __repr__(self) -> str:
-        return f"GenerativePolicy({str(self.model_dir)!r}, kind={self.kind!r}, name={self.name!r})"
+        where = str(self.model_dir) if self.model_dir is not None else f"<{type(self.model).__name__} in memory>"
+        return f"GenerativePolicy({where!r}, kind={self.kind!r}, name={self.name!r})"
 
     @property
     def provenance(self) -> dict[str, Any]:
@@ -444,8 +559,8 @@ class GenerativePolicy:
         chat_template = self.chat_template.template if self.chat and self.chat_template is not None else None
         facts: dict[str, Any] = {
             "adapter": "generative",
-            "model": self.model_dir.resolve().name,
-            "model_dir": str(self.model_dir),
+            "model": self.model_dir.resolve().name if self.model_dir is not None else self.name,
+            "model_dir": str(self.model_dir) if self.model_dir is not None else None,
             "model_sha256": self.model_sha256,
             "model_type": self.model_type,
             "architecture": self.architecture,
@@ -524,7 +639,9 @@ class GenerativePolicy:
             if self.decoding.top_p is not None:
                 processors.append(TopPLogitsWarper(self.decoding.top_p))
             processors.append(_GumbelNoise(seeds))  # then greedy decoding takes the argmax: a draw
-        with torch.inference_mode(), _quiet_transformers():
+        # a live model goes on training: tensors made under inference_mode must not reach its autograd
+        no_grad = torch.no_grad() if self.live else torch.inference_mode()
+        with no_grad, _quiet_transformers():
             output = self.model.generate(
                 input_ids=input_ids.to(self.device),
                 attention_mask=attention.to(self.device),
@@ -558,11 +675,18 @@ class GenerativePolicy:
 
         starts = range(0, len(order), self.batch_size)
         bar = track(starts, f"generating ({self.name})", unit="batches", leave=False, enabled=self.progress)
-        for start in bar:
-            chosen = order[start : start + self.batch_size]
-            generated = self._generate([encoded[i][0] for i in chosen], [seeds[i] for i in chosen] if seeds else [])
-            for i, text in zip(chosen, generated):
-                texts[i] = text
+        modules = list(self.model.modules())
+        modes = [module.training for module in modules]
+        self.model.eval()
+        try:
+            for start in bar:
+                chosen = order[start : start + self.batch_size]
+                generated = self._generate([encoded[i][0] for i in chosen], [seeds[i] for i in chosen] if seeds else [])
+                for i, text in zip(chosen, generated):
+                    texts[i] = text
+        finally:  # every submodule's own flag back (a frozen part may stay in evaluation mode while training)
+            for module, mode in zip(modules, modes):
+                module.training = mode
         responses, unparsed = [], []
         for text in texts:
             response, failed = self._response(text)

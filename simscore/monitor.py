@@ -8,8 +8,12 @@ says whether every monitored measure has stayed within the tolerance ``1 − thr
 each update's decision is anytime-valid (:mod:`simscore.sequential`): checking at every update,
 however often, declares a policy that still changes by more than the tolerance converged with
 probability at most ``alpha``. Each update records the means with their bootstrap confidence
-intervals, the sequential lower bound and, given a ``baseline`` policy (a seeded random policy:
-the chance level), how similar the current snapshot is to that baseline.
+intervals, the sequential lower bound, given a ``baseline`` policy (a seeded random policy:
+the chance level) how similar the current snapshot is to that baseline, and given a ``reference``
+policy (the model before fine-tuning, a handcrafted policy) how similar it is to that reference,
+with its interval. :meth:`BehaviourMonitor.scalars` gives an update's numbers as the flat keys a
+training logger takes (the stable-baselines3 and Hugging Face callbacks of
+:mod:`simscore.integrations` log them).
 """
 
 from __future__ import annotations
@@ -127,6 +131,11 @@ class BehaviourMonitor:
         The chance level: a policy (e.g. a seeded random policy) run once on ``contexts``, or
         its responses. Every update also compares the current snapshot with it, recorded as
         ``<measure>_chance`` in :meth:`history`.
+    reference : Policy or Responses, optional
+        A policy to stay close to (or move away from): run once on ``contexts``, or its
+        responses. Every update compares the current snapshot with it, with a bootstrap interval:
+        ``<measure>_reference``, ``<measure>_reference_ci_low``, ``<measure>_reference_ci_high``
+        in :meth:`history`. It does not enter the stopping decision.
     require_change : bool
         Count stable updates only once the behaviour has changed at least once (some update
         below the threshold); default True, as in the stable-baselines3 callback. An untrained
@@ -183,6 +192,7 @@ class BehaviourMonitor:
         baseline: Policy | Responses | None = None,
         require_change: bool = True,
         bootstrap: Bootstrap | None = None,
+        reference: Policy | Responses | None = None,
     ) -> None:
         threshold = check_number("threshold", threshold, error=ValueError)
         if not 0.0 <= threshold <= 1.0:
@@ -200,15 +210,21 @@ class BehaviourMonitor:
         self.changed = False
         self.bootstrap = Bootstrap.resolve(bootstrap, "BehaviourMonitor")
         self.stable_updates = 0
-        self.baseline: Responses | None = None
-        if baseline is not None:
-            self.baseline = baseline if isinstance(baseline, Responses) else run_policy(baseline, self.contexts)
-            missing = [c.id for c in self.contexts if c.id not in self.baseline]
-            if missing:
-                raise ValueError(f"baseline: no response for {len(missing)} context(s), e.g. {missing[0]!r}")
+        self.baseline = self._fixed("baseline", baseline)
+        self.reference = self._fixed("reference", reference)
         self._previous: Responses | None = None
         self._previous_step: Any = None
         self._rows: list[dict[str, Any]] = []
+
+    def _fixed(self, what: str, policy: Policy | Responses | None) -> Responses | None:
+        """A fixed comparison policy's responses on the contexts (run once), each context answered."""
+        if policy is None:
+            return None
+        responses = policy if isinstance(policy, Responses) else run_policy(policy, self.contexts, name=what)
+        missing = [c.id for c in self.contexts if c.id not in responses]
+        if missing:
+            raise ValueError(f"{what}: no response for {len(missing)} context(s), e.g. {missing[0]!r}")
+        return responses
 
     @property
     def converged(self) -> bool:
@@ -247,6 +263,12 @@ class BehaviourMonitor:
             chance = compare(self.baseline.subset(current.ids), current, self.measures, n_resamples=0)
             for name in chance.measures:
                 row[f"{name}_chance"] = chance.mean(name)
+        if self.reference is not None:
+            reference = self._compare(self.reference.subset(current.ids), current)
+            for name in reference.measures:
+                stats = reference.summary.loc[name]
+                for suffix, column in (("", "mean"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high")):
+                    row[f"{name}_reference{suffix}"] = float(stats[column])
         within = all(row[name] >= self.threshold for name in comparison.measures)
         bound = "" if self.rule == "point" else "_cs_low"
         stable = all(row[f"{name}{bound}"] >= self.threshold for name in comparison.measures)
@@ -289,5 +311,44 @@ class BehaviourMonitor:
             columns += [m.name, f"{m.name}_ci_low", f"{m.name}_ci_high", f"{m.name}_cs_low"]
             if self.baseline is not None:
                 columns.append(f"{m.name}_chance")
+            if self.reference is not None:
+                columns += [f"{m.name}_reference", f"{m.name}_reference_ci_low", f"{m.name}_reference_ci_high"]
         columns.append("stable")
         return pd.DataFrame(self._rows, columns=columns)
+
+    def scalars(self, prefix: str = "behaviour") -> dict[str, float]:
+        """The last update's numbers as flat ``<prefix>/<column>`` keys, for a training logger.
+
+        Every numeric column of the last :meth:`history` row (a measure's mean, its intervals, its
+        sequential bound, its chance level, its similarity to the reference), then
+        ``<prefix>/stable_checks`` (:attr:`stable_updates`); empty before the first comparison.
+        The stable-baselines3 and Hugging Face callbacks log exactly these.
+
+        >>> from types import SimpleNamespace
+        >>> from simscore import Act, Response
+        >>> class Fixed:
+        ...     def respond(self, context):
+        ...         return Response(Act.parse("request(food)"))
+        >>> monitor = BehaviourMonitor([SimpleNamespace(id=f"c{i}") for i in range(5)], ("tmr",), rule="point")
+        >>> monitor.scalars()
+        {}
+        >>> _ = monitor.update(Fixed(), 10), monitor.update(Fixed(), 20)
+        >>> for key, value in monitor.scalars("behaviour").items():
+        ...     print(key, round(value, 4))
+        behaviour/tmr 1.0
+        behaviour/tmr_ci_low 1.0
+        behaviour/tmr_ci_high 1.0
+        behaviour/tmr_cs_low 0.4782
+        behaviour/stable_checks 0.0
+
+        (5 of 5 actions unchanged: the one-sided Clopper-Pearson bound at level 0.05 / (1 · 2) is
+        0.025 ** (1 / 5) = 0.4782.)
+        """
+        row = self.latest
+        if row is None:
+            return {}
+        prefix = prefix.rstrip("/")
+        values = {f"{prefix}/{key}": float(value) for key, value in row.items()
+                  if key not in ("step", "previous_step", "stable")}
+        values[f"{prefix}/stable_checks"] = float(self.stable_updates)
+        return values

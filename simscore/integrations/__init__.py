@@ -10,6 +10,10 @@
   criterion) and :class:`~simscore.integrations.sb3.SB3Policy` (a trained model as a simscore
   policy). Needs the extra ``pip install "simscore-dialogue[sb3]"`` (stable-baselines3, sb3-contrib);
   both are imported only when used.
+* :mod:`simscore.integrations.hf` — Hugging Face ``Trainer`` and TRL's trainers: the
+  :class:`~simscore.integrations.hf.BehaviourCallback` (answers a fixed context set with the model
+  being trained every N steps, logs the behaviour curve through the trainer, stops after
+  ``patience`` stable checks). Needs the ``text`` extra (and ``trl`` for TRL's trainers).
 
 Like :mod:`simscore.app`, this package may import ``contexts`` and ``policies``; nothing in
 the core imports it (``tests/test_layering.py`` checks both), and ``import simscore`` imports

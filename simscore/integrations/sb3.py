@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +48,7 @@ from policies.sim.domain_cache import domain_cache
 from policies.sim.features import feature_size
 from simscore.checks import check_int
 from simscore.errors import MissingDependencyError
+from simscore.integrations._behaviour import _chance_policy, _check, _checked_measures
 from simscore.measures.base import Measure
 from simscore.monitor import BehaviourMonitor, fixed_contexts
 from simscore.stats import Bootstrap
@@ -329,8 +329,7 @@ class _BehaviourConvergence:
             measures=measures, threshold=threshold, patience=patience, require_change=require_change,
             bootstrap=bootstrap,
         )
-        # fail fast on bad monitor arguments (before a long training run starts)
-        BehaviourMonitor([_Probe()], **self._monitor_args)
+        _checked_measures(self._monitor_args)  # fail fast on bad monitor arguments
         self.monitor: BehaviourMonitor | None = None
         self.policy: Any = None
         self.stopped_at: int | None = None
@@ -342,7 +341,7 @@ class _BehaviourConvergence:
 
     def _init_callback(self) -> None:
         if self.policy is None or self.policy.model is not self.model:  # type: ignore[attr-defined]
-            measures = BehaviourMonitor([_Probe()], **self._monitor_args).measures
+            measures = _checked_measures(self._monitor_args)
             self.policy = SB3Policy(
                 self.model,  # type: ignore[attr-defined]
                 domain=self.domain,
@@ -357,12 +356,7 @@ class _BehaviourConvergence:
                 self.contexts = list(generate_grid(domain=self.domain) if self.domain is not None else generate_grid())
             baseline = None
             if self.chance_seed is not None:
-                from policies.handcrafted import RandomPolicy
-                from policies.sim.simulation import SummaryPolicyAdapter
-
-                random_policy = RandomPolicy(seed=self.chance_seed, n_actions=len(self.policy.space))
-                baseline = SummaryPolicyAdapter(random_policy, domain=self.policy.domain, name="chance",
-                                                nlg_instance=f"random-{self.chance_seed}")
+                baseline = _chance_policy(self.chance_seed, self.policy.domain, len(self.policy.space))
             self.monitor = BehaviourMonitor(self.contexts, baseline=baseline, **self._monitor_args)
 
     def _on_step(self) -> bool:
@@ -382,29 +376,14 @@ class _BehaviourConvergence:
         monitor = self.monitor
         assert monitor is not None, "the callback is initialised by SB3's learn()"
         timesteps = int(self.num_timesteps)  # type: ignore[attr-defined]
-        start = time.perf_counter()
-        comparison = monitor.update(self.policy, timesteps)
-        seconds = time.perf_counter() - start
-        self._seconds[timesteps] = seconds
-        row = monitor.latest if comparison is not None else None
-        record = self.logger.record  # type: ignore[attr-defined]
-        prefix = self.log_prefix
-        record(f"{prefix}/check_seconds", seconds)
-        if row is not None:
-            for measure in monitor.measures:
-                name = measure.name
-                for suffix in ("", "_ci_low", "_ci_high", "_cs_low", "_chance"):
-                    if f"{name}{suffix}" in row:
-                        record(f"{prefix}/{name}{suffix}", row[f"{name}{suffix}"])
-            record(f"{prefix}/stable_checks", monitor.stable_updates)
+        check = _check(monitor, self.policy, timesteps, self.log_prefix)
+        self._seconds[timesteps] = check.seconds
+        for key, value in check.values.items():
+            self.logger.record(key, value)  # type: ignore[attr-defined]
         if self.dump_logs:
             self.logger.dump(timesteps)  # type: ignore[attr-defined]
         if self.verbose >= 1:  # type: ignore[attr-defined]
-            if row is None:
-                print(f"[simscore] step {timesteps}: first behaviour snapshot ({len(monitor.contexts)} contexts)")
-            else:
-                scores = ", ".join(f"{m.name}={row[m.name]:.3f}" for m in monitor.measures)
-                print(f"[simscore] step {timesteps}: {scores} vs previous; stable {monitor.stable_updates}/{monitor.patience}")
+            print(check.line)
         if monitor.converged and self.stop:
             self.stopped_at = timesteps
             if self.verbose >= 1:  # type: ignore[attr-defined]
@@ -425,10 +404,6 @@ class _BehaviourConvergence:
         frame = self.monitor.history()
         frame["check_seconds"] = [self._seconds.get(int(step), float("nan")) for step in frame["step"]]
         return frame
-
-
-class _Probe:
-    id = "probe"
 
 
 _CLASSES: dict[str, type] = {}

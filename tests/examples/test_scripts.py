@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 HERE = Path(__file__).resolve().parent
@@ -25,6 +27,7 @@ RUN_BY: dict[str, str] = {
     "sb3_compare_policies.py": "test_sb3_examples.py",
     "sb3_maskable_ppo.py": "test_sb3_examples.py",
     "sb3_ppo_convergence.py": "test_sb3_examples.py",
+    "trl_sft_behaviour.py": "test_scripts.py",
     "why_they_differ.py": "test_scripts.py",
 }
 
@@ -73,3 +76,24 @@ def test_rl_loop_stops_when_the_behaviour_settles() -> None:
     assert stable[0] == 0 and stable[-2:] == [1, 2] and min(tmr[-2:] + dmr[-2:]) >= 0.8 > min(tmr[:-2] + dmr[:-2])
     assert lines[-1] == (f"behaviour converged after {rows[-1][0]} dialogues: TMR and DMR >= 0.8 for 2 consecutive "
                          "checks; stopping early")
+
+
+def test_trl_sft_behaviour_logs_the_curve_and_stops(tmp_path) -> None:
+    for module in ("torch", "transformers", "datasets", "trl"):
+        pytest.importorskip(module, reason=f"{module} missing: pip install 'simscore-dialogue[text,trl]'")
+    plot = tmp_path / "curve.png"
+    out = _run("trl_sft_behaviour.py", "--plot", str(plot))
+    lines = out.splitlines()
+    start = lines.index("SFT of a tiny GPT-2 on 48 turns; 12 C_gen contexts answered every 2 steps")
+    rows = [re.fullmatch(r"step +(\d+): bleu4 (\S+) \[(\S+), (\S+)\]  chance (\S+)  vs initial (\S+)  stable (\d)",
+                         line) for line in lines[start + 1:] if line.startswith("step ")]
+    assert rows and all(rows), lines[start:]
+    steps = [int(row.group(1)) for row in rows]
+    assert steps == list(range(2, 2 * len(rows) + 1, 2))
+    for row in rows:
+        low, mean, high = float(row.group(3)), float(row.group(2)), float(row.group(4))
+        assert 0.0 <= low <= mean <= high <= 1.0 and 0.0 <= float(row.group(5)) <= 1.0
+    assert [int(row.group(7)) for row in rows][-2:] == [1, 2]
+    assert f"stopped at step {steps[-1]} of 60: BLEU-4 vs the previous check >= 0.9 for 2 checks in a row" in lines
+    assert re.search(r"^cost: \S+ s per check \(\d+ checks\) vs \S+ s per training step", out, re.M)
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and lines[-1] == f"behaviour curve: {plot}"
