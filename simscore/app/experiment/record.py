@@ -50,6 +50,14 @@ def _mapping(value: Any, key: str, source: str, kind: type | None = None) -> dic
     return dict(value)
 
 
+def _config(saved: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` read as an :class:`ExperimentConfig`, or ``config_problem``: why this version cannot."""
+    try:
+        return {"config": ExperimentConfig.from_dict(saved, source="the saved configuration")}
+    except ConfigError as exc:
+        return {"config_problem": str(exc)}
+
+
 def _text(value: Any, key: str, source: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{source}: {key!r} must be a string, got {value!r:.80}")
@@ -143,11 +151,7 @@ class RunRecord:
             if data.get(key) is not None:
                 kwargs[key] = _mapping(data[key], key, source, str)
         if data.get("config") is not None:
-            saved = _mapping(data["config"], "config", source)
-            try:
-                kwargs["config"] = ExperimentConfig.from_dict(saved, source="the saved configuration")
-            except ConfigError as exc:
-                kwargs["config_problem"] = str(exc)
+            kwargs.update(_config(_mapping(data["config"], "config", source)))
         if data.get("seeds") is not None:
             kwargs["seeds"] = _mapping(data["seeds"], "seeds", source)
         if data.get("bootstrap") is not None:

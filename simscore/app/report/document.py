@@ -204,6 +204,29 @@ def _contexts(tables: Mapping[str, pd.DataFrame], context_set: str, by: str | No
     return {}
 
 
+def _configured(config: ExperimentConfig | None) -> list[tuple[str, Any, Any]]:
+    """The set-up's rows that the configuration gives: (aspect, this run, the paper); none without one."""
+    if config is None:
+        return []
+    facts = paper.facts()
+    return [
+        ("training dialogues per run", config.training.dialogues, facts.dialogues),
+        ("a checkpoint every (dialogues)", config.training.every, facts.every),
+        ("reward models", ", ".join(config.rewards), ", ".join(facts.col_contexts)),
+        ("runs (seeds) per reward model", len(config.seeds), facts.trials),
+        ("evaluation dialogues per checkpoint", config.training.eval_dialogues, facts.eval_dialogues),
+        ("C_col: dialogues collected per run", config.collect_dialogues, facts.collect_dialogues),
+    ]
+
+
+def _per_dialogue(config: ExperimentConfig | None, collected: Mapping[str, int]) -> str | None:
+    """C_col's contexts per collected dialogue, per reward model; None without a configuration to count them."""
+    if config is None:
+        return None
+    dialogues = config.collect_dialogues * len(config.seeds)
+    return ", ".join(f"{r} {n / dialogues:.1f}" for r, n in collected.items())
+
+
 def _section_setup(tables: Mapping[str, pd.DataFrame], config: ExperimentConfig | None) -> list[str]:
     facts = paper.facts()
     rows: list[tuple[str, str, str]] = []
@@ -216,24 +239,14 @@ def _section_setup(tables: Mapping[str, pd.DataFrame], config: ExperimentConfig 
         if compare and ours != theirs:
             differs.append(f"{aspect} ({thousands(ours)} vs {thousands(theirs)})")
 
-    seeds = config.seeds if config is not None else None
-    collect = config.collect_dialogues if config is not None else None
-    if config is not None:
-        row("training dialogues per run", config.training.dialogues, facts.dialogues)
-        row("a checkpoint every (dialogues)", config.training.every, facts.every)
-        row("reward models", ", ".join(config.rewards), ", ".join(facts.col_contexts))
-        row("runs (seeds) per reward model", len(config.seeds), facts.trials)
-        row("evaluation dialogues per checkpoint", config.training.eval_dialogues, facts.eval_dialogues)
-        row("C_col: dialogues collected per run", collect, facts.collect_dialogues)
+    for aspect, ours, theirs in _configured(config):
+        row(aspect, ours, theirs)
     collected = _contexts(tables, paper.COLLECTED_SET, "reward")
     if collected:
         row("C_col contexts per reward model", ", ".join(f"{r} {n:,}" for r, n in collected.items()),
             ", ".join(f"{r} {n:,}" for r, n in facts.col_contexts.items()), compare=False)
-        if collect is not None and seeds:
-            dialogues = collect * len(seeds)
-            row("C_col contexts per collected dialogue",
-                ", ".join(f"{r} {n / dialogues:.1f}" for r, n in collected.items()),
-                ", ".join(f"{r} {facts.contexts_per_dialogue(r):.1f}" for r in facts.col_contexts), compare=False)
+        row("C_col contexts per collected dialogue", _per_dialogue(config, collected),
+            ", ".join(f"{r} {facts.contexts_per_dialogue(r):.1f}" for r in facts.col_contexts), compare=False)
     union = _contexts(tables, paper.COLLECTED_SET)
     if union and len(collected) != 1:  # with one reward model its row above says it
         row("C_col contexts, both reward models", union[""], "—", compare=False)
