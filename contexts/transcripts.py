@@ -25,6 +25,14 @@ logged agent's response in that context (:meth:`Response.from_message
 and a reply without calls the act ``reply()`` (``reply_intent``), so that an agent that answers
 in words where another calls a tool scores 0 on the action measures.
 
+With ``unit="task"`` a conversation is one context instead (id ``<conversation>``, τ²-bench
+``<task>/<trial>``, the history before the agent's first turn), and the agent's response is
+its trajectory: every call it made in the conversation, in order, as one act sequence. Two
+logged agents answer the same turn contexts only while their histories are the same -- up to
+the first reply worded differently -- so their logged turns are paired by task, trial and turn
+only as "the same step of the same task"; their trajectories answer the same task and compare
+as they are (strict, unordered, subset, superset: the action measures' ``calls`` option).
+
 Reading is bounded like every reader (:mod:`simscore.io`): lines up to
 :data:`~simscore.io.MAX_LINE_LENGTH`, a results file up to :data:`~simscore.io.MAX_FILE_BYTES`,
 nesting up to :data:`~simscore.io.MAX_NESTING`, tool calls within the bounds of
@@ -48,14 +56,21 @@ from typing import Any
 from contexts.belief import BeliefState
 from contexts.context import Context, ContextSet
 from simscore.acts import Act
-from simscore.errors import FileFormatError, InvalidContextError, InvalidResponseError, ToolCallError, excerpt
+from simscore.errors import (
+    ContextMismatchError,
+    FileFormatError,
+    InvalidContextError,
+    InvalidResponseError,
+    ToolCallError,
+    excerpt,
+)
 from simscore.formats import FILE_FORMATS, detect_format, kind_mismatch
 from simscore.io import decode_line, dumps, open_input, parse_json, read_head, read_lines, read_text
 from simscore.responses import Response, Responses
 from simscore.tool_arguments import LIST_MODES, ListMode, read_tool_call, tool_call_list
 
-__all__ = ["AgentTranscripts", "read_chat_transcripts", "read_tau2_results", "read_transcripts", "CHAT_TRANSCRIPTS",
-           "TAU2_RESULTS", "MAX_HISTORY_CHARACTERS"]
+__all__ = ["AgentTranscripts", "PairedTranscripts", "pair_transcripts", "read_chat_transcripts", "read_tau2_results",
+           "read_transcripts", "CHAT_TRANSCRIPTS", "TAU2_RESULTS", "MAX_HISTORY_CHARACTERS", "UNITS"]
 
 #: What a chat-transcripts file is, in messages.
 CHAT_TRANSCRIPTS = "OpenAI-style chat transcripts (JSON Lines, one conversation a line)"
@@ -63,6 +78,11 @@ CHAT_TRANSCRIPTS = "OpenAI-style chat transcripts (JSON Lines, one conversation 
 TAU2_RESULTS = "tau2-bench results (one JSON document with 'simulations')"
 
 _ROLES = ("system", "developer", "user", "assistant", "tool")
+
+#: What one context is: an assistant turn (the history before it; the logged reply is the
+#: response), or a whole conversation of a task (its opening; the agent's calls over the whole
+#: conversation, in order, are one action: its trajectory).
+UNITS = ("turn", "task")
 
 #: The most characters of history (the messages' JSON) all the contexts of one input may hold
 #: together: every context holds the whole history before it, so a long conversation costs the
@@ -90,9 +110,12 @@ class AgentTranscripts:
 class _Builder:
     """Contexts and responses of one input, conversation by conversation."""
 
-    def __init__(self, path: Path, *, lists: str, reply_intent: str | None) -> None:
+    def __init__(self, path: Path, *, lists: str, reply_intent: str | None, unit: str = "turn") -> None:
         if lists not in LIST_MODES:
             raise ValueError(f"lists must be one of {', '.join(map(repr, LIST_MODES))}, got {lists!r}")
+        if unit not in UNITS:
+            raise ValueError(f"unit must be one of {', '.join(map(repr, UNITS))}, got {unit!r}")
+        self.unit = unit
         if reply_intent is not None:
             Act(reply_intent)  # an identifier, or ActParseError naming it
         self.path = path
@@ -116,12 +139,21 @@ class _Builder:
         lines: list[str] = []
         size = 0  # characters of the history so far
         turn = 0
+        calls: list[dict[str, Any]] = []  # the agent's calls over the conversation (unit "task")
+        texts: list[str] = []
+        opening: tuple[list[dict[str, Any]], list[str]] | None = None  # the history before its first turn
         for number, message in enumerate(messages, first):
             try:
                 normal = _normal_message(message, number)
                 if normal is None:
                     continue
-                if normal["role"] == "assistant":
+                if normal["role"] == "assistant" and self.unit == "task":
+                    Response.from_message(normal, lists=self.lists, reply_intent=self.reply_intent)  # checked
+                    calls.extend(normal.get("tool_calls", ()))
+                    texts.append(_history_line(normal, self.lists).partition(": ")[2])
+                    opening = (history, lines) if opening is None else opening
+                    turn += 1
+                elif normal["role"] == "assistant":
                     response = Response.from_message(normal, lists=self.lists, reply_intent=self.reply_intent)
                     self._count(where, line, size)
                     context_id = f"{prefix}/{turn}"
@@ -135,6 +167,25 @@ class _Builder:
             history = [*history, normal]
             size += len(dumps(normal))
             lines = [*lines, _history_line(normal, self.lists)] if normal["role"] not in ("system", "developer") else lines
+        if opening is not None:
+            self._task(prefix, dialogue_id, opening, (calls, texts), turn, tools, extra)
+
+    def _task(self, prefix: str, dialogue_id: str, opening: tuple[list[dict[str, Any]], list[str]],
+              said: tuple[list[dict[str, Any]], list[str]], turns: int, tools: list[Any],
+              extra: dict[str, Any]) -> None:
+        """The context of a whole conversation: its opening, and the agent's calls over it as one action."""
+        messages, lines = opening
+        calls, texts = said
+        self._count(prefix, None, len(dumps(messages)))
+        metadata = {"source": "col", "source_name": self.path.name, "dialogue_id": dialogue_id, "turn_index": 0,
+                    "history": lines, "messages": messages, "tools": tools, "agent_turns": turns, **extra}
+        self.contexts.append(Context(prefix, _EMPTY_BELIEF, metadata))
+        if calls:
+            self.responses.append((prefix, Response(Act.from_tool_calls(calls, lists=self.lists))))
+        elif self.reply_intent is not None:
+            self.responses.append((prefix, Response(Act(self.reply_intent))))
+        else:  # no call, no reply act: the agent's words, so that the response is not empty
+            self.responses.append((prefix, Response(text="\n".join(texts))))
 
     def _count(self, where: str, line: int | None, size: int) -> None:
         self.history_characters += size
@@ -161,6 +212,8 @@ class _Builder:
         if not self.contexts:
             raise FileFormatError(self.path, "no assistant message: no context to build")
         built = {**built, "lists": self.lists, "reply_intent": self.reply_intent}
+        if self.unit != "turn":  # the turn contexts' hashes stay those of earlier versions
+            built["unit"] = self.unit
         contexts = ContextSet(self.contexts, name=name, built=built)
         return AgentTranscripts(contexts, Responses(self.responses, policy=policy, provenance=provenance))
 
@@ -244,7 +297,7 @@ def _trial(value: Any, where: str, path: Path, line: int | None) -> int | None:
 
 def read_chat_transcripts(
     path: str | os.PathLike[str], *, name: str | None = None, policy: str | None = None,
-    lists: ListMode = "ordered", reply_intent: str | None = "reply",
+    lists: ListMode = "ordered", reply_intent: str | None = "reply", unit: str = "turn",
 ) -> AgentTranscripts:
     """Contexts and responses from OpenAI-style chat transcripts (JSON Lines; see the module).
 
@@ -260,6 +313,13 @@ def read_chat_transcripts(
         How list arguments become items (:meth:`Act.from_tool_calls <simscore.acts.Act.from_tool_calls>`).
     reply_intent : str or None
         The act of an assistant reply without calls (default ``reply``; None: no action).
+    unit : {"turn", "task"}
+        One context per assistant turn (default), or one per conversation (``"task"``: id
+        ``<conversation>``, τ²-bench ``<task>/<trial>``; the history before the agent's first
+        turn; the response is every call the agent made in the conversation, in order, as one
+        act sequence -- its trajectory -- or ``reply()`` when it made none; metadata
+        ``agent_turns`` counts its turns). Two logged agents' turns answer different histories
+        once their words differ; their trajectories answer the same task.
 
     Raises
     ------
@@ -284,7 +344,7 @@ def read_chat_transcripts(
     ('user: Where is order 7?', 'assistant: get_order(order_id=7)', 'tool: {"status": "shipped"}')
     """
     p = Path(path)
-    builder = _Builder(p, lists=lists, reply_intent=reply_intent)
+    builder = _Builder(p, lists=lists, reply_intent=reply_intent, unit=unit)
     digest = hashlib.sha256()
     head, stream = read_head(open_input(p, digest=digest), 4096)
     with stream:
@@ -323,7 +383,7 @@ def _chat_conversation(builder: _Builder, path: Path, line: int, record: Any) ->
 
 def read_tau2_results(
     path: str | os.PathLike[str], *, name: str | None = None, policy: str | None = None,
-    lists: ListMode = "ordered", reply_intent: str | None = "reply",
+    lists: ListMode = "ordered", reply_intent: str | None = "reply", unit: str = "turn",
 ) -> AgentTranscripts:
     """Contexts and responses from a τ²-bench results file (one JSON document; see the module).
 
@@ -348,7 +408,7 @@ def read_tau2_results(
     tools = environment.get("tool_defs")
     if isinstance(tools, Mapping):
         tools = list(tools.values())
-    builder = _Builder(p, lists=lists, reply_intent=reply_intent)
+    builder = _Builder(p, lists=lists, reply_intent=reply_intent, unit=unit)
     for position, simulation in enumerate(document["simulations"], 1):
         _tau2_simulation(builder, p, position, simulation, tools, environment.get("policy"))
     domain = environment.get("domain_name") if isinstance(environment.get("domain_name"), str) else None
@@ -388,11 +448,109 @@ def _tau2_simulation(builder: _Builder, path: Path, position: int, simulation: A
 
 def read_transcripts(
     path: str | os.PathLike[str], *, kind: str | None = None, name: str | None = None, policy: str | None = None,
-    lists: ListMode = "ordered", reply_intent: str | None = "reply",
+    lists: ListMode = "ordered", reply_intent: str | None = "reply", unit: str = "turn",
 ) -> AgentTranscripts:
     """:func:`read_tau2_results` for ``kind="tau2"`` (default for a ``.json`` file), else :func:`read_chat_transcripts`."""
     if kind not in (None, "chat", "tau2"):
         raise ValueError(f"kind must be 'chat', 'tau2' or None, got {kind!r}")
     chosen = kind or ("tau2" if Path(path).suffix.lower() == ".json" else "chat")
     reader = read_tau2_results if chosen == "tau2" else read_chat_transcripts
-    return reader(path, name=name, policy=policy, lists=lists, reply_intent=reply_intent)
+    return reader(path, name=name, policy=policy, lists=lists, reply_intent=reply_intent, unit=unit)
+
+
+@dataclass(frozen=True)
+class PairedTranscripts:
+    """Two logged agents on the contexts both logs have (:func:`pair_transcripts`).
+
+    Attributes
+    ----------
+    contexts : ContextSet
+        The first log's contexts whose ids the second also has, in its order, each with the
+        metadata ``same_history``: whether the second agent was given the same history there.
+    a, b : Responses
+        Each agent's logged response in those contexts.
+    """
+
+    contexts: ContextSet
+    a: Responses
+    b: Responses
+
+
+def pair_transcripts(a: AgentTranscripts, b: AgentTranscripts) -> PairedTranscripts:
+    """The contexts two logged agents share by id, marked by whether their histories agree.
+
+    Two agents logged on the same tasks (τ²-bench: the same task, trial and seed) give contexts
+    with the same ids, ``<task>/<trial>/<k>`` for their ``k``-th turns; but once one of them
+    words a reply differently, the simulated user answers differently and their histories part:
+    the second agent's ``k``-th turn then answers another history than the first's. A logged
+    comparison therefore pairs the same step of the same task, and only where ``same_history``
+    is true the same context (the messages before the turn equal, call ids aside). Compared
+    turn by turn, where the two first differ in action is :func:`simscore.divergence.first_divergence`;
+    for the same contexts everywhere, replay the second agent on the first's contexts
+    (``simscore respond openai:URL``), or compare whole conversations (``unit="task"``: the
+    trajectories answer the same task, and ``same_history`` says whether their openings agree).
+
+    Parameters
+    ----------
+    a, b : AgentTranscripts
+        Read with the same ``unit``, ``lists`` and ``reply_intent``.
+
+    Returns
+    -------
+    PairedTranscripts
+
+    Raises
+    ------
+    ContextMismatchError
+        The two logs share no context id, or were read with different settings.
+
+    Examples
+    --------
+    >>> from simscore.acts import Act
+    >>> def log(reply, call):
+    ...     hello = {"role": "assistant", "content": reply}
+    ...     ask = {"role": "user", "content": "Cancel order 7."}
+    ...     act = {"role": "assistant", "content": None, "tool_calls": [
+    ...         {"id": "x", "type": "function", "function": {"name": call, "arguments": '{"order": 7}'}}]}
+    ...     builder = _Builder(Path("log.jsonl"), lists="ordered", reply_intent="reply")
+    ...     builder.conversation("conversation t1", 1, "t1", "t1", [hello, ask, act], None, {"task_id": "t1"})
+    ...     return builder.result("log", call, {}, {})
+    >>> paired = pair_transcripts(log("Hi!", "cancel"), log("Hello!", "get_order"))
+    >>> [(c.id, c.metadata["same_history"]) for c in paired.contexts]
+    [('t1/0', True), ('t1/1', False)]
+    >>> str(paired.a["t1/1"].action), str(paired.b["t1/1"].action)
+    ('cancel(order=7)', 'get_order(order=7)')
+    """
+    built_a, built_b = a.contexts.built, b.contexts.built
+    settings = ("unit", "lists", "reply_intent")
+    differ = [key for key in settings if built_a.get(key) != built_b.get(key)]
+    if differ:
+        raise ContextMismatchError(
+            "the two logs were read with different settings: "
+            + ", ".join(f"{key} {built_a.get(key)!r} and {built_b.get(key)!r}" for key in differ))
+    ids = [context.id for context in a.contexts if context.id in b.contexts]
+    if not ids:
+        raise ContextMismatchError(
+            f"the two logs share no context id (first ids {a.contexts.ids[0]!r} and {b.contexts.ids[0]!r}): "
+            "pairing needs the same conversations, tasks or trials")
+    contexts = []
+    for context_id in ids:
+        context = a.contexts[context_id]
+        same = _without_call_ids(context.metadata.get("messages", ())) == _without_call_ids(
+            b.contexts[context_id].metadata.get("messages", ()))
+        contexts.append(Context(context_id, context.belief, {**context.metadata, "same_history": same}))
+    built = {**built_a, "paired_with": built_b.get("source")}
+    name = f"{a.contexts.name}+{b.contexts.name}"
+    return PairedTranscripts(ContextSet(contexts, name=name, built=built), a.responses.subset(ids),
+                             b.responses.subset(ids))
+
+
+def _without_call_ids(messages: Any) -> list[Any]:
+    """The messages without the calls' ids, which differ between runs of the same calls."""
+    out = []
+    for message in messages:
+        message = {key: value for key, value in message.items() if key != "tool_call_id"}
+        if message.get("tool_calls"):
+            message["tool_calls"] = [{k: v for k, v in call.items() if k != "id"} for call in message["tool_calls"]]
+        out.append(message)
+    return out

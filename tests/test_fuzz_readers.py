@@ -188,6 +188,7 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "venues-csv": ("venues.csv", venues),
         "transcripts-chat": ("transcripts.jsonl", read_chat_transcripts),
         "transcripts-tau2": ("tau2.json", read_tau2_results),
+        "transcripts-tau2-task": ("tau2.json", lambda p: read_tau2_results(p, unit="task")),
         "outcome-log-csv": ("outcomes.csv", read_outcome_log),
         "outcome-log-jsonl": ("outcomes.jsonl", read_outcome_log),
     }
@@ -273,7 +274,7 @@ READERS = [
     "responses", "responses-any", "responses-csv", "contexts", "config", "convlab", "pydial", "dialogue-log",
     "convlab-states", "comparison", "tables-index", "table", "evaluation", "ontology", "flow-graph", "flow-convlab",
     "flow-log", "pydial-flows", "checkpoint-header", "checkpoint-arrays", "venues-csv", "transcripts-chat",
-    "transcripts-tau2", "outcome-log-csv", "outcome-log-jsonl",
+    "transcripts-tau2", "transcripts-tau2-task", "outcome-log-csv", "outcome-log-jsonl",
 ]
 #: Readers of one file, which a pipe can give: a checkpoint is a pair of files found by their
 #: common stem and read by name (its header twice: the learner's, then the policy's metadata).

@@ -122,10 +122,42 @@ def _venues(path: Path) -> object:
     return venues
 
 
+#: The τ²-bench results of two agents on the same six airline tasks (examples/data/tau2/README.md).
+TAU2_AGENTS = {"airline_gpt-4.1_6_tasks.json": "gpt-4.1",
+               "airline_gpt-4.1-sft_6_tasks.json": "ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm"}
+
+
+def _tau2_results(path: Path) -> object:
+    from contexts.transcripts import read_tau2_results
+
+    read = read_tau2_results(path)
+    assert read.responses.policy == TAU2_AGENTS[path.name]
+    assert sorted({c.metadata["task_id"] for c in read.contexts}, key=int) == ["13", "26", "30", "31", "45", "48"]
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert [t["id"] for t in document["tasks"]] and len(document["tasks"]) == 6
+    assert document["info"]["user_info"]["llm"] == "gpt-4.1"
+    assert {s["seed"] for s in document["simulations"]} == {626729}
+    return read
+
+
+def _tau2_notes(path: Path) -> object:
+    text = path.read_text(encoding="utf-8")
+    if path.name == "LICENSE":
+        assert text.startswith("MIT License") and "Sierra Research" in text
+    else:  # the README names every data file beside it, and where it came from
+        for name in TAU2_AGENTS:
+            assert f"`{name}`" in text, name
+        assert "59d0fb96f4292815e1f6463fb2f139ffef47dc7f" in text
+    return text
+
+
 #: (where, what) -> reader: ``where`` is a folder relative to the repository (the file anywhere below
 #: it), ``what`` a file name or a ``*.suffix``. The first match reads the file.
 READERS: list[tuple[str, str, Callable[[Path], object]]] = [
     ("examples", "*.jsonl", _read_jsonl),
+    ("examples/data/tau2", "*.json", _tau2_results),
+    ("examples/data/tau2", "LICENSE", _tau2_notes),
+    ("examples/data/tau2", "README.md", _tau2_notes),
     ("examples", "*.toml", load_config),
     ("examples", "*.py", _example_script),
     ("simscore/app/data/paper", "*.csv", _paper_file),

@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 
 #: Every example script -> the test module (in tests/examples/) that runs it.
 RUN_BY: dict[str, str] = {
+    "compare_tool_agents.py": "test_scripts.py",
     "convlab_answer_states.py": "test_convlab_answer_states.py",
     "generative_policies.py": "test_generative_policies.py",
     "rl_loop_convergence.py": "test_scripts.py",
@@ -97,3 +98,20 @@ def test_trl_sft_behaviour_logs_the_curve_and_stops(tmp_path) -> None:
     assert f"stopped at step {steps[-1]} of 60: BLEU-4 vs the previous check >= 0.9 for 2 checks in a row" in lines
     assert re.search(r"^cost: \S+ s per check \(\d+ checks\) vs \S+ s per training step", out, re.M)
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and lines[-1] == f"behaviour curve: {plot}"
+
+
+def test_compare_tool_agents_on_the_shipped_tau2_files(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    out = _run("compare_tool_agents.py", "--view", str(page))
+    assert out.startswith("A = gpt-4.1\nB = ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm\n")
+    # trajectories: 30 and 31 alike in every mode; with subset also 45 (tests/contexts/test_two_agents.py by hand)
+    for mode, tmr in (("strict", "0.3333"), ("unordered", "0.3333"), ("subset", "0.5000"), ("superset", "0.3333")):
+        block = out.split(f"calls={mode}\n")[1]
+        assert re.match(rf"measure +mean +95% CI +n +missing\ntmr +{tmr} +\[", block), block[:200]
+        assert "6 clusters resampled (by task_id)" in block.split("chance level")[0]
+    assert "2. Turns paired by task, trial and turn: 49 turns both agents took, 9 of them on the same history" in out
+    assert re.search(r"tmr +0\.7143 +\[0\.\d{4}, 0\.\d{4}\] +49 +0", out)
+    assert "chance level: A's response vs B's response to another task_id (1,988 pairs)" in out
+    assert "task 45: the same actions in all 8 turns both took" in out
+    assert "task 30, turn 2: A reply()  |  B get_reservation_details(reservation_id=1N99U6)" in out
+    assert out.rstrip().endswith(f"wrote {page}") and "get_reservation_details" in page.read_text(encoding="utf-8")

@@ -8,7 +8,10 @@ report does (``--cluster COLUMN[,COLUMN]`` names other columns, ``--no-cluster``
 context a unit; the summary says what was resampled). ``--by COLUMN`` then reports every
 measure per stratum of that metadata column (e.g. ``flow`` = seen/unseen, see ``simscore
 contexts flows``) with bootstrap intervals, and the difference between strata with a
-permutation test (:mod:`simscore.strata`) that moves the same units. An existing ``--out``
+permutation test (:mod:`simscore.strata`) that moves the same units. ``--chance`` adds the chance
+level (A's response to one context against B's to another, of another cluster:
+:mod:`simscore.chance`), ``--divergence COLUMN[,COLUMN]`` the first turn at which the two part
+ways in each dialogue those columns name (:mod:`simscore.divergence`). An existing ``--out``
 file is replaced only with ``--force``, and never one of the inputs.
 
 ``compare`` reads simscore's JSON Lines responses files and the CSV response logs of
@@ -34,6 +37,7 @@ it combines with ``--out PATH`` but not with ``--out -`` or a ``--format`` for s
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -54,7 +58,11 @@ from simscore.app.cli.args import (
 from simscore.untrusted import spreadsheet_frame, terminal_text
 
 if TYPE_CHECKING:
+    from simscore.chance import ChanceLevel
     from simscore.compare import Comparison
+    from simscore.divergence import FirstDivergence
+    from simscore.measures.base import Measure
+    from simscore.responses import Responses
     from simscore.strata import StratifiedComparison
 
 __all__ = ["add_subcommands"]
@@ -85,19 +93,35 @@ def _compare_output(args: argparse.Namespace) -> tuple[str | None, str]:
 
 def _write(
     handle: IO[str], comparison: Comparison, fmt: str, heading: str, signatures: bool,
-    strata: StratifiedComparison | None = None,
+    strata: StratifiedComparison | None = None, chance: ChanceLevel | None = None,
+    divergence: FirstDivergence | None = None,
 ) -> None:
     """Write the comparison in ``fmt`` to an open file; JSON and CSV are written as they are made."""
     if fmt == "json":
-        comparison.write_json(handle, extra=None if strata is None else {"strata": strata.to_json_dict()})
+        extra: dict[str, Any] = {}
+        if strata is not None:
+            extra["strata"] = strata.to_json_dict()
+        if chance is not None:
+            extra["chance"] = {"means": chance.means, "pairs": chance.pairs, "possible": chance.possible,
+                               "apart": list(chance.apart)}
+        if divergence is not None:
+            extra["first_divergence"] = {"measure": divergence.measure,
+                                         "table": json.loads(divergence.table.to_json(orient="records")),
+                                         "distribution": json.loads(divergence.distribution.to_json(orient="records"))}
+        comparison.write_json(handle, extra=extra or None)
     elif fmt == "csv":
         spreadsheet_frame(comparison.scores).to_csv(handle, float_format="%.10g", lineterminator="\n")
     else:
-        handle.write(_text(comparison, heading, signatures, strata))
+        handle.write(_text(comparison, heading, signatures, strata, chance, divergence))
 
 
-def _text(comparison: Comparison, heading: str, signatures: bool, strata: StratifiedComparison | None) -> str:
+def _text(comparison: Comparison, heading: str, signatures: bool, strata: StratifiedComparison | None,
+          chance: ChanceLevel | None = None, divergence: FirstDivergence | None = None) -> str:
     lines = [heading, comparison.format_summary()]
+    if chance is not None:
+        lines += ["", chance.format()]
+    if divergence is not None:
+        lines += ["", divergence.format()]
     if strata is not None:
         lines += ["", strata.format()]
     if signatures:
@@ -124,8 +148,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from simscore.responses_csv import read_responses
 
     path, fmt = _compare_output(args)  # fail on bad flags and bad names before reading files
-    if (args.by is not None or args.cluster is not None) and args.contexts is None:
-        raise ValueError("--by and --cluster need --contexts (the context set whose metadata holds the strata)")
+    if (args.by is not None or args.cluster is not None or args.divergence is not None) and args.contexts is None:
+        raise ValueError("--by, --cluster and --divergence need --contexts (the context set whose metadata holds "
+                         "the strata, clusters or dialogues)")
     measures = _compare_measures(args)
     a = read_responses(args.a)
     b = read_responses(args.b)
@@ -135,7 +160,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         from simscore.clusters import check_column
 
         metadata = ContextSet.read_jsonl(args.contexts).metadata_frame()
-        for option, column in (("--by", args.by), *(("--cluster", c) for c in args.cluster or ())):
+        columns = [("--by", args.by), *(("--cluster", c) for c in args.cluster or ()),
+                   *(("--divergence", c) for c in args.divergence or ())]
+        for option, column in columns:
             if column is not None:  # before any scoring
                 check_column(metadata, column, role=option, where=f"the context set {args.contexts}")
     # collected contexts: whole dialogues resampled (the default, "auto"), as the experiment's report does
@@ -147,19 +174,36 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         strata = comparison.by_stratum(
             args.by, n_resamples=args.resamples, n_permutations=args.permutations, seed=args.seed,
         )
+    chance, divergence = _chance_and_divergence(args, comparison, a, b, measures)
     names = [terminal_text(response.policy or path) for response, path in ((a, args.a), (b, args.b))]
     heading = f"{names[0]}  vs  {names[1]}  ({len(comparison.scores)} contexts)"
     if path is not None:
         with atomic_open(path, "w") as handle:
-            _write(handle, comparison, fmt, heading, args.signatures, strata)
+            _write(handle, comparison, fmt, heading, args.signatures, strata, chance, divergence)
     if args.score_only:
         sys.stdout.write("".join(f"{comparison.mean(name)!r}\n" for name in comparison.measures))
     elif path is None:
-        _write(sys.stdout, comparison, fmt, heading, args.signatures, strata)
+        _write(sys.stdout, comparison, fmt, heading, args.signatures, strata, chance, divergence)
     else:
-        sys.stdout.write(_text(comparison, heading, args.signatures, strata))
+        sys.stdout.write(_text(comparison, heading, args.signatures, strata, chance, divergence))
         print(f"wrote {path}")
     return 0
+
+
+def _chance_and_divergence(
+    args: argparse.Namespace, comparison: Comparison, a: Responses, b: Responses, measures: list[Measure],
+) -> tuple[ChanceLevel | None, FirstDivergence | None]:
+    """``--chance``'s level (same measures, pairs across the comparison's clusters) and ``--divergence``'s table."""
+    chance = divergence = None
+    if args.chance:
+        from simscore.chance import shuffled_chance
+
+        chance = shuffled_chance(comparison, a, b, measures, seed=args.seed)
+    if args.divergence is not None:
+        from simscore.divergence import first_divergence
+
+        divergence = first_divergence(comparison, by=args.divergence, measure=comparison.measures[0])
+    return chance, divergence
 
 
 def _options_help() -> str:
@@ -168,7 +212,7 @@ def _options_help() -> str:
     return "; ".join(f"{name}: {', '.join(measure_options(name))}" for name in MEASURES if measure_options(name))
 
 
-def _compare_measures(args: argparse.Namespace) -> list:
+def _compare_measures(args: argparse.Namespace) -> list[Measure]:
     """The measures of ``compare`` with ``--measure-option``, ``--device`` and ``--cache-dir``, checked before any work.
 
     ``--device`` is checked whichever measures run (a device torch cannot see is an error);
@@ -249,6 +293,17 @@ def add_subcommands(subparsers: Any) -> None:
     p.add_argument(
         "--permutations", type=permutations, default=10_000,
         help="random splits of a Monte Carlo permutation test (default 10000; exact tests need none)",
+    )
+    p.add_argument(
+        "--divergence", metavar="COLUMN[,COLUMN]", type=column_list,
+        help="with --contexts: per dialogue named by these metadata columns (e.g. task_id,trial), the first turn "
+        "(turn_index) at which the first measure is below 1 -- where the two policies part ways -- and its "
+        "distribution (simscore.divergence)",
+    )
+    p.add_argument(
+        "--chance", action="store_true",
+        help="also the chance level: A's response to one context vs B's to another (of another cluster: dialogue or "
+        "task), over every such pair (a seeded sample beyond 100000), with the same measures (simscore.chance)",
     )
     p.add_argument("--force", action="store_true", help="replace the --out file if it exists (never an input)")
     p.add_argument(

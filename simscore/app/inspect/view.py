@@ -18,7 +18,14 @@ of most contexts where they decide alike. ``differs in: either`` shows every dif
 context's dialogue history is shown turn by turn with its speaker: the texts of
 ``metadata["history"]`` are taken to alternate between user and system and to end with the
 user's (the system decides after the user spoke), as :mod:`policies.prompts` and the ConvLab
-export read them.
+export read them; the contexts of agent transcripts (:mod:`contexts.transcripts`) name each
+line's speaker (``user``, ``assistant``, ``tool``), and have no belief state to show.
+
+Tool calls are shown call by call: a response whose action is a turn of tool calls (an
+:class:`~simscore.acts.ActSequence`, or one call) lists each call's tool and its arguments, one
+``name = value`` a line, A's and B's side by side, and marks a call the other side did not make
+alike. A paired context (``simscore contexts transcripts --pair``) whose second agent was given
+another history (``same_history`` false) says so: the history shown is the first agent's.
 
 The data enters the page as JSON in a ``<script type="application/json">`` element, with
 ``<``, ``>``, ``&`` and the JavaScript line separators escaped; the script inserts every piece
@@ -37,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from simscore.acts import Act, ActSequence
 from simscore.app.inspect.view_page import render_page
 from simscore.checks import check_int, check_seed
 from simscore.compare import COMPARISON_VERSION, Comparison, check_inputs
@@ -250,7 +258,25 @@ def _response_json(response: Response) -> dict[str, Any]:
         "act": None if action is None else str(action),
         "intent": None if action is None else action.intent,
         "text": response.text,
+        "calls": None if action is None else _calls_json(action),
     }
+
+
+def _calls_json(action: Act) -> list[dict[str, Any]] | None:
+    """Each call of an action (a turn of tool calls) as its name and arguments; None for a multi-intent act.
+
+    >>> for call in _calls_json(Act.parse("get_user(id=u7);pay(amount=5,card.last4=1234)")):
+    ...     print(call)
+    {'name': 'get_user', 'arguments': [['id', '=', 'u7']]}
+    {'name': 'pay', 'arguments': [['amount', '=', '5'], ['card.last4', '=', '1234']]}
+    >>> _calls_json(Act.parse("inform+request(area=north,food)")) is None  # which item is whose is unknown
+    True
+    """
+    calls = action.calls if isinstance(action, ActSequence) else (action,)
+    if any(len(call.intents) != 1 for call in calls):
+        return None
+    return [{"name": call.intent, "arguments": [[item.slot, item.op, item.value] for item in call.items]}
+            for call in calls]
 
 
 def _differs(x: Response, y: Response) -> bool:
@@ -266,6 +292,23 @@ def _history_json(history: Iterable[str]) -> list[dict[str, str]]:
     texts = list(history)
     last = len(texts) - 1
     return [{"speaker": "user" if (last - k) % 2 == 0 else "system", "text": text} for k, text in enumerate(texts)]
+
+
+#: The speakers of a transcript context's history lines (``role: text``), as the page names them.
+_ROLES = ("user", "assistant", "tool")
+
+
+def _transcript_history_json(history: Iterable[str]) -> list[dict[str, str]]:
+    """A transcript context's history: each line's speaker is its role (``role: text``).
+
+    >>> _transcript_history_json(["assistant: Hi!", "user: Cancel 7.", "assistant: get(id=7)", 'tool: {"ok": 1}'])[2:]
+    [{'speaker': 'assistant', 'text': 'get(id=7)'}, {'speaker': 'tool', 'text': '{"ok": 1}'}]
+    """
+    out = []
+    for line in history:
+        role, _, text = line.partition(": ")
+        out.append({"speaker": role, "text": text} if role in _ROLES else {"speaker": "system", "text": line})
+    return out
 
 
 def _belief_json(context: Context) -> dict[str, Any]:
@@ -394,7 +437,11 @@ def view_data(
     dict
         Plain JSON types only: titles, measures (name, level, mean, CI), counts and one row per
         context whose responses differ (in the comparison's order; ``differs`` says whether in
-        the action or in the wording only, ``history`` holds ``{"speaker", "text"}`` objects),
+        the action or in the wording only, ``history`` holds ``{"speaker", "text"}`` objects,
+        each response's ``calls`` its tool calls as ``{"name", "arguments": [[slot, op, value],
+        ...]}``, ``same_history`` the paired context's flag or None), ``tool_calls`` (whether the
+        page shows the responses call by call: some action is a turn of several calls, or the
+        contexts come with tools),
         ``differing`` (how many differ) and ``selection`` (how the rows were chosen, or None
         for all).
 
@@ -428,13 +475,19 @@ def view_data(
             "dialogue": None,
             "history": [],
             "belief": None,
+            "same_history": None,
         }
         if contexts is not None:
             context = contexts[context_id]
             row["turn"] = context.metadata.get("turn_index")
             row["dialogue"] = context.metadata.get("dialogue_id")
-            row["history"] = _history_json(context.metadata.get("history", ()))
-            row["belief"] = _belief_json(context)
+            if "messages" in context.metadata:  # a transcript's context: its lines name their speakers
+                row["history"] = _transcript_history_json(context.metadata.get("history", ()))
+            else:
+                row["history"] = _history_json(context.metadata.get("history", ()))
+                row["belief"] = _belief_json(context)
+            same = context.metadata.get("same_history")
+            row["same_history"] = same if isinstance(same, bool) else None
         rows.append(row)
     summary = comparison.summary
     measure_rows = []
@@ -458,6 +511,8 @@ def view_data(
         "selection": selection,
         "measures": measure_rows,
         "has_contexts": contexts is not None,
+        "tool_calls": any(isinstance(r.action, ActSequence) for i in shown for r in (a[i], b[i]))
+        or (contexts is not None and any("tools" in contexts[i].metadata for i in shown)),
         "rows": rows,
     }
 

@@ -105,6 +105,16 @@ main { padding: 12px 24px; }
 ol.history { margin: 0; padding-left: 20px; font-size: 12.5px; }
 .speaker { font-size: 11px; font-weight: 600; margin-right: 6px; color: var(--muted); }
 .speaker.user { color: #3a6b35; }
+.speaker.tool { color: #7a5b00; }
+.calls { display: grid; gap: 4px; }
+.call { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 12.5px;
+        background: #f3f4f7; padding: 2px 6px; border-radius: 3px; border-left: 3px solid transparent; }
+.call.unmatched { border-left-color: #d9534f; background: #fdf0ed; }
+.call .name { font-weight: 600; }
+.call table { border-collapse: collapse; margin-left: 10px; }
+.call td { padding: 0 6px 0 0; vertical-align: top; word-break: break-word; }
+.call td:first-child { color: var(--muted); white-space: nowrap; }
+.note { font-size: 12px; color: #7a5b00; margin: 4px 0; }
 .kind { font-size: 11px; padding: 0 6px; border-radius: 8px; background: #fde8e1; }
 .kind.wording { background: #eef1f6; }
 .responses { padding: 8px 12px; display: grid; grid-template-columns: 1fr 1fr; gap: 10px; align-content: start; }
@@ -132,6 +142,7 @@ _JS = r"""
 (function () {
   var data = JSON.parse(document.getElementById("data").textContent);
   var PAGE = 200;
+  var SPEAKERS = {user: "User", system: "System", assistant: "Agent", tool: "Tool"};
   var shown = PAGE;
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -227,10 +238,36 @@ _JS = r"""
     }
     return true;
   }
-  function response(side, name, r) {
+  function callKey(call) { return JSON.stringify([call.name, call.arguments]); }
+  function callList(r, other) {
+    // one block per call: the tool, then its arguments one a line; a call the other side did not make alike is marked
+    var theirs = (other.calls || []).map(callKey);
+    var box = el("div", "calls");
+    r.calls.forEach(function (call) {
+      var matched = theirs.indexOf(callKey(call)) >= 0;
+      var c = el("div", "call" + (matched ? "" : " unmatched"));
+      if (!matched) c.title = "the other side made no such call";
+      c.appendChild(el("span", "name", call.name + (call.arguments.length ? "" : "()")));
+      if (call.arguments.length) {
+        var table = el("table");
+        call.arguments.forEach(function (arg) {
+          var tr = el("tr");
+          tr.appendChild(el("td", null, arg[0]));
+          tr.appendChild(el("td", null, arg[2] === null ? "" : (arg[1] === "=" ? "" : arg[1] + " ") + arg[2]));
+          table.appendChild(tr);
+        });
+        c.appendChild(table);
+      }
+      box.appendChild(c);
+    });
+    return box;
+  }
+  function response(side, name, r, other) {
     var box = el("div", "resp " + side);
     box.appendChild(el("div", "who", side.toUpperCase() + ": " + name));
-    box.appendChild(r.act === null ? el("div", "none", "no action") : el("div", "act", r.act));
+    if (r.act === null) box.appendChild(el("div", "none", "no action"));
+    else if (data.tool_calls && r.calls) box.appendChild(callList(r, other));
+    else box.appendChild(el("div", "act", r.act));
     box.appendChild(r.text === null ? el("div", "text none", "no text") : el("div", "text", r.text));
     return box;
   }
@@ -266,13 +303,17 @@ _JS = r"""
     h.appendChild(el("span", "kind " + row.differs, row.differs === "action" ? "action differs" : "wording only"));
     c.appendChild(h);
     var left = el("div", "context");
+    if (row.same_history === false) {
+      left.appendChild(el("div", "note", "B was given another history before this turn (same_history: no): " +
+                                         "the history shown is A's, and the two answer the same step of the task"));
+    }
     if (row.belief) beliefBlock(left, row.belief);
     left.appendChild(el("h3", null, "dialogue so far (oldest first)"));
     if (row.history.length) {
       var ol = el("ol", "history");
       row.history.forEach(function (t) {
         var li = el("li");
-        li.appendChild(el("span", "speaker " + t.speaker, t.speaker === "user" ? "User" : "System"));
+        li.appendChild(el("span", "speaker " + t.speaker, SPEAKERS[t.speaker] || "System"));
         li.appendChild(el("span", "said", t.text));
         ol.appendChild(li);
       });
@@ -282,8 +323,8 @@ _JS = r"""
     }
     c.appendChild(left);
     var right = el("div", "responses");
-    right.appendChild(response("a", data.a, row.a));
-    right.appendChild(response("b", data.b, row.b));
+    right.appendChild(response("a", data.a, row.a, row.b));
+    right.appendChild(response("b", data.b, row.b, row.a));
     var chips = el("div", "scores");
     measures.forEach(function (m) {
       var v = row.scores[m.name], cls = "chip";

@@ -2,7 +2,8 @@
 
 The page must load offline, open on the contexts whose actions differ, label each turn of a
 history by its speaker, work when a user operates its filters (not only from the address), show
-itself whatever the address holds (a malformed percent-escape included), and run nothing of the
+itself whatever the address holds (a malformed percent-escape included), show two agents' tool calls
+side by side (real τ²-bench transcripts), and run nothing of the
 script payloads in context ids, acts, texts, policy names, dialogue histories and the address. The browser is the system's Chromium (Debian's ``chromium``
 package, ``/usr/bin/chromium``), driven through the ``playwright`` Python package (the test
 extra); no browser is ever downloaded (``playwright install`` is not used). Where either is
@@ -215,3 +216,32 @@ def test_script_payloads_anywhere_run_nothing(browser: Any, tmp_path: Path) -> N
         assert page.evaluate("parent.__pwned") is None
         assert problems == [], problems
         page.close()
+
+
+def test_two_agents_tool_calls_side_by_side(browser: Any, tmp_path: Path) -> None:
+    # the real τ²-bench pair of examples/data/tau2: turn 4 of task 31, three calls against one
+    data = Path(__file__).resolve().parents[3] / "examples" / "data" / "tau2"
+    out = {name: tmp_path / f"{name}.jsonl" for name in ("C", "A", "B")}
+    assert main(["contexts", "transcripts", str(data / "airline_gpt-4.1_6_tasks.json"), "--pair",
+                 str(data / "airline_gpt-4.1-sft_6_tasks.json"), "--out-contexts", str(out["C"]),
+                 "--out-responses", str(out["A"]), "--out-responses-b", str(out["B"])]) == 0
+    assert main(["compare", str(out["A"]), str(out["B"]), "--measures", "tmr,cmr", "--resamples", "0",
+                 "--out", str(tmp_path / "cmp.json")]) == 0
+    page_path = tmp_path / "page.html"
+    assert main(["view", str(tmp_path / "cmp.json"), "--a", str(out["A"]), "--b", str(out["B"]),
+                 "--contexts", str(out["C"]), "--out", str(page_path)]) == 0
+    page, problems = _open(browser, page_path.as_uri() + "#q=31/0/4")
+    assert _count(page) == 1
+    card = page.locator("section.card").first
+    a_side, b_side = card.locator(".resp.a"), card.locator(".resp.b")
+    assert a_side.locator(".call .name").all_inner_texts() == ["get_reservation_details"] * 3
+    assert b_side.locator(".call .name").all_inner_texts() == ["get_reservation_details"]
+    assert a_side.locator(".call td").all_inner_texts() == ["reservation_id", "DF89BM", "reservation_id", "COVE6R",
+                                                            "reservation_id", "IIHXDG"]
+    # B made the call on DF89BM alone: A's other two are marked, nothing of B's
+    assert a_side.locator(".call.unmatched td:nth-child(2)").all_inner_texts() == ["COVE6R", "IIHXDG"]
+    assert b_side.locator(".call.unmatched").count() == 0
+    assert card.locator("ol.history .speaker").all_inner_texts()[:6] == ["Agent", "User", "Agent", "User", "Agent", "Tool"]
+    assert "same_history: no" in card.locator(".note").inner_text()
+    assert problems == []
+    page.close()
