@@ -259,21 +259,9 @@ def _detect_kind(items: Sequence[Any]) -> str:
     return "act"  # every string is an act (or every item is None: the cheap measures then)
 
 
-def _renamed(value: Any, old_value: Any, name: str, old_name: str) -> Any:
-    """A parameter under its documented name or, with a DeprecationWarning, under its old one."""
-    if old_value is None:
-        if value is None:
-            raise TypeError(f"score() missing required argument: {name!r}")
-        return value
-    if value is not None:
-        raise TypeError(f"score() got both {name!r} and its deprecated name {old_name!r}")
-    warnings.warn(f"score({old_name}=...) is deprecated; use score({name}=...)", DeprecationWarning, stacklevel=3)
-    return old_value
-
-
 def score(
-    predictions: Sequence[Any] | None = None,
-    references: Sequence[Any] | None = None,
+    predictions: Sequence[Any],
+    references: Sequence[Any],
     measures: str | Measure | Iterable[str | Measure] | None = None,
     *,
     kind: str = "auto",
@@ -281,8 +269,6 @@ def score(
     confidence: float = 0.95,
     seed: int = 0,
     progress: bool = True,
-    a: Sequence[Any] | None = None,
-    b: Sequence[Any] | None = None,
 ) -> ScoreResult:
     """Score ``predictions[i]`` against ``references[i]`` for every ``i`` with each measure.
 
@@ -299,9 +285,6 @@ def score(
         similarity; the smallest value of a measure where lower is better), as bert-score
         scores several references. The interval resamples items, not references. ``bleu4``
         takes one reference per item (its symmetric form has no multi-reference BLEU yet).
-    a, b : sequence, optional
-        Deprecated keyword names of ``predictions`` and ``references`` (a
-        ``DeprecationWarning``); passing both names of one side is an error.
     measures : names or Measure objects, optional
         Default: the action measures for acts, the text measures for texts. Pass measure
         instances to reuse their models and caches across calls.
@@ -345,8 +328,6 @@ def score(
     >>> r["tmr"].scores.tolist(), len(r)
     ([1.0, 0.0], 2)
     """
-    predictions = _renamed(predictions, a, "predictions", "a")
-    references = _renamed(references, b, "references", "b")
     items_a, items_b = _as_list(predictions, "predictions"), _as_list(references, "references")
     if len(items_a) != len(items_b):
         raise InvalidResponseError(

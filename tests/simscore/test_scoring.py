@@ -126,13 +126,10 @@ def test_parameters_are_named_predictions_and_references():
     assert by_name["dmr"].mean == 1.0
 
 
-def test_old_parameter_names_still_work_with_a_deprecation_warning():
-    with pytest.warns(DeprecationWarning, match=r"score\(a=\.\.\.\) is deprecated; use score\(predictions=\.\.\.\)"):
-        old = score(a=["request(food)"], references=["request(area)"], measures="tmr")
-    assert old["tmr"].mean == 0.0
-    with pytest.raises(TypeError, match="both 'references' and its deprecated name 'b'"):
-        score(["hello()"], ["hello()"], b=["hello()"])
-    with pytest.raises(TypeError, match="missing required argument: 'references'"):
+def test_the_old_parameter_names_are_gone():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'a'"):
+        score(a=["request(food)"], references=["request(area)"], measures="tmr")
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'references'"):
         score(["hello()"])
 
 
