@@ -18,6 +18,7 @@ __all__ = [
     "ActParseError",
     "ToolCallError",
     "InvalidResponseError",
+    "SampleCountError",
     "FileFormatError",
     "ContextMismatchError",
     "InputMismatchError",
@@ -140,6 +141,11 @@ class ToolCallError(ActParseError):
 
 class InvalidResponseError(SimscoreError, ValueError):
     """A response (or a collection of responses) is malformed."""
+
+
+class SampleCountError(InvalidResponseError):
+    """Sampled responses that cannot be compared: different numbers of samples per context on the two
+    sides, or too few for a policy's agreement with itself (:mod:`simscore.consistency`)."""
 
 
 class FileFormatError(SimscoreError, ValueError):

@@ -22,7 +22,7 @@ from simscore.errors import ActParseError, FileFormatError, InvalidResponseError
 from simscore.io import dumps, prepare_output, read_jsonl, write_jsonl
 from simscore.tool_arguments import ListMode
 
-__all__ = ["Response", "Responses", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = ["Response", "Responses", "FORMAT_NAME", "FORMAT_VERSION", "read_record", "ActCache"]
 
 FORMAT_NAME = "simscore-responses"
 FORMAT_VERSION = 1
@@ -251,8 +251,14 @@ class Responses(Mapping[str, Response]):
             Naming the file and the line of the first bad record; a file of another kind
             (a context set, a flow graph, a saved comparison) is named as such.
         """
-        header, records = read_jsonl(path, format_name=FORMAT_NAME, versions=(FORMAT_VERSION,), stream=stream)
+        header, records = read_jsonl(path, format_name=FORMAT_NAME, versions=(FORMAT_VERSION, 2), stream=stream)
         try:
+            if header["version"] != FORMAT_VERSION:  # 2: simscore.samples.SAMPLED_FORMAT_VERSION
+                raise FileFormatError(
+                    path, "a sampled responses file (format version 2: several samples per context): read "
+                    "it with simscore.samples.SampledResponses.read_jsonl (simscore compare and compare() take it)",
+                    line=1,
+                )
             provenance = header.get("provenance", {})
             if not isinstance(provenance, dict):
                 raise FileFormatError(path, "header field 'provenance' must be an object", line=1)
@@ -263,22 +269,12 @@ class Responses(Mapping[str, Response]):
                     line=1,
                 )
             pairs: dict[str, Response] = {}
-            parse = _ActCache()
+            parse = ActCache()
             for number, record in records:
-                context_id = record.get("context_id")
-                if not isinstance(context_id, str) or not context_id:
-                    raise FileFormatError(path, "missing or empty 'context_id'", line=number)
+                context_id, response = read_record(path, number, record, parse)
                 if context_id in pairs:
                     raise FileFormatError(path, f"context id {excerpt(context_id)} appears more than once", line=number)
-                action, text = record.get("action"), record.get("text")
-                if action is not None and not isinstance(action, str):
-                    raise FileFormatError(path, "'action' must be a string or null", line=number)
-                if text is not None and not isinstance(text, str):
-                    raise FileFormatError(path, "'text' must be a string or null", line=number)
-                try:
-                    pairs[context_id] = Response(None if action is None else parse(action), text)
-                except (ActParseError, InvalidResponseError) as exc:
-                    raise FileFormatError(path, str(exc), line=number) from None
+                pairs[context_id] = response
         finally:
             records.close()
         return cls(pairs, policy=policy or "", provenance=provenance)
@@ -305,8 +301,44 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), "null" if value is None else type(value).__name__)
 
 
-class _ActCache:
-    """Parse each distinct action string once (files repeat a few hundred actions)."""
+def read_record(
+    path: str | os.PathLike[str], number: int, record: Mapping[str, Any], parse: ActCache
+) -> tuple[str, Response]:
+    """The context id and response of one record of a responses file (line ``number`` of ``path``).
+
+    Shared by :meth:`Responses.read_jsonl` and the reader of sampled files
+    (:meth:`simscore.samples.SampledResponses.read_jsonl`); ``parse`` reads the action strings.
+
+    Raises
+    ------
+    FileFormatError
+        A missing or empty ``context_id``, an action or text that is not a string or null, an
+        action that does not parse, a record with neither.
+
+    >>> read_record("r.jsonl", 2, {"context_id": "c1", "action": "bye()", "text": None}, ActCache())
+    ('c1', Response(action=Act.parse('bye()'), text=None))
+    """
+    context_id = record.get("context_id")
+    if not isinstance(context_id, str) or not context_id:
+        raise FileFormatError(path, "missing or empty 'context_id'", line=number)
+    action, text = record.get("action"), record.get("text")
+    if action is not None and not isinstance(action, str):
+        raise FileFormatError(path, "'action' must be a string or null", line=number)
+    if text is not None and not isinstance(text, str):
+        raise FileFormatError(path, "'text' must be a string or null", line=number)
+    try:
+        return context_id, Response(None if action is None else parse(action), text)
+    except (ActParseError, InvalidResponseError) as exc:
+        raise FileFormatError(path, str(exc), line=number) from None
+
+
+class ActCache:
+    """Parse each distinct action string once (files repeat a few hundred actions).
+
+    >>> parse = ActCache()
+    >>> parse("bye()") is parse("bye()")
+    True
+    """
 
     def __init__(self) -> None:
         self._cache: dict[str, Act] = {}

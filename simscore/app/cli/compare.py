@@ -11,6 +11,16 @@ contexts flows``) with bootstrap intervals, and the difference between strata wi
 permutation test (:mod:`simscore.strata`) that moves the same units. An existing ``--out``
 file is replaced only with ``--force``, and never one of the inputs.
 
+**Sampled responses.** Files of ``simscore respond --samples K`` (K >= 2 samples per context,
+the same K on both sides: :mod:`simscore.samples`) are compared sample against sample: each
+context's score is the mean over its K² cross pairs, and a second table gives per measure each
+policy's agreement with itself (within A, within B), the agreement between them, the
+normalised agreement ``between / mean(within A, within B)``, the gap and the one-sided
+permutation test of "A and B differ more than each differs from itself" (``--permutations``
+relabellings), the chance level with ``--chance RANDOM.jsonl``, and per policy the distinct
+actions and the act entropy per context (:mod:`simscore.consistency`); ``--format json`` adds
+it as ``"consistency"``.
+
 ``compare`` reads simscore's JSON Lines responses files and the CSV response logs of
 :func:`simscore.responses_csv.read_responses_csv` (by suffix: ``.csv``; ``.jsonl``, ``.json``,
 ``.ndjson``; otherwise by content: JSON Lines if the file starts with ``{``). What it writes:
@@ -98,6 +108,8 @@ def _write(
 
 def _text(comparison: Comparison, heading: str, signatures: bool, strata: StratifiedComparison | None) -> str:
     lines = [heading, comparison.format_summary()]
+    if comparison.consistency is not None:
+        lines += ["", *map(terminal_text, comparison.consistency.format().splitlines())]
     if strata is not None:
         lines += ["", strata.format()]
     if signatures:
@@ -121,14 +133,20 @@ def _default_measures() -> list[str]:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from simscore.compare import compare
     from simscore.io import atomic_open
-    from simscore.responses_csv import read_responses
+    from simscore.responses_csv import read_sampled_responses
 
     path, fmt = _compare_output(args)  # fail on bad flags and bad names before reading files
     if (args.by is not None or args.cluster is not None) and args.contexts is None:
         raise ValueError("--by and --cluster need --contexts (the context set whose metadata holds the strata)")
     measures = _compare_measures(args)
-    a = read_responses(args.a)
-    b = read_responses(args.b)
+    sampled_a, sampled_b = read_sampled_responses(args.a), read_sampled_responses(args.b)
+    samples = max(sampled_a.n_samples, sampled_b.n_samples)
+    chance = None if args.chance is None else read_sampled_responses(args.chance)
+    if chance is not None and samples == 1:
+        raise ValueError("--chance applies to sampled responses (files of simscore respond --samples K, K >= 2)")
+    # one sample per context: compared as ever (same output, byte for byte)
+    a = sampled_a.sample(0) if samples == 1 else sampled_a
+    b = sampled_b.sample(0) if samples == 1 else sampled_b
     metadata = None
     if args.contexts is not None:
         from contexts.context import ContextSet
@@ -141,14 +159,15 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     # collected contexts: whole dialogues resampled (the default, "auto"), as the experiment's report does
     clusters = None if args.no_cluster else args.cluster or "auto"
     comparison = compare(a, b, measures, metadata=metadata, n_resamples=args.resamples, seed=args.seed,
-                         progress=not args.quiet, clusters=clusters)
+                         progress=not args.quiet, clusters=clusters, chance=chance, n_permutations=args.permutations)
     strata = None
     if args.by is not None:  # the strata move the comparison's units
         strata = comparison.by_stratum(
             args.by, n_resamples=args.resamples, n_permutations=args.permutations, seed=args.seed,
         )
     names = [terminal_text(response.policy or path) for response, path in ((a, args.a), (b, args.b))]
-    heading = f"{names[0]}  vs  {names[1]}  ({len(comparison.scores)} contexts)"
+    each = "" if samples == 1 else f", {samples} samples each"
+    heading = f"{names[0]}  vs  {names[1]}  ({len(comparison.scores)} contexts{each})"
     if path is not None:
         with atomic_open(path, "w") as handle:
             _write(handle, comparison, fmt, heading, args.signatures, strata)
@@ -248,7 +267,13 @@ def add_subcommands(subparsers: Any) -> None:
     )
     p.add_argument(
         "--permutations", type=permutations, default=10_000,
-        help="random splits of a Monte Carlo permutation test (default 10000; exact tests need none)",
+        help="random splits of a Monte Carlo permutation test (default 10000; exact tests need none); also the "
+        "relabellings of the self-consistency test of sampled responses",
+    )
+    p.add_argument(
+        "--chance", metavar="FILE", type=input_file,
+        help="sampled responses only: a random policy's responses (e.g. simscore respond random ...) over the same "
+        "contexts, whose agreement with A's and B's samples is the chance level of the self-consistency table",
     )
     p.add_argument("--force", action="store_true", help="replace the --out file if it exists (never an input)")
     p.add_argument(
