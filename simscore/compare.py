@@ -48,6 +48,7 @@ from simscore.errors import (
     InvalidResponseError,
     MissingValueWarning,
     SampleCountError,
+    SharedSeedWarning,
 )
 from simscore.formats import COMPARISON_FORMAT
 from simscore.io import atomic_open, prepare_output
@@ -55,7 +56,7 @@ from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
 from simscore.progress import show_progress
 from simscore.responses import Responses
-from simscore.samples import SampledResponses
+from simscore.samples import SampledResponses, shared_seed
 from simscore.stats import MAX_RESAMPLES, Bootstrap, bootstrap_ci_shared, format_interval, warn_undefined_intervals
 from simscore.untrusted import spreadsheet_frame
 
@@ -574,7 +575,7 @@ def compare(
     Three samples per context (:mod:`simscore.samples`): A says ``hello()`` twice and ``bye()``
     once where B always says ``bye()``.
 
-    >>> from simscore.samples import SampledResponses
+    >>> from simscore.samples import SampledResponses, shared_seed
     >>> sa = SampledResponses({"c1": [Response(Act.parse(x)) for x in ("hello()", "hello()", "bye()")]}, policy="A")
     >>> sb = SampledResponses({"c1": [Response(Act.parse("bye()"))] * 3}, policy="B")
     >>> s = compare(sa, sb, ["tmr"], n_resamples=0, n_permutations=100)
@@ -718,6 +719,13 @@ def _compare_sampled(
         raise SampleCountError(
             f"a and b must have the same number of samples per context: {a.policy or 'a'!r} has {a.n_samples}, "
             f"{b.policy or 'b'!r} has {b.n_samples} (run both with the same --samples K)"
+        )
+    seed = shared_seed(a, b)
+    if seed is not None:
+        warnings.warn(
+            f"{a.policy or 'a'!r} and {b.policy or 'b'!r} were both drawn with seed {seed}: their k-th samples share "
+            "random numbers, which makes them look more alike than independent draws; draw each with a seed of its "
+            "own (simscore respond --seed)", SharedSeedWarning, stacklevel=3,
         )
     ids = _align(a.sample(0), b.sample(0))
     meta = _metadata_frame(metadata, ids)

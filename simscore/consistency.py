@@ -35,6 +35,13 @@ than each differs from itself. It uses the contexts where every pair of the 2K s
 Relabelling within a context keeps each context's and each dialogue's own level, so no
 clustering is needed for the test; the intervals resample dialogues on collected contexts.
 
+**Draw the two policies with seeds of their own.** The test assumes A's and B's samples are
+independent draws. Two policies run with the same seed use the same random numbers for their
+k-th samples of a context (:func:`simscore.samples.sample_seed`): a language model at two
+temperatures then picks the same tokens wherever the noise outweighs the difference, and the
+between-agreement is inflated. :func:`simscore.compare` warns
+(:class:`~simscore.errors.SharedSeedWarning`) when the provenance of both says so.
+
 Intervals and chance
 --------------------
 Percentile bootstrap intervals (:class:`~simscore.stats.Bootstrap` settings) of within A,

@@ -45,6 +45,7 @@ __all__ = [
     "FolderInUseError",
     "RunStopped",
     "MissingValueWarning",
+    "SharedSeedWarning",
     "SkippedContextsWarning",
     "SkippedDialoguesWarning",
     "UnparsedActWarning",
@@ -317,6 +318,12 @@ class RunStopped(KeyboardInterrupt):
 class MissingValueWarning(UserWarning):
     """A value is missing or undefined (NaN): a score (e.g. an action measure on a text-only
     response), an interval from a single unit, a cluster id, a record a check needs."""
+
+
+class SharedSeedWarning(UserWarning):
+    """Two sampled policies were drawn with the same seed: their k-th samples share random numbers
+    (e.g. the same Gumbel noise), which makes them look more alike than independent draws would
+    (:mod:`simscore.consistency`)."""
 
 
 class SkippedContextsWarning(UserWarning):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from simscore.checks import check_int, check_seed
@@ -37,7 +37,7 @@ from simscore.errors import FileFormatError, InvalidResponseError, excerpt
 from simscore.io import dumps, prepare_output, read_jsonl, write_jsonl
 from simscore.responses import FORMAT_NAME, FORMAT_VERSION, ActCache, Response, Responses, read_record
 
-__all__ = ["SampledResponses", "SAMPLED_FORMAT_VERSION", "sample_seed", "MAX_SAMPLES"]
+__all__ = ["SampledResponses", "SAMPLED_FORMAT_VERSION", "sample_seed", "run_samples", "shared_seed", "MAX_SAMPLES"]
 
 #: The version of a responses file with several samples per context (one sample: version 1).
 SAMPLED_FORMAT_VERSION = 2
@@ -68,6 +68,83 @@ def sample_seed(seed: int, sample: int) -> int:
         return seed
     digest = hashlib.sha256(f"{seed}:sample:{sample}".encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
+
+
+def run_samples(
+    policy_for_seed: Callable[[int], Any],
+    contexts: Iterable[Any],
+    *,
+    samples: int,
+    seed: int = 0,
+    name: str | None = None,
+    progress: bool | None = None,
+    nlg: Any = None,
+) -> SampledResponses:
+    """Draw ``samples`` responses per context from a policy that samples, reproducibly from ``seed``.
+
+    Sample ``k`` is the responses of ``policy_for_seed(sample_seed(seed, k))`` over ``contexts``
+    (:func:`simscore.run_policy`, with ``name``, ``progress`` and ``nlg``); the policy derives each
+    context's draws from that seed and the context's id, as simscore's sampling policies do, so
+    the result does not depend on order, batches or concurrency. The provenance is sample 0's,
+    with ``"samples": {"count", "seed", "drawn": true, "seeds"}``. What ``simscore respond
+    --samples K`` runs.
+
+    Parameters
+    ----------
+    policy_for_seed : callable int -> Policy
+        The policy drawing with a base seed, e.g. ``lambda s: RandomPolicy(seed=s)`` or a loaded
+        model's ``GenerativePolicy.with_seed``.
+    contexts : iterable
+        Objects with an ``id`` (a ``ContextSet``); iterated once per sample.
+    samples : int
+        K, 1 to :data:`MAX_SAMPLES`.
+    seed : int
+        The run's seed.
+
+    Examples
+    --------
+    >>> import random
+    >>> from types import SimpleNamespace
+    >>> class Coin:  # draws from its own seed and the context's id
+    ...     def __init__(self, seed):
+    ...         self.seed = seed
+    ...     def respond(self, context):
+    ...         return Response(text=random.Random(f"{self.seed}:{context.id}").choice(["heads", "tails"]))
+    >>> drawn = run_samples(Coin, [SimpleNamespace(id="c1")], samples=4, seed=0, name="coin")
+    >>> drawn.n_samples, [r.text for r in drawn["c1"]] == [r.text for r in run_samples(
+    ...     Coin, [SimpleNamespace(id="c1")], samples=4, seed=0)["c1"]]
+    (4, True)
+    """
+    from simscore.policy import run_policy
+
+    samples = check_int("samples", samples, minimum=1, maximum=MAX_SAMPLES, error=ValueError)
+    seed = check_seed("seed", seed, error=ValueError)
+    items = list(contexts) if not isinstance(contexts, Sequence) else contexts
+    runs = [run_policy(policy_for_seed(sample_seed(seed, k)), items, name=name, progress=progress, nlg=nlg)
+            for k in range(samples)]
+    record = {"count": samples, "seed": seed, "drawn": True, "seeds": "simscore.samples.sample_seed(seed, k)"}
+    return SampledResponses.from_samples(runs, provenance={**runs[0].provenance, "samples": record})
+
+
+def shared_seed(a: SampledResponses, b: SampledResponses) -> int | None:
+    """The seed both were drawn with, as their provenance records it (:func:`run_samples`), or None.
+
+    Two policies drawn with one seed use the same random numbers for their k-th samples of a
+    context (sample_seed(seed, k), then the context's seed): where the policies are alike (a
+    model at two temperatures, two checkpoints) those samples are alike too, and the agreement
+    between them is inflated. Draw each policy with a seed of its own.
+
+    >>> r = Responses({"c1": Response(text="x")})
+    >>> record = {"samples": {"count": 2, "seed": 0, "drawn": True}}
+    >>> drawn = SampledResponses.from_samples([r, r], provenance=record)
+    >>> shared_seed(drawn, drawn), shared_seed(drawn, SampledResponses.from_samples([r, r]))
+    (0, None)
+    """
+    records = [side.provenance.get("samples") for side in (a, b)]
+    if not all(isinstance(record, Mapping) and record.get("drawn") is True for record in records):
+        return None
+    seeds = [record.get("seed") for record in records if isinstance(record, Mapping)]
+    return seeds[0] if isinstance(seeds[0], int) and seeds[0] == seeds[1] else None
 
 
 class SampledResponses(Mapping[str, tuple[Response, ...]]):

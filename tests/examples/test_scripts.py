@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 HERE = Path(__file__).resolve().parent
@@ -22,6 +24,7 @@ RUN_BY: dict[str, str] = {
     "convlab_answer_states.py": "test_convlab_answer_states.py",
     "generative_policies.py": "test_generative_policies.py",
     "rl_loop_convergence.py": "test_scripts.py",
+    "sampled_policies.py": "test_scripts.py",
     "sb3_compare_policies.py": "test_sb3_examples.py",
     "sb3_maskable_ppo.py": "test_sb3_examples.py",
     "sb3_ppo_convergence.py": "test_sb3_examples.py",
@@ -73,3 +76,19 @@ def test_rl_loop_stops_when_the_behaviour_settles() -> None:
     assert stable[0] == 0 and stable[-2:] == [1, 2] and min(tmr[-2:] + dmr[-2:]) >= 0.8 > min(tmr[:-2] + dmr[:-2])
     assert lines[-1] == (f"behaviour converged after {rows[-1][0]} dialogues: TMR and DMR >= 0.8 for 2 consecutive "
                          "checks; stopping early")
+
+
+@pytest.mark.extra("text")
+def test_sampled_policies_against_their_own_ceiling() -> None:
+    out = _run("sampled_policies.py", "--samples", "3", "--permutations", "200")
+    assert out.startswith("24 contexts of C_col_example, 3 samples each, 200 permutations")
+    found = re.findall(r"^(\S.* vs .*)\n  bleu4 +within A (\S+) +within B (\S+) +between (\S+) +normalised (\S+) "
+                       r"\[\S+, \S+\] +gap (\S+) +p = (\S+)$", out, re.M)
+    assert [pair for pair, *_ in found] == ["greedy vs sampled T=0.7", "greedy vs sampled T=1.5",
+                                            "sampled T=0.7 vs sampled T=1.5"]
+    for _, within_a, within_b, between, normalised, gap, p_value in found:
+        assert 0.0 <= float(between) <= 1.0 and 0.00497 <= float(p_value) <= 1.0  # printed to 4 digits
+    assert float(found[0][1]) == 1.0 and float(found[0][6]) == pytest.approx(1 / 201, rel=1e-3)  # greedy: copies of one answer
+    random_rows = re.findall(r"^  (tmr|dmr|cer|cmr) .* p = (\S+)$", out, re.M)
+    assert [name for name, _ in random_rows] == ["tmr", "dmr", "cer", "cmr"]
+    assert all(float(p) > 0.05 for _, p in random_rows)  # one policy under two seeds: no difference found

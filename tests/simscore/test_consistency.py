@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
 from simscore import Act, Response, Responses, compare, score
 from simscore.consistency import TABLE_COLUMNS, self_consistency
-from simscore.errors import ContextMismatchError, SampleCountError
-from simscore.samples import SampledResponses
+from simscore.errors import ContextMismatchError, SampleCountError, SharedSeedWarning
+from simscore.samples import SampledResponses, run_samples
 from simscore.stats import Bootstrap
 
 
@@ -163,3 +164,25 @@ def test_bad_inputs():
         score([["hello()"] * 3, ["hello()"] * 2], [["hello()"] * 3] * 2, samples=True)
     with pytest.raises(SampleCountError, match="at least 2 samples"):
         score([["hello()"]], [["hello()"]], samples=True)
+
+
+def test_a_shared_seed_is_named():
+    class Coin:  # a policy drawing from its seed and the context's id
+        def __init__(self, seed):
+            self.seed = seed
+
+        def respond(self, context):
+            rng = np.random.default_rng([self.seed, int(context.id[1:])])
+            return Response(Act.parse(str(rng.choice(["hello()", "bye()"]))))
+
+    from types import SimpleNamespace
+
+    items = [SimpleNamespace(id=f"c{i}") for i in range(6)]
+    same = [run_samples(Coin, items, samples=3, seed=4, name=name) for name in ("x", "y")]
+    with pytest.warns(SharedSeedWarning, match="'x' and 'y' were both drawn with seed 4"):
+        shared = compare(*same, ["tmr"], n_permutations=99).consistency
+    assert shared.table.loc["tmr", "between"] > shared.table.loc["tmr", "within_a"]  # the k-th samples coincide
+    other = run_samples(Coin, items, samples=3, seed=5, name="z")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SharedSeedWarning)
+        compare(same[0], other, ["tmr"], n_permutations=99)

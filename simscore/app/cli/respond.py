@@ -362,9 +362,8 @@ def cmd_respond(args: argparse.Namespace) -> int:
     from contexts import ContextSet
     from policies import TemplateNLG
     from simscore.policy import run_policy
-    from simscore.responses import Responses
     from simscore.responses_csv import write_responses_csv
-    from simscore.samples import SampledResponses, sample_seed
+    from simscore.samples import SampledResponses, run_samples
 
     spec = PolicySpec.parse(args.policy)
     _check_options(spec, args)  # bad flags fail before anything is read
@@ -379,33 +378,31 @@ def cmd_respond(args: argparse.Namespace) -> int:
     if samples > 1 and not draws:
         print(f"simscore respond: note: {spec.kind} policy {str(name)!r} is deterministic: its {samples} samples "
               "are copies of its one response", file=sys.stderr)
-    runs: list[Responses] = []
-    for k in range(samples if draws else 1):
-        drawn = policy if k == 0 else _reseeded(spec, args, policy, sample_seed(args.seed or 0, k))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", UnparsedActWarning)
-            runs.append(run_policy(drawn, context_set, name=name, progress=_progress(args), nlg=nlg))
-        for warning in caught:
-            if issubclass(warning.category, UserWarning) and warning.category.__module__ == "simscore.errors":
-                print(f"simscore respond: warning: {warning.message}", file=sys.stderr)
-            else:
-                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    responses = runs[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnparsedActWarning)
+        if samples > 1 and draws:
+            sampled = run_samples(lambda s: _reseeded(spec, args, policy, s), context_set, samples=samples,
+                                  seed=args.seed or 0, name=name, progress=_progress(args), nlg=nlg)
+        else:
+            responses = run_policy(policy, context_set, name=name, progress=_progress(args), nlg=nlg)
+            record = {"count": samples, "seed": None, "drawn": False, "seeds": "none: copies of one response"}
+            sampled = SampledResponses.from_samples([responses] * samples,
+                                                    provenance={**responses.provenance, "samples": record})
+    for warning in caught:
+        if issubclass(warning.category, UserWarning) and warning.category.__module__ == "simscore.errors":
+            print(f"simscore respond: warning: {warning.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     if samples > 1:
-        provenance = {**responses.provenance, "samples": {
-            "count": samples, "seed": args.seed or 0, "drawn": draws,
-            "seeds": "simscore.samples.sample_seed(seed, k)" if draws else "none: copies of one response"}}
-        SampledResponses.from_samples(runs * (1 if draws else samples), provenance=provenance).to_jsonl(
-            args.out, overwrite=args.force)
+        sampled.to_jsonl(args.out, overwrite=args.force)
     elif str(args.out).lower().endswith(".csv"):
         write_responses_csv(args.out, responses, overwrite=args.force)
     else:
         responses.to_jsonl(args.out, overwrite=args.force)
-    actions = sum(action is not None for run in runs for action in run.actions())
-    texts = sum(text is not None for run in runs for text in run.texts())
-    what = f"{len(responses)} responses" if samples == 1 else f"{samples} x {len(responses)} responses"
-    print(f"wrote {what} of {responses.policy!r} to {args.out} ({actions * (1 if draws else samples)} with an "
-          f"action, {texts * (1 if draws else samples)} with a text)")
+    actions = sum(r.action is not None for drawn in sampled.values() for r in drawn)
+    texts = sum(r.text is not None for drawn in sampled.values() for r in drawn)
+    what = f"{len(sampled)} responses" if samples == 1 else f"{samples} x {len(sampled)} responses"
+    print(f"wrote {what} of {sampled.policy!r} to {args.out} ({actions} with an action, {texts} with a text)")
     return 0
 
 
@@ -420,6 +417,8 @@ def _draws(spec: PolicySpec, args: argparse.Namespace) -> bool:
 
 def _reseeded(spec: PolicySpec, args: argparse.Namespace, policy: Any, seed: int) -> Any:
     """The policy drawing with base seed ``seed`` (a loaded model is kept, not loaded again)."""
+    if seed == (args.seed or 0):
+        return policy
     if spec.kind == "hf":
         return policy.with_seed(seed)
     return load_policy(spec, argparse.Namespace(**{**vars(args), "seed": seed}))
