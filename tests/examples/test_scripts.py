@@ -86,8 +86,8 @@ def test_sampled_policies_against_their_own_ceiling() -> None:
                        r"\[\S+, \S+\] +gap (\S+) +p = (\S+)$", out, re.M)
     assert [pair for pair, *_ in found] == ["greedy vs sampled T=0.7", "greedy vs sampled T=1.5",
                                             "sampled T=0.7 vs sampled T=1.5"]
-    for _, within_a, within_b, between, normalised, gap, p_value in found:
-        assert 0.0 <= float(between) <= 1.0 and 0.00497 <= float(p_value) <= 1.0  # printed to 4 digits
+    for row in found:  # (pair, within A, within B, between, normalised, gap, p)
+        assert 0.0 <= float(row[3]) <= 1.0 and 0.00497 <= float(row[6]) <= 1.0  # printed to 4 digits
     assert float(found[0][1]) == 1.0 and float(found[0][6]) == pytest.approx(1 / 201, rel=1e-3)  # greedy: copies of one answer
     random_rows = re.findall(r"^  (tmr|dmr|cer|cmr) .* p = (\S+)$", out, re.M)
     assert [name for name, _ in random_rows] == ["tmr", "dmr", "cer", "cmr"]
