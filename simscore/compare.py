@@ -618,12 +618,7 @@ def compare(
     if textless:
         _warn_textless(textless, a, b, ids)
 
-    frame = pd.DataFrame(columns, index=pd.Index(ids, name="context_id"))
-    if meta is not None:
-        clash = [c for c in meta.columns if c in frame.columns]
-        if clash:
-            raise ValueError(f"metadata columns clash with measure names: {', '.join(map(str, clash))}")
-        frame = frame.join(meta)
+    frame = _scores_frame(columns, ids, meta)
 
     b_ids = None if b.ids == a.ids else ids
     for level, pick in (("action", Responses.actions), ("text", Responses.texts)):
@@ -689,6 +684,17 @@ def _as_sampled(side: Any, name: str) -> SampledResponses:
     raise InvalidResponseError(f"{name} must be simscore.Responses or SampledResponses, got {type(side).__name__}")
 
 
+def _scores_frame(columns: Mapping[str, np.ndarray], ids: list[str], meta: pd.DataFrame | None) -> pd.DataFrame:
+    """The per-context scores (one column per measure, index ``context_id``) with the metadata joined on."""
+    frame = pd.DataFrame(dict(columns), index=pd.Index(ids, name="context_id"))
+    if meta is not None:
+        clash = [c for c in meta.columns if c in frame.columns]
+        if clash:
+            raise ValueError(f"metadata columns clash with measure names: {', '.join(map(str, clash))}")
+        frame = frame.join(meta)
+    return frame
+
+
 def _checked_settings(n_resamples: Any, confidence: Any, seed: Any) -> tuple[int, float, int]:
     """:func:`compare`'s bootstrap settings, checked (errors name the parameter)."""
     n_resamples = check_int("n_resamples", n_resamples, minimum=0, maximum=MAX_RESAMPLES, error=ValueError)
@@ -738,12 +744,7 @@ def _compare_sampled(
             bootstrap=bootstrap, n_permutations=n_permutations,
         )
     columns = {m.name: consistency.per_context[f"{m.name}_between"].to_numpy() for m in resolved}
-    frame = pd.DataFrame(columns, index=pd.Index(ids, name="context_id"))
-    if meta is not None:
-        clash = [c for c in meta.columns if c in frame.columns]
-        if clash:
-            raise ValueError(f"metadata columns clash with measure names: {', '.join(map(str, clash))}")
-        frame = frame.join(meta)
+    frame = _scores_frame(columns, ids, meta)
     table = consistency.table
     rows = {
         m.name: {"mean": table.loc[m.name, "between"], "count": int(table.loc[m.name, "contexts"]),

@@ -15,14 +15,14 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from simscore.acts import Act
 from simscore.errors import ActParseError, FileFormatError, InvalidResponseError, excerpt
 from simscore.io import dumps, prepare_output, read_jsonl, write_jsonl
 from simscore.tool_arguments import ListMode
 
-__all__ = ["Response", "Responses", "FORMAT_NAME", "FORMAT_VERSION", "read_record", "ActCache"]
+__all__ = ["Response", "Responses", "ByContext", "FORMAT_NAME", "FORMAT_VERSION", "read_record", "ActCache"]
 
 FORMAT_NAME = "simscore-responses"
 FORMAT_VERSION = 1
@@ -130,7 +130,43 @@ class Response:
         }
 
 
-class Responses(Mapping[str, Response]):
+V = TypeVar("V")
+
+
+class ByContext(Mapping[str, V]):
+    """A mapping context id -> value in the order of its contexts, with their ids (``ids``).
+
+    The shared shape of :class:`Responses` (one response per context) and
+    :class:`~simscore.samples.SampledResponses` (K per context), with the policy's name and the
+    provenance (JSON-serialisable: else :class:`~simscore.errors.InvalidResponseError`); a
+    subclass checks its values, then hands them over in order.
+    """
+
+    def __init__(self, data: dict[str, V], *, policy: str = "", provenance: Mapping[str, Any] | None = None) -> None:
+        self._data = data
+        self.policy = str(policy)
+        self.provenance: dict[str, Any] = dict(provenance or {})
+        try:
+            dumps(self.provenance)
+        except (TypeError, ValueError) as exc:
+            raise InvalidResponseError(f"provenance must be JSON-serialisable: {exc}") from None
+
+    def __getitem__(self, context_id: str) -> V:
+        return self._data[context_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Context ids in order."""
+        return tuple(self._data)
+
+
+class Responses(ByContext[Response]):
     """The responses of one policy over one context set, keyed by context id, in order.
 
     Parameters
@@ -168,30 +204,10 @@ class Responses(Mapping[str, Response]):
             if context_id in data:
                 raise InvalidResponseError(f"context id {context_id!r} appears more than once")
             data[context_id] = response
-        self._data = data
-        self.policy = str(policy)
-        self.provenance: dict[str, Any] = dict(provenance or {})
-        try:
-            dumps(self.provenance)
-        except (TypeError, ValueError) as exc:
-            raise InvalidResponseError(f"provenance must be JSON-serialisable: {exc}") from None
-
-    def __getitem__(self, context_id: str) -> Response:
-        return self._data[context_id]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
+        super().__init__(data, policy=policy, provenance=provenance)
 
     def __repr__(self) -> str:
         return f"Responses(policy={self.policy!r}, n={len(self)})"
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        """Context ids in order."""
-        return tuple(self._data)
 
     def actions(self, ids: Iterable[str] | None = None) -> list[Act | None]:
         """The actions for ``ids`` (default: all, in order)."""

@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, Any
 
 from simscore.checks import check_int, check_seed
 from simscore.errors import FileFormatError, InvalidResponseError, excerpt
-from simscore.io import dumps, prepare_output, read_jsonl, write_jsonl
-from simscore.responses import FORMAT_NAME, FORMAT_VERSION, ActCache, Response, Responses, read_record
+from simscore.io import prepare_output, read_jsonl, write_jsonl
+from simscore.responses import FORMAT_NAME, FORMAT_VERSION, ActCache, ByContext, Response, Responses, read_record
 
 __all__ = ["SampledResponses", "SAMPLED_FORMAT_VERSION", "sample_seed", "run_samples", "shared_seed", "MAX_SAMPLES"]
 
@@ -147,7 +147,7 @@ def shared_seed(a: SampledResponses, b: SampledResponses) -> int | None:
     return seeds[0] if isinstance(seeds[0], int) and seeds[0] == seeds[1] else None
 
 
-class SampledResponses(Mapping[str, tuple[Response, ...]]):
+class SampledResponses(ByContext[tuple[Response, ...]]):
     """K responses per context of one policy over one context set, keyed by context id, in order.
 
     Parameters
@@ -202,14 +202,8 @@ class SampledResponses(Mapping[str, tuple[Response, ...]]):
                     f"{context_id!r} has {len(drawn)}"
                 )
             data[context_id] = drawn
-        self._data = data
         self.n_samples: int = 0 if first is None else first[1]
-        self.policy = str(policy)
-        self.provenance: dict[str, Any] = dict(provenance or {})
-        try:
-            dumps(self.provenance)
-        except (TypeError, ValueError) as exc:
-            raise InvalidResponseError(f"provenance must be JSON-serialisable: {exc}") from None
+        super().__init__(data, policy=policy, provenance=provenance)
 
     @classmethod
     def from_samples(
@@ -250,22 +244,8 @@ class SampledResponses(Mapping[str, tuple[Response, ...]]):
         """One response per context as a :class:`SampledResponses` of one sample (same policy and provenance)."""
         return cls.from_samples([responses])
 
-    def __getitem__(self, context_id: str) -> tuple[Response, ...]:
-        return self._data[context_id]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
     def __repr__(self) -> str:
         return f"SampledResponses(policy={self.policy!r}, n={len(self)}, samples={self.n_samples})"
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        """Context ids in order."""
-        return tuple(self._data)
 
     def sample(self, k: int) -> Responses:
         """Sample ``k`` (0-based) as ordinary :class:`~simscore.responses.Responses` (same policy and provenance)."""
