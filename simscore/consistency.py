@@ -175,8 +175,8 @@ class Consistency:
             "a": self.a,
             "b": self.b,
             "info": self.info,
-            "table": {str(name): {col: _json_number(row[col]) for col in TABLE_COLUMNS}
-                      for name, row in self.table.iterrows()},
+            "table": {str(name): {col: _json_number(self.table.at[name, col]) for col in TABLE_COLUMNS}
+                      for name in self.table.index},
             "diversity": {str(side): {col: _json_number(value) for col, value in row.items()}
                           for side, row in self.diversity.iterrows()},
         }
@@ -371,6 +371,7 @@ def self_consistency(
         row["chance"] = float("nan") if chance is None else _chance(measure, chance, a, b, ids)
         rows[measure.name] = row
     table = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=list(TABLE_COLUMNS))
+    table = table.astype({"contexts": "int64", "tested": "int64"})
     table.index.name = "measure"
     diversity = pd.DataFrame.from_dict({"a": _diversity(a, ids), "b": _diversity(b, ids)}, orient="index")
     diversity.index.name = "side"

@@ -63,6 +63,7 @@ def test_compare_and_score_carry_it():
     document = comparison.to_json_dict()
     assert document["consistency"]["table"]["tmr"]["within_a"] == pytest.approx(1 / 3)
     assert document["consistency"]["diversity"]["a"]["distinct_actions"] == 2.0
+    assert document["consistency"]["table"]["tmr"]["contexts"] == 2 and document["consistency"]["samples"] == 3
     assert "consistency" not in compare(A.sample(0), B.sample(0), ["tmr"]).to_json_dict()  # single: as before
     result = score([list(map(str, A[c])) for c in A], [list(map(str, B[c])) for c in B], measures="tmr",
                    samples=True, n_permutations=99)
