@@ -62,6 +62,7 @@ True
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import os
@@ -547,6 +548,27 @@ class GenerativePolicy:
     def __repr__(self) -> str:
         where = str(self.model_dir) if self.model_dir is not None else f"<{type(self.model).__name__} in memory>"
         return f"GenerativePolicy({where!r}, kind={self.kind!r}, name={self.name!r})"
+
+    def with_seed(self, seed: int) -> GenerativePolicy:
+        """This policy sampling with base seed ``seed``: the same loaded model, settings and name.
+
+        For drawing several samples per context (``simscore respond --samples K``) without
+        loading the model K times. The copy shares the model and tokenizer (neither changes
+        while generating) and has its own :attr:`last_run`. Greedy decoding draws nothing: a
+        policy without ``sample=True`` is an error.
+
+        Raises
+        ------
+        ValueError
+            The policy decodes greedily, or ``seed`` is not a seed.
+        """
+        if not self.decoding.sample:
+            raise ValueError(f"{self.name}: greedy decoding draws nothing, a seed changes no response (pass "
+                             "Decoding(sample=True))")
+        other = copy.copy(self)
+        other.decoding = dataclasses.replace(self.decoding, seed=check_seed("seed", seed, error=ValueError))
+        other.last_run = {"responses": 0, "unparsed_acts": 0, "shortened_prompts": 0}
+        return other
 
     @property
     def provenance(self) -> dict[str, Any]:

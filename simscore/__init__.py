@@ -31,6 +31,7 @@ from simscore.measures import ALL_MEASURES, DEFAULT_MEASURES, MEASURES, Measure,
 from simscore.monitor import BehaviourMonitor, similarity
 from simscore.policy import BatchPolicy, Policy, Realiser, run_policy
 from simscore.responses import Response, Responses
+from simscore.samples import SampledResponses
 from simscore.scoring import MeasureScore, ScoreResult, score
 from simscore.stats import bootstrap_ci
 
@@ -41,6 +42,7 @@ __all__ = [
     "NONE_VALUE",
     "Response",
     "Responses",
+    "SampledResponses",
     "compare",
     "Comparison",
     "score",

@@ -41,14 +41,23 @@ from simscore.clusters import (
     resolve_clusters,
     unit_name,
 )
-from simscore.errors import ContextMismatchError, InputMismatchError, InvalidResponseError, MissingValueWarning
+from simscore.consistency import Consistency, self_consistency
+from simscore.errors import (
+    ContextMismatchError,
+    InputMismatchError,
+    InvalidResponseError,
+    MissingValueWarning,
+    SampleCountError,
+    SharedSeedWarning,
+)
 from simscore.formats import COMPARISON_FORMAT
 from simscore.io import atomic_open, prepare_output
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.base import Measure, PairwiseMeasure, unique_pairs, warn_missing
 from simscore.progress import show_progress
 from simscore.responses import Responses
-from simscore.stats import MAX_RESAMPLES, bootstrap_ci_shared, format_interval, warn_undefined_intervals
+from simscore.samples import SampledResponses, shared_seed
+from simscore.stats import MAX_RESAMPLES, Bootstrap, bootstrap_ci_shared, format_interval, warn_undefined_intervals
 from simscore.untrusted import spreadsheet_frame
 
 if TYPE_CHECKING:
@@ -111,7 +120,12 @@ class Comparison:
         columns, ``unit``: ``contexts``, ``dialogues`` or ``clusters``, ``units``: how many),
         and what it was made from (``inputs``: per side ``a`` and ``b`` the ``policy``, the
         number of ``contexts``, ``ids_sha256`` and ``responses_sha256``; :func:`input_record`,
-        checked by :func:`check_inputs`).
+        checked by :func:`check_inputs`); for sampled responses ``samples`` (K) and
+        ``n_permutations`` instead of ``inputs``.
+    consistency : Consistency or None
+        For sampled responses (K >= 2 per context, :class:`~simscore.samples.SampledResponses`):
+        each policy's agreement with itself, their agreement with each other relative to it and
+        the permutation test (:mod:`simscore.consistency`); None for one response per context.
     """
 
     scores: pd.DataFrame
@@ -120,6 +134,7 @@ class Comparison:
     a: str = ""
     b: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    consistency: Consistency | None = None
 
     @property
     def measures(self) -> tuple[str, ...]:
@@ -154,7 +169,9 @@ class Comparison:
 
         ``{"format": "simscore-comparison", "version": 2, "simscore": <version>, "a", "b",
         "info", "signatures", "summary": {measure: {mean, count, missing, ci_low, ci_high}},
-        "scores": [{"context_id", <measure>: score, <metadata column>: value, ...}]}``.
+        "scores": [{"context_id", <measure>: score, <metadata column>: value, ...}]}``, and for
+        sampled responses ``"consistency"`` (:meth:`Consistency.to_json_dict
+        <simscore.consistency.Consistency.to_json_dict>`) after the scores.
         Version 2 added ``format``, ``version`` and ``info``'s ``inputs`` and units; a file
         without ``format`` is version 1.
         """
@@ -177,6 +194,7 @@ class Comparison:
             "signatures": self.signatures,
             "summary": summary,
             "scores": _Records(self.scores),
+            **({} if self.consistency is None else {"consistency": self.consistency.to_json_dict()}),
         }
 
     def write_json(self, handle: IO[str], *, extra: Mapping[str, Any] | None = None) -> None:
@@ -474,8 +492,8 @@ def _warn_textless(textless: Mapping[str, int], a: Responses, b: Responses, ids:
 
 
 def compare(
-    a: Responses,
-    b: Responses,
+    a: Responses | SampledResponses,
+    b: Responses | SampledResponses,
     measures: str | Measure | Iterable[str | Measure] = DEFAULT_MEASURES,
     *,
     metadata: Any = None,
@@ -484,13 +502,21 @@ def compare(
     seed: int = 0,
     progress: bool = True,
     clusters: Clusters = AUTO,
+    chance: Responses | SampledResponses | None = None,
+    n_permutations: int = 10_000,
 ) -> Comparison:
     """Score every pair of responses of two policies over the same contexts.
 
     Parameters
     ----------
-    a, b : Responses
-        The two policies' responses; they must cover the same context ids.
+    a, b : Responses or SampledResponses
+        The two policies' responses; they must cover the same context ids. Sampled responses
+        (:class:`~simscore.samples.SampledResponses`, K >= 2 samples per context on both sides,
+        the same K) are compared sample against sample: each context's score is the mean over
+        its K² cross pairs, and :attr:`Comparison.consistency` holds each policy's agreement
+        with itself, the agreement between them relative to it and the permutation test
+        (:func:`simscore.consistency.self_consistency`). Sampled responses of one sample are
+        compared as single responses.
     measures : names or Measure objects
         Default :data:`~simscore.measures.DEFAULT_MEASURES`, the four action measures (no
         model needed); ``"all"`` gives all eight.
@@ -513,6 +539,11 @@ def compare(
         without a value is a cluster of its own, counted in a warning; a column without any
         value is an error). None (or ``()``): every context is a unit. ``info`` records the
         columns (``clusters``), the unit (``unit``) and how many there are (``units``).
+    chance : Responses or SampledResponses, optional
+        Sampled responses only: a random policy's responses over the same contexts, whose
+        agreement with A's and B's samples is the chance level of :attr:`Comparison.consistency`.
+    n_permutations : int, default 10,000
+        Sampled responses only: relabellings of the self-consistency permutation test.
 
     Returns
     -------
@@ -522,6 +553,8 @@ def compare(
     ------
     ContextMismatchError
         If ``a`` and ``b`` cover different context ids (the message lists some of them).
+    SampleCountError
+        Sampled responses with different numbers of samples per context on the two sides.
 
     Examples
     --------
@@ -538,15 +571,25 @@ def compare(
     c2          0.0  1.0  0.75  0.667
     >>> c.mean("dmr")
     1.0
+
+    Three samples per context (:mod:`simscore.samples`): A says ``hello()`` twice and ``bye()``
+    once where B always says ``bye()``.
+
+    >>> from simscore.samples import SampledResponses, shared_seed
+    >>> sa = SampledResponses({"c1": [Response(Act.parse(x)) for x in ("hello()", "hello()", "bye()")]}, policy="A")
+    >>> sb = SampledResponses({"c1": [Response(Act.parse("bye()"))] * 3}, policy="B")
+    >>> s = compare(sa, sb, ["tmr"], n_resamples=0, n_permutations=100)
+    >>> round(s.mean("tmr"), 4), s.consistency.table.loc["tmr", ["within_a", "within_b"]].round(4).tolist()
+    (0.3333, [0.3333, 1.0])
     """
-    n_resamples = check_int("n_resamples", n_resamples, minimum=0, maximum=MAX_RESAMPLES, error=ValueError)
-    seed = check_seed("seed", seed)
-    confidence = check_number("confidence", confidence, minimum=0.0, exclusive_minimum=True)
-    if not confidence < 1.0:
-        raise ValueError(f"confidence must be < 1, got {confidence!r}")
+    n_resamples, confidence, seed = _checked_settings(n_resamples, confidence, seed)
     if not isinstance(measures, (str, Measure, Iterable)):
         raise TypeError(f"measures must be a name, a Measure or an iterable of them, got {type(measures).__name__}")
     resolved = resolve_measures(measures)
+    if isinstance(a, SampledResponses) or isinstance(b, SampledResponses) or chance is not None:
+        return _compare_sampled(a, b, resolved, metadata=metadata, clusters=clusters, chance=chance,
+                                bootstrap=Bootstrap(n_resamples, confidence, seed), n_permutations=n_permutations,
+                                progress=progress)
     ids = _align(a, b)
     meta = _metadata_frame(metadata, ids)
     cluster_columns = resolve_clusters(clusters, meta)
@@ -575,12 +618,7 @@ def compare(
     if textless:
         _warn_textless(textless, a, b, ids)
 
-    frame = pd.DataFrame(columns, index=pd.Index(ids, name="context_id"))
-    if meta is not None:
-        clash = [c for c in meta.columns if c in frame.columns]
-        if clash:
-            raise ValueError(f"metadata columns clash with measure names: {', '.join(map(str, clash))}")
-        frame = frame.join(meta)
+    frame = _scores_frame(columns, ids, meta)
 
     b_ids = None if b.ids == a.ids else ids
     for level, pick in (("action", Responses.actions), ("text", Responses.texts)):
@@ -636,3 +674,90 @@ def compare(
         b=b.policy,
         info=info,
     )
+
+
+def _as_sampled(side: Any, name: str) -> SampledResponses:
+    if isinstance(side, SampledResponses):
+        return side
+    if isinstance(side, Responses):
+        return SampledResponses.single(side)
+    raise InvalidResponseError(f"{name} must be simscore.Responses or SampledResponses, got {type(side).__name__}")
+
+
+def _scores_frame(columns: Mapping[str, np.ndarray], ids: list[str], meta: pd.DataFrame | None) -> pd.DataFrame:
+    """The per-context scores (one column per measure, index ``context_id``) with the metadata joined on."""
+    frame = pd.DataFrame(dict(columns), index=pd.Index(ids, name="context_id"))
+    if meta is not None:
+        clash = [c for c in meta.columns if c in frame.columns]
+        if clash:
+            raise ValueError(f"metadata columns clash with measure names: {', '.join(map(str, clash))}")
+        frame = frame.join(meta)
+    return frame
+
+
+def _checked_settings(n_resamples: Any, confidence: Any, seed: Any) -> tuple[int, float, int]:
+    """:func:`compare`'s bootstrap settings, checked (errors name the parameter)."""
+    n_resamples = check_int("n_resamples", n_resamples, minimum=0, maximum=MAX_RESAMPLES, error=ValueError)
+    seed = check_seed("seed", seed)
+    confidence = check_number("confidence", confidence, minimum=0.0, exclusive_minimum=True)
+    if not confidence < 1.0:
+        raise ValueError(f"confidence must be < 1, got {confidence!r}")
+    return n_resamples, confidence, seed
+
+
+def _compare_sampled(
+    a: Responses | SampledResponses, b: Responses | SampledResponses, resolved: list[Measure], *, metadata: Any,
+    clusters: Clusters, chance: Responses | SampledResponses | None, bootstrap: Bootstrap, n_permutations: int,
+    progress: bool,
+) -> Comparison:
+    """:func:`compare` of sampled responses: per context the mean over cross pairs, and the self-consistency.
+
+    One sample per context on both sides is compared as single responses (:func:`compare`).
+    """
+    a, b = _as_sampled(a, "a"), _as_sampled(b, "b")
+    if a.n_samples == 1 and b.n_samples == 1:
+        if chance is not None:
+            raise ValueError("chance= applies to sampled responses (K >= 2 per context); for one response per "
+                             "context compare the random policy's responses themselves (simscore.analysis.chance_level)")
+        return compare(a.sample(0), b.sample(0), resolved, metadata=metadata, n_resamples=bootstrap.n_resamples,
+                       confidence=bootstrap.confidence, seed=bootstrap.seed, progress=progress, clusters=clusters)
+    if a.n_samples != b.n_samples:
+        raise SampleCountError(
+            f"a and b must have the same number of samples per context: {a.policy or 'a'!r} has {a.n_samples}, "
+            f"{b.policy or 'b'!r} has {b.n_samples} (run both with the same --samples K)"
+        )
+    seed = shared_seed(a, b)
+    if seed is not None:
+        warnings.warn(
+            f"{a.policy or 'a'!r} and {b.policy or 'b'!r} were both drawn with seed {seed}: their k-th samples share "
+            "random numbers, which makes them look more alike than independent draws; draw each with a seed of its "
+            "own (simscore respond --seed)", SharedSeedWarning, stacklevel=3,
+        )
+    ids = _align(a.sample(0), b.sample(0))
+    meta = _metadata_frame(metadata, ids)
+    cluster_columns = resolve_clusters(clusters, meta)
+    codes = cluster_codes(meta, cluster_columns, check=True)
+    unit = unit_name(cluster_columns)
+    with show_progress(progress):
+        consistency = self_consistency(
+            a, b, resolved, units=codes, unit=unit, chance=None if chance is None else _as_sampled(chance, "chance"),
+            bootstrap=bootstrap, n_permutations=n_permutations,
+        )
+    columns = {m.name: consistency.per_context[f"{m.name}_between"].to_numpy() for m in resolved}
+    frame = _scores_frame(columns, ids, meta)
+    table = consistency.table
+    rows = {
+        m.name: {"mean": table.loc[m.name, "between"], "count": int(table.loc[m.name, "contexts"]),
+                 "missing": len(ids) - int(table.loc[m.name, "contexts"]),
+                 "ci_low": table.loc[m.name, "between_low"], "ci_high": table.loc[m.name, "between_high"]}
+        for m in resolved
+    }
+    summary = pd.DataFrame.from_dict(rows, orient="index", columns=_SUMMARY_COLUMNS)
+    summary.index.name = "measure"
+    info: dict[str, Any] = {
+        "a_provenance": dict(a.provenance), "b_provenance": dict(b.provenance), **bootstrap.to_dict(),
+        "clusters": list(cluster_columns), "unit": unit, "units": consistency.info["units"],
+        "samples": a.n_samples, "n_permutations": consistency.info["n_permutations"],
+    }
+    return Comparison(scores=frame, summary=summary, signatures={m.name: m.signature() for m in resolved},
+                      a=a.policy, b=b.policy, info=info, consistency=consistency)

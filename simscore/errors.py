@@ -18,6 +18,7 @@ __all__ = [
     "ActParseError",
     "ToolCallError",
     "InvalidResponseError",
+    "SampleCountError",
     "FileFormatError",
     "ContextMismatchError",
     "InputMismatchError",
@@ -44,6 +45,7 @@ __all__ = [
     "FolderInUseError",
     "RunStopped",
     "MissingValueWarning",
+    "SharedSeedWarning",
     "SkippedContextsWarning",
     "SkippedDialoguesWarning",
     "UnparsedActWarning",
@@ -140,6 +142,11 @@ class ToolCallError(ActParseError):
 
 class InvalidResponseError(SimscoreError, ValueError):
     """A response (or a collection of responses) is malformed."""
+
+
+class SampleCountError(InvalidResponseError):
+    """Sampled responses that cannot be compared: different numbers of samples per context on the two
+    sides, or too few for a policy's agreement with itself (:mod:`simscore.consistency`)."""
 
 
 class FileFormatError(SimscoreError, ValueError):
@@ -311,6 +318,12 @@ class RunStopped(KeyboardInterrupt):
 class MissingValueWarning(UserWarning):
     """A value is missing or undefined (NaN): a score (e.g. an action measure on a text-only
     response), an interval from a single unit, a cluster id, a record a check needs."""
+
+
+class SharedSeedWarning(UserWarning):
+    """Two sampled policies were drawn with the same seed: their k-th samples share random numbers
+    (e.g. the same Gumbel noise), which makes them look more alike than independent draws would
+    (:mod:`simscore.consistency`)."""
 
 
 class SkippedContextsWarning(UserWarning):

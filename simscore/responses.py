@@ -15,14 +15,14 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from simscore.acts import Act
 from simscore.errors import ActParseError, FileFormatError, InvalidResponseError, excerpt
 from simscore.io import dumps, prepare_output, read_jsonl, write_jsonl
 from simscore.tool_arguments import ListMode
 
-__all__ = ["Response", "Responses", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = ["Response", "Responses", "ByContext", "FORMAT_NAME", "FORMAT_VERSION", "read_record", "ActCache"]
 
 FORMAT_NAME = "simscore-responses"
 FORMAT_VERSION = 1
@@ -130,7 +130,43 @@ class Response:
         }
 
 
-class Responses(Mapping[str, Response]):
+V = TypeVar("V")
+
+
+class ByContext(Mapping[str, V]):
+    """A mapping context id -> value in the order of its contexts, with their ids (``ids``).
+
+    The shared shape of :class:`Responses` (one response per context) and
+    :class:`~simscore.samples.SampledResponses` (K per context), with the policy's name and the
+    provenance (JSON-serialisable: else :class:`~simscore.errors.InvalidResponseError`); a
+    subclass checks its values, then hands them over in order.
+    """
+
+    def __init__(self, data: dict[str, V], *, policy: str = "", provenance: Mapping[str, Any] | None = None) -> None:
+        self._data = data
+        self.policy = str(policy)
+        self.provenance: dict[str, Any] = dict(provenance or {})
+        try:
+            dumps(self.provenance)
+        except (TypeError, ValueError) as exc:
+            raise InvalidResponseError(f"provenance must be JSON-serialisable: {exc}") from None
+
+    def __getitem__(self, context_id: str) -> V:
+        return self._data[context_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Context ids in order."""
+        return tuple(self._data)
+
+
+class Responses(ByContext[Response]):
     """The responses of one policy over one context set, keyed by context id, in order.
 
     Parameters
@@ -168,30 +204,10 @@ class Responses(Mapping[str, Response]):
             if context_id in data:
                 raise InvalidResponseError(f"context id {context_id!r} appears more than once")
             data[context_id] = response
-        self._data = data
-        self.policy = str(policy)
-        self.provenance: dict[str, Any] = dict(provenance or {})
-        try:
-            dumps(self.provenance)
-        except (TypeError, ValueError) as exc:
-            raise InvalidResponseError(f"provenance must be JSON-serialisable: {exc}") from None
-
-    def __getitem__(self, context_id: str) -> Response:
-        return self._data[context_id]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
+        super().__init__(data, policy=policy, provenance=provenance)
 
     def __repr__(self) -> str:
         return f"Responses(policy={self.policy!r}, n={len(self)})"
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        """Context ids in order."""
-        return tuple(self._data)
 
     def actions(self, ids: Iterable[str] | None = None) -> list[Act | None]:
         """The actions for ``ids`` (default: all, in order)."""
@@ -251,8 +267,14 @@ class Responses(Mapping[str, Response]):
             Naming the file and the line of the first bad record; a file of another kind
             (a context set, a flow graph, a saved comparison) is named as such.
         """
-        header, records = read_jsonl(path, format_name=FORMAT_NAME, versions=(FORMAT_VERSION,), stream=stream)
+        header, records = read_jsonl(path, format_name=FORMAT_NAME, versions=(FORMAT_VERSION, 2), stream=stream)
         try:
+            if header["version"] != FORMAT_VERSION:  # 2: simscore.samples.SAMPLED_FORMAT_VERSION
+                raise FileFormatError(
+                    path, "a sampled responses file (format version 2: several samples per context): read "
+                    "it with simscore.samples.SampledResponses.read_jsonl (simscore compare and compare() take it)",
+                    line=1,
+                )
             provenance = header.get("provenance", {})
             if not isinstance(provenance, dict):
                 raise FileFormatError(path, "header field 'provenance' must be an object", line=1)
@@ -263,22 +285,12 @@ class Responses(Mapping[str, Response]):
                     line=1,
                 )
             pairs: dict[str, Response] = {}
-            parse = _ActCache()
+            parse = ActCache()
             for number, record in records:
-                context_id = record.get("context_id")
-                if not isinstance(context_id, str) or not context_id:
-                    raise FileFormatError(path, "missing or empty 'context_id'", line=number)
+                context_id, response = read_record(path, number, record, parse)
                 if context_id in pairs:
                     raise FileFormatError(path, f"context id {excerpt(context_id)} appears more than once", line=number)
-                action, text = record.get("action"), record.get("text")
-                if action is not None and not isinstance(action, str):
-                    raise FileFormatError(path, "'action' must be a string or null", line=number)
-                if text is not None and not isinstance(text, str):
-                    raise FileFormatError(path, "'text' must be a string or null", line=number)
-                try:
-                    pairs[context_id] = Response(None if action is None else parse(action), text)
-                except (ActParseError, InvalidResponseError) as exc:
-                    raise FileFormatError(path, str(exc), line=number) from None
+                pairs[context_id] = response
         finally:
             records.close()
         return cls(pairs, policy=policy or "", provenance=provenance)
@@ -305,8 +317,44 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), "null" if value is None else type(value).__name__)
 
 
-class _ActCache:
-    """Parse each distinct action string once (files repeat a few hundred actions)."""
+def read_record(
+    path: str | os.PathLike[str], number: int, record: Mapping[str, Any], parse: ActCache
+) -> tuple[str, Response]:
+    """The context id and response of one record of a responses file (line ``number`` of ``path``).
+
+    Shared by :meth:`Responses.read_jsonl` and the reader of sampled files
+    (:meth:`simscore.samples.SampledResponses.read_jsonl`); ``parse`` reads the action strings.
+
+    Raises
+    ------
+    FileFormatError
+        A missing or empty ``context_id``, an action or text that is not a string or null, an
+        action that does not parse, a record with neither.
+
+    >>> read_record("r.jsonl", 2, {"context_id": "c1", "action": "bye()", "text": None}, ActCache())
+    ('c1', Response(action=Act.parse('bye()'), text=None))
+    """
+    context_id = record.get("context_id")
+    if not isinstance(context_id, str) or not context_id:
+        raise FileFormatError(path, "missing or empty 'context_id'", line=number)
+    action, text = record.get("action"), record.get("text")
+    if action is not None and not isinstance(action, str):
+        raise FileFormatError(path, "'action' must be a string or null", line=number)
+    if text is not None and not isinstance(text, str):
+        raise FileFormatError(path, "'text' must be a string or null", line=number)
+    try:
+        return context_id, Response(None if action is None else parse(action), text)
+    except (ActParseError, InvalidResponseError) as exc:
+        raise FileFormatError(path, str(exc), line=number) from None
+
+
+class ActCache:
+    """Parse each distinct action string once (files repeat a few hundred actions).
+
+    >>> parse = ActCache()
+    >>> parse("bye()") is parse("bye()")
+    True
+    """
 
     def __init__(self) -> None:
         self._cache: dict[str, Act] = {}

@@ -22,9 +22,11 @@ from simscore.acts import Act
 from simscore.errors import ActParseError, FileFormatError, InvalidResponseError, excerpt
 from simscore.io import atomic_open, open_input, prepare_output, read_csv_rows, read_head
 from simscore.responses import Response, Responses
+from simscore.samples import SampledResponses
 from simscore.untrusted import read_spreadsheet_cell, spreadsheet_cell
 
-__all__ = ["CSV_COLUMNS", "read_responses", "read_responses_csv", "write_responses_csv", "response_file_format"]
+__all__ = ["CSV_COLUMNS", "read_responses", "read_sampled_responses", "read_responses_csv", "write_responses_csv",
+           "response_file_format"]
 
 #: Columns of a CSV response log, in the order :func:`write_responses_csv` writes them.
 CSV_COLUMNS: tuple[str, ...] = ("context_id", "action", "text")
@@ -276,12 +278,40 @@ def read_responses(
     Act.parse('bye()')
     """
     p = Path(path)
-    if format == "auto" and p.suffix.lower() not in (".csv", *_JSONL_SUFFIXES):
-        # told by content: look at the first bytes of the one stream that is read
-        head, stream = read_head(open_input(p) if stream is None else stream, _HEAD_BYTES)
-        chosen = response_file_format(p, format, head=head)
-    else:
-        chosen = response_file_format(p, format)
+    chosen, stream = _format_and_stream(p, format, stream)
     if chosen == "jsonl":
         return Responses.read_jsonl(p, stream=stream)
     return read_responses_csv(p, stream=stream)
+
+
+def _format_and_stream(p: Path, format: str, stream: IO[bytes] | None) -> tuple[str, IO[bytes] | None]:  # noqa: A002
+    """The format of ``p`` (:func:`response_file_format`) and the stream to read it from."""
+    if format == "auto" and p.suffix.lower() not in (".csv", *_JSONL_SUFFIXES):
+        # told by content: look at the first bytes of the one stream that is read
+        head, stream = read_head(open_input(p) if stream is None else stream, _HEAD_BYTES)
+        return response_file_format(p, format, head=head), stream
+    return response_file_format(p, format), stream
+
+
+def read_sampled_responses(
+    path: str | os.PathLike[str],
+    *,
+    format: Literal["auto", "jsonl", "csv"] = "auto",  # noqa: A002
+    stream: IO[bytes] | None = None,
+) -> SampledResponses:
+    """Read a response log with one or several samples per context, as :func:`read_responses` tells its format.
+
+    JSON Lines: version 2 (K samples per context, :mod:`simscore.samples`) or version 1 (one
+    sample); a CSV log holds one sample per context. What ``simscore compare`` reads.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "answers.csv"
+    >>> _ = path.write_text("context_id,action\\nc1,bye()\\n")
+    >>> read_sampled_responses(path).n_samples
+    1
+    """
+    p = Path(path)
+    chosen, stream = _format_and_stream(p, format, stream)
+    if chosen == "jsonl":
+        return SampledResponses.read_jsonl(p, stream=stream)
+    return SampledResponses.single(read_responses_csv(p, stream=stream))

@@ -48,10 +48,12 @@ import pandas as pd
 
 from simscore.acts import Act
 from simscore.compare import compare
-from simscore.errors import ActParseError, InvalidResponseError, MissingValueWarning
+from simscore.consistency import Consistency
+from simscore.errors import ActParseError, InvalidResponseError, MissingValueWarning, SampleCountError
 from simscore.measures import ACTION_MEASURES, TEXT_MEASURES, resolve_measures
 from simscore.measures.base import Measure
 from simscore.responses import Response, Responses
+from simscore.samples import SampledResponses
 from simscore.stats import bootstrap_ci_shared, format_interval, warn_undefined_intervals
 
 __all__ = ["score", "ScoreResult", "MeasureScore"]
@@ -110,6 +112,9 @@ class ScoreResult:
     n_resamples : int
     seed : int
         Bootstrap settings of the intervals.
+    consistency : Consistency or None
+        With ``score(..., samples=True)``: each side's agreement with itself, their agreement
+        relative to it and the permutation test (:mod:`simscore.consistency`); else None.
 
     Examples
     --------
@@ -133,6 +138,7 @@ class ScoreResult:
     confidence: float
     n_resamples: int
     seed: int
+    consistency: Consistency | None = None
 
     def __getitem__(self, name: str) -> MeasureScore:
         try:
@@ -269,6 +275,8 @@ def score(
     confidence: float = 0.95,
     seed: int = 0,
     progress: bool = True,
+    samples: bool = False,
+    n_permutations: int = 10_000,
 ) -> ScoreResult:
     """Score ``predictions[i]`` against ``references[i]`` for every ``i`` with each measure.
 
@@ -294,6 +302,14 @@ def score(
         Bootstrap settings of each mean's interval (seeded: same inputs, same interval).
     progress : bool, default True
         The progress of a text measure's embedding, as :func:`~simscore.compare.compare` shows it.
+    samples : bool, default False
+        True: every item of ``predictions`` and of ``references`` is a list of K >= 2 samples
+        (the same K everywhere) of a sampled policy's answer to one context. An item's score is
+        then the mean over its K² cross pairs, and :attr:`ScoreResult.consistency` holds each
+        side's agreement with itself, the agreement between them relative to it and the
+        permutation test (:mod:`simscore.consistency`; items are the units).
+    n_permutations : int, default 10,000
+        With ``samples=True``: relabellings of the permutation test.
 
     Returns
     -------
@@ -327,6 +343,13 @@ def score(
     >>> r = score(["request(food)", "bye()"], [["request(area)", "request(food)"], "hello()"], measures="tmr")
     >>> r["tmr"].scores.tolist(), len(r)
     ([1.0, 0.0], 2)
+
+    Three samples per item (a sampled policy answering each context three times):
+
+    >>> r = score([["hello()", "hello()", "bye()"], ["bye()"] * 3], [["bye()"] * 3] * 2, measures="tmr",
+    ...           samples=True, n_permutations=200)
+    >>> r["tmr"].scores.round(4).tolist(), r.consistency.table.loc["tmr", ["within_a", "between"]].round(4).tolist()
+    ([0.3333, 1.0], [0.6667, 0.6667])
     """
     items_a, items_b = _as_list(predictions, "predictions"), _as_list(references, "references")
     if len(items_a) != len(items_b):
@@ -338,7 +361,7 @@ def score(
     if kind not in _KIND_ALIASES:
         raise ValueError(f"kind must be 'auto', 'act' or 'text', got {kind!r}")
     n_items = len(items_a)
-    several = [_references_of(item) for item in items_b]
+    n_samples, items_a, items_b, several = _items(items_a, items_b, samples)
     multi = any(refs is not None for refs in several)
     owner = np.arange(n_items)
     if multi:  # one pair per (prediction, reference); each item keeps its best pair
@@ -385,10 +408,11 @@ def score(
                     raise InvalidResponseError(f"{name}[{i}]: a text must be a string or None, got {type(text).__name__}")
                 responses[context_id] = Response(text=text) if text is not None else Response(Act("none"))
         sides.append(Responses(responses, policy=name))
+    pair = _grouped(sides, n_samples, n_items)
     with warnings.catch_warnings():  # compare's words are of contexts; score's own warning below is of items
         warnings.filterwarnings("ignore", "^.*: a .* interval from one context is undefined", MissingValueWarning)
-        comparison = compare(sides[0], sides[1], resolved, n_resamples=0 if multi else n_resamples,
-                             confidence=confidence, seed=seed, progress=progress)
+        comparison = compare(pair[0], pair[1], resolved, n_resamples=0 if multi else n_resamples,
+                             confidence=confidence, seed=seed, progress=progress, n_permutations=n_permutations)
     if multi:
         best, summary = _best_per_item(comparison, resolved, owner, n_items,
                                        n_resamples=n_resamples, confidence=confidence, seed=seed)
@@ -419,4 +443,47 @@ def score(
         confidence=float(confidence),
         n_resamples=int(n_resamples),
         seed=int(seed),
+        consistency=comparison.consistency,
     )
+
+
+def _items(items_a: list[Any], items_b: list[Any], samples: bool) -> tuple[int, list[Any], list[Any], list[Any]]:
+    """(K, the items of each side, each reference item's list of references or None) of :func:`score`.
+
+    With ``samples`` the items' samples in one list per side, item-major (sample k of item i at
+    i * K + k), and no item has several references; else K = 1 and the items as given.
+    """
+    if not samples:
+        return 1, items_a, items_b, [_references_of(item) for item in items_b]
+    n_samples, flat_a = _flat_samples(items_a, "predictions")
+    k_b, flat_b = _flat_samples(items_b, "references")
+    if k_b != n_samples:
+        raise SampleCountError(f"predictions have {n_samples} samples per item, references {k_b}: "
+                               "both sides need the same number")
+    return n_samples, flat_a, flat_b, [None] * len(flat_b)
+
+
+def _grouped(sides: list[Responses], n_samples: int, n_items: int) -> list[Responses | SampledResponses]:
+    """The two sides as :func:`compare` takes them: K samples per item regrouped, or as they are (K = 1)."""
+    if n_samples == 1:
+        return list(sides)
+    return [SampledResponses({str(i): [side[str(i * n_samples + k)] for k in range(n_samples)]
+                              for i in range(n_items)}, policy=side.policy) for side in sides]
+
+
+def _flat_samples(items: list[Any], name: str) -> tuple[int, list[Any]]:
+    """(K, the items' samples in one list, item-major) of a side of ``score(..., samples=True)``."""
+    flat: list[Any] = []
+    k = None
+    for i, item in enumerate(items):
+        if isinstance(item, (str, bytes, Act, Mapping)) or not isinstance(item, Sequence):
+            raise InvalidResponseError(f"{name}[{i}]: with samples=True an item is a list of samples, "
+                                       f"got {type(item).__name__}")
+        if k is None:
+            k = len(item)
+        elif len(item) != k:
+            raise SampleCountError(f"{name}[{i}] has {len(item)} samples, {name}[0] has {k}: every item needs the same")
+        flat.extend(item)
+    if k is None or k < 2:
+        raise SampleCountError(f"with samples=True every item needs at least 2 samples, {name}[0] has {k or 0}")
+    return k, flat

@@ -60,6 +60,7 @@ from simscore.formats import FILE_FORMATS, detect_format
 from simscore.gate import read_outcome_log
 from simscore.responses import Responses
 from simscore.responses_csv import read_responses, read_responses_csv, write_responses_csv
+from simscore.samples import SampledResponses
 from simscore.tables_io import load_tables, save_tables
 from tests.conftest import CONVLAB
 from tests.contexts.transcript_samples import CONVERSATIONS
@@ -102,6 +103,8 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
     generate_grid(GridSpec(levels=(0.0, 1.0))).to_jsonl(seed / "contexts.jsonl")
     compare(a, b, measures=["tmr", "dmr"]).save(seed / "comparison.json")
     write_responses_csv(seed / "responses.csv", a)
+    b_in_a = b.subset([i for i in a.ids if i in b])
+    SampledResponses.from_samples([a.subset(b_in_a.ids), b_in_a], policy="p").to_jsonl(seed / "sampled.jsonl")
     save_tables(seed / "tables", synthetic_tables(), META)
     pydial = [
         {"format": "simscore-pydial-beliefs", "version": 1, "source": {"name": "pd"}},
@@ -120,7 +123,7 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
     (seed / "venues.csv").write_bytes(_venues_csv())
     for name, data in files.items():
         (seed / name).write_bytes(data)
-    for name in ("contexts.jsonl", "comparison.json", "responses.csv", "dialogues.jsonl", "states.jsonl", "flows.json",
+    for name in ("contexts.jsonl", "comparison.json", "responses.csv", "sampled.jsonl", "dialogues.jsonl", "states.jsonl", "flows.json",
                  "policy.json", "policy.npz", "venues.csv"):
         files[name] = (seed / name).read_bytes()
     files["tables.json"] = (seed / "tables" / "tables.json").read_bytes()
@@ -168,6 +171,7 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "responses": ("responses.jsonl", Responses.read_jsonl),
         "responses-any": ("responses.jsonl", read_responses),
         "responses-csv": ("responses.csv", read_responses_csv),
+        "responses-sampled": ("sampled.jsonl", SampledResponses.read_jsonl),
         "contexts": ("contexts.jsonl", lambda p: ContextSet.read_jsonl(p, ontology=ONTOLOGY)),
         "config": ("paper.toml", load_config),
         "convlab": ("convlab.json", lambda p: read_convlab(p, ontology=ONTOLOGY)),
@@ -271,7 +275,7 @@ def _replace_json_value(data: bytes, draw: st.DrawFn) -> bytes:
 
 
 READERS = [
-    "responses", "responses-any", "responses-csv", "contexts", "config", "convlab", "pydial", "dialogue-log",
+    "responses", "responses-any", "responses-csv", "responses-sampled", "contexts", "config", "convlab", "pydial", "dialogue-log",
     "convlab-states", "comparison", "tables-index", "table", "evaluation", "ontology", "flow-graph", "flow-convlab",
     "flow-log", "pydial-flows", "checkpoint-header", "checkpoint-arrays", "venues-csv", "transcripts-chat",
     "transcripts-tau2", "transcripts-tau2-task", "outcome-log-csv", "outcome-log-jsonl",

@@ -25,6 +25,7 @@ RUN_BY: dict[str, str] = {
     "convlab_answer_states.py": "test_convlab_answer_states.py",
     "generative_policies.py": "test_generative_policies.py",
     "rl_loop_convergence.py": "test_scripts.py",
+    "sampled_policies.py": "test_scripts.py",
     "sb3_compare_policies.py": "test_sb3_examples.py",
     "sb3_maskable_ppo.py": "test_sb3_examples.py",
     "sb3_ppo_convergence.py": "test_sb3_examples.py",
@@ -115,3 +116,19 @@ def test_compare_tool_agents_on_the_shipped_tau2_files(tmp_path: Path) -> None:
     assert "task 45: the same actions in all 8 turns both took" in out
     assert "task 30, turn 2: A reply()  |  B get_reservation_details(reservation_id=1N99U6)" in out
     assert out.rstrip().endswith(f"wrote {page}") and "get_reservation_details" in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.extra("text")
+def test_sampled_policies_against_their_own_ceiling() -> None:
+    out = _run("sampled_policies.py", "--samples", "3", "--permutations", "200")
+    assert out.startswith("24 contexts of C_col_example, 3 samples each, 200 permutations")
+    found = re.findall(r"^(\S.* vs .*)\n  bleu4 +within A (\S+) +within B (\S+) +between (\S+) +normalised (\S+) "
+                       r"\[\S+, \S+\] +gap (\S+) +p = (\S+)$", out, re.M)
+    assert [pair for pair, *_ in found] == ["greedy vs sampled T=0.7", "greedy vs sampled T=1.5",
+                                            "sampled T=0.7 vs sampled T=1.5"]
+    for row in found:  # (pair, within A, within B, between, normalised, gap, p)
+        assert 0.0 <= float(row[3]) <= 1.0 and 0.00497 <= float(row[6]) <= 1.0  # printed to 4 digits
+    assert float(found[0][1]) == 1.0 and float(found[0][6]) == pytest.approx(1 / 201, rel=1e-3)  # greedy: copies of one answer
+    random_rows = re.findall(r"^  (tmr|dmr|cer|cmr) .* p = (\S+)$", out, re.M)
+    assert [name for name, _ in random_rows] == ["tmr", "dmr", "cer", "cmr"]
+    assert all(float(p) > 0.05 for _, p in random_rows)  # one policy under two seeds: no difference found

@@ -107,6 +107,17 @@ def test_sampling_is_seeded_per_context_whatever_the_batch(models, contexts):
     assert sum(a != b for a, b in zip(first, greedy)) > len(contexts) // 2
 
 
+def test_with_seed_shares_the_model_and_draws_as_a_new_policy(models, contexts):
+    sampling = Decoding(max_new_tokens=4, sample=True, seed=1)
+    policy = GenerativePolicy(models["gpt2"], decoding=sampling)
+    other = policy.with_seed(9)
+    assert other.model is policy.model and other.decoding.seed == 9 and policy.decoding.seed == 1
+    fresh = GenerativePolicy(models["gpt2"], decoding=Decoding(max_new_tokens=4, sample=True, seed=9))
+    assert _texts(other, contexts) == _texts(fresh, contexts)
+    with pytest.raises(ValueError, match="greedy decoding draws nothing"):
+        GenerativePolicy(models["gpt2"], decoding=SHORT).with_seed(1)
+
+
 def test_sampling_draws_from_the_filtered_softmax(models):
     """The Gumbel-max draws of 2,000 contexts (one prompt, their own seeds) follow softmax(top-4 logits / T)."""
     temperature, k, n = 0.2, 4, 2000

@@ -84,7 +84,8 @@ def test_bad_lines_report_line_numbers(tmp_path, body, line, message):
     [
         ("", "empty file"),
         ('{"format": "other", "version": 1}\n', "expected 'simscore-responses'"),
-        ('{"format": "simscore-responses", "version": 2}\n', "unsupported format version 2"),
+        ('{"format": "simscore-responses", "version": 3}\n', "unsupported format version 3"),
+        ('{"format": "simscore-responses", "version": 2, "samples": 3}\n', "a sampled responses file .*SampledResponses"),
     ],
 )
 def test_bad_headers(tmp_path, content, message):

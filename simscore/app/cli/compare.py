@@ -14,6 +14,16 @@ level (A's response to one context against B's to another, of another cluster:
 ways in each dialogue those columns name (:mod:`simscore.divergence`). An existing ``--out``
 file is replaced only with ``--force``, and never one of the inputs.
 
+**Sampled responses.** Files of ``simscore respond --samples K`` (K >= 2 samples per context,
+the same K on both sides: :mod:`simscore.samples`) are compared sample against sample: each
+context's score is the mean over its K² cross pairs, and a second table gives per measure each
+policy's agreement with itself (within A, within B), the agreement between them, the
+normalised agreement ``between / mean(within A, within B)``, the gap and the one-sided
+permutation test of "A and B differ more than each differs from itself" (``--permutations``
+relabellings), the chance level with ``--chance-responses RANDOM.jsonl``, and per policy the distinct
+actions and the act entropy per context (:mod:`simscore.consistency`); ``--format json`` adds
+it as ``"consistency"``.
+
 ``compare`` reads simscore's JSON Lines responses files and the CSV response logs of
 :func:`simscore.responses_csv.read_responses_csv` (by suffix: ``.csv``; ``.jsonl``, ``.json``,
 ``.ndjson``; otherwise by content: JSON Lines if the file starts with ``{``). What it writes:
@@ -118,6 +128,8 @@ def _write(
 def _text(comparison: Comparison, heading: str, signatures: bool, strata: StratifiedComparison | None,
           chance: ChanceLevel | None = None, divergence: FirstDivergence | None = None) -> str:
     lines = [heading, comparison.format_summary()]
+    if comparison.consistency is not None:
+        lines += ["", *map(terminal_text, comparison.consistency.format().splitlines())]
     if chance is not None:
         lines += ["", chance.format()]
     if divergence is not None:
@@ -141,19 +153,36 @@ def _default_measures() -> list[str]:
     return usable
 
 
+def _read_sides(args: argparse.Namespace) -> tuple[Any, Any, int, Any]:
+    """A's and B's responses (one sample each: plain :class:`Responses`, compared as ever, byte for byte), the
+    samples per context, and ``--chance-responses``' file (sampled responses only)."""
+    from simscore.responses_csv import read_sampled_responses
+
+    sampled_a, sampled_b = read_sampled_responses(args.a), read_sampled_responses(args.b)
+    samples = max(sampled_a.n_samples, sampled_b.n_samples)
+    chance = None if args.chance_responses is None else read_sampled_responses(args.chance_responses)
+    if chance is not None and samples == 1:
+        raise ValueError("--chance-responses applies to sampled responses (files of simscore respond --samples K, "
+                         "K >= 2); for single responses --chance pairs A's and B's responses across contexts")
+    if args.chance and samples > 1:
+        raise ValueError("--chance pairs single responses across contexts; sampled responses take the chance level "
+                         "of a random policy's responses: --chance-responses FILE")
+    if samples == 1:
+        return sampled_a.sample(0), sampled_b.sample(0), samples, None
+    return sampled_a, sampled_b, samples, chance
+
+
 @checks_outputs
 def _cmd_compare(args: argparse.Namespace) -> int:
     from simscore.compare import compare
     from simscore.io import atomic_open
-    from simscore.responses_csv import read_responses
 
     path, fmt = _compare_output(args)  # fail on bad flags and bad names before reading files
     if (args.by is not None or args.cluster is not None or args.divergence is not None) and args.contexts is None:
         raise ValueError("--by, --cluster and --divergence need --contexts (the context set whose metadata holds "
                          "the strata, clusters or dialogues)")
     measures = _compare_measures(args)
-    a = read_responses(args.a)
-    b = read_responses(args.b)
+    a, b, samples, chance = _read_sides(args)
     metadata = None
     if args.contexts is not None:
         from contexts.context import ContextSet
@@ -168,7 +197,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     # collected contexts: whole dialogues resampled (the default, "auto"), as the experiment's report does
     clusters = None if args.no_cluster else args.cluster or "auto"
     comparison = compare(a, b, measures, metadata=metadata, n_resamples=args.resamples, seed=args.seed,
-                         progress=not args.quiet, clusters=clusters)
+                         progress=not args.quiet, clusters=clusters, chance=chance, n_permutations=args.permutations)
     strata = None
     if args.by is not None:  # the strata move the comparison's units
         strata = comparison.by_stratum(
@@ -176,7 +205,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         )
     chance, divergence = _chance_and_divergence(args, comparison, a, b, measures)
     names = [terminal_text(response.policy or path) for response, path in ((a, args.a), (b, args.b))]
-    heading = f"{names[0]}  vs  {names[1]}  ({len(comparison.scores)} contexts)"
+    each = "" if samples == 1 else f", {samples} samples each"
+    heading = f"{names[0]}  vs  {names[1]}  ({len(comparison.scores)} contexts{each})"
     if path is not None:
         with atomic_open(path, "w") as handle:
             _write(handle, comparison, fmt, heading, args.signatures, strata, chance, divergence)
@@ -292,7 +322,13 @@ def add_subcommands(subparsers: Any) -> None:
     )
     p.add_argument(
         "--permutations", type=permutations, default=10_000,
-        help="random splits of a Monte Carlo permutation test (default 10000; exact tests need none)",
+        help="random splits of a Monte Carlo permutation test (default 10000; exact tests need none); also the "
+        "relabellings of the self-consistency test of sampled responses",
+    )
+    p.add_argument(
+        "--chance-responses", metavar="FILE", type=input_file,
+        help="sampled responses only: a random policy's responses (e.g. simscore respond random ...) over the same "
+        "contexts, whose agreement with A's and B's samples is the chance level of the self-consistency table",
     )
     p.add_argument(
         "--divergence", metavar="COLUMN[,COLUMN]", type=column_list,

@@ -1,7 +1,7 @@
 """The ``simscore respond`` command: run any policy on a context set and write its responses file.
 
 ``simscore respond POLICY CONTEXTS --out RESPONSES [--force] [--quiet] [--name NAME]
-[--nlg template [--nlg-instance NAME]]`` answers every context of the context-set file
+[--samples K] [--nlg template [--nlg-instance NAME]]`` answers every context of the context-set file
 ``CONTEXTS`` with ``POLICY`` and writes simscore's JSON Lines responses file (CSV for an
 ``--out`` ending in ``.csv``, without the provenance). ``POLICY`` is read in this order:
 
@@ -46,6 +46,20 @@ convlab.policy.rule.multiwoz:RulePolicy C_col.jsonl --state-format convlab2 --se
 rule.jsonl`` runs it directly; otherwise export the states with ``simscore contexts export``
 and answer them in ConvLab's environment with ``examples/convlab_answer_states.py`` (the same
 seeds, so the same answers); importing a ``convlab`` module that is not there says so.
+
+**Samples.** ``--samples K`` (default 1) draws K responses per context and writes them in one
+file with a sample index (responses format version 2, :mod:`simscore.samples`; JSON Lines only).
+Sample ``k`` is drawn with the base seed :func:`simscore.samples.sample_seed` ``(S, k)`` of
+``--seed S`` (sample 0 with ``S`` itself), and each context with its own seed derived from that
+and its id, so the file is the same whatever the order, batch size or concurrency, and the
+same ``--seed`` gives the same file. Policies that draw: ``random``, ``hf:DIR`` with
+``--sample``, ``openai:URL`` (each sample sent its own seeds; at temperature 0 the samples
+differ only where the server is not deterministic), ConvLab-style policies with ``--seed``.
+Every other policy is deterministic by simscore's policy protocol (``handcrafted``, GP-SARSA,
+``hf:DIR`` greedy, a Python policy): it answers once and its K samples are K copies of that
+response (a note on stderr says so), so that its agreement with itself is 1 and it can be
+compared with a sampled policy of the same K (``simscore compare``). ``--samples 1`` writes
+the file of a run without it, byte for byte.
 
 **Words for act-only policies.** A policy that returns only acts gets its texts from the
 template NLG with ``--nlg template`` (:func:`simscore.run_policy`'s ``nlg``), as the policy
@@ -316,6 +330,9 @@ def _check_options(spec: PolicySpec, args: argparse.Namespace) -> None:
         raise ConfigError("--seed applies to hf:DIR policies with --sample only (greedy decoding draws nothing)")
     if args.nlg_instance is not None and args.nlg is None:
         raise ConfigError("--nlg-instance applies with --nlg template only")
+    if (args.samples or 1) > 1 and str(args.out).lower().endswith(".csv"):
+        raise ConfigError("--samples K > 1 writes JSON Lines (a sample index per record); a CSV log holds one "
+                          "response per context: give --out FILE.jsonl")
 
 
 def load_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
@@ -346,6 +363,7 @@ def cmd_respond(args: argparse.Namespace) -> int:
     from policies import TemplateNLG
     from simscore.policy import run_policy
     from simscore.responses_csv import write_responses_csv
+    from simscore.samples import SampledResponses, run_samples
 
     spec = PolicySpec.parse(args.policy)
     _check_options(spec, args)  # bad flags fail before anything is read
@@ -355,23 +373,55 @@ def cmd_respond(args: argparse.Namespace) -> int:
     policy = load_policy(spec, args)
     name = args.name or getattr(policy, "name", None) or type(policy).__name__
     nlg = TemplateNLG(args.nlg_instance if args.nlg_instance is not None else str(name)) if args.nlg else None
+    samples = args.samples or 1
+    draws = _draws(spec, args)
+    if samples > 1 and not draws:
+        print(f"simscore respond: note: {spec.kind} policy {str(name)!r} is deterministic: its {samples} samples "
+              "are copies of its one response", file=sys.stderr)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UnparsedActWarning)
-        responses = run_policy(policy, context_set, name=name, progress=_progress(args), nlg=nlg)
+        if samples > 1 and draws:
+            sampled = run_samples(lambda s: _reseeded(spec, args, policy, s), context_set, samples=samples,
+                                  seed=args.seed or 0, name=name, progress=_progress(args), nlg=nlg)
+        else:
+            responses = run_policy(policy, context_set, name=name, progress=_progress(args), nlg=nlg)
+            record = {"count": samples, "seed": None, "drawn": False, "seeds": "none: copies of one response"}
+            sampled = SampledResponses.from_samples([responses] * samples,
+                                                    provenance={**responses.provenance, "samples": record})
     for warning in caught:
         if issubclass(warning.category, UserWarning) and warning.category.__module__ == "simscore.errors":
             print(f"simscore respond: warning: {warning.message}", file=sys.stderr)
         else:
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    if str(args.out).lower().endswith(".csv"):
+    if samples > 1:
+        sampled.to_jsonl(args.out, overwrite=args.force)
+    elif str(args.out).lower().endswith(".csv"):
         write_responses_csv(args.out, responses, overwrite=args.force)
     else:
         responses.to_jsonl(args.out, overwrite=args.force)
-    actions = sum(action is not None for action in responses.actions())
-    texts = sum(text is not None for text in responses.texts())
-    print(f"wrote {len(responses)} responses of {responses.policy!r} to {args.out} ({actions} with an action, "
-          f"{texts} with a text)")
+    actions = sum(r.action is not None for drawn in sampled.values() for r in drawn)
+    texts = sum(r.text is not None for drawn in sampled.values() for r in drawn)
+    what = f"{len(sampled)} responses" if samples == 1 else f"{samples} x {len(sampled)} responses"
+    print(f"wrote {what} of {sampled.policy!r} to {args.out} ({actions} with an action, {texts} with a text)")
     return 0
+
+
+def _draws(spec: PolicySpec, args: argparse.Namespace) -> bool:
+    """Whether the policy draws its responses from a seed (else it is deterministic: one response per context)."""
+    if spec.kind in ("random", "openai"):
+        return True
+    if spec.kind == "hf":
+        return bool(args.sample)
+    return spec.kind == "python" and args.seed is not None  # a ConvLab-style policy reseeded per context
+
+
+def _reseeded(spec: PolicySpec, args: argparse.Namespace, policy: Any, seed: int) -> Any:
+    """The policy drawing with base seed ``seed`` (a loaded model is kept, not loaded again)."""
+    if seed == (args.seed or 0):
+        return policy
+    if spec.kind == "hf":
+        return policy.with_seed(seed)
+    return load_policy(spec, argparse.Namespace(**{**vars(args), "seed": seed}))
 
 
 def add_subcommands(subparsers: Any) -> None:
@@ -401,6 +451,9 @@ def add_subcommands(subparsers: Any) -> None:
     p.add_argument("--name", help="policy name recorded in the responses (default: the policy's own)")
     p.add_argument("--seed", type=seed, help="random: its seed; hf: with --sample the sampling seed; ConvLab-style: "
                    "reseed the global generators per context")
+    p.add_argument("--samples", type=positive_int, metavar="K", help="draw K responses per context into one file "
+                   "(a sample index per record; sample k seeded with simscore.samples.sample_seed(--seed, k)); a "
+                   "deterministic policy's K samples are copies of its one response (default 1)")
     p.add_argument("--nlg", choices=("template",), help="word act-only responses with the template NLG")
     p.add_argument("--nlg-instance", metavar="NAME", help="the template NLG's policy instance (default: the policy's name)")
     p.add_argument("--checkpoint", type=positive_int, metavar="N", help="GP-SARSA: the checkpoint after N training dialogues")

@@ -24,6 +24,7 @@ from simscore import Act, Responses, run_policy
 from simscore.app.cli import main
 from simscore.app.cli import respond as cli_respond
 from simscore.responses_csv import read_responses_csv
+from simscore.samples import SampledResponses, sample_seed
 from tests.policies.fake_convlab import RuleBot
 
 POLICY_FILE = '''
@@ -214,6 +215,19 @@ def test_generative_models_from_their_folder(folder, grid, capsys):
     assert respond(f"hf:{model}", contexts, "--out", folder / "a.jsonl", "--max-new-tokens", 2, "--acts") == 0
     assert "simscore respond: warning: tiny: 48 of 48 responses did not parse as an act" in _error(capsys)
     assert Responses.read_jsonl(folder / "a.jsonl").provenance["unparsed_acts"] == 48
+    # --samples K: reproducible from the seed (sample k seeded with sample_seed(seed, k)); greedy: copies
+    four = grid.select(grid.ids[:4])
+    four.to_jsonl(folder / "four.jsonl")
+    assert respond(f"hf:{model}", folder / "four.jsonl", "--sample", "--seed", 5, "--samples", 3, "--out",
+                   folder / "k.jsonl", "--max-new-tokens", 3) == 0
+    drawn = SampledResponses.read_jsonl(folder / "k.jsonl")
+    policy = GenerativePolicy(model, decoding=Decoding(max_new_tokens=3, sample=True, seed=5))
+    for k in range(3):
+        assert dict(drawn.sample(k)) == dict(run_policy(policy.with_seed(sample_seed(5, k)), four))
+    assert len({response.text for samples in drawn.values() for response in samples}) > len(drawn)  # they differ
+    assert respond(f"hf:{model}", folder / "four.jsonl", "--samples", 2, "--out", folder / "greedy.jsonl",
+                   "--max-new-tokens", 3) == 0
+    assert "hf policy 'tiny' is deterministic: its 2 samples are copies of its one response" in _error(capsys)
     for extra, message in [
         (["--seed", "1"], "--seed applies to hf:DIR policies with --sample only"),
         (["--top-k", "5"], "temperature, top_k and top_p apply to sampling only"),

@@ -187,6 +187,8 @@ READERS = {
     "contexts.transcripts.read_transcripts",
     "simscore.responses_csv.read_responses", "simscore.responses_csv.read_responses_csv",
     "simscore.responses_csv.response_file_format", "simscore.tables_io.load_tables",
+    "simscore.responses_csv.read_sampled_responses", "simscore.samples.SampledResponses.read_jsonl",
+    "simscore.responses.read_record",  # a record's line of the file it names, in messages
     "contexts.collect.import_convlab", "contexts.collect.read_convlab", "contexts.context.ContextSet.read_jsonl",
     "contexts.dialogue_log.read_dialogue_log", "contexts.domain.load_ontology", "contexts.domain.load_venues",
     "contexts.flow_dialogues.read_flow_dialogues", "contexts.flows.FlowGraph.load", "contexts.pydial.read_pydial_beliefs",
@@ -268,6 +270,7 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
     from simscore.app.inspect.diagnose import diagnose, write_diagnose
     from simscore.app.inspect.view import write_view
     from simscore.responses_csv import write_responses_csv
+    from simscore.samples import SampledResponses
     from simscore.stats import Bootstrap
 
     a = Responses({"c1": Response(Act.parse("hello()"), "Hi."), "c2": Response(Act.parse("bye()"), "Bye.")}, policy="a")
@@ -286,6 +289,8 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
 
     return {
         "simscore.responses.Responses.to_jsonl": lambda p, o: a.to_jsonl(p, overwrite=o),
+        "simscore.samples.SampledResponses.to_jsonl": lambda p, o: SampledResponses.from_samples([a, a]).to_jsonl(
+            p, overwrite=o),
         "simscore.responses_csv.write_responses_csv": lambda p, o: write_responses_csv(p, a, overwrite=o),
         "simscore.compare.Comparison.save": lambda p, o: compare(a, b, "tmr").save(p.with_suffix(".json"), overwrite=o),
         "simscore.app.inspect.view.write_view": lambda p, o: write_view(compare(a, b, "tmr"), a, b, p, overwrite=o),
