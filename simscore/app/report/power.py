@@ -63,7 +63,7 @@ def enough_contexts(what: str, higher: float, lower: float, count: int, deff: fl
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingValueWarning)
         detectable = detectable_difference(effective, float(np.clip(higher, 0.0, 1.0)), power=POWER, alpha=ALPHA)
-    clustered = f" (about {effective:,} independent ones: design effect {deff:.2f} by dialogue)" if deff > 1.0 else ""
+    clustered = f" (about {effective:,} independent ones: design effect {deff:.2f} by dialogue)" if round(deff, 2) > 1.0 else ""
     head = f"Enough contexts? {what}: {count:,} contexts{clustered}"
     gap = higher - lower
     if not math.isfinite(detectable):
