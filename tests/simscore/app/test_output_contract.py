@@ -196,6 +196,7 @@ READERS = {
     "policies.gpsarsa.evaluation.read_evaluation", "policies.gpsarsa.learner.GPSarsa.load",
     "policies.gpsarsa.checkpoint.read_checkpoint_json", "policies.gpsarsa.checkpoint.read_checkpoint", "policies.gpsarsa.policy.GPSarsaPolicy.load",
     "policies.gpsarsa.training.list_checkpoints", "policies.gpsarsa.training.load_checkpoint",
+    "policies.gpsarsa.training.trained_with",
     "policies.generative.model_folder_sha256",
     # model folders are only ever read (simscore.models: checked, then loaded by transformers)
     "simscore.models.existing_folder", "simscore.models.open_model_folder", "simscore.models.read_model_json",
