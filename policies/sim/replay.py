@@ -689,8 +689,8 @@ class BranchPoints:
         if len(a) != len(rows) or len(b) != len(rows):
             raise ValueError(f"a and b must hold one outcome per row ({len(rows)}), got {len(a)} and {len(b)}")
         differ = np.flatnonzero(a.first_action != b.first_action)
-        played = self.play(policy_b, [rows[i] for i in differ], seed=seed, first=a.first_action[differ].tolist(),
-                           name=name, progress=progress)
+        played = self.play(policy_b, [rows[i] for i in differ.tolist()], seed=seed,
+                           first=a.first_action[differ].tolist(), name=name, progress=progress)
         return b.replaced(differ, played)
 
     def replays(self, rows: Sequence[Row], a: ArmOutcomes, b: ArmOutcomes, c: ArmOutcomes, *,
