@@ -298,7 +298,7 @@ def test_report_command_rebuilds_from_tables(tiny_run, tmp_path, capsys):
     shutil.rmtree(copy / "figures")
     assert main(["report", str(copy)]) == 0
     assert (copy / "report.md").read_text() == report.read_text()
-    assert len(list((copy / "figures").glob("*.png"))) == 9
+    assert len(list((copy / "figures").glob("*.png"))) == 10  # consequences.png among them
 
 
 @pytest.mark.slow
