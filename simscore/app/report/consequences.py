@@ -35,6 +35,11 @@ def _row(rows: pd.DataFrame, effect: str, actions: str) -> pd.Series | None:
     return found.iloc[0] if len(found) else None
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 context``, ``2 contexts``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _sentence(rows: pd.DataFrame) -> str:
     differ, agree = _row(rows, "total", "differ"), _row(rows, "total", "agree")
     alone = _row(rows, "action", "differ")
@@ -45,7 +50,8 @@ def _sentence(rows: pd.DataFrame) -> str:
     pairs = int(differ["n_pairs"])
     n_differ, n_all = int(differ["count"]), int(differ["count"]) + int(agree["count"])
     text = (f"{who}, {pairs} pair{'s' if pairs != 1 else ''}: the actions differ in {n_differ:,} of {n_all:,} "
-            f"continuations ({n_differ / n_all:.1%}; {int(differ['contexts']):,} contexts)" if n_all else f"{who}: none")
+            f"continuations ({n_differ / n_all:.1%}; {_count(int(differ['contexts']), 'context')})" if n_all
+            else f"{who}: none")
     if not n_differ:
         return text + "; nothing to assess where they differ."
     text += (f"; there the outcome changed in {_cell(differ, 'outcome_changed')} (where they agree: "
