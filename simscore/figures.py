@@ -14,6 +14,10 @@ values it is to be compared with (open black markers, dotted):
   the within- and cross-reward pairs at the final checkpoint, the paper's Tables 3 and 4;
 * :func:`draw_per_turn_page` — where in the dialogue do policies differ? TMR and DMR by turn
   (hollow markers: turns with fewer than ten pooled pairs);
+* :func:`draw_consequences_page` — does the difference matter? Where two policies act
+  differently at a context, how often the replayed dialogue ends differently, against the
+  contexts where they act alike, and how often task success flips each way (an experiment's
+  ``consequences`` table);
 * :func:`draw_flow_strata_page` — do the policies agree less where the held-out users lead
   them off the training users' flows? TMR and DMR per flow stratum (seen / unseen prefix and
   whole flow) for seeds, reward models and the random policy, with intervals over dialogues.
@@ -60,6 +64,8 @@ __all__ = [
     "draw_reward_models_page",
     "draw_per_turn_page",
     "draw_flow_strata_page",
+    "consequences_groups",
+    "draw_consequences_page",
 ]
 
 #: Width of every figure of this module, in inches (a page's text width).
@@ -371,4 +377,64 @@ def draw_flow_strata_page(table: pd.DataFrame, *, measures: Sequence[str] = ("tm
         _bottom_legend(figure, list(axes[0]))
         set_title(figure, "Held-out users per flow stratum (interval over dialogues)" if flows
                   else "Held-out users, with and without a pattern (interval over dialogues)")
+    return figure
+
+
+#: The comparisons of a ``consequences`` table as a tick label has room for them.
+_SHORT = {"convergence": "conv.", "reward models": "rewards"}
+
+
+def consequences_groups(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a ``consequences`` table that speak for each comparison and group: the pooled rows
+    where the group has several pairs, else its one pair's rows (table order kept).
+
+    >>> t = pd.DataFrame({"comparison": ["seeds"] * 3 + ["random"], "group": ["ts"] * 4,
+    ...                   "pair": ["a -> b", "a -> c", "pooled", "a -> random"]})
+    >>> consequences_groups(t)["pair"].tolist()
+    ['pooled', 'a -> random']
+    """
+    pooled = table["pair"] == "pooled"
+    keys = list(zip(table["comparison"], table["group"], strict=True))
+    with_pooled = {key for key, is_pooled in zip(keys, pooled, strict=True) if is_pooled}
+    keep = [is_pooled or key not in with_pooled for key, is_pooled in zip(keys, pooled, strict=True)]
+    return table[keep]
+
+
+def draw_consequences_page(table: pd.DataFrame) -> Figure:
+    """Does the difference matter? Two panels over the comparisons of a ``consequences`` table.
+
+    Left: the share of continuations whose outcome changed, where the two policies acted
+    differently at the context and, the control, where they acted alike. Right: where they
+    acted differently, the negative and positive flip rates of task success. Bars: the pooled
+    pairs of each comparison and group (:func:`consequences_groups`), the whole difference
+    (``effect`` total), with the interval over dialogues.
+    """
+    check_nonempty(table, "consequences")
+    rows = consequences_groups(table)
+    rows = rows[rows["effect"] == "total"]
+    groups = list(dict.fromkeys(zip(rows["comparison"], rows["group"], strict=True)))
+    panels = ((("outcome_changed", "differ", "actions differ"), ("outcome_changed", "agree", "actions agree (control)")),
+              (("negative_flip_rate", "differ", "success worse"), ("positive_flip_rate", "differ", "success better")))
+    titles = ("outcome changed", "task success flipped (actions differ)")
+    colours = colours_for([label for panel in panels for _, _, label in panel])
+    with figure_style():
+        figure = new_figure(PAGE_WIDTH, 3.4)
+        axes = figure.subplots(1, 2, squeeze=False, sharey=True)[0]
+        x = np.arange(len(groups))
+        width = 0.38
+        for ax, panel, title in zip(axes, panels, titles, strict=True):
+            for i, (column, actions, label) in enumerate(panel):
+                part = rows[rows["actions"] == actions].set_index(["comparison", "group"])
+                part = part.reindex(pd.MultiIndex.from_tuples(groups, names=["comparison", "group"]))
+                mean = part[column].to_numpy(dtype=np.float64)
+                low = np.nan_to_num(np.clip(mean - part[f"{column}_low"].to_numpy(dtype=np.float64), 0, None))
+                high = np.nan_to_num(np.clip(part[f"{column}_high"].to_numpy(dtype=np.float64) - mean, 0, None))
+                ax.bar(x + (i - 0.5) * width, mean, width, yerr=[low, high], capsize=2, color=colours[label],
+                       label=label, error_kw={"linewidth": 0.8})
+            ax.set_xticks(x, [f"{_SHORT.get(c, c)}\n{g}" for c, g in groups], fontsize=6.5)
+            ax.set_title(title)
+            ax.set_ylim(0.0, 1.05)
+        axes[0].set_ylabel("share of continuations")
+        _bottom_legend(figure, list(axes))
+        set_title(figure, "Does the difference matter? (interval over dialogues)")
     return figure

@@ -91,6 +91,7 @@ FIGURE_NAMES: dict[str, str] = {
     "convergence_all": "convergence",
     "seeds_all": "seeds",
     "flow_strata": "flow_strata",
+    "consequences": "consequences",
 }
 
 _LINESTYLES = ("-", "--", ":", "-.")
@@ -649,4 +650,6 @@ def make_figures(
             written[name] = plot_chance(contrast, path, overwrite=True)
         elif name == "flow_strata":
             written[name] = save_figure(pages.draw_flow_strata_page(table), path, overwrite=True)
+        elif name == "consequences":
+            written[name] = save_figure(pages.draw_consequences_page(table), path, overwrite=True)
     return written

@@ -44,6 +44,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -66,7 +67,8 @@ if TYPE_CHECKING:
     from simscore.flips import FlipDecomposition, Outcomes
     from simscore.stats import Bootstrap
 
-__all__ = ["DialoguePosition", "ArmOutcomes", "Replays", "locate", "continuation_seed", "rebuild", "replay"]
+__all__ = ["DialoguePosition", "ArmOutcomes", "Replays", "BranchPoints", "locate", "continuation_seed", "rebuild",
+           "replay"]
 
 #: A simulated dialogue's id: ``s<seed>``, the stream's keys, the dialogue's index (``run_dialogues``).
 _DIALOGUE_ID = re.compile(r"s(\d+)((?:-\d+)*)-(\d+)")
@@ -191,6 +193,56 @@ class ArmOutcomes:
             raise ValueError(f"reward must be 'ts' or 'iq', got {excerpt(reward)}")
         return Outcomes(success=self.success, reward=self.reward_ts if reward == "ts" else self.reward_iq,
                         turns=self.turns, iq=self.iq)
+
+    def __len__(self) -> int:
+        return len(self.success)
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[ArmOutcomes]) -> ArmOutcomes:
+        """The rows of ``parts`` one after the other (at least one part)."""
+        if not parts:
+            raise ValueError("concatenate needs at least one ArmOutcomes")
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            pieces = [getattr(part, f.name) for part in parts]
+            if isinstance(pieces[0], tuple):
+                values[f.name] = tuple(value for piece in pieces for value in piece)
+            else:
+                array = np.concatenate(pieces)
+                array.setflags(write=False)
+                values[f.name] = array
+        return cls(**values)
+
+    def replaced(self, rows: Sequence[int] | np.ndarray, other: ArmOutcomes) -> ArmOutcomes:
+        """These outcomes with the rows ``rows`` taken, in order, from ``other`` (one row of it per index).
+
+        >>> one = ArmOutcomes(*(_readonly(v, t) for v, t in (([True, True], bool), ([5, 6], np.int64),
+        ...     ([4.0, 4.0], float), ([15.0, 14.0], float), ([15.0, 10.0], float))), ("bye", "bye"),
+        ...     _readonly([1, 2], np.int64), ("hello()", "hello()"))
+        >>> two = one.replaced([1], ArmOutcomes(*(_readonly(v, t) for v, t in (([False], bool), ([25], np.int64),
+        ...     ([1.0], float), ([-25.0], float), ([-25.0], float))), ("turns",), _readonly([3], np.int64), ("bye()",)))
+        >>> two.success.tolist(), two.turns.tolist(), two.ended_by, two.first_act
+        ([True, False], [5, 25], ('bye', 'turns'), ('hello()', 'bye()'))
+        """
+        index = np.asarray(rows, dtype=np.int64).reshape(-1)
+        if len(index) != len(other):
+            raise ValueError(f"rows names {len(index)} rows, other holds {len(other)}: one row of other per index")
+        if len(index) and (index.min() < 0 or index.max() >= len(self)):
+            raise ValueError(f"rows must lie in [0, {len(self)}), got {int(index.min())}..{int(index.max())}")
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, tuple):
+                merged = list(mine)
+                for i, value in zip(index.tolist(), theirs):
+                    merged[i] = value
+                values[f.name] = tuple(merged)
+            else:
+                array = mine.copy()
+                array[index] = theirs
+                array.setflags(write=False)
+                values[f.name] = array
+        return ArmOutcomes(**values)
 
 
 def _readonly(values: Sequence[Any], dtype: Any) -> np.ndarray:
@@ -494,6 +546,167 @@ def _continue(sim: DialogueSimulator, policy: SummaryPolicy, name: str, rng: np.
     return outcome, first_action, first_act
 
 
+Row = tuple[str, int]
+"""One replayed continuation: a context's id and the continuation's index ``k``."""
+
+
+class BranchPoints:
+    """Contexts made ready to branch from: located, checked, each recorded dialogue run again once.
+
+    :func:`replay` is three calls of :meth:`play` on one of these. Built once, it also serves
+    many policies on the same contexts: a policy's continuation of a context depends on the
+    policy, the context, ``k`` and ``seed`` alone (:func:`continuation_seed`), never on the policy
+    it is compared with, so an experiment that compares many pairs plays each policy once and pairs
+    the results (:mod:`simscore.app.experiment.consequences`).
+
+    Parameters
+    ----------
+    contexts : ContextSet or iterable of Context
+        As for :func:`replay`.
+    sources : mapping of str to SummaryPolicy
+        The policy that made each source's dialogues, by ``source_name``.
+    settings : SimulationSettings, optional
+        The simulated world the dialogues ran in.
+
+    Attributes
+    ----------
+    ids : tuple of str
+        The contexts' ids, in order.
+    settings : SimulationSettings
+
+    Raises
+    ------
+    ReplayError
+        As :func:`replay`: a context that does not record its simulated dialogue, a source
+        without a policy, provenance that disagrees with the replay, a replayed dialogue that does
+        not reach a context's belief.
+
+    Examples
+    --------
+    >>> from policies.handcrafted import HandcraftedPolicy, RandomPolicy
+    >>> from policies.sim import simulated_contexts
+    >>> hc = HandcraftedPolicy()
+    >>> points = BranchPoints(simulated_contexts({"hc": hc}, 1, seed=0), sources={"hc": hc})
+    >>> rows = points.rows(2)
+    >>> a, b = points.play(hc, rows, seed=3), points.play(hc, rows, seed=3)
+    >>> len(rows) == 2 * len(points.ids), bool((a.turns == b.turns).all())
+    (True, True)
+    """
+
+    def __init__(self, contexts: Iterable[Any], *, sources: Mapping[str, SummaryPolicy],
+                 settings: SimulationSettings | None = None) -> None:
+        if not isinstance(sources, Mapping):
+            raise TypeError(f"sources must map source names to the policies that made them, got {type(sources).__name__}")
+        self.settings = settings if settings is not None else SimulationSettings()
+        items = list(contexts)
+        positions = {context.id: locate(context) for context in items}
+        missing = sorted({p.source_name for p in positions.values()} - set(sources))
+        if missing:
+            raise ReplayError(f"no policy for source(s) {', '.join(map(excerpt, missing[:5]))}"
+                              f"{' and more' if len(missing) > 5 else ''} in sources (given: "
+                              f"{', '.join(map(excerpt, list(sources)[:5])) or 'none'}): which policy made their "
+                              "dialogues?")
+        _check_provenance(contexts, positions, self.settings)
+        traces: dict[tuple[str, str], DialogueTrace] = {}
+        for context in items:
+            position = positions[context.id]
+            key = (position.source_name, position.dialogue_id)
+            if key not in traces:
+                source = _check_policy(sources[position.source_name], f"the policy of source {position.source_name!r}")
+                traces[key] = _recorded(position, source, self.settings)
+            _check_reached(context, position, traces[key], position.source_name)
+        self.ids: tuple[str, ...] = tuple(positions)
+        self._positions = positions
+        self._actions = {cid: traces[(p.source_name, p.dialogue_id)].actions for cid, p in positions.items()}
+        self._sim = DialogueSimulator(self.settings)
+
+    def rows(self, continuations: int, context_ids: Iterable[str] | None = None) -> tuple[Row, ...]:
+        """Every (context id, k) for ``k < continuations``: the contexts in order (default: all), k inside."""
+        continuations = check_int("continuations", continuations, minimum=1, error=ValueError)
+        ids = self.ids if context_ids is None else tuple(context_ids)
+        unknown = [cid for cid in ids if cid not in self._positions]
+        if unknown:
+            raise ReplayError(f"context(s) {', '.join(map(excerpt, unknown[:5]))} are not among these branch points")
+        return tuple((cid, k) for cid in ids for k in range(continuations))
+
+    def play(self, policy: SummaryPolicy, rows: Sequence[Row], *, seed: int, first: Sequence[int] | None = None,
+             name: str | None = None, progress: bool = False) -> ArmOutcomes:
+        """Continue the dialogue of every row's context with ``policy`` under continuation ``k``'s randomness.
+
+        Parameters
+        ----------
+        policy : SummaryPolicy
+            Not training; its ``begin_dialogue`` / ``end_dialogue`` hooks frame each continuation.
+        rows : sequence of (str, int)
+            The (context id, k) to play (:meth:`rows`).
+        seed : int
+            Base seed of the continuations (:func:`continuation_seed`).
+        first : sequence of int, optional
+            Per row, the summary action taken at the context's turn instead of the policy's (the
+            policy still chooses there, so its own random draws stay those of its own arm).
+        name : str, optional
+            The policy's name in errors (default: its ``name``, else its class name).
+        progress : bool
+            Show how many rows are played.
+
+        Returns
+        -------
+        ArmOutcomes
+            One entry per row, in order.
+        """
+        policy = _check_policy(policy, "policy")
+        seed = check_seed("seed", seed, error=ValueError)
+        name = name if name is not None else _policy_name(policy)
+        rows = list(rows)
+        for cid, k in rows:
+            if cid not in self._positions:
+                raise ReplayError(f"context {excerpt(cid)} is not among these branch points")
+            check_int("k", k, minimum=0, error=ValueError)
+        swapped = None if first is None else [int(a) for a in first]
+        if swapped is not None and len(swapped) != len(rows):
+            raise ValueError(f"first has {len(swapped)} actions for {len(rows)} rows")
+        from simscore.progress import track
+
+        arm = _Arm()
+        sim = self._sim
+        for i, (cid, k) in enumerate(track(rows, f"replaying {name}", unit="continuations", enabled=progress)):
+            position = self._positions[cid]
+            user, system, own = continuation_seed(seed, cid, k).spawn(3)
+            _start(sim, position, self._actions[cid])
+            sim.branch(np.random.default_rng(user), system_rng=np.random.default_rng(system))
+            arm.add(*_continue(sim, policy, name, np.random.default_rng(own), position.index,
+                               None if swapped is None else swapped[i]))
+        return arm.result()
+
+    def swap(self, policy_b: SummaryPolicy, rows: Sequence[Row], a: ArmOutcomes, b: ArmOutcomes, *, seed: int,
+             name: str | None = None, progress: bool = False) -> ArmOutcomes:
+        """Arm (c): A's action at the context, then ``policy_b``; ``a`` and ``b`` are the arms of A and B on ``rows``.
+
+        Played only on the rows where A and B took different summary actions: where they took the
+        same, (c) is (b) continuation for continuation (the same action, then B with the same
+        random numbers), so ``b``'s row is it.
+        """
+        if len(a) != len(rows) or len(b) != len(rows):
+            raise ValueError(f"a and b must hold one outcome per row ({len(rows)}), got {len(a)} and {len(b)}")
+        differ = np.flatnonzero(a.first_action != b.first_action)
+        played = self.play(policy_b, [rows[i] for i in differ.tolist()], seed=seed,
+                           first=a.first_action[differ].tolist(), name=name, progress=progress)
+        return b.replaced(differ, played)
+
+    def replays(self, rows: Sequence[Row], a: ArmOutcomes, b: ArmOutcomes, c: ArmOutcomes, *,
+                names: tuple[str, str], seed: int, continuations: int) -> Replays:
+        """The three arms of ``rows`` as :class:`Replays` (rows in order; ``continuations``: K of the rows)."""
+        if not len(a) == len(b) == len(c) == len(rows):
+            raise ValueError(f"the arms must hold one outcome per row ({len(rows)}), got {len(a)}, {len(b)}, {len(c)}")
+        positions = [self._positions[cid] for cid, _ in rows]
+        return Replays(
+            names=(str(names[0]), str(names[1])), seed=seed, continuations=continuations,
+            context_ids=tuple(cid for cid, _ in rows), source_names=tuple(p.source_name for p in positions),
+            dialogue_ids=tuple(p.dialogue_id for p in positions),
+            turn_index=_readonly([p.turn_index for p in positions], np.int64),
+            continuation=_readonly([k for _, k in rows], np.int64), a=a, b=b, c=c)
+
+
 def replay(
     contexts: Iterable[Any],
     policy_a: SummaryPolicy,
@@ -530,7 +743,7 @@ def replay(
     names : (str, str), optional
         A's and B's names (default: their ``name`` attributes, else their class names).
     progress : bool
-        Show the progress of the replays.
+        Show the progress of the replays (each arm's continuations).
 
     Returns
     -------
@@ -542,53 +755,20 @@ def replay(
         A context that does not record its simulated dialogue, a source without a policy in
         ``sources``, provenance that disagrees with the replay, or a replayed dialogue that does
         not reach a context's belief.
+
+    Notes
+    -----
+    The three arms are :meth:`BranchPoints.play` of A, of B, and :meth:`BranchPoints.swap`: arm
+    (c) is played only where A and B took different actions (elsewhere it is (b)).
     """
     policy_a = _check_policy(policy_a, "policy_a")
     policy_b = _check_policy(policy_b, "policy_b")
     continuations = check_int("continuations", continuations, minimum=1, error=ValueError)
     seed = check_seed("seed", seed, error=ValueError)
-    if not isinstance(sources, Mapping):
-        raise TypeError(f"sources must map source names to the policies that made them, got {type(sources).__name__}")
-    settings = settings if settings is not None else SimulationSettings()
     names = names if names is not None else (_policy_name(policy_a), _policy_name(policy_b))
-    items = list(contexts)
-    positions = {context.id: locate(context) for context in items}
-    missing = sorted({p.source_name for p in positions.values()} - set(sources))
-    if missing:
-        raise ReplayError(f"no policy for source(s) {', '.join(map(excerpt, missing[:5]))}"
-                          f"{' and more' if len(missing) > 5 else ''} in sources (given: "
-                          f"{', '.join(map(excerpt, list(sources)[:5])) or 'none'}): which policy made their dialogues?")
-    _check_provenance(contexts, positions, settings)
-    traces: dict[tuple[str, str], DialogueTrace] = {}
-    sim = DialogueSimulator(settings)
-    arms = {arm: _Arm() for arm in ARMS}
-    rows: list[tuple[str, DialoguePosition, int]] = []
-    from simscore.progress import track
-
-    for context in track(items, "replaying", unit="contexts", enabled=progress):
-        position = positions[context.id]
-        key = (position.source_name, position.dialogue_id)
-        if key not in traces:
-            source = _check_policy(sources[position.source_name], f"the policy of source {position.source_name!r}")
-            traces[key] = _recorded(position, source, settings)
-        actions = traces[key].actions
-        _check_reached(context, position, traces[key], position.source_name)
-        for k in range(continuations):
-            user, system, own = continuation_seed(seed, context.id, k).spawn(3)
-            first = None
-            for arm, policy, name in (("a", policy_a, names[0]), ("b", policy_b, names[1]), ("c", policy_b, names[1])):
-                _start(sim, position, actions)
-                sim.branch(np.random.default_rng(user), system_rng=np.random.default_rng(system))
-                outcome, first_action, first_act = _continue(sim, policy, name, np.random.default_rng(own),
-                                                             position.index, first if arm == "c" else None)
-                if arm == "a":
-                    first = first_action
-                arms[arm].add(outcome, first_action, first_act)
-            rows.append((context.id, position, k))
-    return Replays(
-        names=(str(names[0]), str(names[1])), seed=seed, continuations=continuations,
-        context_ids=tuple(r[0] for r in rows), source_names=tuple(r[1].source_name for r in rows),
-        dialogue_ids=tuple(r[1].dialogue_id for r in rows),
-        turn_index=_readonly([r[1].turn_index for r in rows], np.int64),
-        continuation=_readonly([r[2] for r in rows], np.int64),
-        a=arms["a"].result(), b=arms["b"].result(), c=arms["c"].result())
+    points = BranchPoints(contexts, sources=sources, settings=settings)
+    rows = points.rows(continuations)
+    a = points.play(policy_a, rows, seed=seed, name=names[0], progress=progress)
+    b = points.play(policy_b, rows, seed=seed, name=names[1], progress=progress)
+    c = points.swap(policy_b, rows, a, b, seed=seed, name=names[1], progress=progress)
+    return points.replays(rows, a, b, c, names=names, seed=seed, continuations=continuations)

@@ -20,6 +20,10 @@ come before ``measure`` and it ends in the statistics of ``Comparison.summary``
     correlation    subset, measure_a, measure_b, r, mse, n
     performance    reward, checkpoint, n_runs, success_rate, success_rate_low, success_rate_high,
                    avg_iq, avg_iq_low, avg_iq_high, avg_length, avg_length_low, avg_length_high
+    consequences   context_set, comparison, group, pair, n_pairs, baseline, candidate, reward, continuations,
+                   effect, actions, count, contexts, dialogues, outcome_changed, the flip rates and mean
+                   differences of simscore.flips (each with _low and _high), mcnemar_negative,
+                   mcnemar_positive, mcnemar_p (an experiment's [consequences]: no measure column)
 
 Derived tables (computed from the ones above, never needed as input)::
 
@@ -130,6 +134,16 @@ SCHEMAS: dict[str, tuple[str, ...]] = {
         "context_set", "checkpoint", "comparison", "group", "pair", "pairs", "by", "a", "b", "measure",
         "difference", "difference_low", "difference_high", "p_value", "exact", "n_permutations", "p", "n_a", "n_b",
     ),
+    # with an experiment's [consequences] table (simscore.app.experiment.consequences): does a difference
+    # in behaviour change how the dialogue ends? One row per comparison (or pooled group), effect and group
+    # of contexts (the actions differ / agree), the flip rates of simscore.flips with their intervals
+    "consequences": (
+        "context_set", "comparison", "group", "pair", "n_pairs", "baseline", "candidate", "reward", "continuations",
+        "effect", "actions", "count", "contexts", "dialogues",
+        *(f"{q}{end}" for q in ("outcome_changed", "negative_flip_rate", "positive_flip_rate", "benign_churn_rate",
+                                "reward_difference", "turns_difference", "iq_difference") for end in ("", "_low", "_high")),
+        "mcnemar_negative", "mcnemar_positive", "mcnemar_p",
+    ),
     "seeds_aggregate": ("context_set", "reward", "checkpoint", "measure", *AGG_COLUMNS),
     "reward_models_aggregate": ("context_set", "checkpoint", "group", "measure", *AGG_COLUMNS),
     "contrast": ("context_set", "comparison", "measure", "mean", "ci_low", "ci_high", "n_pairs"),
@@ -143,11 +157,13 @@ RECORD_COLUMNS: tuple[str, ...] = (
 )
 
 _INT_COLUMNS = frozenset(
-    {"checkpoint", "previous", "turn_index", "count", "missing", "n", "n_pairs", "n_runs", "n_dialogues"}
+    {"checkpoint", "previous", "turn_index", "count", "missing", "n", "n_pairs", "n_runs", "n_dialogues",
+     "continuations", "contexts", "dialogues", "mcnemar_negative", "mcnemar_positive"}
 )
 _STR_COLUMNS = frozenset(
     {"context_set", "reward", "run", "run_a", "run_b", "reward_a", "reward_b", "group", "measure",
-     "subset", "measure_a", "measure_b", "comparison", "analysis"}
+     "subset", "measure_a", "measure_b", "comparison", "analysis", "pair", "baseline", "candidate", "effect",
+     "actions"}
 )
 
 _FLOAT_COLUMNS = frozenset(

@@ -13,7 +13,9 @@ and which stop the run when a setting changes):
 3. **respond**: every checkpoint of every run, and a seeded random policy (chance level), on
    every context set (``responses/<set>/<run>/ckpt-<dialogues>.jsonl``, skipped when present);
 4. **score** with all measures (:mod:`simscore.app.experiment.analyses`): convergence, seeds, reward
-   models, per turn, correlation, chance level and absolute performance, written into the
+   models, per turn, correlation, chance level, absolute performance and (``[consequences]``, on by
+   default) whether the differences change how the dialogues end
+   (:mod:`simscore.app.experiment.consequences`: every C_col context replayed), written into the
    folder itself as CSV/JSON tables with the run's record (:class:`simscore.app.experiment.record.RunRecord`),
    PNG figures (``figures/``) and a Markdown report (``report.md``) by :mod:`simscore.app.report.document`;
    ``simscore report DIR`` rebuilds figures and report from those tables.
@@ -40,7 +42,7 @@ import os
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +63,7 @@ from simscore.app.experiment.provenance import (
     upstream_digest,
 )
 from simscore.app.experiment.record import RunRecord
-from simscore.app.experiment.steps import CollectionSettings, HeldOutSettings
+from simscore.app.experiment.steps import CollectionSettings, ConsequencesSettings, HeldOutSettings
 from simscore.errors import SimscoreError
 from simscore.io import atomic_write_text, is_temporary
 from simscore.measures import Measure, resolve_measures, with_cache_dir
@@ -281,7 +283,8 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
         logger.info("tables: kept (made by an earlier run from the same responses and settings)")
     else:
         made.forget("tables")
-        tables, record, table_files = _score(config, measures, folder, context_sets, evaluations, command, progress)
+        tables, record, table_files = _score(config, measures, folder, context_sets, evaluations, command, progress,
+                                             made=made, n_jobs=n_jobs, scheduler=scheduler)
         made.record("tables", tables_digest, table_files)
     explain_digest = digest_of("explain", upstream, record.versions, config.bootstrap_seed, list(context_sets))
     if made.current("explain", explain_digest):
@@ -305,7 +308,8 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
 
 def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: ExperimentFolder,
            context_sets: Sequence[str], evaluations: pd.DataFrame, command: str | None,
-           progress: bool) -> tuple[dict[str, pd.DataFrame], RunRecord, list[Path]]:
+           progress: bool, *, made: MadeFrom, n_jobs: int | None, scheduler: str | None,
+           ) -> tuple[dict[str, pd.DataFrame], RunRecord, list[Path]]:
     """Score every comparison and save the tables (the index last); the tables, their record and files."""
     t0 = time.perf_counter()
     from simscore.app.experiment.analyses import score_experiment
@@ -323,6 +327,10 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
 
     tables["policies"] = reference_policies(config.for_reference, folder, progress=progress)
     logger.info("final, handcrafted and random policies on the final evaluation users: %.1f s", time.perf_counter() - t0)
+    consequences = config.for_consequences
+    if consequences is not None:
+        tables["consequences"] = _consequences(consequences, folder, made, record.versions, n_jobs=n_jobs,
+                                               scheduler=scheduler, progress=progress)
     from simscore.tables_io import save_tables
 
     # the index and the report are written last: while the tables are replaced, there is neither
@@ -330,6 +338,30 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
     folder.tables_index.unlink(missing_ok=True)
     written = save_tables(folder.root, tables, record.to_meta())
     return tables, record, [folder.tables_index, *written.values(), *(p.with_suffix(".csv") for p in written.values())]
+
+
+def _consequences(settings: ConsequencesSettings, folder: ExperimentFolder, made: MadeFrom,
+                  versions: Mapping[str, str], *, n_jobs: int | None, scheduler: str | None,
+                  progress: bool) -> pd.DataFrame:
+    """The ``consequences`` table: kept in ``cache/consequences/`` while what made it stays, else made there."""
+    from simscore.app.experiment.consequences import POOLED, consequences_table, input_files
+    from simscore.io import files_digest
+    from simscore.tables_io import INDEX_FILE, load_tables, save_tables
+
+    t0 = time.perf_counter()
+    digest = digest_of("consequences", settings.to_dict(), versions,
+                       files_digest(folder.root, input_files(settings, folder)))
+    cache = folder.consequences_cache
+    if made.current("consequences", digest):
+        logger.info("consequences: kept (made by an earlier run from the same checkpoints, contexts and settings)")
+        return load_tables(cache).tables["consequences"]
+    made.forget("consequences")
+    table = consequences_table(settings, folder, n_jobs=n_jobs, scheduler=scheduler, progress=progress)
+    written = save_tables(cache, {"consequences": table}, {"digest": digest})["consequences"]
+    made.record("consequences", digest, [cache / INDEX_FILE, written, written.with_suffix(".csv")])
+    logger.info("consequences (%d comparisons, %d continuations per context): %.1f s",
+                table.loc[table["pair"] != POOLED, "pair"].nunique(), settings.continuations, time.perf_counter() - t0)
+    return table
 
 
 def _report(folder: ExperimentFolder, tables: dict[str, pd.DataFrame] | None, record: RunRecord,

@@ -21,8 +21,14 @@ from typing import Any, ClassVar
 
 from policies.gpsarsa.training import TrainingConfig
 from simscore.app.experiment.folder import RunId
-from simscore.app.experiment.sections import HeldOutConfig, Thresholds, held_out_users
-from simscore.app.experiment.steps import CollectionSettings, HeldOutSettings, ReferenceSettings, ScoringSettings
+from simscore.app.experiment.sections import ConsequencesConfig, HeldOutConfig, Thresholds, held_out_users
+from simscore.app.experiment.steps import (
+    CollectionSettings,
+    ConsequencesSettings,
+    HeldOutSettings,
+    ReferenceSettings,
+    ScoringSettings,
+)
 from simscore.checks import check_bool, check_int, check_number, check_seed
 from simscore.config import check_keys, convert_value, from_mapping, to_mapping
 from simscore.errors import ConfigError, ExperimentError, FileFormatError, MissingDependencyError
@@ -99,6 +105,11 @@ class ExperimentConfig:
         flow-labelled context set ``held`` and the tables ``flow_strata``,
         ``flow_strata_tests`` and ``flow_graph`` (:mod:`simscore.app.experiment.held_out`). None (default): none
         of it.
+    consequences : ConsequencesConfig
+        [consequences] Whether a difference in behaviour changes how the dialogue ends: every
+        C_col context replayed with the two policies of each comparison, the table
+        ``consequences`` (:mod:`simscore.app.experiment.consequences`). On by default
+        (``enabled = true``, ``continuations = 2``).
     """
 
     name: str = "demo"
@@ -117,6 +128,7 @@ class ExperimentConfig:
     findings: Thresholds = dataclasses.field(default_factory=Thresholds)
     measure_options: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
     held_out: HeldOutConfig | None = None
+    consequences: ConsequencesConfig = dataclasses.field(default_factory=ConsequencesConfig)
 
     #: TOML table → the fields read from it (``training`` also takes every field of the template).
     SECTIONS: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -139,10 +151,9 @@ class ExperimentConfig:
             raise ExperimentError(f"seeds must be a list of seeds, got {self.seeds!r}")
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):
             raise ExperimentError(f"seeds: need distinct seeds, got {list(self.seeds)}")
-        if not isinstance(self.training, TrainingConfig):
-            raise ExperimentError(f"training must be a TrainingConfig, got {type(self.training).__name__}")
-        if not isinstance(self.findings, Thresholds):
-            raise ExperimentError(f"findings must be a Thresholds, got {type(self.findings).__name__}")
+        for name, kind in (("training", TrainingConfig), ("findings", Thresholds), ("consequences", ConsequencesConfig)):
+            if not isinstance(getattr(self, name), kind):
+                raise ExperimentError(f"{name} must be a {kind.__name__}, got {type(getattr(self, name)).__name__}")
         if self.held_out is not None:
             if not isinstance(self.held_out, HeldOutConfig):
                 raise ExperimentError(f"held_out must be a HeldOutConfig, got {type(self.held_out).__name__}")
@@ -217,6 +228,14 @@ class ExperimentConfig:
         return ReferenceSettings(tuple(self.runs), self.random_seed, training.eval_seed, training.eval_dialogues,
                                  training.eval_scale, training.simulation())
 
+    @property
+    def for_consequences(self) -> ConsequencesSettings | None:
+        """What the ``consequences`` table reads; None when ``[consequences] enabled`` is false."""
+        if not self.consequences.enabled:
+            return None
+        return ConsequencesSettings(tuple(self.runs), self.consequences.continuations, self.consequences.seed,
+                                    self.random_seed, self.training.simulation(), self.collect_scale, self.bootstrap)
+
     def to_dict(self) -> dict[str, Any]:
         """The TOML structure as plain data (tables as in :meth:`from_dict`)."""
         out: dict[str, Any] = {"name": self.name}
@@ -231,6 +250,7 @@ class ExperimentConfig:
             out["measures"] = {name: dict(values) for name, values in self.measure_options.items()}
         if self.held_out is not None:
             out["held_out"] = self.held_out.to_dict()
+        out["consequences"] = self.consequences.to_dict()
         return out
 
     @classmethod
@@ -244,7 +264,7 @@ class ExperimentConfig:
         """
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: expected a table, got {type(data).__name__}")
-        check_keys(data, ["name", *cls.SECTIONS, "findings", "measures", "held_out"], source=source)
+        check_keys(data, ["name", *cls.SECTIONS, "findings", "measures", "held_out", "consequences"], source=source)
         hints = typing.get_type_hints(cls)
         kwargs: dict[str, Any] = {}
         if "name" in data:
@@ -260,8 +280,8 @@ class ExperimentConfig:
             if section == "measures":
                 kwargs["measure_options"] = _read_measure_options(value, source=source)
                 continue
-            if section == "held_out":
-                kwargs["held_out"] = HeldOutConfig.from_mapping(value, source=source)
+            if section in _OWN_TABLES:  # [held_out], [consequences]: a class of their own reads them
+                kwargs[section] = _OWN_TABLES[section].from_mapping(value, source=source)
                 continue
             own = cls.SECTIONS[section]
             if section == "training":
@@ -280,6 +300,12 @@ class ExperimentConfig:
             return cls(**kwargs)
         except ExperimentError as exc:
             raise ConfigError(f"{source}: {exc}") from None
+
+
+#: The tables of :class:`ExperimentConfig` read by a class of their own, by table (and field) name.
+_OWN_TABLES: dict[str, type[HeldOutConfig] | type[ConsequencesConfig]] = {
+    "held_out": HeldOutConfig, "consequences": ConsequencesConfig,
+}
 
 
 #: The longest experiment name: ``simscore-<name>`` stays a valid file name (255 bytes) even in

@@ -28,8 +28,9 @@ folder name. Layout::
     explain/                                 simscore explain (explain.md, CSV tables, a PNG)
     report.md                                the report (simscore.app.report.document)
     cache/embeddings/                        the text measures' embeddings (simscore.measures.disk_cache)
-    cache/pieces.json                        what the tables, explain/ and the report were made from
-                                             (simscore.app.experiment.provenance.MadeFrom); deleting cache/
+    cache/consequences/                      the consequences table as last made (reused while its inputs stay)
+    cache/pieces.json                        what the consequences, the tables, explain/ and the report were
+                                             made from (simscore.app.experiment.provenance.MadeFrom); deleting cache/
                                              makes the next run compute them again, to the same numbers
     simscore.lock                            while a run (or report, explain) writes the folder:
                                              its process id, host and command
@@ -207,6 +208,12 @@ class ExperimentFolder:
     def embedding_cache(self) -> Path:
         """``cache/embeddings/``: the text measures' cache folder (:mod:`simscore.measures.disk_cache`)."""
         return self.cache / "embeddings"
+
+    @property
+    def consequences_cache(self) -> Path:
+        """``cache/consequences/``: the ``consequences`` table as last made, with what made it
+        (:mod:`simscore.app.experiment.consequences`), kept while the other tables are made again."""
+        return self.cache / "consequences"
 
     @property
     def pieces_file(self) -> Path:

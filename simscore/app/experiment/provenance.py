@@ -22,6 +22,11 @@ stops before any work, naming the setting and the piece):
   ``contexts/held.jsonl`` — with ``[held_out]`` (:mod:`simscore.app.experiment.held_out`): made by the run's
   final policy and the ``[held_out]`` settings (and ``[contexts] collect_scale``); recorded in
   each piece's header; another setting: **stop** (:func:`check_piece`).
+- ``cache/consequences/`` (with ``[consequences] enabled``: the ``consequences`` table as last made,
+  :mod:`simscore.app.experiment.consequences`) — made from C_col, the runs' last two checkpoints,
+  ``[consequences]``, ``[chance] random_seed``, ``[contexts] collect_scale``, the bootstrap and the
+  package versions; recorded as a digest in ``cache/pieces.json``; **made again** when one of them
+  changed (or a file of it is missing), else kept, also when the other tables are made again.
 - tables, ``explain/``, figures and ``report.md`` (the *derived* pieces) — made from the pieces
   above by [scoring] and [findings] (and the package versions, the measures' signatures, the
   command); recorded in every table's saved run record and, as digests, in ``cache/pieces.json``
@@ -197,7 +202,7 @@ def stale_random_responses(folder: ExperimentFolder, context_sets: Sequence[str]
 # ----------------------------------------------------------------------------- derived pieces
 
 #: The derived pieces, in the order a run makes them (and ``cache/pieces.json`` lists them).
-DERIVED = ("tables", "explain", "report")
+DERIVED = ("consequences", "tables", "explain", "report")
 #: ``format`` and ``version`` of ``cache/pieces.json``.
 PIECES_FORMAT = "simscore-pieces"
 PIECES_VERSION = 1
@@ -275,7 +280,8 @@ class MadeFrom:
             if not isinstance(pieces, Mapping):
                 raise ValueError("'pieces' is not an object")
         except (OSError, ValueError) as exc:
-            logger.info("%s: %s; the tables, explain/ and the report are made again", self.folder.link(self.path), exc)
+            logger.info("%s: %s; the consequences, the tables, explain/ and the report are made again",
+                        self.folder.link(self.path), exc)
             return {}
         return {name: dict(piece) for name, piece in pieces.items()
                 if name in DERIVED and isinstance(piece, Mapping) and isinstance(piece.get("digest"), str)

@@ -1,7 +1,8 @@
 """The sections of an experiment's configuration that are tables of their own (application layer).
 
 :class:`Thresholds` is the ``[findings]`` table (read by :mod:`simscore.app.report.findings`),
-:class:`HeldOutConfig` the ``[held_out]`` table (run by :mod:`simscore.app.experiment.held_out`).
+:class:`HeldOutConfig` the ``[held_out]`` table (run by :mod:`simscore.app.experiment.held_out`),
+:class:`ConsequencesConfig` the ``[consequences]`` table (run by :mod:`simscore.app.experiment.consequences`).
 They sit at the bottom of the application, below :class:`simscore.app.experiment.config.ExperimentConfig`
 that holds them and below the steps that read them: none of them imports a step.
 """
@@ -22,7 +23,7 @@ from simscore.errors import ConfigError, ExperimentError
 if TYPE_CHECKING:
     from policies.sim.userconfig import UserSimulatorConfig
 
-__all__ = ["Thresholds", "HELD_OUT_USERS", "HeldOutConfig", "held_out_users"]
+__all__ = ["Thresholds", "HELD_OUT_USERS", "HeldOutConfig", "held_out_users", "ConsequencesConfig"]
 
 
 #: Each threshold's range and what it is a bound on: (low, high, low excluded, what). A
@@ -296,3 +297,78 @@ def held_out_users(held_out: HeldOutConfig, training: UserSimulatorConfig) -> Us
         raise ValueError(f"held_out.user: {held_out.user} are the training users' settings: the held-out users "
                          "must behave differently")
     return users
+
+
+@dataclass(frozen=True)
+class ConsequencesConfig:
+    """The ``[consequences]`` table: does a difference in behaviour change how the dialogue ends?
+
+    Read by :mod:`simscore.app.experiment.consequences`, which replays every C_col context from
+    its turn with the two policies of each comparison (:mod:`policies.sim.replay`) and writes the
+    table ``consequences``.
+
+    Attributes
+    ----------
+    enabled : bool, default True
+        Make the table (and the report's section "Does the difference matter?").
+    continuations : int, default 2
+        K, the user continuations per context and policy (common random numbers in every arm).
+        Two keep the paper-scale run within five minutes on two cores: the step took 29 s of CPU
+        at paper scale (``examples/paper.toml``); more narrow the intervals of the flip rates at
+        a proportional cost.
+    seed : int, default 4000037
+        Base seed of the continuations (:func:`policies.sim.replay.continuation_seed`): a
+        continuation is a function of this seed, the context and ``k`` alone.
+
+    Examples
+    --------
+    >>> ConsequencesConfig().continuations, ConsequencesConfig(enabled=False).enabled
+    (2, False)
+    >>> ConsequencesConfig(continuations=0)
+    Traceback (most recent call last):
+    ...
+    simscore.errors.ExperimentError: consequences.continuations must be >= 1, got 0
+    """
+
+    enabled: bool = True
+    continuations: int = 2
+    seed: int = 4_000_037
+
+    #: The keys of the table.
+    KEYS: typing.ClassVar[tuple[str, ...]] = ("enabled", "continuations", "seed")
+
+    def __post_init__(self) -> None:
+        try:
+            check_bool("enabled", self.enabled)
+            check_int("continuations", self.continuations, minimum=1, maximum=1_000)
+            check_seed("seed", self.seed)
+        except (TypeError, ValueError) as exc:
+            raise ExperimentError(f"consequences.{exc}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The TOML table as plain data (:meth:`from_mapping` reads it back)."""
+        return {key: getattr(self, key) for key in self.KEYS}
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], *, source: str = "config") -> ConsequencesConfig:
+        """Read the ``[consequences]`` table with strict types; errors name the file, table and key.
+
+        >>> ConsequencesConfig.from_mapping({"continuations": 4}).continuations
+        4
+        >>> ConsequencesConfig.from_mapping({"continuation": 4}, source="x.toml")
+        Traceback (most recent call last):
+        ...
+        simscore.errors.ConfigError: x.toml: [consequences] unknown key 'continuation'; did you mean 'continuations'? ...
+
+        Raises
+        ------
+        simscore.errors.ConfigError
+        """
+        check_keys(data, list(cls.KEYS), source=source, table="consequences")
+        hints = typing.get_type_hints(cls)
+        kwargs = {key: convert_value(value, hints[key], source=source, table="consequences", key=key)
+                  for key, value in data.items()}
+        try:
+            return cls(**kwargs)
+        except ExperimentError as exc:
+            raise ConfigError(f"{source}: {exc}") from None

@@ -12,6 +12,7 @@ collecting the contexts   :class:`CollectionSettings`                  ``config.
 the held-out users        :class:`HeldOutSettings`                     ``config.for_held_out`` (None: none)
 scoring                   :class:`ScoringSettings`                     ``config.for_scoring``
 reference policies        :class:`ReferenceSettings`                   ``config.for_reference``
+consequences              :class:`ConsequencesSettings`                ``config.for_consequences`` (None: off)
 findings                  :class:`~simscore.app.experiment.sections.Thresholds`  ``config.findings``
 ========================  ===========================================  ======================================
 
@@ -33,7 +34,8 @@ from simscore.stats import Bootstrap
 if TYPE_CHECKING:
     from policies.sim import SimulationSettings
 
-__all__ = ["CollectionSettings", "HeldOutSettings", "ReferenceSettings", "ScoringSettings", "rewards_of"]
+__all__ = ["CollectionSettings", "ConsequencesSettings", "HeldOutSettings", "ReferenceSettings", "ScoringSettings",
+           "rewards_of"]
 
 
 def rewards_of(runs: tuple[RunId, ...]) -> tuple[str, ...]:
@@ -151,3 +153,55 @@ class ReferenceSettings:
     eval_dialogues: int
     eval_scale: float
     simulation: SimulationSettings
+
+
+@dataclass(frozen=True)
+class ConsequencesSettings:
+    """The ``consequences`` table (``[consequences]``, :mod:`simscore.app.experiment.consequences`).
+
+    Made by ``config.for_consequences`` only while ``[consequences] enabled`` is true. Everything
+    the table depends on besides its input files (:meth:`to_dict`) is here.
+
+    Attributes
+    ----------
+    runs : tuple of RunId
+        The training runs, rewards first: their last two checkpoints and their C_col.
+    continuations : int
+        ``[consequences] continuations``: K, the user continuations per context and policy.
+    seed : int
+        ``[consequences] seed``: the continuations' base seed.
+    random_seed : int
+        ``[chance] random_seed``: the random policy of the comparisons "trained vs random".
+    simulation : policies.sim.SimulationSettings
+        The training runs' simulated world (C_col's dialogues ran in it).
+    collect_scale : float
+        ``[contexts] collect_scale``: the final policies' sampling scale in C_col's dialogues,
+        with which the replay runs them again to rebuild each context.
+    bootstrap : Bootstrap
+        ``[scoring]``: the intervals of the flip rates.
+
+    Examples
+    --------
+    >>> from simscore.app.experiment.config import DEMO_CONFIG
+    >>> DEMO_CONFIG.for_consequences.to_dict()["continuations"]
+    2
+    """
+
+    runs: tuple[RunId, ...]
+    continuations: int
+    seed: int
+    random_seed: int
+    simulation: SimulationSettings
+    collect_scale: float
+    bootstrap: Bootstrap = field(default_factory=Bootstrap)
+
+    def to_dict(self) -> dict[str, Any]:
+        """What determines the table besides its input files, as plain data (a digest's part).
+
+        The simulated world enters by its users and turn limit; its domain and IQ estimator come
+        with ``[training]``, which a folder never changes (the run stops first).
+        """
+        return {"runs": [run.name for run in self.runs], "continuations": self.continuations, "seed": self.seed,
+                "random_seed": self.random_seed, "collect_scale": self.collect_scale,
+                "users": self.simulation.user.to_json(), "max_turns": self.simulation.max_turns,
+                "bootstrap": [self.bootstrap.n_resamples, self.bootstrap.confidence, self.bootstrap.seed]}

@@ -9,6 +9,7 @@ module imports none of them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from simscore.app.experiment.record import RunRecord
 from simscore.app.experiment.sections import Thresholds
 from simscore.stats import Bootstrap
 
-__all__ = ["PAPER_MARK", "ReportInput", "Section", "measure_label", "thousands"]
+__all__ = ["PAPER_MARK", "ReportInput", "Section", "format_estimate", "measure_label", "thousands"]
 
 
 @dataclass(frozen=True)
@@ -95,3 +96,17 @@ def thousands(value: Any) -> str:
     """An integer with thousands separators (``12,000``); anything else as it stands."""
     return f"{int(value):,}" if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else str(value)
 
+
+
+def format_estimate(value: float, low: float, high: float, signed: bool = False) -> str:
+    """An estimate with its interval to three decimals (``—`` when undefined, no interval when its bounds are).
+
+    >>> format_estimate(0.5, 0.25, 0.75), format_estimate(0.1, float("nan"), 0.2, signed=True)
+    ('0.500 [0.250, 0.750]', '+0.100')
+    """
+    sign = "+" if signed else ""
+    if math.isnan(value):
+        return "—"
+    if math.isnan(low) or math.isnan(high):
+        return f"{value:{sign}.3f}"
+    return f"{value:{sign}.3f} [{low:{sign}.3f}, {high:{sign}.3f}]"

@@ -10,13 +10,12 @@ tables), one plain sentence per comparison, whatever it shows. The paper has no 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
 
 from simscore.app.experiment.config import ExperimentConfig
-from simscore.app.report.base import ReportInput, measure_label
+from simscore.app.report.base import ReportInput, format_estimate, measure_label
 from simscore.tables_io import markdown_table
 
 __all__ = ["section_flow_strata"]
@@ -27,15 +26,6 @@ _STRATA_WORDS = {
     "flow": ("on dialogues whose whole flow is in the graph (seen)", "on dialogues whose flow is not (unseen)"),
 }
 _MAIN = ("flow_prefix", "flow")
-
-
-def _interval(mean: float, low: float, high: float, signed: bool = False) -> str:
-    sign = "+" if signed else ""
-    if math.isnan(mean):
-        return "—"
-    if math.isnan(low) or math.isnan(high):
-        return f"{mean:{sign}.3f}"
-    return f"{mean:{sign}.3f} [{low:{sign}.3f}, {high:{sign}.3f}]"
 
 
 def _who(comparison: str, group: str) -> str:
@@ -112,7 +102,7 @@ def _sentence(strata: pd.DataFrame, tests: pd.DataFrame | None, measure: str, by
         test = tests[(tests["by"] == by) & (tests["measure"] == measure)]
         if len(test):
             t = test.iloc[0]
-            shown = _interval(t["difference"], t["difference_low"], t["difference_high"], signed=True)
+            shown = format_estimate(t["difference"], t["difference_low"], t["difference_high"], signed=True)
             text += f"; difference {a} − {b} {shown}, {t['p']}"
     return text + "."
 
@@ -154,7 +144,7 @@ def section_flow_strata(table: pd.DataFrame, run: ReportInput) -> list[str]:
         lines.append(f"- Reward models: not assessed: one reward model in this run ({rewards.pop()}).")
     lines.append("")
     main = strata[strata["by"].isin(said)].copy()
-    main["value"] = [_interval(m, lo, hi) for m, lo, hi in zip(main["mean"], main["ci_low"], main["ci_high"],
+    main["value"] = [format_estimate(m, lo, hi) for m, lo, hi in zip(main["mean"], main["ci_low"], main["ci_high"],
                                                                 strict=True)]
     keys = ["comparison", "group", "pairs", "by", "stratum"]
     wide = main.pivot_table(index=keys, columns="measure", values="value", aggfunc="first", sort=False)

@@ -21,6 +21,7 @@ from simscore import analysis
 from simscore.app.report import paper
 from simscore.app.report._findings_rules import one_reward_model
 from simscore.app.report.base import PAPER_MARK, ReportInput, Section, measure_label
+from simscore.app.report.consequences import section_consequences
 from simscore.app.report.flows import section_flow_strata
 from simscore.app.report.performance import section_performance
 from simscore.app.report.power import reward_models_power_lines, seeds_power_lines
@@ -437,6 +438,8 @@ SECTIONS: tuple[Section, ...] = (
     Section("correlation", "Correlation between measures (paper's Figure 6)", "Correlation heatmaps",
             _section_correlation),
     Section("chance", "Chance level", "Chance level vs trained comparisons", _section_chance),
+    Section("consequences", "Does the difference matter?", "Where the actions differ: does the dialogue end "
+            "differently?", section_consequences),
     Section("flow_strata", "Seen and unseen conversation flows", "Similarity per flow stratum on the held-out users",
             section_flow_strata),
 )

@@ -12,10 +12,10 @@ from contexts.collect import collect_contexts
 from contexts.context import Context, ContextSet
 from contexts.generate import generate_grid
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
-from policies.sim.replay import ARMS, continuation_seed, locate, rebuild, replay
+from policies.sim.replay import ARMS, ArmOutcomes, BranchPoints, continuation_seed, locate, rebuild, replay
 from policies.sim.simulation import SimulationSettings, run_dialogues, simulated_contexts
 from policies.sim.usersim import UserSimulatorConfig
-from simscore.errors import InvalidResponseError, ReplayError
+from simscore.errors import InvalidResponseError, MissingValueWarning, ReplayError
 from simscore.flips import FlipDecomposition
 from simscore.stats import Bootstrap
 
@@ -256,3 +256,39 @@ def test_a_sampling_gpsarsa_source_and_arm():
     greedy = GPSarsaPolicy(reward="ts", seed=3, learner=gp.learner)  # not the sampling policy that made them
     with pytest.raises(ReplayError, match="reaches another belief state|before turn"):
         replay(contexts, gp, HANDCRAFTED, sources={"gp": greedy})
+
+
+def _same(x, y):
+    return np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
+
+
+def test_branch_points_play_each_policy_once_and_the_swap_only_where_the_actions_differ(handful):
+    whole = replay(handful, HANDCRAFTED, RandomPolicy(seed=7), sources=SOURCES, continuations=2, seed=11)
+    points = BranchPoints(handful, sources=SOURCES)
+    rows = points.rows(2)
+    assert rows[:3] == (("col/handcrafted/s0-000001/1", 0), ("col/handcrafted/s0-000001/1", 1),
+                        ("col/handcrafted/s0-000001/2", 0))
+    a = points.play(HANDCRAFTED, rows, seed=11)
+    b = points.play(RandomPolicy(seed=7), rows, seed=11)
+    # arm (c) played on every row is the swap, which plays only where the two took different actions
+    full = points.play(RandomPolicy(seed=7), rows, seed=11, first=a.first_action.tolist())
+    swap = points.swap(RandomPolicy(seed=7), rows, a, b, seed=11)
+    differ = a.first_action != b.first_action
+    assert 0 < differ.sum() < len(rows)
+    for f in dataclasses.fields(ArmOutcomes):
+        name = f.name
+        assert _same(getattr(full, name), getattr(swap, name)), name
+        assert _same(getattr(whole.c, name), getattr(swap, name)) and _same(getattr(whole.a, name), getattr(a, name))
+    both = ArmOutcomes.concatenate([a, b])
+    assert len(both) == 2 * len(rows) and both.turns.tolist() == [*a.turns.tolist(), *b.turns.tolist()]
+    # a policy against itself: every action agrees, the swap plays nothing, nothing changes
+    same = points.replays(rows, a, a, points.swap(HANDCRAFTED, rows, a, a, seed=11), names=("h", "h"), seed=11,
+                          continuations=2)
+    with pytest.warns(MissingValueWarning, match="no pair in group 'differ'"):
+        itself = same.flips(bootstrap=Bootstrap(n_resamples=0))
+    assert itself.total.differ.pairs == 0 and itself.total.agree.pairs == len(rows)
+    assert itself.total.agree.benign_churn_rate.value == 1.0 and itself.action.agree.negative_flip_rate.value == 0.0
+    with pytest.raises(ReplayError, match="not among these branch points"):
+        points.rows(1, ["col/gen/x"])
+    with pytest.raises(ValueError, match="first has 1 actions for 16 rows"):
+        points.play(HANDCRAFTED, rows, seed=11, first=[0])

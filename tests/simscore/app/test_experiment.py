@@ -10,15 +10,18 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
+from contexts import ContextSet
 from policies.gpsarsa.training import TrainingConfig
+from simscore.analysis import SCHEMAS
 from simscore.app.cli import main
 from simscore.app.experiment.config import ExperimentConfig
 from simscore.app.experiment.folder import ExperimentFolder, RunId
 from simscore.app.experiment.reference import reference_policies
-from simscore.app.experiment.sections import HeldOutConfig
+from simscore.app.experiment.sections import ConsequencesConfig, HeldOutConfig
 from simscore.app.experiment.steps import ReferenceSettings
 from simscore.app.runner import run_experiment
 from simscore.errors import ExperimentError
@@ -49,11 +52,12 @@ def tiny_run(tmp_path_factory):
 def test_outputs(tiny_run):
     out, report = tiny_run
     text = report.read_text()
-    for heading in ("## Findings", "Convergence", "Seeds", "Reward models", "Per turn", "Correlation", "Chance"):
+    for heading in ("## Findings", "Convergence", "Seeds", "Reward models", "Per turn", "Correlation", "Chance",
+                    "## Does the difference matter?"):
         assert heading in text
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
-    assert figures == ["chance.png", "convergence.png", "convergence_all.png", "correlation.png", "per_turn.png",
-                       "performance.png", "reward_models.png", "seeds.png", "seeds_all.png"]
+    assert figures == ["chance.png", "consequences.png", "convergence.png", "convergence_all.png", "correlation.png",
+                       "per_turn.png", "performance.png", "reward_models.png", "seeds.png", "seeds_all.png"]
     tables = _tables(out)
     assert set(tables) >= {"performance", "convergence", "seeds", "reward_models", "per_turn", "correlation", "chance"}
     conv = tables["convergence"]
@@ -90,7 +94,51 @@ def _mtimes(folder: Path, *parts: str) -> dict[Path, int]:
 
 
 #: What a run makes from the responses: kept by a re-run whose inputs are the same.
-DERIVED = ("tables.json", "convergence.csv", "convergence.json", "chance.csv", "explain", "figures", "report.md")
+DERIVED = ("tables.json", "convergence.csv", "convergence.json", "chance.csv", "consequences.csv", "cache/consequences",
+           "explain", "figures", "report.md")
+
+
+@pytest.mark.slow
+def test_consequences_table(tiny_run):
+    """Every comparison's pairs, both groups and three effects each; the random policy changes outcomes."""
+    out, report = tiny_run
+    table = pd.read_csv(out / "consequences.csv", keep_default_na=False, na_values=[""])
+    assert tuple(table.columns) == SCHEMAS["consequences"]
+    pairs = table[table["pair"] != "pooled"].drop_duplicates("pair")
+    assert list(pairs["pair"]) == [
+        "ts-1@30 -> ts-1@60", "ts-2@30 -> ts-2@60", "iq-1@30 -> iq-1@60", "iq-2@30 -> iq-2@60",
+        "ts-1@60 -> ts-2@60", "iq-1@60 -> iq-2@60",
+        "ts-1@60 -> iq-1@60", "ts-1@60 -> iq-2@60", "ts-2@60 -> iq-1@60", "ts-2@60 -> iq-2@60",
+        "ts-1@60 -> random", "ts-2@60 -> random", "iq-1@60 -> random", "iq-2@60 -> random"]
+    assert list(pairs["context_set"]) == ["col-ts"] * 2 + ["col-iq"] * 2 + ["col-ts", "col-iq"] + ["col"] * 4 \
+        + ["col-ts"] * 2 + ["col-iq"] * 2
+    assert list(pairs["reward"]) == ["ts", "ts", "iq", "iq", "ts", "iq", "ts", "ts", "ts", "ts", "ts", "ts", "iq", "iq"]
+    # six rows per pair (effect x actions), a pooled group per comparison with several pairs
+    assert (table.groupby("pair", sort=False).size().drop("pooled") == 6).all()
+    pooled = table[table["pair"] == "pooled"].drop_duplicates(["comparison", "group"])
+    assert list(zip(pooled["comparison"], pooled["group"], pooled["n_pairs"])) == [
+        ("convergence", "ts", 2), ("convergence", "iq", 2), ("reward models", "ts-iq", 4), ("random", "ts", 2),
+        ("random", "iq", 2)]
+    assert set(table["continuations"]) == {TINY.consequences.continuations}
+    # every context of the pair's set in one of the two groups, K continuations each
+    contexts = {name: len(ContextSet.read_jsonl(out / "contexts" / f"{name}.jsonl")) for name in ("col", "col-ts")}
+    first = table[(table["pair"] == "ts-1@60 -> iq-1@60") & (table["effect"] == "total")]
+    assert first["count"].sum() == 2 * contexts["col"] and first["contexts"].sum() >= contexts["col"]
+    # the outcome changed is the complement of benign churn; rates are shares
+    assert np.allclose(table["outcome_changed"], 1 - table["benign_churn_rate"], equal_nan=True)
+    rates = table[["outcome_changed", "negative_flip_rate", "positive_flip_rate"]].to_numpy()
+    assert np.nanmin(rates) >= 0 and np.nanmax(rates) <= 1
+    # the sanity end: against the random policy most actions differ, and where they do most outcomes change
+    random = table[(table["comparison"] == "random") & (table["pair"] == "pooled") & (table["effect"] == "total")]
+    differ = random[random["actions"] == "differ"]
+    assert (differ["count"] > random[random["actions"] == "agree"]["count"].to_numpy()).all()
+    assert (differ["outcome_changed"] > 0.5).all()
+    # where the actions agree, the one action changes nothing: (c) is (b) there
+    agree = table[(table["effect"] == "action") & (table["actions"] == "agree") & (table["count"] > 0)]
+    assert (agree["outcome_changed"] == 0).all() and (agree["negative_flip_rate"] == 0).all()
+    text = report.read_text()
+    assert "Trained (ts) → random, the sanity end, 2 pairs: the actions differ in" in text
+    assert "[consequences.csv](consequences.csv)" in text and "![" in text.split("## Does the difference matter?")[1]
 
 
 @pytest.mark.slow
@@ -119,7 +167,10 @@ def test_a_rerun_remakes_what_changed_and_only_that(tiny_run, tmp_path, caplog):
     # [findings]: the tables' record and the report change; explain/ is made from the responses alone
     other = dataclasses.replace(TINY, findings=dataclasses.replace(TINY.findings, converged_tmr=0.95))
     explain_before = _mtimes(folder, "explain")
-    run_experiment(other, folder, n_jobs=1, progress=False)
+    with caplog.at_level(logging.INFO, logger="simscore"):
+        run_experiment(other, folder, n_jobs=1, progress=False)
+    # the consequences are made from the checkpoints, C_col and their own settings: kept
+    assert "consequences: kept (made by an earlier run from the same checkpoints, contexts and settings)" in caplog.text
     assert json.loads((folder / "tables.json").read_text())["meta"]["findings"]["converged_tmr"] == 0.95
     assert _mtimes(folder, "explain") == explain_before
     for name in _tables(out):  # the numbers are the same
@@ -155,8 +206,8 @@ def test_every_long_step_logs_its_progress_away_from_a_terminal(tmp_path, monkey
     monkeypatch.setattr(simscore.progress, "LOG_INTERVAL", 0.01)  # every step of the tiny run counts as long
     run_experiment(dataclasses.replace(TINY, seeds=(1,), measures=("tmr", "bleu4")), tmp_path / "run", n_jobs=1)
     log = (tmp_path / "run" / "run.log").read_text(encoding="utf-8")
-    for step in ("training", "collecting", "responding", "scoring", "final, handcrafted and random policies", "explain",
-                 "figures"):
+    for step in ("training", "collecting", "responding", "scoring", "final, handcrafted and random policies",
+                 "consequences: replaying", "consequences: flip rates", "explain", "figures"):
         assert re.search(rf"\] {step}: \d+/\d+ [a-z]+ done.*, (\d+m)?\d+s\n", log), step
 
 
@@ -247,7 +298,7 @@ def test_report_command_rebuilds_from_tables(tiny_run, tmp_path, capsys):
     shutil.rmtree(copy / "figures")
     assert main(["report", str(copy)]) == 0
     assert (copy / "report.md").read_text() == report.read_text()
-    assert len(list((copy / "figures").glob("*.png"))) == 9
+    assert len(list((copy / "figures").glob("*.png"))) == 10  # consequences.png among them
 
 
 @pytest.mark.slow
@@ -293,6 +344,11 @@ def test_each_step_gets_its_own_settings():
     assert (reference.random_seed, reference.eval_seed, reference.eval_dialogues, reference.eval_scale) == (
         7, config.training.eval_seed, 10, config.training.eval_scale)
     assert config.for_held_out is None
+    consequences = config.for_consequences
+    assert consequences is not None and consequences.runs == runs and consequences.bootstrap == scoring.bootstrap
+    assert (consequences.continuations, consequences.seed, consequences.random_seed, consequences.collect_scale) == (
+        2, 4_000_037, 7, 0.5)
+    assert dataclasses.replace(config, consequences=ConsequencesConfig(enabled=False)).for_consequences is None
     held = dataclasses.replace(config, held_out=HeldOutConfig(dialogues=3)).for_held_out
     assert held is not None and held.held_out.dialogues == 3 and held.scale == 0.5 and held.bootstrap == scoring.bootstrap
 

@@ -27,12 +27,26 @@ def test_paper_config_is_the_papers_setup():
     assert [run.name for run in config.runs] == ["ts-1", "ts-2", "ts-3", "iq-1", "iq-2", "iq-3"]
     assert config.run_config("iq", 2) == TrainingConfig(reward="iq", seed=2, dialogues=40000, every=1000)
     assert ExperimentConfig.from_dict(config.to_dict()) == config
+    assert config.consequences.enabled and config.consequences.continuations == 2
 
 
 def test_demo_config_round_trips_and_uses_one_evaluation_seed():
     assert ExperimentConfig.from_dict(DEMO_CONFIG.to_dict()) == DEMO_CONFIG
     assert DEMO_CONFIG.training.eval_seed == EVAL_SEED == TrainingConfig().eval_seed
     assert DEMO_CONFIG.training.dialogues == 5000 and DEMO_CONFIG.training.every == 500
+    assert DEMO_CONFIG.consequences.enabled and DEMO_CONFIG.for_consequences is not None
+
+
+def test_consequences_can_be_turned_off_and_set(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text("[consequences]\nenabled = false\n", encoding="utf-8")
+    assert load_config(path).for_consequences is None
+    path.write_text("[consequences]\ncontinuations = 5\nseed = 9\n[chance]\nrandom_seed = 3\n", encoding="utf-8")
+    config = load_config(path)
+    step = config.for_consequences
+    assert step is not None and (step.continuations, step.seed, step.random_seed) == (5, 9, 3)
+    assert step.bootstrap == config.bootstrap and step.simulation == config.training.simulation()
+    assert ExperimentConfig.from_dict(config.to_dict()) == config
 
 
 def test_every_training_and_simulator_setting_is_settable(tmp_path):
@@ -81,6 +95,11 @@ def test_every_training_and_simulator_setting_is_settable(tmp_path):
         ("[contexts]\ncollect_scale = -1\n", "collect_scale must be >= 0.0"),
         ("name = 'a/b'\n", "name must not contain a path separator (it names the output folder simscore-<name> and "
                           "heads the report), got '/' at position 1 in 'a/b'"),
+        ("[consequences]\ncontinuation = 2\n", "[consequences] unknown key 'continuation'; did you mean "
+                                               "'continuations'?"),
+        ("[consequences]\ncontinuations = 0\n", "consequences.continuations must be >= 1, got 0"),
+        ("[consequences]\nenabled = 'yes'\n", "[consequences] enabled: expected true or false, got str 'yes'"),
+        ("[consequences]\nseed = -1\n", "consequences.seed must be >= 0, got -1"),
         ("[training\n", "invalid TOML"),
         ("name = " + "[" * 100_000 + "]" * 100_000 + "\n", "tables and arrays nested deeper than 64 levels"),
         ("[a]\nx = " + "[" * 70 + "1" + "]" * 70 + "\n", "tables and arrays nested deeper than 64 levels"),

@@ -42,12 +42,16 @@ def test_the_configuration_of_one_reward_model_is_valid():
 def test_every_analysis_but_the_reward_models_runs(one_reward):
     out = one_reward
     tables = sorted(p.stem for p in out.glob("*.csv"))
-    assert tables == ["chance", "contexts", "convergence", "correlation", "first_turn", "flow_graph", "flow_strata",
-                      "flow_strata_tests", "per_turn", "performance", "policies", "seeds", "sensitivity",
+    assert tables == ["chance", "consequences", "contexts", "convergence", "correlation", "first_turn", "flow_graph",
+                      "flow_strata", "flow_strata_tests", "per_turn", "performance", "policies", "seeds", "sensitivity",
                       "text_at_matching_actions"]
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
-    assert figures == ["chance.png", "convergence.png", "convergence_all.png", "correlation.png", "flow_strata.png",
-                       "per_turn.png", "performance.png", "seeds.png", "seeds_all.png"]
+    assert figures == ["chance.png", "consequences.png", "convergence.png", "convergence_all.png", "correlation.png",
+                       "flow_strata.png", "per_turn.png", "performance.png", "seeds.png", "seeds_all.png"]
+    # one reward model: no reward-model pairs among the consequences
+    consequences = pd.read_csv(out / "consequences.csv")
+    assert list(dict.fromkeys(consequences["comparison"])) == ["convergence", "seeds", "random"]
+    assert set(consequences["context_set"]) == {"col-ts"}
     for name in ("convergence", "seeds", "chance"):
         assert set(pd.read_csv(out / f"{name}.csv")["reward"]) == {"ts"}
     assert set(pd.read_csv(out / "per_turn.csv")["group"]) == {"seed pairs (final checkpoint)"}
