@@ -146,7 +146,7 @@ def test_compare_by_stratum(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main([*args, "--out", str(labelled), "--format", "json", "--force"]) == 2
     assert "is also an input" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--by", "flow"]) == 2
-    assert "--by and --cluster need --contexts" in capsys.readouterr().err
+    assert "--by, --cluster and --divergence need --contexts" in capsys.readouterr().err
     # --cluster without --by: the summary's intervals resample the named units
     assert main([*args[:-2], "--cluster", "dialogue_id"]) == 0
     assert "95% CI: percentile bootstrap, 3 dialogues resampled (by dialogue_id)" in capsys.readouterr().out
