@@ -4,17 +4,14 @@ The runner (:mod:`simscore.app.runner`) hands every step only the settings it re
 the one validated :class:`~simscore.app.experiment.config.ExperimentConfig` by its ``for_*``
 properties, so a step can be read, called and tested alone:
 
-========================  ===========================================  ======================================
-step                      settings                                     made by
-========================  ===========================================  ======================================
-training (one run)        :class:`policies.gpsarsa.training.TrainingConfig`  ``config.run_config(reward, seed)``
-collecting the contexts   :class:`CollectionSettings`                  ``config.for_collection``
-the held-out users        :class:`HeldOutSettings`                     ``config.for_held_out`` (None: none)
-scoring                   :class:`ScoringSettings`                     ``config.for_scoring``
-reference policies        :class:`ReferenceSettings`                   ``config.for_reference``
-consequences              :class:`ConsequencesSettings`                ``config.for_consequences`` (None: off)
-findings                  :class:`~simscore.app.experiment.sections.Thresholds`  ``config.findings``
-========================  ===========================================  ======================================
+* training (one run): :class:`policies.gpsarsa.training.TrainingConfig`, from
+  ``config.run_config(reward, seed)``;
+* collecting the contexts: :class:`CollectionSettings`, from ``config.for_collection``;
+* the held-out users: :class:`HeldOutSettings`, from ``config.for_held_out`` (None: none);
+* scoring: :class:`ScoringSettings`, from ``config.for_scoring``;
+* the reference policies: :class:`ReferenceSettings`, from ``config.for_reference``;
+* the consequences: :class:`ConsequencesSettings`, from ``config.for_consequences`` (None: off);
+* the findings: :class:`~simscore.app.experiment.sections.Thresholds`, ``config.findings``.
 
 Responding needs only the runs and ``[chance] random_seed``, which it gets as they are. The
 classes hold values that :class:`~simscore.app.experiment.config.ExperimentConfig` has already
