@@ -9,7 +9,9 @@ line. Only the hooks and the logger differ.
 
 from __future__ import annotations
 
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -61,3 +63,23 @@ def _check(monitor: BehaviourMonitor, policy: Any, step: int, prefix: str) -> _C
         scores = ", ".join(f"{m.name}={row[m.name]:.3f}" for m in monitor.measures)
         line = f"[simscore] step {step}: {scores} vs previous; stable {monitor.stable_updates}/{monitor.patience}"
     return _Check(values, seconds, line)
+
+
+def lazy_subclass(module: str, name: str, mixin: type, base: Callable[[], type]
+                  ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A module's ``__getattr__`` and ``__dir__`` giving class ``name``: ``mixin`` on ``base()``, built on
+    first access, so the training library behind ``base`` is imported only when the callback is used."""
+    built: dict[str, type] = {}
+
+    def module_getattr(attribute: str) -> Any:
+        if attribute != name:
+            raise AttributeError(f"module {module!r} has no attribute {attribute!r}")
+        if name not in built:
+            built[name] = type(name, (mixin, base()), {"__module__": module, "__doc__": mixin.__doc__,
+                                                       "__qualname__": name})
+        return built[name]
+
+    def module_dir() -> list[str]:
+        return sorted([*vars(sys.modules[module]), name])
+
+    return module_getattr, module_dir

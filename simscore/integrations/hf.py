@@ -53,14 +53,14 @@ Example
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from simscore.checks import check_bool, check_int
 from simscore.errors import MissingDependencyError
-from simscore.integrations._behaviour import _chance_policy, _check, _checked_measures
+from simscore.integrations._behaviour import _chance_policy, _check, _checked_measures, lazy_subclass
 from simscore.measures.base import Measure
 from simscore.monitor import BehaviourMonitor, fixed_contexts
 from simscore.responses import Responses
@@ -300,29 +300,9 @@ class _BehaviourCallback:
         return dict(self._seconds)
 
 
-_CLASSES: dict[str, type] = {}
-
-
-def _build_callback() -> type:
-    transformers = require_transformers()
-    return type(
-        "BehaviourCallback",
-        (_BehaviourCallback, transformers.TrainerCallback),
-        {"__module__": __name__, "__doc__": _BehaviourCallback.__doc__, "__qualname__": "BehaviourCallback"},
-    )
-
-
-def __getattr__(name: str) -> Any:
-    # The callback subclasses transformers' TrainerCallback: built on first access.
-    if name != "BehaviourCallback":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if name not in _CLASSES:
-        _CLASSES[name] = _build_callback()
-    return _CLASSES[name]
-
-
-def __dir__() -> Sequence[str]:
-    return sorted([*globals(), "BehaviourCallback"])
+# The callback subclasses transformers' TrainerCallback: built on first access.
+__getattr__, __dir__ = lazy_subclass(__name__, "BehaviourCallback", _BehaviourCallback,
+                                     lambda: require_transformers().TrainerCallback)
 
 
 if TYPE_CHECKING:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -48,7 +48,7 @@ from policies.sim.domain_cache import domain_cache
 from policies.sim.features import feature_size
 from simscore.checks import check_int
 from simscore.errors import MissingDependencyError
-from simscore.integrations._behaviour import _chance_policy, _check, _checked_measures
+from simscore.integrations._behaviour import _chance_policy, _check, _checked_measures, lazy_subclass
 from simscore.measures.base import Measure
 from simscore.monitor import BehaviourMonitor, fixed_contexts
 from simscore.stats import Bootstrap
@@ -406,31 +406,9 @@ class _BehaviourConvergence:
         return frame
 
 
-_CLASSES: dict[str, type] = {}
-
-
-def _build_callback() -> type:
-    callbacks = require_sb3("stable_baselines3.common.callbacks")
-    cls = type(
-        "BehaviourConvergenceCallback",
-        (_BehaviourConvergence, callbacks.BaseCallback),
-        {"__module__": __name__, "__doc__": _BehaviourConvergence.__doc__,
-         "__qualname__": "BehaviourConvergenceCallback"},
-    )
-    return cls
-
-
-def __getattr__(name: str) -> Any:
-    # The callback subclasses SB3's BaseCallback: built on first access.
-    if name != "BehaviourConvergenceCallback":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if name not in _CLASSES:
-        _CLASSES[name] = _build_callback()
-    return _CLASSES[name]
-
-
-def __dir__() -> Sequence[str]:
-    return sorted([*globals(), "BehaviourConvergenceCallback"])
+# The callback subclasses SB3's BaseCallback: built on first access.
+__getattr__, __dir__ = lazy_subclass(__name__, "BehaviourConvergenceCallback", _BehaviourConvergence,
+                                     lambda: require_sb3("stable_baselines3.common.callbacks").BaseCallback)
 
 
 if TYPE_CHECKING:
