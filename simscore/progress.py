@@ -8,10 +8,14 @@ is shown depends on where standard error goes:
 - **a terminal**: a tqdm bar, drawn once the step has taken ``delay`` seconds;
 - **anything else** (a log file, a pipe, CI): a line on the logger ``simscore.progress`` (INFO)
   every :data:`LOG_INTERVAL` seconds while the step lasts, saying what step, how far and for
-  how long -- ``training: 2/6 runs done, 2m10s`` -- and nothing for a step shorter than that.
-  The line comes from a background thread, so a step whose units take minutes each (one
-  training run) still reports; the command line shows it on stderr and an experiment also
-  writes it into its ``run.log``;
+  how long -- ``training: 2/6 runs done, 2m10s``. The line comes from a background thread, so
+  a step whose units take minutes each (one training run) still reports; the command line
+  shows it on stderr and an experiment also writes it into its ``run.log``. Steps that follow
+  one another share the minute: a step that starts less than :data:`LOG_INTERVAL` seconds
+  after the last line (:data:`LAST_LINE`: any step's, or any message through a handler that
+  carries :class:`LineClock`) writes its first line when that minute is up, so a chain of
+  short steps is never silent for longer than a minute. A step that starts after a longer
+  silence, or that ends within its minute, writes nothing of its own;
 - **nothing** when the step was asked for no progress (``progress=False``, ``--quiet``).
 
 :data:`LOG_INTERVAL` and :data:`CLOCK` are module attributes read by each new step, so a
@@ -50,6 +54,7 @@ from typing import IO, Any, TypeVar
 
 __all__ = [
     "Progress", "progress", "track", "format_elapsed", "show_progress", "progress_enabled", "LOG_INTERVAL", "CLOCK",
+    "LAST_LINE", "LineClock",
 ]
 
 logger = logging.getLogger("simscore.progress")
@@ -60,6 +65,37 @@ LOG_INTERVAL = 60.0
 CLOCK: Callable[[], float] = time.monotonic
 
 T = TypeVar("T")
+
+
+class LastLine:
+    """When the last log line went out (``time.monotonic`` seconds; None: none yet), for every step.
+
+    One per process (:data:`LAST_LINE`): the steps' lines and the messages through a handler that
+    carries :class:`LineClock` mark it, and a new step times its first line from it.
+    """
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+
+    def mark(self) -> None:
+        """A line went out now."""
+        self.at = time.monotonic()
+
+
+#: The last log line of this process, for the steps' shared minute (module docstring).
+LAST_LINE = LastLine()
+
+
+class LineClock(logging.Filter):
+    """A handler's filter that lets every record through and marks :data:`LAST_LINE`.
+
+    The command line's stderr handler and an experiment's ``run.log`` carry one, so that the
+    messages between the steps (``training: 6 runs trained, 71.0 s``) count as lines too.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        LAST_LINE.mark()
+        return True
 
 _NESTED: contextvars.ContextVar[bool] = contextvars.ContextVar("simscore_nested_progress", default=False)
 
@@ -151,8 +187,16 @@ class Progress:
         return f"{self.desc}: {count} {self.unit} done{postfix}, {format_elapsed(self.clock() - self.started)}"
 
     def _tick(self) -> None:
-        while not self._stop.wait(self.interval):
+        mark = time.monotonic()  # this step's last line; its start at first
+        while True:
+            last = LAST_LINE.at
+            # a line less than an interval before the step started: its minute is this step's first
+            since = min(mark, last) if last is not None and last > mark - self.interval else mark
+            if self._stop.wait(max(0.0, since + self.interval - time.monotonic())):
+                return
             logger.info("%s", self.line())
+            mark = time.monotonic()
+            LAST_LINE.mark()
 
     def update(self, n: int = 1) -> None:
         """``n`` more units done."""

@@ -125,3 +125,20 @@ def log_lines() -> list[dict[str, Any]]:
 def convlab_dialogues() -> list[dict[str, Any]]:
     """Three ConvLab-3 unified-format dialogues (one hotel-only) (a fresh copy)."""
     return copy.deepcopy(CONVLAB)
+
+
+@pytest.fixture(autouse=True)
+def _no_earlier_log_line():
+    """Every test starts as a fresh process: no log line yet for the progress steps' shared minute."""
+    from simscore.progress import LAST_LINE
+
+    LAST_LINE.at = None
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sb3_logs_in_the_test_folder(tmp_path_factory):
+    """stable-baselines3 makes a folder in the system's temporary folder for every model that learns
+    without a logger of its own (``SB3-<date>``; ``SB3_LOGDIR`` says where): the tests' go under pytest's."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
+        yield

@@ -68,7 +68,7 @@ from simscore.errors import SimscoreError
 from simscore.io import atomic_write_text, is_temporary
 from simscore.measures import Measure, resolve_measures, with_cache_dir
 from simscore.parallel import run_jobs, stop_on_signals
-from simscore.progress import track
+from simscore.progress import LineClock, track
 
 __all__ = ["run_experiment", "collection_stream"]
 
@@ -146,6 +146,7 @@ def _run_log(path: Path) -> Iterator[None]:
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter(_LOG_FORMAT, _LOG_DATE_FORMAT))
     handler.setLevel(logging.INFO)
+    handler.addFilter(LineClock())  # its messages count as lines for the steps' minute
     root = logging.getLogger("simscore")
     previous_level = root.level
     if root.getEffectiveLevel() > logging.INFO:

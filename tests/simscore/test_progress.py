@@ -54,6 +54,69 @@ def test_a_long_step_logs_what_how_far_and_how_long(caplog):
     assert lines[1] == "training: 12/30 runs done (success 0.8), 2m10s"
 
 
+def _wait_for_line(caplog, seconds: float) -> list[str]:
+    deadline = time.monotonic() + seconds
+    while not _lines(caplog) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return _lines(caplog)
+
+
+def test_a_step_after_a_recent_line_shares_its_minute(caplog):
+    """The last line went out 29.8 s ago: a step with a 30 s interval says where it is within a moment,
+    not 30 s after its own start -- two quiet steps in a row are never silent for two minutes."""
+    progress_module.LAST_LINE.at = time.monotonic() - 29.8
+    with caplog.at_level(logging.INFO, logger="simscore.progress"):
+        with Progress(5, "scoring", unit="pairs", interval=30.0, clock=_ticks(), stream=io.StringIO()) as bar:
+            bar.update(2)
+            lines = _wait_for_line(caplog, 20.0)  # far less than the step's own 30 s
+    assert lines[:1] == ["scoring: 2/5 pairs done, 1m05s"]
+    assert progress_module.LAST_LINE.at is not None and time.monotonic() - progress_module.LAST_LINE.at < 25
+
+
+@pytest.mark.parametrize("silence", [None, 31.0, 1000.0])
+def test_a_step_after_a_long_silence_keeps_its_own_minute(caplog, silence):
+    """No line yet, or the last one longer than an interval ago: a short step stays silent."""
+    progress_module.LAST_LINE.at = None if silence is None else time.monotonic() - silence
+    with caplog.at_level(logging.INFO, logger="simscore.progress"):
+        with Progress(5, "scoring", unit="pairs", interval=30.0, stream=io.StringIO()) as bar:
+            time.sleep(0.3)
+            bar.update(5)
+    assert _lines(caplog) == []
+
+
+def test_a_handler_with_a_line_clock_marks_the_last_line():
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(progress_module.LineClock())
+    log = logging.getLogger("simscore.test_line_clock")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        log.debug("below the level: no line")
+        assert progress_module.LAST_LINE.at is None
+        before = time.monotonic()
+        log.info("training: 6 runs trained")
+    finally:
+        log.removeHandler(handler)
+    assert stream.getvalue() == "training: 6 runs trained\n"  # let through, unchanged
+    assert before <= progress_module.LAST_LINE.at <= time.monotonic()
+
+
+def test_the_command_line_and_the_run_log_carry_a_line_clock(tmp_path, monkeypatch):
+    from simscore.app.cli import _console_log
+    from simscore.app.runner import _run_log
+
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # as in a bare process (pytest's own left out)
+    stream = io.StringIO()
+    with _console_log(logging.INFO, stream), _run_log(tmp_path / "run.log"):
+        handlers = logging.getLogger("simscore").handlers
+        assert len(handlers) == 2
+        assert all(any(isinstance(f, progress_module.LineClock) for f in h.filters) for h in handlers)
+        logging.getLogger("simscore.app.experiment").info("contexts: 0.7 s")
+    assert progress_module.LAST_LINE.at is not None
+    assert "contexts: 0.7 s" in stream.getvalue() and "contexts: 0.7 s" in (tmp_path / "run.log").read_text()
+
+
 def test_format_elapsed():
     assert [format_elapsed(s) for s in (0, 59.9, 60, 130, 3600, 3725.5)] == \
         ["0s", "59s", "1m00s", "2m10s", "1h00m00s", "1h02m05s"]

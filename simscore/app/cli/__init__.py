@@ -25,6 +25,7 @@ from typing import IO
 from simscore._version import __version__
 from simscore.errors import RunStopped, SimscoreError
 from simscore.parallel import stop_on_signals
+from simscore.progress import LineClock
 from simscore.untrusted import TerminalStream, terminal_text
 
 __all__ = ["main", "build_parser"]
@@ -133,6 +134,7 @@ def _console_log(level: int, stream: object = None) -> Iterator[None]:
         return
     handler = logging.StreamHandler(sys.stderr if stream is None else stream)  # type: ignore[arg-type]
     handler.setFormatter(_InertFormatter("[%(asctime)s] %(message)s", "%H:%M:%S"))
+    handler.addFilter(LineClock())  # its messages count as lines for the steps' minute
     previous_levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.addHandler(handler)

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -296,6 +296,19 @@ def _rows(decomposition: FlipDecomposition, replays: Replays, pair: Pair, label:
     return out
 
 
+def _log_undefined(messages: Iterable[str]) -> None:
+    """One log line per reason a value is NaN (``<comparison>[, <group>]: <reason>``), naming its comparisons."""
+    by_reason: dict[str, list[str]] = {}
+    for message in dict.fromkeys(messages):
+        where, _, reason = message.partition(": ")
+        if not reason:
+            where, reason = "", message
+        by_reason.setdefault(reason, []).append(where)
+    for reason, places in by_reason.items():
+        named = "; ".join(place for place in places if place)
+        logger.info("consequences: %s%s", reason, f" ({len(places)}: {named})" if named else "")
+
+
 def consequences_table(settings: ConsequencesSettings, folder: ExperimentFolder, *, n_jobs: int | None = None,
                        scheduler: str | None = None, progress: bool = False) -> pd.DataFrame:
     """The ``consequences`` table (see the module docstring): one row per pair or pooled group, effect and actions.
@@ -347,9 +360,8 @@ def consequences_table(settings: ConsequencesSettings, folder: ExperimentFolder,
                 table += _rows(pooled.flips(first.reward, bootstrap=settings.bootstrap), pooled, first, POOLED,
                                len(members), "", "")
     # an empty group (no differing context in a convergence pair) or intervals on one dialogue: NaN in the
-    # table, said once each in the log; any other warning goes on as it came
-    for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, MissingValueWarning)):
-        logger.info("consequences: %s", message)
+    # table, said in the log once per reason with the comparisons it concerns; any other warning goes on as it came
+    _log_undefined(str(w.message) for w in caught if issubclass(w.category, MissingValueWarning))
     for w in caught:
         if not issubclass(w.category, MissingValueWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

@@ -98,6 +98,21 @@ DERIVED = ("tables.json", "convergence.csv", "convergence.json", "chance.csv", "
            "explain", "figures", "report.md")
 
 
+def test_undefined_consequences_are_logged_once_per_reason(caplog):
+    from simscore.app.experiment.consequences import _log_undefined
+
+    interval = "a 95% interval from one dialogue is undefined (NaN): one value says nothing about its spread"
+    with caplog.at_level(logging.INFO, logger="simscore.app.experiment"):
+        _log_undefined([f"ts-1@4 -> ts-1@5, differ: {interval}", "iq-2@4 -> iq-2@5: no pair in group 'differ'; its "
+                        "rates are NaN", f"iq-3@4 -> iq-3@5, differ: {interval}", f"ts-1@4 -> ts-1@5, differ: {interval}",
+                        "undefined"])
+    assert [r.getMessage() for r in caplog.records] == [
+        f"consequences: {interval} (2: ts-1@4 -> ts-1@5, differ; iq-3@4 -> iq-3@5, differ)",
+        "consequences: no pair in group 'differ'; its rates are NaN (1: iq-2@4 -> iq-2@5)",
+        "consequences: undefined",
+    ]
+
+
 @pytest.mark.slow
 def test_consequences_table(tiny_run):
     """Every comparison's pairs, both groups and three effects each; the random policy changes outcomes."""
