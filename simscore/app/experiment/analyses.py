@@ -28,6 +28,7 @@ from simscore import analysis as an
 from simscore.analysis import AnalysisResult, RewardModelsKey
 from simscore.app.experiment.context_facts import context_metadata, context_sets_table, sensitivity_table
 from simscore.app.experiment.folder import COLLECTED, ExperimentFolder, RunId
+from simscore.app.experiment.notes import undefined_values_logged
 from simscore.clusters import dialogue_clusters
 from simscore.compare import Comparison
 from simscore.measures import Measure
@@ -230,16 +231,17 @@ def score_set(data: SetResponses, measures: Sequence[Measure], *, final: int, bo
 def _turns(scores: SetScores, final: int, bootstrap: Bootstrap) -> SetScores:
     """The per-turn and first-turn tables of a set's seed pairs and cross-reward pairs."""
     per_turn = []
-    seed_pairs = [c for r in scores.seeds for c in r.select(checkpoint=final)]
-    if seed_pairs:
-        per_turn.append(an.per_turn(seed_pairs, group="seed pairs (final checkpoint)", bootstrap=bootstrap))
     cross = _cross(scores.reward_models)
-    if cross:
-        per_turn.append(an.per_turn(list(cross.values()), group="reward models (final checkpoint)",
-                                    bootstrap=bootstrap))
+    seed_pairs = [c for r in scores.seeds for c in r.select(checkpoint=final)]
+    # the last turns rest on few dialogues: their undefined intervals are said in the log (the report names them)
+    for group, comparisons in (("seed pairs", seed_pairs), ("reward models", list(cross.values()))):
+        if comparisons:
+            with undefined_values_logged(f"per turn, {group} (final checkpoint)"):
+                per_turn.append(an.per_turn(comparisons, group=f"{group} (final checkpoint)", bootstrap=bootstrap))
     pairs: dict[Any, Comparison] = {k: c for r in scores.seeds for k, c in r.comparisons.items()}
     pairs.update(cross)
-    first = an.first_turn(pairs, bootstrap=bootstrap)
+    with undefined_values_logged("first turn"):
+        first = an.first_turn(pairs, bootstrap=bootstrap)
     return SetScores(scores.convergence, scores.seeds, scores.reward_models, scores.chance, tuple(per_turn), first)
 
 

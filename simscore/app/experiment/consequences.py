@@ -57,8 +57,7 @@ is saved with the others and rebuilt into the report by ``simscore report``.
 from __future__ import annotations
 
 import logging
-import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,6 +67,7 @@ import pandas as pd
 
 from simscore.analysis import SCHEMAS
 from simscore.app.experiment.folder import COLLECTED, ExperimentFolder, RunId
+from simscore.app.experiment.notes import undefined_values_logged
 
 if TYPE_CHECKING:
     from contexts import ContextSet
@@ -296,19 +296,6 @@ def _rows(decomposition: FlipDecomposition, replays: Replays, pair: Pair, label:
     return out
 
 
-def _log_undefined(messages: Iterable[str]) -> None:
-    """One log line per reason a value is NaN (``<comparison>[, <group>]: <reason>``), naming its comparisons."""
-    by_reason: dict[str, list[str]] = {}
-    for message in dict.fromkeys(messages):
-        where, _, reason = message.partition(": ")
-        if not reason:
-            where, reason = "", message
-        by_reason.setdefault(reason, []).append(where)
-    for reason, places in by_reason.items():
-        named = "; ".join(place for place in places if place)
-        logger.info("consequences: %s%s", reason, f" ({len(places)}: {named})" if named else "")
-
-
 def consequences_table(settings: ConsequencesSettings, folder: ExperimentFolder, *, n_jobs: int | None = None,
                        scheduler: str | None = None, progress: bool = False) -> pd.DataFrame:
     """The ``consequences`` table (see the module docstring): one row per pair or pooled group, effect and actions.
@@ -329,7 +316,6 @@ def consequences_table(settings: ConsequencesSettings, folder: ExperimentFolder,
         :data:`CONSEQUENCES_COLUMNS`; empty without a pair.
     """
     from contexts import ContextSet
-    from simscore.errors import MissingValueWarning
     from simscore.parallel import run_jobs
     from simscore.progress import track
 
@@ -343,8 +329,9 @@ def consequences_table(settings: ConsequencesSettings, folder: ExperimentFolder,
     parts = {source: (result, {pairs.index(pair): i for i, pair in enumerate(job[3])})
              for source, result, job in zip(sources, results, jobs, strict=True)}
     groups: dict[tuple[str, str], list[tuple[Pair, Replays, list[dict[str, Any]]]]] = {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", MissingValueWarning)
+    # an empty group (no differing context in a convergence pair) or intervals on one dialogue: NaN in the
+    # table, said in the log once per reason with the comparisons it concerns
+    with undefined_values_logged("consequences"):
         for index, pair in enumerate(track(pairs, "consequences: flip rates", unit="comparisons", enabled=progress)):
             covered = [(parts[s][0], parts[s][0]["swaps"][parts[s][1][index]]) for s in sources if pair.covers(s)]
             replays = _replays(pair, covered, contexts, settings.continuations, settings.seed)
@@ -359,12 +346,6 @@ def consequences_table(settings: ConsequencesSettings, folder: ExperimentFolder,
                 first = members[0][0]
                 table += _rows(pooled.flips(first.reward, bootstrap=settings.bootstrap), pooled, first, POOLED,
                                len(members), "", "")
-    # an empty group (no differing context in a convergence pair) or intervals on one dialogue: NaN in the
-    # table, said in the log once per reason with the comparisons it concerns; any other warning goes on as it came
-    _log_undefined(str(w.message) for w in caught if issubclass(w.category, MissingValueWarning))
-    for w in caught:
-        if not issubclass(w.category, MissingValueWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     from simscore.analysis import typed_table
 
     return typed_table(pd.DataFrame(table, columns=list(CONSEQUENCES_COLUMNS)))

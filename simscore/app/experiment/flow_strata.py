@@ -38,6 +38,7 @@ import pandas as pd
 
 from simscore.analysis import SCHEMAS
 from simscore.app.experiment.folder import HELD_OUT, ExperimentFolder, RunId
+from simscore.app.experiment.notes import undefined_values_logged
 from simscore.compare import Comparison, compare
 from simscore.measures import Measure
 from simscore.responses import Responses
@@ -194,18 +195,19 @@ def flow_strata_tables(settings: HeldOutSettings, measures: Sequence[Measure], f
         logger.info("held out: not stratified by %s (a single value on the held set)", ", ".join(skipped))
     strata_rows: list[dict[str, Any]] = []
     test_rows: list[dict[str, Any]] = []
-    for group in groups:
-        pooled = pd.concat([c.scores for _, _, c in group.pairs])
-        for by in usable:
-            parts: list[tuple[str, int, Comparison | pd.DataFrame]] = [
-                (f"{a} vs {b}", 1, c) for a, b, c in group.pairs]
-            parts.append(("pooled", len(group.pairs), pooled))
-            for pair, pairs, scores in parts:
-                keys = {"context_set": HELD_OUT, "checkpoint": checkpoint, "comparison": group.comparison,
-                        "group": group.group, "pair": pair, "pairs": pairs, "by": by}
-                strata, tests = _rows(_stratified(scores, by, names, settings), keys)
-                strata_rows += strata
-                test_rows += tests
+    with undefined_values_logged("held out strata"):  # a flow seen in one dialogue: NaN intervals, said in the log
+        for group in groups:
+            pooled = pd.concat([c.scores for _, _, c in group.pairs])
+            for by in usable:
+                parts: list[tuple[str, int, Comparison | pd.DataFrame]] = [
+                    (f"{a} vs {b}", 1, c) for a, b, c in group.pairs]
+                parts.append(("pooled", len(group.pairs), pooled))
+                for pair, pairs, scores in parts:
+                    keys = {"context_set": HELD_OUT, "checkpoint": checkpoint, "comparison": group.comparison,
+                            "group": group.group, "pair": pair, "pairs": pairs, "by": by}
+                    strata, tests = _rows(_stratified(scores, by, names, settings), keys)
+                    strata_rows += strata
+                    test_rows += tests
     logger.info("held out: %d comparisons stratified by %s", sum(len(g.pairs) for g in groups), ", ".join(usable))
     return {
         "flow_strata": pd.DataFrame(strata_rows, columns=list(STRATA_COLUMNS)),

@@ -8,6 +8,7 @@ import json
 import logging
 import re
 import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ from simscore.app.experiment.reference import reference_policies
 from simscore.app.experiment.sections import ConsequencesConfig, HeldOutConfig
 from simscore.app.experiment.steps import ReferenceSettings
 from simscore.app.runner import run_experiment
-from simscore.errors import ExperimentError
+from simscore.errors import ExperimentError, MissingValueWarning
 from simscore.stats import Bootstrap
 
 TINY = ExperimentConfig(
@@ -99,18 +100,24 @@ DERIVED = ("tables.json", "convergence.csv", "convergence.json", "chance.csv", "
 
 
 def test_undefined_consequences_are_logged_once_per_reason(caplog):
-    from simscore.app.experiment.consequences import _log_undefined
+    from simscore.app.experiment.notes import log_undefined, undefined_values_logged
 
     interval = "a 95% interval from one dialogue is undefined (NaN): one value says nothing about its spread"
     with caplog.at_level(logging.INFO, logger="simscore.app.experiment"):
-        _log_undefined([f"ts-1@4 -> ts-1@5, differ: {interval}", "iq-2@4 -> iq-2@5: no pair in group 'differ'; its "
+        log_undefined("consequences", [f"ts-1@4 -> ts-1@5, differ: {interval}", "iq-2@4 -> iq-2@5: no pair in group 'differ'; its "
                         "rates are NaN", f"iq-3@4 -> iq-3@5, differ: {interval}", f"ts-1@4 -> ts-1@5, differ: {interval}",
                         "undefined"])
     assert [r.getMessage() for r in caplog.records] == [
-        f"consequences: {interval} (2: ts-1@4 -> ts-1@5, differ; iq-3@4 -> iq-3@5, differ)",
-        "consequences: no pair in group 'differ'; its rates are NaN (1: iq-2@4 -> iq-2@5)",
+        f"consequences: {interval} (ts-1@4 -> ts-1@5, differ; iq-3@4 -> iq-3@5, differ)",
+        "consequences: no pair in group 'differ'; its rates are NaN (iq-2@4 -> iq-2@5)",
         "consequences: undefined",
     ]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="simscore.app.experiment"), pytest.warns(RuntimeWarning, match="other"):
+        with undefined_values_logged("per turn"):
+            warnings.warn(f"turn 16 tmr: {interval}", MissingValueWarning, stacklevel=1)
+            warnings.warn("other", RuntimeWarning, stacklevel=1)  # goes on as it came
+    assert [r.getMessage() for r in caplog.records] == [f"per turn: {interval} (turn 16 tmr)"]
 
 
 @pytest.mark.slow
@@ -219,8 +226,14 @@ def test_every_long_step_logs_its_progress_away_from_a_terminal(tmp_path, monkey
     import simscore.progress
 
     monkeypatch.setattr(simscore.progress, "LOG_INTERVAL", 0.01)  # every step of the tiny run counts as long
-    run_experiment(dataclasses.replace(TINY, seeds=(1,), measures=("tmr", "bleu4")), tmp_path / "run", n_jobs=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_experiment(dataclasses.replace(TINY, seeds=(1,), measures=("tmr", "bleu4")), tmp_path / "run", n_jobs=1)
     log = (tmp_path / "run" / "run.log").read_text(encoding="utf-8")
+    # the last turns rest on one dialogue: said in the log, not as a warning
+    assert [str(w.message) for w in caught if issubclass(w.category, MissingValueWarning)] == []
+    assert re.search(r"\] per turn, reward models \(final checkpoint\): a 95% interval from one dialogue is undefined "
+                     r"\(NaN\): one value says nothing about its spread \(turn \d+ tmr, ", log)
     for step in ("training", "collecting", "responding", "scoring", "final, handcrafted and random policies",
                  "consequences: replaying", "consequences: flip rates", "explain", "figures"):
         assert re.search(rf"\] {step}: \d+/\d+ [a-z]+ done.*, (\d+m)?\d+s\n", log), step
