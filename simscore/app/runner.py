@@ -320,7 +320,7 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
     if held_out is not None:
         from simscore.app.experiment.flow_strata import flow_strata_tables
 
-        tables.update(flow_strata_tables(held_out, measures, folder))
+        tables.update(flow_strata_tables(held_out, measures, folder, progress=progress))
     record = _record(config, measures, command)
     logger.info("scoring (all comparisons, %d measures): %.1f s", len(record.signatures), time.perf_counter() - t0)
     t0 = time.perf_counter()

@@ -41,6 +41,7 @@ from simscore.app.experiment.folder import HELD_OUT, ExperimentFolder, RunId
 from simscore.app.experiment.notes import undefined_values_logged
 from simscore.compare import Comparison, compare
 from simscore.measures import Measure
+from simscore.progress import Progress
 from simscore.responses import Responses
 from simscore.strata import MAX_STRATA, StratifiedComparison, format_p_value, stratify
 
@@ -181,9 +182,13 @@ def _graph_row(folder: ExperimentFolder) -> dict[str, Any]:
     return row
 
 
-def flow_strata_tables(settings: HeldOutSettings, measures: Sequence[Measure], folder: ExperimentFolder
-                       ) -> dict[str, pd.DataFrame]:
-    """The tables ``flow_strata``, ``flow_strata_tests`` and ``flow_graph`` (see the module docstring)."""
+def flow_strata_tables(settings: HeldOutSettings, measures: Sequence[Measure], folder: ExperimentFolder,
+                       progress: bool = False) -> dict[str, pd.DataFrame]:
+    """The tables ``flow_strata``, ``flow_strata_tests`` and ``flow_graph`` (see the module docstring).
+
+    ``progress``: show how many stratified comparisons are done (:mod:`simscore.progress`; each
+    runs its permutation tests).
+    """
     from simscore.app.experiment.held_out import final_checkpoints
 
     groups, metadata = held_out_comparisons(settings, measures, folder)
@@ -195,7 +200,10 @@ def flow_strata_tables(settings: HeldOutSettings, measures: Sequence[Measure], f
         logger.info("held out: not stratified by %s (a single value on the held set)", ", ".join(skipped))
     strata_rows: list[dict[str, Any]] = []
     test_rows: list[dict[str, Any]] = []
-    with undefined_values_logged("held out strata"):  # a flow seen in one dialogue: NaN intervals, said in the log
+    total = sum(len(g.pairs) + 1 for g in groups) * len(usable)  # each pair and the pooled pairs, per stratum
+    with undefined_values_logged("held out strata"), \
+            Progress(total, "held out: stratifying", unit="comparisons", enabled=progress) as bar:
+        # a flow seen in one dialogue gives NaN intervals, said in the log
         for group in groups:
             pooled = pd.concat([c.scores for _, _, c in group.pairs])
             for by in usable:
@@ -208,6 +216,7 @@ def flow_strata_tables(settings: HeldOutSettings, measures: Sequence[Measure], f
                     strata, tests = _rows(_stratified(scores, by, names, settings), keys)
                     strata_rows += strata
                     test_rows += tests
+                    bar.update()
     logger.info("held out: %d comparisons stratified by %s", sum(len(g.pairs) for g in groups), ", ".join(usable))
     return {
         "flow_strata": pd.DataFrame(strata_rows, columns=list(STRATA_COLUMNS)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 from pathlib import Path
 
@@ -191,3 +192,27 @@ def test_report_has_no_flow_section_without_the_table():
     from simscore.app.report.document import build_report
 
     assert "Seen and unseen" not in build_report({}, {"title": "x"})
+
+
+@pytest.mark.slow
+def test_stratifying_logs_its_progress_and_gives_the_run_s_tables(held_run, monkeypatch, caplog):
+    """The strata's permutation tests take a minute on the paper's run: away from a terminal they say how far they are."""
+    import logging
+
+    import simscore.progress
+    from simscore.app.experiment.flow_strata import flow_strata_tables
+    from simscore.app.experiment.folder import ExperimentFolder
+    from simscore.measures import resolve_measures
+
+    monkeypatch.setattr(simscore.progress, "LOG_INTERVAL", 0.01)
+    settings = HELD.for_held_out
+    assert settings is not None
+    with caplog.at_level(logging.INFO, logger="simscore.progress"):
+        tables = flow_strata_tables(settings, resolve_measures(list(HELD.measures)), ExperimentFolder(held_run),
+                                    progress=True)
+    lines = [r.getMessage() for r in caplog.records if r.name == "simscore.progress"]
+    assert lines and all(re.fullmatch(r"held out: stratifying: \d+/\d+ comparisons done, (\d+m)?\d+s", line)
+                         for line in lines), lines
+    saved = pd.read_csv(held_run / "flow_strata.csv")
+    assert len(tables["flow_strata"]) == len(saved)
+    assert tables["flow_strata"]["mean"].to_numpy() == pytest.approx(saved["mean"].to_numpy(), nan_ok=True)
