@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -75,7 +76,12 @@ def served(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         pytest.skip("transformers serve needs fastapi, uvicorn, openai and accelerate: pip install 'simscore-dialogue[text,serve]'")
     port = _free_port()
     log = tmp_path_factory.mktemp("serve-log") / "serve.log"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    # the server lists the models of its hub cache on /v1/models and answers 500 where that folder is
+    # missing (huggingface_hub's CacheNotFound), as it is on a new machine: it gets an empty one of its own
+    home = tmp_path_factory.mktemp("serve-hf-home")
+    (home / "hub").mkdir()
+    env = {**os.environ, "HF_HOME": str(home), "HF_HUB_CACHE": str(home / "hub"), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-c", "import sys; from transformers.cli.transformers import main; sys.exit(main())",
                "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu",
                "--log-level", "info"]
@@ -88,6 +94,8 @@ def served(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             try:
                 with urllib.request.urlopen(f"{base}/models", timeout=2):
                     break
+            except urllib.error.HTTPError as exc:  # it runs and answers errors: waiting will not mend it
+                pytest.fail(f"transformers serve answered {exc.code} on /v1/models:\n{log.read_text()[-3000:]}")
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"transformers serve did not start:\n{log.read_text()[-2000:]}")

@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from simscore.measures.bertscore import BertScore
-from tests.simscore.measures.corpus import PROMPTS, bert_dir
+from tests.simscore.measures.corpus import PROMPTS, oracle_model
 
 
 def _refuse_network(*args, **kwargs):
@@ -47,7 +47,8 @@ def bert():
 def bert_reference():
     import bert_score
 
-    return bert_score.BERTScorer(model_type=bert_dir(), num_layers=6, nthreads=0, device="cpu")
+    with oracle_model() as model:
+        return bert_score.BERTScorer(model_type=model, num_layers=6, nthreads=0, device="cpu")
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from simscore.errors import FileFormatError, UnsupportedModelError
 from simscore.measures._hf import folder_digest
 from simscore.measures.base import dist_version
 from simscore.measures.text import BertScore, ModelNotFoundError, TextMeasureError
-from tests.simscore.measures.corpus import MANY, ODD, PROMPTS, SAME, A, B, bert_dir, pairs_of
+from tests.simscore.measures.corpus import MANY, ODD, PROMPTS, SAME, A, B, bert_dir, oracle_model, pairs_of
 
 #: the models of the text extra: skipped, naming it, in an install without it
 pytestmark = pytest.mark.extra("text")
@@ -50,7 +50,8 @@ def test_bertscore_equals_bert_score_per_pair(bert, bert_reference):
     # batch_size=1: bert-score scores each pair on its own, without padding
     reference = bert_reference.score(A, B, batch_size=1)[2].numpy()
     np.testing.assert_allclose(got, reference, rtol=0, atol=1e-6)
-    functional = bert_score.score(A[:4], B[:4], model_type=bert_dir(), num_layers=6, batch_size=1)
+    with oracle_model() as model:
+        functional = bert_score.score(A[:4], B[:4], model_type=model, num_layers=6, batch_size=1)
     np.testing.assert_allclose(got[:4], functional[2].numpy(), rtol=0, atol=1e-6)
     assert (got[SAME] == 1.0).all() and (got[~SAME] < 0.99).all()
 
@@ -152,9 +153,8 @@ def test_bertscore_idf_equals_bert_score(bert):
 
     corpus = PROMPTS + ["What kind of food would you like? I can help you."]
     measure = BertScore(idf=True, idf_sentences=corpus)
-    reference = bert_score.BERTScorer(
-        model_type=bert_dir(), num_layers=6, idf=True, idf_sents=corpus, nthreads=0
-    )
+    with oracle_model() as model:
+        reference = bert_score.BERTScorer(model_type=model, num_layers=6, idf=True, idf_sents=corpus, nthreads=0)
     got = measure.score_pairs(A, B)
     _assert_equals_bert_score(got, reference, A, B)
     assert np.abs(got - bert.score_pairs(A, B))[~SAME].min() > 1e-4  # idf changes the numbers
@@ -177,10 +177,9 @@ def test_bertscore_baseline_rescaling_equals_bert_score(tmp_path):
     measure = BertScore(baseline_path=baseline)
     assert measure.baseline == pytest.approx(0.68, abs=1e-7)
     assert measure.bounds == pytest.approx(((-1 - 0.68) / (1 - 0.68), 1.0), abs=1e-6)
-    reference = bert_score.BERTScorer(
-        model_type=bert_dir(), num_layers=6, rescale_with_baseline=True,
-        baseline_path=str(baseline), lang="en",
-    )
+    with oracle_model() as model:
+        reference = bert_score.BERTScorer(model_type=model, num_layers=6, rescale_with_baseline=True,
+                                          baseline_path=str(baseline), lang="en")
     got = measure.score_pairs(A, B)
     _assert_equals_bert_score(got, reference, A, B)
     assert got.min() < 0 and (got[SAME] == 1.0).all()
@@ -192,7 +191,8 @@ def test_bertscore_any_local_model_directory_and_layer():
     import bert_score
 
     measure = BertScore(model=bert_dir(), num_layers=4)
-    reference = bert_score.BERTScorer(model_type=bert_dir(), num_layers=4)
+    with oracle_model() as model:
+        reference = bert_score.BERTScorer(model_type=model, num_layers=4)
     _assert_equals_bert_score(measure.score_pairs(A, B), reference, A, B)
     assert measure.signature() == (
         f"bertscore|bert-score:0.3.13|model:model(sha256:{_digest()})|layer:4|idf:no|rescale:no|max_tokens:512"
@@ -287,6 +287,7 @@ def test_a_model_whose_fast_tokenizer_disagrees_with_bert_score_is_refused(monke
         measure.load()
 
 
+@pytest.mark.slow
 def test_bertscore_scoring_emits_no_warning():
     """Every call once printed numpy's "invalid value encountered in multiply" (-inf padding times a zero
     weight in the per-pair CPU path): texts of many lengths pad every block, and nothing may warn."""
