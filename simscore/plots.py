@@ -73,6 +73,7 @@ __all__ = [
     "plot_behaviour",
     "save_figure",
     "make_figures",
+    "figures_of",
     "figure_style",
     "new_figure",
 ]
@@ -569,6 +570,19 @@ def plot_behaviour(history: pd.DataFrame, path: str | os.PathLike[str], *, overw
 # ----------------------------------------------------------------------------- all figures
 
 
+def figures_of(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """The names of the figures :func:`make_figures` draws from ``tables``, in report order: those of
+    :data:`FIGURE_NAMES` whose table is present and not empty.
+
+    Examples
+    --------
+    >>> figures_of({"seeds": pd.DataFrame({"mean": [0.5]}), "chance": pd.DataFrame()})
+    ['seeds', 'seeds_all']
+    """
+    return [name for name, source in FIGURE_NAMES.items()
+            if (table := tables.get(source)) is not None and not table.empty]
+
+
 def make_figures(
     directory: str | os.PathLike[str],
     tables: Mapping[str, pd.DataFrame],
@@ -615,10 +629,9 @@ def make_figures(
 
     refs = dict(references or {})
     written: dict[str, Path] = {}
-    drawn = [(name, source) for name, source in FIGURE_NAMES.items() if has(source)]
-    for name, source in track(drawn, "figures", unit="figures", enabled=progress):
+    for name in track(figures_of(tables), "figures", unit="figures", enabled=progress):
         path = out / f"{name}.png"
-        table = tables[source]
+        table = tables[FIGURE_NAMES[name]]
         if name == "performance":
             written[name] = save_figure(pages.draw_performance_page(
                 table, reference=refs.get("performance"), lengths=refs.get("lengths")), path, overwrite=True)

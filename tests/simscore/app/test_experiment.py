@@ -1,4 +1,8 @@
-"""The experiment pipeline end to end on a tiny configuration: outputs, reuse, resume, Dask."""
+"""The experiment pipeline end to end on a tiny configuration: outputs, reuse, resume, Dask.
+
+The finished run (``tiny_run``) is built once per test run (``conftest.py``); a test that
+writes copies it.
+"""
 
 from __future__ import annotations
 
@@ -16,10 +20,8 @@ import pandas as pd
 import pytest
 
 from contexts import ContextSet
-from policies.gpsarsa.training import TrainingConfig
 from simscore.analysis import SCHEMAS
 from simscore.app.cli import main
-from simscore.app.experiment.config import ExperimentConfig
 from simscore.app.experiment.folder import ExperimentFolder, RunId
 from simscore.app.experiment.reference import reference_policies
 from simscore.app.experiment.sections import ConsequencesConfig, HeldOutConfig
@@ -27,26 +29,11 @@ from simscore.app.experiment.steps import ReferenceSettings
 from simscore.app.runner import run_experiment
 from simscore.errors import ExperimentError, MissingValueWarning
 from simscore.stats import Bootstrap
-
-TINY = ExperimentConfig(
-    name="tiny",
-    seeds=(1, 2),
-    training=TrainingConfig(dialogues=60, every=30, eval_dialogues=10),
-    collect_dialogues=2,
-    measures=("tmr", "dmr", "cer", "cmr"),
-    n_resamples=100,
-)
+from tests.simscore.app.experiments import TINY, copy_run
 
 
 def _tables(out: Path) -> dict[str, pd.DataFrame]:
     return {p.stem: pd.read_csv(p) for p in sorted(out.glob("*.csv"))}
-
-
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tiny")
-    report = run_experiment(TINY, out, n_jobs=1, progress=False)
-    return out, report
 
 
 @pytest.mark.slow
@@ -182,7 +169,7 @@ def test_rerun_reuses_everything_and_gives_the_same_tables(tiny_run, tmp_path, c
 
 
 @pytest.mark.slow
-def test_a_rerun_remakes_what_changed_and_only_that(tiny_run, tmp_path, caplog):
+def test_a_rerun_remakes_what_changed_and_only_that(tiny_run, tmp_path, caplog, figures_off):
     out, _ = tiny_run
     folder = tmp_path / "x"
     shutil.copytree(out, folder)
@@ -206,10 +193,10 @@ def test_a_rerun_remakes_what_changed_and_only_that(tiny_run, tmp_path, caplog):
     assert (folder / "explain" / "churn.csv").is_file() and _mtimes(folder, "tables.json", "convergence.csv") == kept
     assert "tables: kept" in caplog.text and "explain: kept" not in caplog.text
     # explain/ written by hand with other settings: a run makes its own again
-    assert main(["explain", str(folder), "--seed", "5", "--quiet"]) == 0
-    assert "Seed 5," in (folder / "explain" / "explain.md").read_text()
+    assert main(["explain", str(folder), "--seed", "5", "--permutations", "20", "--quiet"]) == 0
+    assert "Seed 5, 20 permutations." in (folder / "explain" / "explain.md").read_text()
     run_experiment(other, folder, n_jobs=1, progress=False)
-    assert "Seed 0," in (folder / "explain" / "explain.md").read_text()
+    assert "Seed 0, 200 permutations." in (folder / "explain" / "explain.md").read_text()
     # no cache/: everything made again, to the same numbers
     shutil.rmtree(folder / "cache")
     caplog.clear()
@@ -240,7 +227,7 @@ def test_every_long_step_logs_its_progress_away_from_a_terminal(tmp_path, monkey
 
 
 @pytest.mark.slow
-def test_interrupted_run_continues(tiny_run, tmp_path):
+def test_interrupted_run_continues(tiny_run, tmp_path, figures_off):
     out, _ = tiny_run
     partial = tmp_path / "partial"
     shutil.copytree(out, partial)
@@ -256,6 +243,7 @@ def test_interrupted_run_continues(tiny_run, tmp_path):
         assert filecmp.cmp(out / f"{name}.csv", partial / f"{name}.csv", shallow=False), name
 
 
+@pytest.mark.slow
 def test_other_training_settings_are_refused(tiny_run, tmp_path):
     out, _ = tiny_run
     folder = tmp_path / "x"
@@ -280,7 +268,7 @@ def test_other_training_settings_are_refused(tiny_run, tmp_path):
 
 
 @pytest.mark.slow
-def test_other_chance_seed_remakes_the_random_responses(tiny_run, tmp_path, caplog):
+def test_other_chance_seed_remakes_the_random_responses(tiny_run, tmp_path, caplog, figures_off):
     from contexts import ContextSet
     from policies import RandomPolicy, SummaryPolicyAdapter
     from simscore.policy import run_policy
@@ -305,7 +293,7 @@ def test_other_chance_seed_remakes_the_random_responses(tiny_run, tmp_path, capl
 
 
 @pytest.mark.slow
-def test_generated_contexts_can_be_turned_off_and_on(tiny_run, tmp_path):
+def test_generated_contexts_can_be_turned_off_and_on(tiny_run, tmp_path, figures_off):
     out, _ = tiny_run
     folder = tmp_path / "x"
     shutil.copytree(out, folder)
@@ -330,18 +318,33 @@ def test_report_command_rebuilds_from_tables(tiny_run, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_dask_cluster_gives_identical_results(tiny_run, tmp_path):
+def test_dask_cluster_gives_identical_results(tiny_run, tmp_path, caplog):
+    """The jobs a Dask cluster runs (training, responses and the consequences' replays) give the same bytes."""
     distributed = pytest.importorskip("dask.distributed")
+    from simscore.app.experiment.consequences import consequences_table
+    from simscore.tables_io import load_tables
+
     out, _ = tiny_run
+    other = copy_run(out, tmp_path / "dask")
+    shutil.rmtree(other / "runs")
+    shutil.rmtree(other / "responses")
+    settings = TINY.for_consequences
+    assert settings is not None
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None) as cluster:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
-        other = tmp_path / "dask"
-        run_experiment(TINY, other, scheduler=cluster.scheduler_address, progress=False)
+        with caplog.at_level(logging.INFO, logger="simscore"):
+            run_experiment(TINY, other, scheduler=cluster.scheduler_address, progress=False)
+        replayed = consequences_table(settings, ExperimentFolder(other), scheduler=cluster.scheduler_address)
+    assert "training: 4 runs trained, 0 had finished" in caplog.text
+    for path in [*(out / "runs").rglob("ckpt-*"), *(out / "responses").rglob("*.jsonl")]:
+        assert filecmp.cmp(path, other / path.relative_to(out), shallow=False), path
+    # what is made from them is then the same: kept, as from the same bytes
+    assert "tables: kept" in caplog.text and "explain: kept" in caplog.text
     for name in _tables(out):
         assert filecmp.cmp(out / f"{name}.csv", other / f"{name}.csv", shallow=False), name
-    for path in (out / "responses").rglob("*.jsonl"):
-        assert filecmp.cmp(path, other / path.relative_to(out), shallow=False), path
+    saved = load_tables(out / "cache" / "consequences").tables["consequences"]
+    pd.testing.assert_frame_equal(replayed, saved, check_exact=True)
 
 
 def test_a_folder_in_use_is_refused_before_any_work(tmp_path, capsys):

@@ -12,7 +12,7 @@ from simscore.app.cli import main
 from simscore.app.experiment.config import ExperimentConfig
 from simscore.app.experiment.sections import HeldOutConfig
 from simscore.app.runner import run_experiment
-from tests.simscore.app.test_experiment import TINY
+from tests.simscore.app.experiments import TINY
 
 ONE = dataclasses.replace(
     TINY, name="one", rewards=("ts",), measures=("tmr", "dmr", "cer", "cmr", "bleu4"),
@@ -61,7 +61,7 @@ def test_every_analysis_but_the_reward_models_runs(one_reward):
 
 
 @pytest.mark.slow
-def test_the_report_and_the_findings_say_what_one_reward_model_allows(one_reward, capsys):
+def test_the_report_and_the_findings_say_what_one_reward_model_allows(one_reward, capsys, figures_off):
     text = (one_reward / "report.md").read_text(encoding="utf-8")
     assert f"| (5) reward models ≈ seeds | — | {NOT_ASSESSED} | — | — | — |" in text
     assert ("- **(5) Not assessed.** Policies trained with different reward models differ about as much as a change "

@@ -14,9 +14,7 @@ from simscore.app.experiment.config import ExperimentConfig, load_config
 from simscore.app.experiment.sections import HELD_OUT_USERS, HeldOutConfig
 from simscore.app.runner import run_experiment
 from simscore.errors import ConfigError, ExperimentError
-from tests.simscore.app.test_experiment import TINY
-
-HELD = dataclasses.replace(TINY, held_out=HeldOutConfig(dialogues=2, graph_dialogues=4, n_permutations=200))
+from tests.simscore.app.experiments import HELD
 
 
 def _load(tmp_path: Path, text: str) -> ExperimentConfig:
@@ -63,13 +61,6 @@ def test_held_out_config_refuses_bad_values_in_python():
         HeldOutConfig(user={})
     with pytest.raises(ExperimentError, match="must behave differently"):
         ExperimentConfig(held_out=HeldOutConfig(user={"greeting": [0.3, 0.7]}))
-
-
-@pytest.fixture(scope="module")
-def held_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("held")
-    run_experiment(HELD, out, n_jobs=1, progress=False)
-    return out
 
 
 def _pieces(out: Path) -> dict[str, bytes]:
@@ -141,7 +132,7 @@ def test_table_numbers_are_comparison_by_stratum(held_run):
 
 
 @pytest.mark.slow
-def test_held_out_collection_is_deterministic_and_resumes_piece_by_piece(held_run, tmp_path):
+def test_held_out_collection_is_deterministic_and_resumes_piece_by_piece(held_run, tmp_path, figures_off):
     out = held_run
     before = _pieces(out)
     copy = tmp_path / "copy"
