@@ -271,3 +271,45 @@ def test_two_sample_with_clusters_keeps_a_cluster_together():
         two_sample_test(features, a, b, seed=0, n_permutations=5, clusters=np.arange(30) % 4)
     with pytest.raises(ValueError, match=r"clusters must have one code per context, shape \(30,\), got \(3,\)"):
         two_sample_test(features, a, b, seed=0, n_permutations=5, clusters=np.arange(3))
+
+
+@pytest.mark.parametrize("depth", [None, 6, 2])
+def test_two_sample_numbers_are_sklearn_s_own(depth):
+    """The accuracies and p-value equal, bit for bit, those of sklearn's permutation_test_score (contexts
+    as units: labels shuffled within each context) and cross_val_score (clusters: a coin per cluster)."""
+    import joblib
+    from sklearn.base import clone
+    from sklearn.model_selection import GroupKFold, cross_val_score, permutation_test_score
+    from sklearn.tree import DecisionTreeClassifier
+
+    from simscore.analysis.disagreement import _design
+
+    rng = np.random.default_rng(depth or 0)
+    features = _contexts(60)
+    a = {i: str(rng.choice(["request(area)", "hello()", 'confirm(area="north")'])) for i in features.index}
+    b = {i: (a[i] if rng.random() < 0.5 else "request(food)") for i in features.index}
+    # the rows as two_sample_test builds them: context features, then the union of the action features
+    actions = [response_features(r, list(features.index)) for r in (a, b)]
+    columns = sorted(set(actions[0].columns) | set(actions[1].columns))
+    x = np.vstack([pd.concat([_design(features), f.reindex(columns=columns, fill_value=0.0)], axis=1).to_numpy(dtype=float)
+                   for f in actions])
+    y = np.repeat([0, 1], 60)
+    model = DecisionTreeClassifier(max_depth=depth, random_state=3)
+    with joblib.parallel_config(backend="threading"):
+        accuracy, permuted, p_value = permutation_test_score(
+            model, x, y, groups=np.tile(np.arange(60), 2), cv=GroupKFold(5), n_permutations=15, random_state=3,
+            scoring="accuracy")
+    ours = two_sample_test(features, a, b, seed=3, n_permutations=15, max_depth=depth)
+    assert (ours.accuracy, ours.p_value) == (accuracy, p_value) and np.array_equal(ours.permuted, permuted)
+    units = np.arange(60) // 4
+    flips = np.random.default_rng(3).integers(0, 2, size=(15, 15)).astype(bool)
+
+    def sklearn_accuracy(flip):
+        swapped = flip[units].astype(np.int64)
+        labels = np.concatenate([swapped, 1 - swapped])
+        return cross_val_score(clone(model), x, labels, groups=np.tile(units, 2), cv=GroupKFold(5),
+                               scoring="accuracy").mean()
+
+    clustered = two_sample_test(features, a, b, seed=3, n_permutations=15, max_depth=depth, clusters=units)
+    assert clustered.accuracy == sklearn_accuracy(np.zeros(15, dtype=bool))
+    assert np.array_equal(clustered.permuted, [sklearn_accuracy(flip) for flip in flips])
