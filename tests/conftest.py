@@ -1,4 +1,5 @@
-"""Shared test data of the contexts tests: a hand-written dialogue log and ConvLab-3 dialogues."""
+"""Shared test data of the contexts tests (a hand-written dialogue log and ConvLab-3 dialogues), and the
+``slow`` mark of every test that takes a fixture costing more than a few seconds."""
 
 from __future__ import annotations
 
@@ -113,6 +114,22 @@ CONVLAB = [
 ]
 
 
+
+
+#: Fixtures that take more than a few seconds to build (a finished experiment, a server, a model written
+#: and loaded): every test that takes one is marked ``slow`` (``pytest -m "not slow"`` leaves them out).
+SLOW_FIXTURES = frozenset({
+    "tiny_run", "held_run", "one_reward",  # tests/simscore/app: finished experiments
+    "clean", "clean_text",  # tests/simscore/app/test_faults.py: a clean run in a subprocess
+    "served", "saved_model",  # transformers serve; a TF SavedModel
+})
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest -m reads the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture()

@@ -49,6 +49,7 @@ def test_every_example_script_is_run_by_a_test() -> None:
         assert script in (HERE / module).read_text(encoding="utf-8"), f"{module} does not run {script}"
 
 
+@pytest.mark.slow
 def test_why_they_differ_on_the_shipped_files() -> None:
     out = _run("why_they_differ.py", "--permutations", "20")
     assert out.startswith("gpsarsa-ts-seed1 vs gpsarsa-iq-seed1 on 24 contexts of C_col_example\n")
@@ -63,6 +64,7 @@ def test_why_they_differ_on_the_shipped_files() -> None:
     assert 0.0 <= accuracy <= 1.0 and 1 / 21 <= p_value <= 1.0  # (1 + hits) / (1 + permutations)
 
 
+@pytest.mark.slow
 def test_rl_loop_stops_when_the_behaviour_settles() -> None:
     # 50 dialogues a batch and a threshold of 0.8: the quick form of the default run (its docstring's)
     out = _run("rl_loop_convergence.py", "--batch", "50", "--max-dialogues", "500", "--threshold", "0.8",
@@ -80,6 +82,7 @@ def test_rl_loop_stops_when_the_behaviour_settles() -> None:
                          "checks; stopping early")
 
 
+@pytest.mark.slow
 def test_trl_sft_behaviour_logs_the_curve_and_stops(tmp_path) -> None:
     for module in ("torch", "transformers", "datasets", "trl"):
         pytest.importorskip(module, reason=f"{module} missing: pip install 'simscore-dialogue[text,trl]'")
@@ -118,6 +121,7 @@ def test_compare_tool_agents_on_the_shipped_tau2_files(tmp_path: Path) -> None:
     assert out.rstrip().endswith(f"wrote {page}") and "get_reservation_details" in page.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.extra("text")
 def test_sampled_policies_against_their_own_ceiling() -> None:
     out = _run("sampled_policies.py", "--samples", "3", "--permutations", "200")

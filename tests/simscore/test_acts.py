@@ -301,6 +301,7 @@ _items = st.one_of(
 _acts = st.builds(Act, st.lists(_names, min_size=1, max_size=3), st.lists(_items, max_size=5))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_acts)
 def test_round_trip_of_generated_acts(act):

@@ -187,6 +187,7 @@ def test_a_fifo_in_a_model_folder_is_refused_without_waiting_on_it(tmp_path):
         open_model_folder(folder)
 
 
+@pytest.mark.slow
 def test_vocabularies_are_bounded_before_the_tokenizer_parses_them(tmp_path):
     big = _folder(tmp_path, "big")
     pieces = ",".join(['["x",0.0]'] * (MAX_VOCABULARY + 1))
@@ -379,6 +380,7 @@ def test_a_chat_template_renders_as_transformers_renders_it(encoder, template):
     assert "<s>[INST] <<SYS>>" in expected or "<|im_start|>" in expected or '"Which area?"' in expected
 
 
+@pytest.mark.slow
 @pytest.mark.extra("text")
 def test_chat_templates_end_in_a_named_error_within_their_bounds():
     cases = {

@@ -87,6 +87,7 @@ def test_the_command_names_a_clash_in_one_line_and_exits_2(tmp_path, name, distr
     )
 
 
+@pytest.mark.slow
 def test_the_command_runs_without_a_clash(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     script = tmp_path / "simscore"

@@ -30,6 +30,7 @@ def _legend_texts(figure) -> list[str]:
     return [t.get_text() for legend in legends for t in legend.get_texts()]
 
 
+@pytest.mark.slow
 def test_make_figures_writes_valid_pngs(tables, tmp_path):
     small = _col_only(tables)
     written = plots.make_figures(tmp_path / "figures", small, bootstrap=an.Bootstrap(n_resamples=100))

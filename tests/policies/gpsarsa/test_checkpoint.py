@@ -22,6 +22,7 @@ from tests.policies.gpsarsa.test_learner import belief_like, run_training, train
 BEFORE = Path(__file__).parent / "data" / "learner-ecf47e8"
 
 
+@pytest.mark.slow
 def test_a_checkpoint_written_before_reads_and_writes_again_bit_for_bit(tmp_path):
     learner = GPSarsa.load(BEFORE)
     assert learner.config == GPSarsaConfig(feature_dim=3, n_actions=2, sigma=1.0)
@@ -53,6 +54,7 @@ def test_an_inconsistent_inverse_cholesky_factor_is_refused(tmp_path):
         GPSarsa.load(tmp_path / "p")
 
 
+@pytest.mark.slow
 def test_save_load_round_trip_is_bit_identical(tmp_path):
     learner = run_training(5)
     stem = tmp_path / "ckpt" / "policy.v1"  # a dot in the stem is kept, not a suffix

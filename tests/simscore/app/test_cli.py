@@ -176,6 +176,7 @@ def test_score_only_prints_nan_for_undefined_scores(capsys, tmp_path):
                    "side; scored NaN\n")
 
 
+@pytest.mark.slow
 def test_a_warning_is_one_line_with_its_class_on_the_command_line(tmp_path):
     """No Python file, line number or source line: what the user acts on, once per command."""
     import os
@@ -342,6 +343,7 @@ def test_the_device_is_checked_whichever_measures_run(capsys, caplog):
             "emb_cos and emb_ang") in caplog.text
 
 
+@pytest.mark.slow
 @pytest.mark.extra("text")
 @pytest.mark.parametrize("variant", ["remote_code", "pickle_only"])
 def test_a_hostile_model_folder_stops_compare_with_one_line_and_stdin_unread(tmp_path, variant):
@@ -375,6 +377,7 @@ def test_a_hostile_model_folder_stops_compare_with_one_line_and_stdin_unread(tmp
     assert unread == b"y\ny\ny\n" and not marker.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("env", "expected"),
     [
@@ -405,6 +408,7 @@ def _simscore(*argv: str, stdin: bytes | None = None, pass_fds: tuple[int, ...] 
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=300, pass_fds=pass_fds)
 
 
+@pytest.mark.slow
 def test_responses_and_a_context_set_read_from_a_pipe(tmp_path: Path) -> None:
     from contexts.generate import GridSpec, generate_grid
     from simscore.responses import Responses
@@ -426,6 +430,7 @@ def test_responses_and_a_context_set_read_from_a_pipe(tmp_path: Path) -> None:
     assert (tmp_path / "pipe.jsonl").read_bytes() == (tmp_path / "file.jsonl").read_bytes()
 
 
+@pytest.mark.slow
 def test_process_substitution_inputs(tmp_path: Path) -> None:
     """``simscore compare <(cat a.jsonl) <(cat b.jsonl)``: each input a pipe named /dev/fd/N."""
     ends = [os.pipe() for _ in range(2)]

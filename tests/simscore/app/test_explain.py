@@ -198,6 +198,7 @@ def _collected_folder(out: Path) -> list[str]:
     return ids
 
 
+@pytest.mark.slow
 def test_collected_contexts_move_whole_dialogues(tmp_path: Path) -> None:
     from simscore.stats import paired_test
 

@@ -119,6 +119,7 @@ def _leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", ["TERM", "INT"])
 def test_a_stopped_compare_removes_its_temporary_file(tmp_path: Path, sig: str) -> None:
     out = tmp_path / "cmp.json"
@@ -131,6 +132,7 @@ def test_a_stopped_compare_removes_its_temporary_file(tmp_path: Path, sig: str) 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_killed_compare_leaves_a_temporary_file_that_the_next_write_removes(tmp_path: Path) -> None:
     out = tmp_path / "cmp.json"
     process = _compare_waiting_at_its_write(out)

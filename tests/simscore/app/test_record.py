@@ -54,6 +54,7 @@ def test_the_configuration_comes_back_typed():
     assert "the saved configuration" in record.config_problem and "confidence" in record.config_problem
 
 
+@pytest.mark.slow
 def test_a_folder_saved_by_main_rebuilds_its_report(tmp_path):
     meta = json.loads(MAIN.read_text(encoding="utf-8"))["meta"]
     small = col_only(synthetic_tables())

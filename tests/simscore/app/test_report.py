@@ -299,6 +299,7 @@ def test_a_run_of_one_reward_model_says_what_it_cannot_assess(tables):
     assert "| (5) reward models ≈ seeds | — | not assessed: no reward_models table with TMR | — | — | — |" in text
 
 
+@pytest.mark.slow
 def test_rebuild_from_saved_tables_gives_the_same_report(tables, tmp_path):
     small = _small(tables)
     meta = {**META, "command": "simscore demo --out x", "date": "2026-11-23"}

@@ -122,6 +122,7 @@ def _count(page: Any) -> int:
     return int(page.get_attribute("#count", "data-count"))
 
 
+@pytest.mark.slow
 def test_the_page_loads_offline_and_its_filters_work(browser: Any, tmp_path: Path) -> None:
     files = _files(tmp_path)
     page, problems = _open(browser, files["page"].as_uri())
@@ -195,6 +196,7 @@ def test_a_bad_address_never_leaves_the_page_empty(browser: Any, tmp_path: Path)
         page.close()
 
 
+@pytest.mark.slow
 def test_script_payloads_anywhere_run_nothing(browser: Any, tmp_path: Path) -> None:
     files = _files(tmp_path)
     hash_payload = "#q=" + "%3Cimg%20src%3Dx%20onerror%3Dwindow.__pwned%3D1%3E" + "&measure=%22%3E%3Csvg%20onload%3Dwindow.__pwned%3D1%3E"

@@ -181,6 +181,7 @@ def _worker(root: str, offset: int, rounds: int, queue: multiprocessing.Queue) -
     queue.put((wrong, hits))
 
 
+@pytest.mark.slow
 def test_two_processes_share_one_folder_safely(tmp_path):
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()

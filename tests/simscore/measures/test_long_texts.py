@@ -48,6 +48,7 @@ def test_bertscore_cuts_at_the_models_maximum_counts_and_warns():
     assert len(_truncations(caught)) == 1 and measure.truncated == 3
 
 
+@pytest.mark.slow
 def test_use_cuts_at_its_token_rule_counts_and_warns():
     encoder = UsemEncoder(threads=1, max_tokens=12)
     measure = UseCosine(encoder=encoder)

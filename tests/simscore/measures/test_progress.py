@@ -60,6 +60,7 @@ def test_no_bar_when_asked_not_to_or_not_on_a_terminal(monkeypatch):
     assert log.getvalue() == ""
 
 
+@pytest.mark.slow
 def test_score_passes_the_setting_on(monkeypatch):
     terminal = _terminal(monkeypatch)
     score(MANY[:20], MANY[20:40], measures=[UseCosine(encoder=UsemEncoder(threads=1))], n_resamples=0)
@@ -77,6 +78,7 @@ def test_the_default_delay_keeps_quick_calls_silent(monkeypatch):
     assert screen.getvalue() == ""  # 60 texts embed in well under a second
 
 
+@pytest.mark.slow
 def test_cli_compare_bar_and_quiet(tmp_path, monkeypatch, capsys):
     terminal = _terminal(monkeypatch)
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"

@@ -230,6 +230,7 @@ def test_without_the_text_extra_the_action_measures_work(tmp_path):
 # ----------------------------------------------------------------------------- prepare
 
 
+@pytest.mark.slow
 @pytest.mark.extra("text")
 def test_use_prepare_embeds_ahead_and_changes_no_value():
     a, b = pairs_of(MANY[::7], 40, seed=3)
