@@ -579,8 +579,13 @@ def figures_of(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     >>> figures_of({"seeds": pd.DataFrame({"mean": [0.5]}), "chance": pd.DataFrame()})
     ['seeds', 'seeds_all']
     """
-    return [name for name, source in FIGURE_NAMES.items()
-            if (table := tables.get(source)) is not None and not table.empty]
+    return [name for name, source in FIGURE_NAMES.items() if _has(tables, source)]
+
+
+def _has(tables: Mapping[str, pd.DataFrame], name: str) -> bool:
+    """Whether ``tables`` holds table ``name``, not empty."""
+    table = tables.get(name)
+    return table is not None and not table.empty
 
 
 def make_figures(
@@ -621,10 +626,6 @@ def make_figures(
     out = Path(directory)
     settings = Bootstrap.resolve(bootstrap, "make_figures")
 
-    def has(name: str) -> bool:
-        table = tables.get(name)
-        return table is not None and not table.empty
-
     from simscore import figures as pages
 
     refs = dict(references or {})
@@ -655,9 +656,9 @@ def make_figures(
         elif name == "chance":
             contrast = analysis.contrast(
                 chance=table,
-                convergence=tables["convergence"] if has("convergence") else None,
-                seeds=tables["seeds"] if has("seeds") else None,
-                reward_models=tables["reward_models"] if has("reward_models") else None,
+                convergence=tables["convergence"] if _has(tables, "convergence") else None,
+                seeds=tables["seeds"] if _has(tables, "seeds") else None,
+                reward_models=tables["reward_models"] if _has(tables, "reward_models") else None,
                 bootstrap=settings,
             )
             written[name] = plot_chance(contrast, path, overwrite=True)

@@ -5,14 +5,14 @@ with its figures, and :data:`HELD` (the same with held-out users) is made from a
 its trainings, C_col and responses are TINY's, reused by the runner as any re-run reuses
 them, and only the held-out pieces and what is made from them are new. Both are built once in a test
 run, shared by pytest-xdist's workers (:func:`tests.once.built_once`). Tests read the
-folders; a test that writes copies one first
-(:func:`tests.simscore.app.experiments.copy_run`). Tests that assert nothing
+folders; a test that writes copies one first. Tests that assert nothing
 about figures take :func:`figures_off`; the figures of both runs are drawn for real and
 checked (``test_outputs``, ``test_held_out_pieces_tables_and_report``).
 """
 
 from __future__ import annotations
 
+import shutil
 import struct
 import zlib
 from collections.abc import Mapping
@@ -23,7 +23,7 @@ import pytest
 
 from simscore.app.runner import run_experiment
 from tests.once import built_once
-from tests.simscore.app.experiments import HELD, TINY, copy_run
+from tests.simscore.app.experiments import HELD, TINY
 
 
 def _png_1x1() -> bytes:
@@ -52,7 +52,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def held_run(tiny_run: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """:data:`HELD` run on a copy of :func:`tiny_run`'s folder, figures included (read only: copy it to write)."""
     def build(folder: Path) -> None:
-        copy_run(tiny_run[0], folder)
+        shutil.copytree(tiny_run[0], folder)
         run_experiment(HELD, folder, n_jobs=1, progress=False)
 
     return built_once(tmp_path_factory, "held-run", build)

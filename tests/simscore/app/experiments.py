@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import shutil
-from pathlib import Path
 
 from policies.gpsarsa.training import TrainingConfig
 from simscore.app.experiment.config import ExperimentConfig
@@ -22,8 +20,3 @@ TINY = ExperimentConfig(
 
 #: :data:`TINY` with held-out users (its trainings, C_col and responses are TINY's).
 HELD = dataclasses.replace(TINY, held_out=HeldOutConfig(dialogues=2, graph_dialogues=4, n_permutations=200))
-
-
-def copy_run(folder: Path, to: Path) -> Path:
-    """A copy of a finished run's folder at ``to``, for a test that writes into it."""
-    return Path(shutil.copytree(folder, to))

@@ -29,7 +29,7 @@ from simscore.app.experiment.steps import ReferenceSettings
 from simscore.app.runner import run_experiment
 from simscore.errors import ExperimentError, MissingValueWarning
 from simscore.stats import Bootstrap
-from tests.simscore.app.experiments import TINY, copy_run
+from tests.simscore.app.experiments import TINY
 
 
 def _tables(out: Path) -> dict[str, pd.DataFrame]:
@@ -325,7 +325,8 @@ def test_dask_cluster_gives_identical_results(tiny_run, tmp_path, caplog):
     from simscore.tables_io import load_tables
 
     out, _ = tiny_run
-    other = copy_run(out, tmp_path / "dask")
+    other = tmp_path / "dask"
+    shutil.copytree(out, other)
     shutil.rmtree(other / "runs")
     shutil.rmtree(other / "responses")
     settings = TINY.for_consequences

@@ -83,13 +83,8 @@ def oracle_model() -> Iterator[str]:
     ``bert_score.BERTScorer`` (or call ``bert_score.score``) inside it: both load the model and
     the tokenizer when made, and read no path afterwards (a baseline file: pass its full path).
     """
-    with tempfile.TemporaryDirectory(prefix="bert-score-oracle-") as folder:
-        os.symlink(bert_dir(), os.path.join(folder, ORACLE_MODEL), target_is_directory=True)
-        before = os.getcwd()
-        os.chdir(folder)
-        try:
-            yield ORACLE_MODEL
-        finally:
-            os.chdir(before)
+    with tempfile.TemporaryDirectory(prefix="bert-score-oracle-") as folder, contextlib.chdir(folder):
+        os.symlink(bert_dir(), ORACLE_MODEL, target_is_directory=True)
+        yield ORACLE_MODEL
 
 
