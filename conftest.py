@@ -30,9 +30,8 @@ DOCTEST_EXTRAS: dict[str, str] = {
     "simscore/measures/bertscore.py": "text",
     "simscore/measures/embedding.py": "text",
     "simscore/measures/__init__.py::simscore.measures.resolve_measures": "text",
-    "simscore/chat_templates.py::simscore.chat_templates.ChatTemplate": "text",  # jinja2 comes with the text extra
-    "policies/generative.py": "text",
-    "policies/tiny_models.py": "text",
+    "simscore/models/chat_templates.py::simscore.models.chat_templates.ChatTemplate": "text",  # jinja2 comes with the text extra
+    "policies/lm/generative.py": "text",
 }
 
 

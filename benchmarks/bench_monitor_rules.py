@@ -3,7 +3,7 @@
 A policy is checked at every callback (``check_freq=2048``: 100 checks are 204,800 steps) on
 C_gen's 1,296 contexts with TMR ≥ 0.99 (a tolerance of 1 % changed actions), patience 3,
 ``alpha=0.05`` — the callback's defaults. Each row simulates a scenario of change rates per
-check (:func:`simscore.sequential.simulate_monitor`, the monitor's own decision code) over many
+check (:func:`simscore.stats.sequential.simulate_monitor`, the monitor's own decision code) over many
 seeded replications and reports, per rule, the share of runs declared converged within 10 and
 within 100 checks and the median check of the declaration.
 
@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from simscore.sequential import simulate_monitor
+from simscore.stats.sequential import simulate_monitor
 
 
 def _scenarios(checks: int) -> list[tuple[str, str, np.ndarray, int, float, bool]]:

@@ -5,13 +5,13 @@ context sets with their JSON Lines files, the C_gen grid generator and C_col col
 dialogue logs (the simulator's format, ConvLab-3's unified data format, or PyDial belief dicts
 logged turn by turn), and conversation-flow graphs with the seen/unseen-flow labels and
 complex-pattern tags they give context sets (:mod:`contexts.flows`,
-:mod:`contexts.flow_labels`).
+:mod:`contexts.flows.labels`).
 
 The names below are what a user starts from; the rest is imported from its module: the
 ontology's parts from :mod:`contexts.domain` (``Ontology``, ``Venue``, ``METHODS``, ...), the
 readers behind the importers from :mod:`contexts.collect` (``read_convlab``),
 :mod:`contexts.pydial` (``read_pydial_beliefs``) and :mod:`contexts.dialogue_log`
-(``dialogue_contexts``), the flow dialogues and walks from :mod:`contexts.flow_dialogues` and
+(``dialogue_contexts``), the flow dialogues and walks from :mod:`contexts.flows.dialogues` and
 :mod:`contexts.flows`.
 
 Examples
@@ -28,9 +28,9 @@ from contexts.collect import collect_contexts, import_convlab
 from contexts.context import Context, ContextSet
 from contexts.dialogue_log import Dialogue, DialogueTurn, read_dialogue_log, write_dialogue_log
 from contexts.domain import Domain, default_domain, load_domain
-from contexts.flow_dialogues import read_flow_dialogues
-from contexts.flow_labels import flow_summary, label_contexts, sample_balanced
 from contexts.flows import FlowGraph
+from contexts.flows.dialogues import read_flow_dialogues
+from contexts.flows.labels import flow_summary, label_contexts, sample_balanced
 from contexts.generate import GridSpec, generate_grid
 from contexts.pydial import import_pydial
 

@@ -2,7 +2,7 @@
 
 :func:`contexts.collect.collect_contexts` and :func:`~contexts.collect.import_convlab` in
 :mod:`contexts.collect`, :func:`contexts.pydial.import_pydial`, and the flow dialogues of
-:mod:`contexts.flow_dialogues` (whose labels must find the contexts collected from the same file).
+:mod:`contexts.flows.dialogues` (whose labels must find the contexts collected from the same file).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """ConvLab-3's unified data format read as dialogues (the reading behind :func:`contexts.collect.read_convlab`).
 
 The mapping of states and dialogue acts onto belief states is documented on
-:func:`~contexts.collect.read_convlab`; :mod:`contexts.flow_dialogues` reads the same files'
+:func:`~contexts.collect.read_convlab`; :mod:`contexts.flows.dialogues` reads the same files'
 turns and acts for flow graphs.
 """
 
@@ -24,8 +24,8 @@ from simscore.errors import (
     NoContextsError,
     SkippedDialoguesWarning,
 )
-from simscore.formats import FILE_FORMATS, detect_format, kind_mismatch
 from simscore.io import read_json
+from simscore.io.formats import FILE_FORMATS, detect_format, kind_mismatch
 
 #: What :func:`contexts.collect.read_convlab` reads, for the message naming a file of another kind.
 _CONVLAB_DATA = "ConvLab-3 dialogues (one JSON document: a list of dialogues)"

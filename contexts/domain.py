@@ -3,7 +3,7 @@
 The shipped default domain is shaped like PyDial's Cambridge restaurants domain (110
 venues; area, pricerange and food marginals like the reference database) with invented
 names and details. It is package data (``contexts/data/*.json``) produced deterministically
-by ``python -m contexts._build_data``. A user-supplied domain is an ontology JSON file plus
+by ``python tools/build_domain_data.py``. A user-supplied domain is an ontology JSON file plus
 venues as JSON, CSV or an SQLite database with PyDial's CamRestaurants columns.
 
 Examples
@@ -31,8 +31,8 @@ from typing import Any
 
 from contexts._frozen import FrozenDict
 from simscore.errors import FileFormatError, InvalidContextError
-from simscore.formats import FILE_FORMATS, detect_format, kind_mismatch
 from simscore.io import read_csv_rows, read_json, read_text
+from simscore.io.formats import FILE_FORMATS, detect_format, kind_mismatch
 
 __all__ = [
     "AREAS",

@@ -34,8 +34,8 @@ only as "the same step of the same task"; their trajectories answer the same tas
 as they are (strict, unordered, subset, superset: the action measures' ``calls`` option).
 
 Reading is bounded like every reader (:mod:`simscore.io`): lines up to
-:data:`~simscore.io.MAX_LINE_LENGTH`, a results file up to :data:`~simscore.io.MAX_FILE_BYTES`,
-nesting up to :data:`~simscore.io.MAX_NESTING`, tool calls within the bounds of
+:data:`~simscore.io.reading.MAX_LINE_LENGTH`, a results file up to :data:`~simscore.io.reading.MAX_FILE_BYTES`,
+nesting up to :data:`~simscore.io.reading.MAX_NESTING`, tool calls within the bounds of
 :mod:`simscore.tool_arguments`; a bad input is a :class:`~simscore.errors.FileFormatError`
 naming the file, the line (or simulation), the message and what is wrong, and a file of
 another of simscore's kinds is named as such. A context holds the whole history before it, so
@@ -64,8 +64,8 @@ from simscore.errors import (
     ToolCallError,
     excerpt,
 )
-from simscore.formats import FILE_FORMATS, detect_format, kind_mismatch
 from simscore.io import decode_line, dumps, open_input, parse_json, read_head, read_lines, read_text
+from simscore.io.formats import FILE_FORMATS, detect_format, kind_mismatch
 from simscore.responses import Response, Responses
 from simscore.tool_arguments import LIST_MODES, ListMode, read_tool_call, tool_call_list
 
@@ -485,7 +485,7 @@ def pair_transcripts(a: AgentTranscripts, b: AgentTranscripts) -> PairedTranscri
     the second agent's ``k``-th turn then answers another history than the first's. A logged
     comparison therefore pairs the same step of the same task, and only where ``same_history``
     is true the same context (the messages before the turn equal, call ids aside). Compared
-    turn by turn, where the two first differ in action is :func:`simscore.divergence.first_divergence`;
+    turn by turn, where the two first differ in action is :func:`simscore.analysis.divergence.first_divergence`;
     for the same contexts everywhere, replay the second agent on the first's contexts
     (``simscore respond openai:URL``), or compare whole conversations (``unit="task"``: the
     trajectories answer the same task, and ``same_history`` says whether their openings agree).

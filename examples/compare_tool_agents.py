@@ -11,7 +11,7 @@ and the chance level (A's action for one task against B's for another):
    a superset);
 2. their **turns**, paired by task, trial and turn: the same step of the same task, the same
    history only until one agent words a reply differently (``same_history``); and where the two
-   first part ways, per task (:func:`simscore.divergence.first_divergence`).
+   first part ways, per task (:func:`simscore.analysis.divergence.first_divergence`).
 
     python examples/compare_tool_agents.py [A.json B.json] [--view page.html]
 
@@ -27,9 +27,9 @@ from pathlib import Path
 
 from contexts.transcripts import pair_transcripts, read_tau2_results
 from simscore import compare
+from simscore.analysis.chance import shuffled_chance
+from simscore.analysis.divergence import first_divergence
 from simscore.app.inspect.view import write_view
-from simscore.chance import shuffled_chance
-from simscore.divergence import first_divergence
 from simscore.measures import resolve_measures
 
 HERE = Path(__file__).resolve().parent

@@ -12,7 +12,7 @@ OUT/comparisons.csv, every responses file to OUT/.
 
 --model takes any local Hugging Face causal or encoder-decoder model folder (nothing is
 downloaded). Without it the script writes a tiny *randomly initialised* GPT-2
-(policies.tiny_models.write_tiny_model) and uses that: **its texts are noise**, so its numbers only show
+(examples/tiny_models.py) and uses that: **its texts are noise**, so its numbers only show
 that the pipeline runs; with a real model they compare the prompts and decodings. The same with
 the command line, for C_gen (MODEL a model folder):
 
@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from tiny_models import write_tiny_model  # examples/tiny_models.py: a tiny random model
 
 from contexts import GridSpec, generate_grid
 from policies import (
@@ -44,7 +45,6 @@ from policies import (
     simulated_contexts,
     train,
 )
-from policies.tiny_models import write_tiny_model
 from simscore import compare, run_policy
 from simscore.measures import TEXT_MEASURES
 

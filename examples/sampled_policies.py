@@ -27,10 +27,10 @@ import tempfile
 from pathlib import Path
 
 import torch
+from tiny_models import write_tiny_model  # examples/tiny_models.py: a tiny random model
 
 from contexts import ContextSet
 from policies import Decoding, GenerativePolicy, RandomPolicy, SummaryPolicyAdapter
-from policies.tiny_models import write_tiny_model
 from simscore import compare, run_policy
 from simscore.samples import SampledResponses, run_samples
 

@@ -1,6 +1,6 @@
 """Watch a language model's behaviour during TRL supervised fine-tuning, and stop when it settles.
 
-A tiny randomly initialised GPT-2 (:func:`policies.tiny_models.write_tiny_model`; its answers
+A tiny randomly initialised GPT-2 (``examples/tiny_models.py``; its answers
 are noise until it learns) is fine-tuned with TRL's ``SFTTrainer`` on a few system turns of the
 restaurant domain. simscore's :class:`~simscore.integrations.hf.BehaviourCallback` answers a
 fixed set of C_gen contexts with the model being trained every ``--check-freq`` steps (greedy,
@@ -29,11 +29,11 @@ from pathlib import Path
 
 import torch
 from datasets import Dataset
+from tiny_models import write_tiny_model  # examples/tiny_models.py: a tiny random model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from trl import SFTConfig, SFTTrainer
 
 from contexts import generate_grid
-from policies.tiny_models import write_tiny_model
 from simscore.integrations.hf import BehaviourCallback
 from simscore.plots import plot_behaviour
 

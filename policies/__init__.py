@@ -9,11 +9,11 @@ Three rooms, each importing only the ones below it:
   states file for a separate ConvLab environment), a handcrafted and a random policy
   (:mod:`policies.handcrafted`) and degenerate reference policies
   (:mod:`policies.degenerate`), and local language models as policies
-  (:mod:`policies.generative` with its prompts in :mod:`policies.prompts`; torch and
+  (:mod:`policies.lm.generative` with its prompts in :mod:`policies.lm.prompts`; torch and
   transformers load only when a model does; tiny random models for tests in
-  :mod:`policies.tiny_models`), and any OpenAI-compatible chat-completions endpoint (vLLM,
+  ``examples/tiny_models.py``), and any OpenAI-compatible chat-completions endpoint (vLLM,
   llama.cpp's server, Ollama, ``transformers serve``, a hosted API) as a policy
-  (:mod:`policies.openai_endpoint`; the standard library's HTTP client);
+  (:mod:`policies.lm.openai_endpoint`; the standard library's HTTP client);
 * :mod:`policies.gpsarsa` — the GP-SARSA learner, the policy built on it, its training runs
   with checkpoints and evaluations;
 * :mod:`policies.sim` — the simulated restaurant-search world of PyDial's Environment 1:
@@ -25,7 +25,7 @@ Three rooms, each importing only the ones below it:
 The names below are what a user starts from: the adapters, the reference and generative
 policies, the GP-SARSA policy with its training, and the simulated dialogues to run a policy
 in. The rest is imported from its room or module (``from policies.sim import FocusTracker``,
-``from policies.gpsarsa import GPSarsa``, ``from policies.convlab import reseeded``). The
+``from policies.gpsarsa import GPSarsa``, ``from policies.seeding import reseeded``). The
 GP-SARSA names load :mod:`policies.gpsarsa` on first use: its compiled loops import numba,
 which ``import policies`` does not need.
 
@@ -44,11 +44,11 @@ from typing import TYPE_CHECKING, Any
 from policies import _own  # noqa: F401  (checks that contexts is ours, before the modules that import it)
 from policies.adapters import CallablePolicy, ConvLabPolicy, LoggedPolicy
 from policies.degenerate import degenerate_policies
-from policies.generative import Decoding, GenerativePolicy
 from policies.handcrafted import HandcraftedPolicy, RandomPolicy
+from policies.lm.generative import Decoding, GenerativePolicy
+from policies.lm.openai_endpoint import OpenAIEndpointPolicy
+from policies.lm.prompts import PromptTemplate
 from policies.observation import ObservationPolicy
-from policies.openai_endpoint import OpenAIEndpointPolicy
-from policies.prompts import PromptTemplate
 from policies.sim import (
     SimulationSettings,
     SummaryPolicyAdapter,

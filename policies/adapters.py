@@ -37,7 +37,8 @@ from typing import Any, Literal
 
 from contexts.belief import BeliefState
 from policies._provenance import _check_name, _provenance, _qualified_name
-from policies.convlab import StateFormat, check_state_format, context_seed, reseeded, to_convlab_state
+from policies.convlab import StateFormat, check_state_format, to_convlab_state
+from policies.seeding import context_seed, reseeded
 from simscore import responses_csv
 from simscore.acts import Act
 from simscore.checks import check_int
@@ -410,8 +411,8 @@ class ConvLabPolicy:
     seed : int, optional
         Make a stochastic policy deterministic: before each context, reseed the global
         generators of ``random``, numpy and (if imported) torch with
-        :func:`~policies.convlab.context_seed` ``(seed, context.id)`` and restore their
-        states afterwards (:func:`~policies.convlab.reseeded`), around ``init_session``,
+        :func:`~policies.seeding.context_seed` ``(seed, context.id)`` and restore their
+        states afterwards (:func:`~policies.seeding.reseeded`), around ``init_session``,
         ``predict`` and ``nlg``. The project never touches global random state on its own;
         this is the one exception, on request, because a third-party policy that draws from
         the global generators can be made deterministic no other way — and the caller's

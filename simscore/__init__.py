@@ -21,19 +21,70 @@ measure      mean  95% CI             unit       n
 tmr        0.5000  [0.0000, 1.0000]   items      2
 
 Integrations with RL libraries (stable-baselines3, Gymnasium) live in
-:mod:`simscore.integrations` and are not imported here.
+:mod:`simscore.integrations` and are not imported here. ``import simscore`` itself loads
+nothing but the version: each name below loads its module when it is first used (pandas, for
+one, comes with :func:`compare`), so a command or a program pays only for what it uses.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from simscore._version import __version__
-from simscore.acts import NONE_VALUE, Act, Item
-from simscore.compare import Comparison, compare
-from simscore.measures import ALL_MEASURES, DEFAULT_MEASURES, MEASURES, Measure, get_measure, resolve_measures
-from simscore.monitor import BehaviourMonitor, similarity
-from simscore.policy import BatchPolicy, Policy, Realiser, run_policy
-from simscore.responses import Response, Responses
-from simscore.samples import SampledResponses
-from simscore.scoring import MeasureScore, ScoreResult, score
-from simscore.stats import bootstrap_ci
+
+if TYPE_CHECKING:
+    from simscore.acts import NONE_VALUE, Act, Item
+    from simscore.comparison import Comparison, compare
+    from simscore.measures import ALL_MEASURES, DEFAULT_MEASURES, MEASURES, Measure, get_measure, resolve_measures
+    from simscore.monitor import BehaviourMonitor, similarity
+    from simscore.policy import BatchPolicy, Policy, Realiser, run_policy
+    from simscore.responses import Response, Responses
+    from simscore.samples import SampledResponses
+    from simscore.scoring import MeasureScore, ScoreResult, score
+    from simscore.stats import bootstrap_ci
+
+#: Each name of the face -> the module that defines it, imported on first use (PEP 562).
+_LAZY: dict[str, str] = {
+    "NONE_VALUE": "simscore.acts",
+    "Act": "simscore.acts",
+    "Item": "simscore.acts",
+    "Comparison": "simscore.comparison",
+    "compare": "simscore.comparison",
+    "ALL_MEASURES": "simscore.measures",
+    "DEFAULT_MEASURES": "simscore.measures",
+    "MEASURES": "simscore.measures",
+    "Measure": "simscore.measures",
+    "get_measure": "simscore.measures",
+    "resolve_measures": "simscore.measures",
+    "BehaviourMonitor": "simscore.monitor",
+    "similarity": "simscore.monitor",
+    "BatchPolicy": "simscore.policy",
+    "Policy": "simscore.policy",
+    "Realiser": "simscore.policy",
+    "run_policy": "simscore.policy",
+    "Response": "simscore.responses",
+    "Responses": "simscore.responses",
+    "SampledResponses": "simscore.samples",
+    "MeasureScore": "simscore.scoring",
+    "ScoreResult": "simscore.scoring",
+    "score": "simscore.scoring",
+    "bootstrap_ci": "simscore.stats",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'simscore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # found directly from now on
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "__version__",

@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from simscore.app.cli import main as command_line
     except PackageClashError as exc:
-        from simscore.untrusted import terminal_text
+        from simscore.io.untrusted import terminal_text
 
         print(f"simscore: error: {terminal_text(str(exc))}", file=sys.stderr)
         return 2

@@ -146,7 +146,7 @@ class InvalidResponseError(SimscoreError, ValueError):
 
 class SampleCountError(InvalidResponseError):
     """Sampled responses that cannot be compared: different numbers of samples per context on the two
-    sides, or too few for a policy's agreement with itself (:mod:`simscore.consistency`)."""
+    sides, or too few for a policy's agreement with itself (:mod:`simscore.stats.consistency`)."""
 
 
 class FileFormatError(SimscoreError, ValueError):
@@ -256,12 +256,12 @@ class UnsupportedModelError(SimscoreError, ValueError):
 
 class ChatTemplateError(SimscoreError, ValueError):
     """A chat template did not render: it does not compile, raised an error, broke a rule of
-    jinja's sandbox, or ran past its time, memory or size limit (:class:`simscore.chat_templates.ChatTemplate`)."""
+    jinja's sandbox, or ran past its time, memory or size limit (:class:`simscore.models.chat_templates.ChatTemplate`)."""
 
 
 class EndpointError(SimscoreError, RuntimeError):
     """An OpenAI-compatible endpoint did not answer a request, refused it, or answered something
-    that is not a chat completion (:class:`policies.openai_endpoint.OpenAIEndpointPolicy`); the
+    that is not a chat completion (:class:`policies.lm.openai_endpoint.OpenAIEndpointPolicy`); the
     message names the endpoint, the context and the status, never the API key."""
 
 
@@ -323,7 +323,7 @@ class MissingValueWarning(UserWarning):
 class SharedSeedWarning(UserWarning):
     """Two sampled policies were drawn with the same seed: their k-th samples share random numbers
     (e.g. the same Gumbel noise), which makes them look more alike than independent draws would
-    (:mod:`simscore.consistency`)."""
+    (:mod:`simscore.stats.consistency`)."""
 
 
 class SkippedContextsWarning(UserWarning):

@@ -5,7 +5,7 @@ summary of their comparison. :class:`BehaviourMonitor` watches one policy during
 every ``update`` compares its current behaviour with the previous snapshot, and ``converged``
 says whether every monitored measure has stayed within the tolerance ``1 − threshold`` for
 ``patience`` consecutive updates — a behavioural stopping criterion for RL loops. By default
-each update's decision is anytime-valid (:mod:`simscore.sequential`): checking at every update,
+each update's decision is anytime-valid (:mod:`simscore.stats.sequential`): checking at every update,
 however often, declares a policy that still changes by more than the tolerance converged with
 probability at most ``alpha``. Each update records the means with their bootstrap confidence
 intervals, the sequential lower bound, given a ``baseline`` policy (a seeded random policy:
@@ -24,14 +24,14 @@ from typing import Any
 import pandas as pd
 
 from simscore.checks import check_bool, check_choice, check_int, check_level, check_number
-from simscore.compare import Comparison, compare
+from simscore.comparison import Comparison, compare
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.measures.action import DialogueActMatchRate, TotalMatchRate
 from simscore.measures.base import Measure
 from simscore.policy import Policy, check_contexts, run_policy
 from simscore.responses import Responses
-from simscore.sequential import RULES, similarity_lower_bound, spent_alpha
 from simscore.stats import Bootstrap
+from simscore.stats.sequential import RULES, similarity_lower_bound, spent_alpha
 
 __all__ = ["similarity", "BehaviourMonitor", "fixed_contexts"]
 
@@ -118,7 +118,7 @@ class BehaviourMonitor:
         ``patience`` updates the expected change (for TMR: the share of contexts whose action
         changed) exceeded ``1 − threshold``; the probability of ever declaring converged while
         it holds is at most ``alpha``, however many updates are made (assumptions and proof:
-        :mod:`simscore.sequential`). Needs ``threshold < 1`` and enough contexts: with 1,296
+        :mod:`simscore.stats.sequential`). Needs ``threshold < 1`` and enough contexts: with 1,296
         contexts and TMR ≥ 0.99, a policy that changes 0.25 % of its actions per update is
         declared within 100 updates in 80 % of runs, one that changes 0.5 % in 3 %.
         ``"point"``: every measure's mean at or above ``threshold`` (the rule before simscore
@@ -143,7 +143,7 @@ class BehaviourMonitor:
         without this, that start reads as converged. Pass False to watch a policy that may
         already be stable when monitoring starts.
     bootstrap : simscore.stats.Bootstrap, optional
-        Settings of the confidence intervals (see :func:`~simscore.compare.compare`; default
+        Settings of the confidence intervals (see :func:`~simscore.comparison.compare`; default
         ``Bootstrap()``).
 
     Examples

@@ -21,9 +21,9 @@ from typing import IO, Literal
 from simscore.acts import Act
 from simscore.errors import ActParseError, FileFormatError, InvalidResponseError, excerpt
 from simscore.io import atomic_open, open_input, prepare_output, read_csv_rows, read_head
+from simscore.io.untrusted import read_spreadsheet_cell, spreadsheet_cell
 from simscore.responses import Response, Responses
 from simscore.samples import SampledResponses
-from simscore.untrusted import read_spreadsheet_cell, spreadsheet_cell
 
 __all__ = ["CSV_COLUMNS", "read_responses", "read_sampled_responses", "read_responses_csv", "write_responses_csv",
            "response_file_format"]
@@ -49,7 +49,7 @@ def read_responses_csv(
     skipped; a leading apostrophe before a formula character is dropped (what
     :func:`write_responses_csv` adds so that spreadsheets do not run the cell); the file is
     UTF-8 (a byte-order mark is accepted at its start); a row, and so a cell, may be up to
-    :data:`simscore.io.MAX_LINE_LENGTH` characters long (:func:`simscore.io.read_csv_rows`,
+    :data:`simscore.io.reading.MAX_LINE_LENGTH` characters long (:func:`simscore.io.read_csv_rows`,
     which leaves the :mod:`csv` module's process-wide field limit alone). The file is read once
     from its start, so a pipe works.
 
@@ -166,7 +166,7 @@ def write_responses_csv(
     existing file is replaced only with ``overwrite=True``. A cell that a spreadsheet would run
     as a formula (a text starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return,
     and not a plain number) is written with a leading apostrophe
-    (:func:`simscore.untrusted.spreadsheet_cell`), which :func:`read_responses_csv` removes.
+    (:func:`simscore.io.untrusted.spreadsheet_cell`), which :func:`read_responses_csv` removes.
 
     Raises
     ------

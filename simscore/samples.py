@@ -4,7 +4,7 @@ A policy that samples (a language model decoding with a temperature, an endpoint
 random policy) answers a context differently from one draw to the next. Comparing two such
 policies with one response each mixes their difference with their own randomness, so simscore
 keeps K draws per context (``simscore respond POLICY CONTEXTS --samples K --seed S``) and
-:func:`simscore.compare` scores them against each other (:mod:`simscore.consistency`).
+:func:`simscore.compare` scores them against each other (:mod:`simscore.stats.consistency`).
 
 The file
 --------

@@ -1,7 +1,7 @@
 """Score two plain lists against each other: :func:`score` → :class:`ScoreResult`.
 
 The ``score(predictions, references)`` form users of sacrebleu or Hugging Face ``evaluate``
-expect, on top of :func:`~simscore.compare.compare` (no second implementation): item ``i`` of
+expect, on top of :func:`~simscore.comparison.compare` (no second implementation): item ``i`` of
 ``a`` is paired with item ``i`` of ``b``, each item becomes a
 :class:`~simscore.responses.Response`, and the result carries per measure the mean, its
 bootstrap confidence interval and the per-item scores.
@@ -24,7 +24,7 @@ What the items are (``kind``)
 
 ``None`` items are missing values: every measure scores that pair NaN (with a
 :class:`~simscore.errors.MissingValueWarning`) and leaves it out of the mean, count and
-interval, exactly as :func:`~simscore.compare.compare` does. Measures of the other level
+interval, exactly as :func:`~simscore.comparison.compare` does. Measures of the other level
 than the items are an error (an action measure cannot score texts).
 
 Measures
@@ -47,14 +47,14 @@ import numpy as np
 import pandas as pd
 
 from simscore.acts import Act
-from simscore.compare import compare
-from simscore.consistency import Consistency
+from simscore.comparison import compare
 from simscore.errors import ActParseError, InvalidResponseError, MissingValueWarning, SampleCountError
 from simscore.measures import ACTION_MEASURES, TEXT_MEASURES, resolve_measures
 from simscore.measures.base import Measure
 from simscore.responses import Response, Responses
 from simscore.samples import SampledResponses
 from simscore.stats import bootstrap_ci_shared, format_interval, warn_undefined_intervals
+from simscore.stats.consistency import Consistency
 
 __all__ = ["score", "ScoreResult", "MeasureScore"]
 
@@ -114,7 +114,7 @@ class ScoreResult:
         Bootstrap settings of the intervals.
     consistency : Consistency or None
         With ``score(..., samples=True)``: each side's agreement with itself, their agreement
-        relative to it and the permutation test (:mod:`simscore.consistency`); else None.
+        relative to it and the permutation test (:mod:`simscore.stats.consistency`); else None.
 
     Examples
     --------
@@ -301,13 +301,13 @@ def score(
     n_resamples, confidence, seed
         Bootstrap settings of each mean's interval (seeded: same inputs, same interval).
     progress : bool, default True
-        The progress of a text measure's embedding, as :func:`~simscore.compare.compare` shows it.
+        The progress of a text measure's embedding, as :func:`~simscore.comparison.compare` shows it.
     samples : bool, default False
         True: every item of ``predictions`` and of ``references`` is a list of K >= 2 samples
         (the same K everywhere) of a sampled policy's answer to one context. An item's score is
         then the mean over its K² cross pairs, and :attr:`ScoreResult.consistency` holds each
         side's agreement with itself, the agreement between them relative to it and the
-        permutation test (:mod:`simscore.consistency`; items are the units).
+        permutation test (:mod:`simscore.stats.consistency`; items are the units).
     n_permutations : int, default 10,000
         With ``samples=True``: relabellings of the permutation test.
 

@@ -2,7 +2,7 @@
 
 Each reader starts from a valid file of its format, which hypothesis then damages: truncated,
 bytes flipped, inserted or deleted, lines swapped or duplicated, JSON values replaced, values
-nested deeply, lines made longer than :data:`simscore.io.MAX_LINE_LENGTH`. Whatever the bytes,
+nested deeply, lines made longer than :data:`simscore.io.reading.MAX_LINE_LENGTH`. Whatever the bytes,
 a reader returns a result or raises one of the library's errors
 (:class:`~simscore.errors.SimscoreError`: ``FileFormatError`` and the documented ones such as
 ``CheckpointError``, ``ConfigError``), never another exception, and it never changes its input
@@ -36,14 +36,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import simscore.io
+import simscore.io.reading
 from contexts.collect import read_convlab
 from contexts.context import ContextSet
 from contexts.dialogue_log import read_dialogue_log
 from contexts.domain import VENUE_FIELDS as VENUE_COLUMNS
 from contexts.domain import default_domain, load_domain, load_ontology
-from contexts.flow_dialogues import read_flow_dialogues
 from contexts.flows import FlowGraph
+from contexts.flows.dialogues import read_flow_dialogues
 from contexts.generate import GridSpec, generate_grid
 from contexts.pydial import read_pydial_beliefs
 from contexts.transcripts import read_chat_transcripts, read_tau2_results
@@ -52,16 +52,16 @@ from policies.gpsarsa.policy import GPSarsaPolicy
 from policies.gpsarsa.training import EVALUATION_COLUMNS, read_evaluation
 from policies.handcrafted import HandcraftedPolicy
 from policies.sim.simulation import run_dialogues
+from simscore.analysis.tables_io import load_tables, save_tables
 from simscore.app.experiment.config import load_config
 from simscore.app.inspect.view import read_comparison
-from simscore.compare import compare
+from simscore.comparison import compare
 from simscore.errors import SimscoreError
-from simscore.formats import FILE_FORMATS, detect_format
-from simscore.gate import read_outcome_log
+from simscore.io.formats import FILE_FORMATS, detect_format
+from simscore.outcomes.gate import read_outcome_log
 from simscore.responses import Responses
 from simscore.responses_csv import read_responses, read_responses_csv, write_responses_csv
 from simscore.samples import SampledResponses
-from simscore.tables_io import load_tables, save_tables
 from tests.conftest import CONVLAB
 from tests.contexts.transcript_samples import CONVERSATIONS
 from tests.simscore.synthetic import META, synthetic_tables
@@ -245,7 +245,7 @@ def damaged(draw: st.DrawFn, data: bytes) -> bytes:
         elif kind == "replace":
             data = draw(st.binary(max_size=64))
         elif kind == "nest":  # a value wrapped in brackets, around the nesting limit or far beyond it
-            depth = draw(st.sampled_from([simscore.io.MAX_NESTING - 1, simscore.io.MAX_NESTING + 1, 3000]))
+            depth = draw(st.sampled_from([simscore.io.reading.MAX_NESTING - 1, simscore.io.reading.MAX_NESTING + 1, 3000]))
             i = draw(st.integers(0, n))
             opening = draw(st.sampled_from([b"[", b'{"k":']))
             data = data[:i] + opening * depth + b"1" + (b"]" if opening == b"[" else b"}") * depth + data[i:]
@@ -294,8 +294,8 @@ def _check_reader(seeds: dict[str, Any], tmp_path: Path, reader_name: str, data:
     with warnings.catch_warnings(), pytest.MonkeyPatch.context() as patch:
         warnings.simplefilter("ignore")
         reader(_write(tmp_path, name, original))  # the undamaged seed is valid
-        patch.setattr(simscore.io, "MAX_LINE_LENGTH", SMALL_LINE)
-        patch.setattr(simscore.io, "MAX_FILE_BYTES", SMALL_FILE)
+        patch.setattr(simscore.io.reading, "MAX_LINE_LENGTH", SMALL_LINE)
+        patch.setattr(simscore.io.reading, "MAX_FILE_BYTES", SMALL_FILE)
         path = _write(tmp_path, name, bad)
         _read(reader, path)
     assert path.read_bytes() == bad, "the reader changed its input"
@@ -332,8 +332,8 @@ def test_an_endless_stream_stops_at_a_named_limit(
     seeds: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader_name: str, source: str
 ) -> None:
     """``/dev/zero`` (a device), or a FIFO that a thread fills for ever (a pipe)."""
-    monkeypatch.setattr(simscore.io, "MAX_LINE_LENGTH", 2**16)
-    monkeypatch.setattr(simscore.io, "MAX_FILE_BYTES", 2**20)
+    monkeypatch.setattr(simscore.io.reading, "MAX_LINE_LENGTH", 2**16)
+    monkeypatch.setattr(simscore.io.reading, "MAX_FILE_BYTES", 2**20)
     name, reader = seeds[reader_name]
     if source == "pipe" and reader_name not in STREAM_READERS:
         pytest.skip("a checkpoint is two files read by name, not a stream")
@@ -342,7 +342,7 @@ def test_an_endless_stream_stops_at_a_named_limit(
     if feeder is None:
         path.symlink_to("/dev/zero")
     try:
-        with pytest.raises(SimscoreError, match=r"(line longer than 65,536 (bytes|characters) \(simscore\.io\.MAX_LINE_LENGTH\)"
+        with pytest.raises(SimscoreError, match=r"(line longer than 65,536 (bytes|characters) \(simscore\.io\.reading\.MAX_LINE_LENGTH\)"
                                                 r"|larger than [\d,]+ bytes|0 bytes, but)") as info:
             _consume(reader(path))
     finally:
@@ -487,8 +487,8 @@ def _check_reader_through_a_fifo(seeds: dict[str, Any], tmp_path: Path, reader_n
     bad = data.draw(damaged(seeds["_bytes"][1](None)[name]), label="bytes")
     with warnings.catch_warnings(), pytest.MonkeyPatch.context() as patch:
         warnings.simplefilter("ignore")
-        patch.setattr(simscore.io, "MAX_LINE_LENGTH", SMALL_LINE)
-        patch.setattr(simscore.io, "MAX_FILE_BYTES", SMALL_FILE)
+        patch.setattr(simscore.io.reading, "MAX_LINE_LENGTH", SMALL_LINE)
+        patch.setattr(simscore.io.reading, "MAX_FILE_BYTES", SMALL_FILE)
         expected = _outcome(reader, _write(tmp_path, name, bad))
         feeder = _fifo_input(tmp_path, f"{len(list(tmp_path.glob('fifo/*')))}-{name}", bad)
         try:
@@ -522,8 +522,8 @@ def test_a_sparse_file_over_the_limits_costs_no_more_than_a_line(
     seeds: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader_name: str
 ) -> None:
     limit = 16 * 2**20
-    monkeypatch.setattr(simscore.io, "MAX_LINE_LENGTH", 2**16)
-    monkeypatch.setattr(simscore.io, "MAX_FILE_BYTES", limit)
+    monkeypatch.setattr(simscore.io.reading, "MAX_LINE_LENGTH", 2**16)
+    monkeypatch.setattr(simscore.io.reading, "MAX_FILE_BYTES", limit)
     name, reader = seeds[reader_name]
     sparse = tmp_path / "sparse"
     with open(sparse, "wb") as handle:

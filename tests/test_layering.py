@@ -71,7 +71,7 @@ def _violations(rule) -> list[str]:
 
 
 def test_the_modules_were_found():
-    assert {"simscore.compare", "simscore.app.cli", "simscore.integrations.sb3", "contexts.belief",
+    assert {"simscore.comparison", "simscore.app.cli", "simscore.integrations.sb3", "contexts.belief",
             "policies.sim.simulation"} <= set(MODULES)
 
 
@@ -106,8 +106,8 @@ def test_only_the_application_layer_imports_it():
 
     assert _violations(outside) == []
     assert _imports(MODULES[ENTRY_POINT]) == {"simscore.errors", "simscore.errors.PackageClashError", "simscore.app.cli",
-                                              "simscore.app.cli.main", "simscore.untrusted",
-                                              "simscore.untrusted.terminal_text", "simscore.parallel",
+                                              "simscore.app.cli.main", "simscore.io.untrusted",
+                                              "simscore.io.untrusted.terminal_text", "simscore.parallel",
                                               "simscore.parallel.wait_passively"}
 
 
@@ -182,8 +182,9 @@ def test_the_private_name_rule_sees_a_violation():
     assert _private_names(tree) == {"contexts.belief._trusted_belief"}
 
 
-#: The rooms of policies, lowest first: each may import only the rooms before it.
-ROOMS = ("policies.sim", "policies.gpsarsa", "policies")
+#: The rooms of policies, lowest first: each may import only the rooms before it. The two private
+#: modules of the top (the check that the import names are ours, provenance) and the seeds serve every room.
+ROOMS = ("policies._own", "policies._provenance", "policies.seeding", "policies.sim", "policies.gpsarsa", "policies.lm", "policies")
 
 
 def _room(module: str) -> int:
@@ -195,7 +196,44 @@ def test_the_rooms_of_policies_point_one_way():
         return _in(module, "policies") and _in(target, "policies") and _room(target) > _room(module)
 
     assert _violations(upward) == []
-    assert {"policies.sim.env", "policies.gpsarsa.policy", "policies.observation"} <= set(MODULES)
+    assert {"policies.sim.env", "policies.gpsarsa.policy", "policies.lm.generative", "policies.observation"} <= set(MODULES)
+
+
+#: The core of simscore by tiers, lowest first: a module imports only its own tier and those below.
+#: The plumbing every room needs; the file rooms; the types; the measures; the statistics; the
+#: entry points and how dialogues end; the analyses; the figures. The faces (``simscore``, its
+#: ``__main__``) and the outer layers (the application, the integrations) stand above all.
+CORE_TIERS: tuple[tuple[str, ...], ...] = (
+    ("simscore.errors", "simscore.checks", "simscore.progress", "simscore._version", "simscore.ownership",
+     "simscore.parallel"),
+    ("simscore.io", "simscore.models"),
+    ("simscore.tool_arguments", "simscore.acts", "simscore.responses", "simscore.policy", "simscore.samples",
+     "simscore.responses_csv"),
+    ("simscore.measures",),
+    ("simscore.stats",),
+    ("simscore.comparison", "simscore.scoring", "simscore.monitor", "simscore.outcomes"),
+    ("simscore.analysis",),
+    ("simscore.plots",),
+)
+
+
+def _tier(module: str) -> int | None:
+    return next((i for i, tier in enumerate(CORE_TIERS) for room in tier if _in(module, room)), None)
+
+
+def test_the_core_is_in_rooms_that_point_one_way():
+    flat = sorted(m.split(".")[1] for m in MODULES if m.count(".") == 1 and _in(m, "simscore") and m not in PACKAGE_NAMES)
+    rooms = sorted(m.split(".")[1] for m in PACKAGE_NAMES if m.count(".") == 1 and _in(m, "simscore"))
+    assert rooms == ["analysis", "app", "integrations", "io", "measures", "models", "outcomes", "plots", "stats"]
+    assert len(flat) <= 16, flat  # the types, the entry points, the plumbing, __main__ and _version
+    placed = {m for m in MODULES if _in(m, "simscore") and not _outer(m) and m not in ("simscore", ENTRY_POINT)}
+    assert [m for m in sorted(placed) if _tier(m) is None] == [], "every module of the core has a tier"
+
+    def upward(module: str, target: str) -> bool:
+        here, there = _tier(module), _tier(target)
+        return here is not None and there is not None and there > here
+
+    assert _violations(upward) == []
 
 
 def test_exceptions_live_in_the_errors_module():

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-import simscore.io
+import simscore.io.reading
 from policies.gpsarsa.values import GPSarsaConfig
 from simscore.checks import check_int
 from simscore.errors import CheckpointError, FileFormatError
@@ -217,7 +217,7 @@ def read_checkpoint_json(json_path: str | os.PathLike[str], *, what: str = "chec
     """The JSON document of a checkpoint file (a header, a run description), read within bounds.
 
     Read by :func:`simscore.io.read_json` with a limit of
-    :data:`simscore.io.MAX_LINE_LENGTH` bytes (a header is one line of a few kB).
+    :data:`simscore.io.reading.MAX_LINE_LENGTH` bytes (a header is one line of a few kB).
 
     Raises
     ------
@@ -227,7 +227,7 @@ def read_checkpoint_json(json_path: str | os.PathLike[str], *, what: str = "chec
     if not Path(json_path).exists():
         raise CheckpointError(f"{json_path}: cannot read the {what} (no such file)")
     try:
-        return read_json(json_path, limit=simscore.io.MAX_LINE_LENGTH)
+        return read_json(json_path, limit=simscore.io.reading.MAX_LINE_LENGTH)
     except FileFormatError as exc:
         raise CheckpointError(f"{json_path}: {exc.reason}") from None
     except OSError as exc:

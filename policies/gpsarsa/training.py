@@ -92,9 +92,9 @@ from policies.sim.rewards import RuleBasedIQ
 from policies.sim.simulation import MAX_TURNS, SimulationSettings, run_dialogues
 from policies.sim.usersim import UserSimulatorConfig
 from simscore.checks import check_choice, check_int, check_number, check_seed
-from simscore.config import from_mapping, to_mapping
 from simscore.errors import CheckpointError, TrainingConfigMismatchError
 from simscore.io import atomic_write_text, dumps, format_problem
+from simscore.io.config import from_mapping, to_mapping
 
 if TYPE_CHECKING:
     from contexts.domain import Domain
@@ -283,7 +283,7 @@ class TrainingConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "training config") -> TrainingConfig:
-        """Rebuild a config from :meth:`to_dict` output with strict types (:func:`simscore.config.from_mapping`).
+        """Rebuild a config from :meth:`to_dict` output with strict types (:func:`simscore.io.config.from_mapping`).
 
         Raises
         ------

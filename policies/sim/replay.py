@@ -26,7 +26,7 @@ is the context's own, and keeps the source's summary actions. From there:
 Each continuation ends as a simulated dialogue does (success, turns counted from the
 dialogue's start as PyDial counts them, interaction quality, R_TS and R_IQ:
 :class:`~policies.sim.simulator.DialogueOutcome`). :meth:`Replays.flips` turns the three
-replays into negative and positive flips with intervals (:func:`simscore.flips.flip_decomposition`).
+replays into negative and positive flips with intervals (:func:`simscore.outcomes.flips.flip_decomposition`).
 
 Everything is a function of the inputs and ``seed``: no global random state is read or written.
 
@@ -64,7 +64,7 @@ from simscore.errors import InvalidResponseError, ReplayError, excerpt
 if TYPE_CHECKING:
     import pandas
 
-    from simscore.flips import FlipDecomposition, Outcomes
+    from simscore.outcomes.flips import FlipDecomposition, Outcomes
     from simscore.stats import Bootstrap
 
 __all__ = ["DialoguePosition", "ArmOutcomes", "Replays", "BranchPoints", "locate", "continuation_seed", "rebuild",
@@ -186,8 +186,8 @@ class ArmOutcomes:
     first_act: tuple[str, ...]
 
     def outcomes(self, reward: str = "ts") -> Outcomes:
-        """As :class:`simscore.flips.Outcomes` with the reward ``"ts"`` (R_TS) or ``"iq"`` (R_IQ)."""
-        from simscore.flips import Outcomes
+        """As :class:`simscore.outcomes.flips.Outcomes` with the reward ``"ts"`` (R_TS) or ``"iq"`` (R_IQ)."""
+        from simscore.outcomes.flips import Outcomes
 
         if reward not in ("ts", "iq"):
             raise ValueError(f"reward must be 'ts' or 'iq', got {excerpt(reward)}")
@@ -318,7 +318,7 @@ class Replays:
         return np.array([keys[key] for key in zip(self.source_names, self.dialogue_ids)], dtype=np.int64)
 
     def flips(self, reward: str = "ts", *, bootstrap: Bootstrap | None = None) -> FlipDecomposition:
-        """The total, action and after effects of B against A (:func:`simscore.flips.flip_decomposition`).
+        """The total, action and after effects of B against A (:func:`simscore.outcomes.flips.flip_decomposition`).
 
         Rows are paired by (context, continuation); intervals resample dialogues.
 
@@ -328,7 +328,7 @@ class Replays:
             Which return is the reward: R_TS or R_IQ.
         bootstrap : simscore.stats.Bootstrap, optional
         """
-        from simscore.flips import flip_decomposition
+        from simscore.outcomes.flips import flip_decomposition
 
         return flip_decomposition(self.a.outcomes(reward), self.b.outcomes(reward), self.c.outcomes(reward),
                                   differ=self.differ, clusters=self.clusters(), bootstrap=bootstrap, names=self.names,

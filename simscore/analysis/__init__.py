@@ -1,9 +1,9 @@
 """The paper's analyses over comparisons: convergence, seeds, reward models, per turn, correlation.
 
 Pure functions (pandas in, pandas out; no file IO, no plotting) that turn
-:class:`~simscore.compare.Comparison` results into the tidy tables behind the tables and
+:class:`~simscore.comparison.Comparison` results into the tidy tables behind the tables and
 figures of Ultes & Maier (SIGDIAL 2020), plus the chance-level baseline and the absolute
-performance table. :mod:`simscore.plots` draws the tables, :mod:`simscore.tables_io` saves
+performance table. :mod:`simscore.plots` draws the tables, :mod:`simscore.analysis.tables_io` saves
 them and the application layer writes the report.
 
 Modules: :mod:`~simscore.analysis.tables` (schemas, keys, the result type),

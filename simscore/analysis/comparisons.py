@@ -1,7 +1,7 @@
 """The paper's comparisons of policies' responses: convergence, seeds, reward models, chance level.
 
 Each function compares :class:`~simscore.responses.Responses` with
-:func:`~simscore.compare.compare` and returns an :class:`~simscore.analysis.tables.AnalysisResult`:
+:func:`~simscore.comparison.compare` and returns an :class:`~simscore.analysis.tables.AnalysisResult`:
 a tidy table in its schema and the comparisons behind it, keyed by a named tuple of the
 table's identity columns.
 
@@ -40,11 +40,11 @@ from simscore.analysis.tables import (
     summary_rows,
 )
 from simscore.checks import check_int
-from simscore.clusters import AUTO, Clusters
-from simscore.compare import Comparison, compare
+from simscore.comparison import Comparison, compare
 from simscore.measures import DEFAULT_MEASURES
 from simscore.responses import Responses
 from simscore.stats import Bootstrap
+from simscore.stats.clusters import AUTO, Clusters
 
 __all__ = [
     "convergence",
@@ -80,7 +80,7 @@ def _ordered_checkpoints(
 def _compare(
     a: Responses, b: Responses, measures: MeasuresArg, metadata: Any, bootstrap: Bootstrap, clusters: Clusters
 ) -> Comparison:
-    """One :func:`~simscore.compare.compare` with the analysis' metadata, clusters and bootstrap settings."""
+    """One :func:`~simscore.comparison.compare` with the analysis' metadata, clusters and bootstrap settings."""
     return compare(a, b, measures, metadata=metadata, n_resamples=bootstrap.n_resamples,
                    confidence=bootstrap.confidence, seed=bootstrap.seed, clusters=clusters)
 
@@ -108,13 +108,13 @@ def convergence(
         The run's responses per checkpoint; a mapping is ordered by its integer labels, a
         sequence is labelled 1..K.
     measures : names or Measure objects
-        As for :func:`~simscore.compare.compare`.
+        As for :func:`~simscore.comparison.compare`.
     run, reward, context_set : str
         Labels written into the table.
     metadata
-        Context metadata joined onto the scores (:func:`~simscore.compare.compare`).
+        Context metadata joined onto the scores (:func:`~simscore.comparison.compare`).
     clusters : "auto", str, sequence of str or None, default "auto"
-        The unit of the intervals, as for :func:`~simscore.compare.compare`: by default the
+        The unit of the intervals, as for :func:`~simscore.comparison.compare`: by default the
         dialogues of collected contexts (given their ``metadata``), else contexts; or metadata
         column(s) naming a context's cluster; None: contexts.
     bootstrap : simscore.stats.Bootstrap, optional

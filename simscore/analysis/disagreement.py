@@ -1,7 +1,7 @@
 """Where and why two policies differ, and whether they can be told apart at all.
 
 Everything here takes DataFrames indexed by context id (the per-context scores of
-:class:`~simscore.compare.Comparison`, and context features or groups such as those of
+:class:`~simscore.comparison.Comparison`, and context features or groups such as those of
 :func:`contexts.features.context_features` / :func:`contexts.features.context_groups`), so
 the core stays independent of how contexts are represented.
 
@@ -592,7 +592,7 @@ def two_sample_test(
         front, so the numbers do not depend on ``n_jobs``.
     clusters : ndarray, shape (n_contexts,), optional
         A code per row of ``features`` naming its cluster (e.g. its dialogue:
-        :func:`simscore.clusters.cluster_codes`); None: every context is a unit.
+        :func:`simscore.stats.clusters.cluster_codes`); None: every context is a unit.
 
     Returns
     -------

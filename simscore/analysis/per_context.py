@@ -18,9 +18,9 @@ import pandas as pd
 
 from simscore.analysis.tables import SCHEMAS, AnalysisResult, RewardModelsKey, SeedsKey, typed_table
 from simscore.checks import check_int
-from simscore.clusters import cluster_codes, unit_name
-from simscore.compare import Comparison
+from simscore.comparison import Comparison
 from simscore.stats import Bootstrap, bootstrap_ci, warn_undefined_intervals
+from simscore.stats.clusters import cluster_codes, unit_name
 
 __all__ = ["ScoresArg", "clusters_of", "pooled_scores", "pool", "per_turn", "first_turn", "text_at_matching_actions"]
 

@@ -22,7 +22,7 @@ come before ``measure`` and it ends in the statistics of ``Comparison.summary``
                    avg_iq, avg_iq_low, avg_iq_high, avg_length, avg_length_low, avg_length_high
     consequences   context_set, comparison, group, pair, n_pairs, baseline, candidate, reward, continuations,
                    effect, actions, count, contexts, dialogues, outcome_changed, the flip rates and mean
-                   differences of simscore.flips (each with _low and _high), mcnemar_negative,
+                   differences of simscore.outcomes.flips (each with _low and _high), mcnemar_negative,
                    mcnemar_positive, mcnemar_p (an experiment's [consequences]: no measure column)
 
 Derived tables (computed from the ones above, never needed as input)::
@@ -73,7 +73,7 @@ from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
 import numpy as np
 import pandas as pd
 
-from simscore.compare import Comparison
+from simscore.comparison import Comparison
 from simscore.measures.base import Measure
 
 __all__ = [
@@ -136,7 +136,7 @@ SCHEMAS: dict[str, tuple[str, ...]] = {
     ),
     # with an experiment's [consequences] table (simscore.app.experiment.consequences): does a difference
     # in behaviour change how the dialogue ends? One row per comparison (or pooled group), effect and group
-    # of contexts (the actions differ / agree), the flip rates of simscore.flips with their intervals
+    # of contexts (the actions differ / agree), the flip rates of simscore.outcomes.flips with their intervals
     "consequences": (
         "context_set", "comparison", "group", "pair", "n_pairs", "baseline", "candidate", "reward", "continuations",
         "effect", "actions", "count", "contexts", "dialogues",
@@ -236,7 +236,7 @@ class AnalysisResult(Generic[KeyT]):
         One row per (comparison, measure), in the schema of the analysis (:data:`SCHEMAS`).
     comparisons : dict
         Key (a named tuple of the ``key_columns``, e.g. :class:`ConvergenceKey`) →
-        :class:`~simscore.compare.Comparison`, for the per-context analyses
+        :class:`~simscore.comparison.Comparison`, for the per-context analyses
         (:func:`~simscore.analysis.per_turn`, :func:`~simscore.analysis.correlation`).
     key_columns : tuple of str
         The table's identity columns (every column before ``measure``): the key's fields.

@@ -332,7 +332,7 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
     if consequences is not None:
         tables["consequences"] = _consequences(consequences, folder, made, record.versions, n_jobs=n_jobs,
                                                scheduler=scheduler, progress=progress)
-    from simscore.tables_io import save_tables
+    from simscore.analysis.tables_io import save_tables
 
     # the index and the report are written last: while the tables are replaced, there is neither
     folder.report.unlink(missing_ok=True)
@@ -345,9 +345,9 @@ def _consequences(settings: ConsequencesSettings, folder: ExperimentFolder, made
                   versions: Mapping[str, str], *, n_jobs: int | None, scheduler: str | None,
                   progress: bool) -> pd.DataFrame:
     """The ``consequences`` table: kept in ``cache/consequences/`` while what made it stays, else made there."""
+    from simscore.analysis.tables_io import INDEX_FILE, load_tables, save_tables
     from simscore.app.experiment.consequences import POOLED, consequences_table, input_files
     from simscore.io import files_digest
-    from simscore.tables_io import INDEX_FILE, load_tables, save_tables
 
     t0 = time.perf_counter()
     digest = digest_of("consequences", settings.to_dict(), versions,
@@ -487,7 +487,7 @@ def _decisions(contexts: Any) -> Any:
 
 def _record(config: ExperimentConfig, measures: Sequence[Measure], command: str | None) -> RunRecord:
     """What the tables are made with, saved beside them (``command``: None when started from Python)."""
-    from simscore.tables_io import collect_versions
+    from simscore.analysis.tables_io import collect_versions
 
     return RunRecord(
         title=f"simscore experiment {config.name!r}",

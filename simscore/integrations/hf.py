@@ -5,8 +5,8 @@ every ``check_freq`` optimizer steps it
 
 1. answers a fixed context set with **the model being trained** — the object itself, on its
    device, greedily, in batches, in evaluation mode under ``torch.no_grad``, every submodule's
-   training flag restored after (:meth:`policies.generative.GenerativePolicy.from_model`; the
-   prompts and chat templates of :mod:`policies.prompts`);
+   training flag restored after (:meth:`policies.lm.generative.GenerativePolicy.from_model`; the
+   prompts and chat templates of :mod:`policies.lm.prompts`);
 2. compares the answers with those of the previous check on every measure
    (:class:`simscore.BehaviourMonitor`, the same monitor, rule and bootstrap settings as the
    stable-baselines3 callback of :mod:`simscore.integrations.sb3`), with a seeded random policy
@@ -67,8 +67,8 @@ from simscore.responses import Responses
 from simscore.stats import Bootstrap
 
 if TYPE_CHECKING:
-    from policies.generative import GenerativePolicy
-    from policies.prompts import PromptTemplate as PromptTemplateType
+    from policies.lm.generative import GenerativePolicy
+    from policies.lm.prompts import PromptTemplate as PromptTemplateType
 
 __all__ = ["BehaviourCallback", "require_transformers"]
 
@@ -131,13 +131,13 @@ class _BehaviourCallback:
     reference : "initial", Policy, Responses or None
         Also compare every check with this, with an interval (``..._reference``): ``"initial"``
         is the model as training begins (answered once more at the first check), or any policy
-        (e.g. a :class:`~policies.generative.GenerativePolicy` of the base model's folder) or
+        (e.g. a :class:`~policies.lm.generative.GenerativePolicy` of the base model's folder) or
         its responses. It does not enter the stopping decision.
     stop : bool
         Stop training once converged (default); False only logs.
     log_prefix : str
         Namespace of the logged keys (default ``"behaviour"``).
-    template : policies.prompts.PromptTemplate, optional
+    template : policies.lm.prompts.PromptTemplate, optional
         How contexts become prompts (default ``PromptTemplate()``; the tokenizer's chat template
         is applied where it has one).
     act_output : bool
@@ -155,8 +155,8 @@ class _BehaviourCallback:
     ----------
     monitor : simscore.BehaviourMonitor or None
         Built when training begins.
-    policy : policies.generative.GenerativePolicy or None
-        The trained model as a policy (:meth:`~policies.generative.GenerativePolicy.from_model`).
+    policy : policies.lm.generative.GenerativePolicy or None
+        The trained model as a policy (:meth:`~policies.lm.generative.GenerativePolicy.from_model`).
     stopped_at : int or None
         ``state.global_step`` when the callback stopped training.
     logged : list of dict
@@ -193,8 +193,8 @@ class _BehaviourCallback:
         bootstrap: Bootstrap | None = None,
         verbose: int = 0,
     ) -> None:
-        from policies.generative import Decoding
-        from policies.prompts import PromptTemplate
+        from policies.lm.generative import Decoding
+        from policies.lm.prompts import PromptTemplate
 
         if not callable(getattr(trainer, "log", None)) or not hasattr(trainer, "state"):
             raise TypeError(f"trainer must be a transformers Trainer (or a TRL trainer), got {type(trainer).__name__}")
@@ -234,7 +234,7 @@ class _BehaviourCallback:
     # -- Trainer hooks ----------------------------------------------------------------------
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        from policies.generative import GenerativePolicy
+        from policies.lm.generative import GenerativePolicy
 
         if state is not self.trainer.state:
             raise ValueError("this BehaviourCallback was built for another trainer: pass the trainer it is added to "

@@ -14,7 +14,7 @@ instance wherever a name is accepted. Text measures load their models lazily, on
 scoring, so the registry is cheap to import.
 
 Which measures an entry point uses when none are given is chosen on purpose: the library's
-functions (:func:`~simscore.compare.compare`, :func:`~simscore.monitor.similarity`,
+functions (:func:`~simscore.comparison.compare`, :func:`~simscore.monitor.similarity`,
 :class:`~simscore.monitor.BehaviourMonitor`, the analyses) default to
 :data:`DEFAULT_MEASURES`, the four action measures, which need no model and cost
 microseconds; the command line and the experiment, where a person wants the full picture,

@@ -1,6 +1,6 @@
 """Embedding progress of the model-backed measures, shown by the calls that ask for it.
 
-Embedding thousands of sentences takes a while; :func:`~simscore.compare.compare`,
+Embedding thousands of sentences takes a while; :func:`~simscore.comparison.compare`,
 :func:`~simscore.scoring.score`, ``simscore compare`` and the experiment ask for progress
 (``progress=True``, their default; ``--quiet`` or ``progress=False`` turns it off) by scoring
 inside :func:`show_progress`. A measure then shows how far it has embedded through

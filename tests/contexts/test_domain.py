@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from contexts import _build_data
 from contexts.domain import (
     AREAS,
     DISCOURSE_ACTS,
@@ -26,6 +25,7 @@ from contexts.domain import (
     load_venues,
 )
 from simscore.errors import FileFormatError, InvalidContextError
+from tools import build_domain_data
 
 DATA = Path(__file__).resolve().parents[2] / "contexts" / "data"
 
@@ -34,14 +34,14 @@ DATA = Path(__file__).resolve().parents[2] / "contexts" / "data"
 
 
 def test_shipped_files_equal_fresh_generation() -> None:
-    generated = _build_data.build()
+    generated = build_domain_data.build()
     assert sorted(generated) == ["ontology.json", "venues.json"]
     for name, text in generated.items():
-        assert (DATA / name).read_text(encoding="utf-8") == text, f"{name} differs: run python -m contexts._build_data"
+        assert (DATA / name).read_text(encoding="utf-8") == text, f"{name} differs: run python tools/build_domain_data.py"
 
 
 def test_build_data_main_writes_files(tmp_path: Path) -> None:
-    assert _build_data.main(["--out", str(tmp_path)]) == 0
+    assert build_domain_data.main(["--out", str(tmp_path)]) == 0
     assert (tmp_path / "venues.json").read_text(encoding="utf-8") == (DATA / "venues.json").read_text(encoding="utf-8")
 
 

@@ -12,11 +12,11 @@ from contexts.belief import BeliefState
 from contexts.collect import collect_contexts, import_convlab
 from contexts.context import Context, ContextSet
 from contexts.dialogue_log import Dialogue, DialogueTurn
-from contexts.flow_dialogues import FlowDialogue, FlowTurn, belief_slots, flow_dialogues, read_flow_dialogues
-from contexts.flow_labels import FLOW_KEYS, flow_summary, label_contexts, sample_balanced
-from contexts.flow_plot import plot_flows
 from contexts.flows import SINK, SOURCE, FlowGraph
-from contexts.patterns import turn_patterns
+from contexts.flows.dialogues import FlowDialogue, FlowTurn, belief_slots, flow_dialogues, read_flow_dialogues
+from contexts.flows.labels import FLOW_KEYS, flow_summary, label_contexts, sample_balanced
+from contexts.flows.patterns import turn_patterns
+from contexts.flows.plot import plot_flows
 from simscore.errors import FileFormatError, InvalidContextError, OutputExistsError
 from tests.conftest import CONVLAB
 
@@ -151,7 +151,7 @@ def test_bad_graph_files(tmp_path: Path, graph: FlowGraph, monkeypatch: pytest.M
     with pytest.raises(FileFormatError, match="file not found"):
         FlowGraph.load(tmp_path / "missing.json")
     graph.save(path, overwrite=True)
-    monkeypatch.setattr("contexts.flows.MAX_FLOW_GRAPH_BYTES", 100)
+    monkeypatch.setattr("contexts.flows.graph.MAX_FLOW_GRAPH_BYTES", 100)
     with pytest.raises(FileFormatError, match="bytes; flow-graph files are read up to 100"):
         FlowGraph.load(path)
 

@@ -199,7 +199,7 @@ def test_the_history_all_contexts_hold_is_bounded(tmp_path: Path, monkeypatch: p
 def test_a_comparison_on_transcript_contexts_keeps_their_scalar_metadata(tmp_path: Path) -> None:
     """The contexts' messages and tools stay in the context set: a saved comparison and its page hold scalars."""
     from simscore.app.inspect.view import read_comparison
-    from simscore.compare import compare
+    from simscore.comparison import compare
 
     read = read_tau2_results(TAU2)
     comparison = compare(read.responses, read.responses, measures=["tmr"], metadata=read.contexts, progress=False)

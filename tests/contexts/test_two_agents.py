@@ -14,11 +14,11 @@ import pytest
 from contexts.transcripts import pair_transcripts, read_chat_transcripts, read_tau2_results
 from simscore import compare
 from simscore.acts import Act
+from simscore.analysis.chance import shuffled_chance
+from simscore.analysis.divergence import first_divergence
 from simscore.app.cli import main
 from simscore.app.cli.transcripts import UNITS
 from simscore.app.inspect.view import view_data
-from simscore.chance import shuffled_chance
-from simscore.divergence import first_divergence
 from simscore.errors import ContextMismatchError
 from simscore.measures import resolve_measures
 from tests.contexts.transcript_samples import write_chat_transcripts

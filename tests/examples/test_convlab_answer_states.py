@@ -163,7 +163,7 @@ def test_the_hand_written_act_string_is_simscores(acts):
 
 
 def test_the_hand_written_seed_is_simscores():
-    from policies.convlab import context_seed
+    from policies.seeding import context_seed
 
     script = runpy.run_path(str(SCRIPT))
     for seed, context_id in ((0, "c1"), (3, "col/camrest/camrest-test-0/1"), (12345, "gen/area=0.4/…")):

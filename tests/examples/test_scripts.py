@@ -29,6 +29,7 @@ RUN_BY: dict[str, str] = {
     "sb3_compare_policies.py": "test_sb3_examples.py",
     "sb3_maskable_ppo.py": "test_sb3_examples.py",
     "sb3_ppo_convergence.py": "test_sb3_examples.py",
+    "tiny_models.py": "test_scripts.py",
     "trl_sft_behaviour.py": "test_scripts.py",
     "why_they_differ.py": "test_scripts.py",
 }
@@ -136,3 +137,18 @@ def test_sampled_policies_against_their_own_ceiling() -> None:
     random_rows = re.findall(r"^  (tmr|dmr|cer|cmr) .* p = (\S+)$", out, re.M)
     assert [name for name, _ in random_rows] == ["tmr", "dmr", "cer", "cmr"]
     assert all(float(p) > 0.05 for _, p in random_rows)  # one policy under two seeds: no difference found
+
+
+def test_tiny_models_writes_a_folder_the_generative_policy_loads(tmp_path: Path) -> None:
+    pytest.importorskip("transformers", reason="the text extra writes and loads the model")
+    from policies.lm.generative import GenerativePolicy
+
+    out = _run("tiny_models.py", str(tmp_path / "m"), "--architecture", "t5")
+    assert out.strip() == str(tmp_path / "m")
+    assert sorted(p.name for p in (tmp_path / "m").iterdir())[:3] == ["config.json", "generation_config.json",
+                                                                        "model.safetensors"]
+    assert GenerativePolicy(tmp_path / "m").kind == "encoder-decoder"
+    refused = subprocess.run([sys.executable, str(EXAMPLES / "tiny_models.py"), str(tmp_path / "m")],
+                             capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert refused.returncode == 2 and "exists and is not an empty folder; name a new one" in refused.stderr
+

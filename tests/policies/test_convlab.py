@@ -16,13 +16,12 @@ from contexts import BeliefState, Context, ContextSet, default_domain
 from policies.convlab import (
     SLOT_NAMES,
     STATE_FORMATS,
-    context_seed,
     convlab_acts,
     read_convlab_states,
-    reseeded,
     to_convlab_state,
     write_convlab_states,
 )
+from policies.seeding import context_seed, reseeded
 from simscore.errors import FileFormatError, InvalidContextError, OutputExistsError
 
 ONTOLOGY = default_domain().ontology

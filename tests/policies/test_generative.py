@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from contexts import BeliefState, Context, GridSpec, generate_grid  # noqa: E402
+from examples.tiny_models import write_tiny_model  # noqa: E402
 from policies import (  # noqa: E402
     Decoding,
     GenerativePolicy,
@@ -24,8 +25,7 @@ from policies import (  # noqa: E402
     TemplateNLG,
     simulated_contexts,
 )
-from policies.generative import model_folder_sha256  # noqa: E402
-from policies.tiny_models import write_tiny_model  # noqa: E402
+from policies.lm.generative import model_folder_sha256  # noqa: E402
 from simscore import Act, Response, Responses, run_policy  # noqa: E402
 from simscore.errors import (  # noqa: E402
     ChatTemplateError,

@@ -29,7 +29,7 @@ import pytest
 
 from contexts import generate_grid
 from contexts.transcripts import read_chat_transcripts
-from policies.openai_endpoint import OpenAIEndpointPolicy, chat_completions_url
+from policies.lm.openai_endpoint import OpenAIEndpointPolicy, chat_completions_url
 from simscore.acts import Act
 from simscore.errors import EndpointError
 from simscore.policy import run_policy
@@ -54,7 +54,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("transformers")
-    from policies.tiny_models import write_tiny_model
+    from examples.tiny_models import write_tiny_model
 
     return write_tiny_model(tmp_path_factory.mktemp("served") / "tiny-gpt2", seed=3, chat_template=TEMPLATE)
 

@@ -9,10 +9,10 @@ import pytest
 
 from contexts import BeliefState, Context, generate_grid
 from policies import PromptTemplate
-from policies.prompts import act_from_output, belief_text, dialogue_history
+from policies.lm.prompts import act_from_output, belief_text, dialogue_history
 from simscore import Act
-from simscore.chat_templates import ChatTemplate
 from simscore.errors import InvalidContextError, UnsupportedModelError
+from simscore.models.chat_templates import ChatTemplate
 
 INSTRUCTION = (
     "You are a dialogue system that helps the user find a restaurant in Cambridge. "

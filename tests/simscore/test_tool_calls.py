@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from simscore import Act
 from simscore.acts import ActSequence
-from simscore.compare import compare
+from simscore.comparison import compare
 from simscore.errors import ActParseError, InvalidResponseError, MeasureOptionError, ToolCallError
 from simscore.measures import ConceptErrorRate, ConceptMatchRate, DialogueActMatchRate, TotalMatchRate
 from simscore.measures.calls import CALL_MODES, scores

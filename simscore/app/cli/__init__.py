@@ -1,7 +1,8 @@
 """The ``simscore`` command line (application layer: the one place that wires packages together).
 
 :func:`main` is the command (``simscore``, ``python -m simscore``); :func:`build_parser`
-registers every sub-command family, once, from its own module of this room:
+registers the sub-command given, from its own module of this room, imported only when that
+command runs (:data:`COMMANDS` lists them all, so ``simscore --help`` imports none):
 :mod:`~simscore.app.cli.compare` (``compare``), :mod:`~simscore.app.cli.experiment` (``demo``,
 ``run``), :mod:`~simscore.app.cli.contexts` (``contexts``, with ``contexts flows``),
 :mod:`~simscore.app.cli.train`, :mod:`~simscore.app.cli.respond`, :mod:`~simscore.app.cli.explain`,
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import logging
 import os
 import signal
@@ -24,17 +26,38 @@ from typing import IO
 
 from simscore._version import __version__
 from simscore.errors import RunStopped, SimscoreError
+from simscore.io.untrusted import TerminalStream, terminal_text
 from simscore.parallel import stop_on_signals
 from simscore.progress import LineClock
-from simscore.untrusted import TerminalStream, terminal_text
 
 __all__ = ["main", "build_parser"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every sub-command (each family's module imported here, when the parser is built)."""
-    from simscore.app.cli import compare, contexts, diagnose, experiment, explain, gate, report, respond, train, view
+#: Every sub-command, in the order ``simscore --help`` lists them -> the module of this room that
+#: registers it and its one-line help (a test holds each equal to what its module registers).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "compare": ("compare", "score two response logs against each other"),
+    "demo": ("experiment", "the paper's experiment, small: train, collect, respond, score, report"),
+    "run": ("experiment", "run (or continue) an experiment described by a TOML file"),
+    "contexts": ("contexts", "build and inspect context sets (C_gen, C_col)"),
+    "train": ("train", "train a GP-SARSA policy against the simulated user (checkpoints + evaluations)"),
+    "respond": ("respond", "answer a context set with any policy and write its responses file"),
+    "explain": ("explain", "chance-corrected agreement, churn floor, where and why policies differ"),
+    "report": ("report", "rebuild figures and report.md from the tables saved in DIR"),
+    "view": ("view", "write an HTML page of the contexts where two policies differ"),
+    "diagnose": ("diagnose", "can a measure be fooled? degenerate policies vs real ones"),
+    "gate": ("gate", "CI gate: does the candidate lose what the baseline won? (exit 0 pass, 1 regression, 2 bad input)"),
+}
 
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with ``command``, only that command's module is imported.
+
+    Every command is listed (``simscore --help``) by its name and help from :data:`COMMANDS`;
+    the command given is registered in full by its own module, the others stay a name until
+    they run. ``None`` (the default) registers every command in full (the documentation's
+    reference, the tests of every option).
+    """
     parser = argparse.ArgumentParser(
         prog="simscore",
         description="Similarity scoring for dialogue behaviour comparison (Ultes & Maier 2020).",
@@ -42,10 +65,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"simscore {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for family in (compare, experiment, contexts, train, respond, explain, report, view, diagnose, gate):
-        family.add_subcommands(sub)
+    full = {module for module, _ in COMMANDS.values()} if command is None else {COMMANDS.get(command, ("", ""))[0]}
+    registered: set[str] = set()
+    for name, (module, summary) in COMMANDS.items():
+        if module not in full:
+            sub.add_parser(name, help=summary)  # a name in the list; its module loads when it runs
+        elif module not in registered:
+            registered.add(module)
+            importlib.import_module(f"{__name__}.{module}").add_subcommands(sub)
     _add_log_options(parser)
     return parser
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The sub-command ``argv`` names: its first word that is not an option (the top level has only options without values)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def _add_log_options(parser: argparse.ArgumentParser) -> None:
@@ -87,7 +121,7 @@ def warning_line(message: Warning | str, category: type[Warning], prefix: str = 
 def _inert_terminal(prefix: str = "simscore") -> Iterator[None]:
     """While a command runs: its standard output and its warnings cannot drive the terminal.
 
-    Standard output goes through :class:`~simscore.untrusted.TerminalStream`; warnings are
+    Standard output goes through :class:`~simscore.io.untrusted.TerminalStream`; warnings are
     shown as one escaped line each (:func:`warning_line`, after ``prefix``), each distinct
     line once per command. Standard error is left alone for the progress bars (whose carriage
     returns are how they redraw); what the commands write there themselves (errors, warnings,
@@ -149,7 +183,8 @@ def _console_log(level: int, stream: object = None) -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``simscore`` command; returns the exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command(argv) or "")
     args = parser.parse_args(argv)
     if args.quiet and args.verbose:
         parser.error("--quiet and --verbose exclude each other")

@@ -8,10 +8,10 @@ report does (``--cluster COLUMN[,COLUMN]`` names other columns, ``--no-cluster``
 context a unit; the summary says what was resampled). ``--by COLUMN`` then reports every
 measure per stratum of that metadata column (e.g. ``flow`` = seen/unseen, see ``simscore
 contexts flows``) with bootstrap intervals, and the difference between strata with a
-permutation test (:mod:`simscore.strata`) that moves the same units. ``--chance`` adds the chance
+permutation test (:mod:`simscore.stats.strata`) that moves the same units. ``--chance`` adds the chance
 level (A's response to one context against B's to another, of another cluster:
-:mod:`simscore.chance`), ``--divergence COLUMN[,COLUMN]`` the first turn at which the two part
-ways in each dialogue those columns name (:mod:`simscore.divergence`). An existing ``--out``
+:mod:`simscore.analysis.chance`), ``--divergence COLUMN[,COLUMN]`` the first turn at which the two part
+ways in each dialogue those columns name (:mod:`simscore.analysis.divergence`). An existing ``--out``
 file is replaced only with ``--force``, and never one of the inputs.
 
 **Sampled responses.** Files of ``simscore respond --samples K`` (K >= 2 samples per context,
@@ -21,7 +21,7 @@ policy's agreement with itself (within A, within B), the agreement between them,
 normalised agreement ``between / mean(within A, within B)``, the gap and the one-sided
 permutation test of "A and B differ more than each differs from itself" (``--permutations``
 relabellings), the chance level with ``--chance-responses RANDOM.jsonl``, and per policy the distinct
-actions and the act entropy per context (:mod:`simscore.consistency`); ``--format json`` adds
+actions and the act entropy per context (:mod:`simscore.stats.consistency`); ``--format json`` adds
 it as ``"consistency"``.
 
 ``compare`` reads simscore's JSON Lines responses files and the CSV response logs of
@@ -32,7 +32,7 @@ it as ``"consistency"``.
   headed by the two policies' names; ``--signatures`` adds every measure's signature;
 * ``--format json`` — everything: the policies, provenance, bootstrap settings, the
   signatures, the summary and the per-context scores (:meth:`Comparison.to_json_dict
-  <simscore.compare.Comparison.to_json_dict>`; NaN is ``null``);
+  <simscore.comparison.Comparison.to_json_dict>`; NaN is ``null``);
 * ``--format csv`` — the per-context scores, one row per context.
 
 Where: without ``--out`` to stdout (default format ``text``); with ``--out -`` to stdout
@@ -65,15 +65,15 @@ from simscore.app.cli.args import (
     resamples,
     seed,
 )
-from simscore.untrusted import spreadsheet_frame, terminal_text
+from simscore.io.untrusted import spreadsheet_frame, terminal_text
 
 if TYPE_CHECKING:
-    from simscore.chance import ChanceLevel
-    from simscore.compare import Comparison
-    from simscore.divergence import FirstDivergence
+    from simscore.analysis.chance import ChanceLevel
+    from simscore.analysis.divergence import FirstDivergence
+    from simscore.comparison import Comparison
     from simscore.measures.base import Measure
     from simscore.responses import Responses
-    from simscore.strata import StratifiedComparison
+    from simscore.stats.strata import StratifiedComparison
 
 __all__ = ["add_subcommands"]
 
@@ -174,7 +174,7 @@ def _read_sides(args: argparse.Namespace) -> tuple[Any, Any, int, Any]:
 
 @checks_outputs
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from simscore.compare import compare
+    from simscore.comparison import compare
     from simscore.io import atomic_open
 
     path, fmt = _compare_output(args)  # fail on bad flags and bad names before reading files
@@ -186,7 +186,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     metadata = None
     if args.contexts is not None:
         from contexts.context import ContextSet
-        from simscore.clusters import check_column
+        from simscore.stats.clusters import check_column
 
         metadata = ContextSet.read_jsonl(args.contexts).metadata_frame()
         columns = [("--by", args.by), *(("--cluster", c) for c in args.cluster or ()),
@@ -226,11 +226,11 @@ def _chance_and_divergence(
     """``--chance``'s level (same measures, pairs across the comparison's clusters) and ``--divergence``'s table."""
     chance = divergence = None
     if args.chance:
-        from simscore.chance import shuffled_chance
+        from simscore.analysis.chance import shuffled_chance
 
         chance = shuffled_chance(comparison, a, b, measures, seed=args.seed)
     if args.divergence is not None:
-        from simscore.divergence import first_divergence
+        from simscore.analysis.divergence import first_divergence
 
         divergence = first_divergence(comparison, by=args.divergence, measure=comparison.measures[0])
     return chance, divergence
@@ -334,12 +334,12 @@ def add_subcommands(subparsers: Any) -> None:
         "--divergence", metavar="COLUMN[,COLUMN]", type=column_list,
         help="with --contexts: per dialogue named by these metadata columns (e.g. task_id,trial), the first turn "
         "(turn_index) at which the first measure is below 1 -- where the two policies part ways -- and its "
-        "distribution (simscore.divergence)",
+        "distribution (simscore.analysis.divergence)",
     )
     p.add_argument(
         "--chance", action="store_true",
         help="also the chance level: A's response to one context vs B's to another (of another cluster: dialogue or "
-        "task), over every such pair (a seeded sample beyond 100000), with the same measures (simscore.chance)",
+        "task), over every such pair (a seeded sample beyond 100000), with the same measures (simscore.analysis.chance)",
     )
     p.add_argument("--force", action="store_true", help="replace the --out file if it exists (never an input)")
     p.add_argument(

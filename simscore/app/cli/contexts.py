@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from simscore.app.cli.args import checks_outputs, convlab_domain, input_file, output_file, positive_int
 from simscore.errors import InvalidContextError, SkippedDialoguesWarning
-from simscore.untrusted import terminal_text
+from simscore.io.untrusted import terminal_text
 
 if TYPE_CHECKING:
     from contexts.context import ContextSet

@@ -32,7 +32,7 @@ from simscore.app.cli.args import checks_outputs, input_file, output_file, posit
 from simscore.errors import ConfigError, InvalidContextError
 
 if TYPE_CHECKING:
-    from contexts.flow_dialogues import FlowDialogue
+    from contexts.flows.dialogues import FlowDialogue
 
 __all__ = ["add_subcommands", "cmd_build", "cmd_label", "cmd_summary", "cmd_sample", "cmd_plot"]
 
@@ -52,7 +52,7 @@ def _dialogues(paths: list[str], args: argparse.Namespace) -> list[FlowDialogue]
     """The dialogues of every file, each once: a file given twice (however spelt) or a dialogue
     in two files is an error, never counted twice (a graph's counts and a context's dialogue
     are keyed by source name and dialogue id)."""
-    from contexts.flow_dialogues import read_flow_dialogues
+    from contexts.flows.dialogues import read_flow_dialogues
     from simscore.io import same_file
 
     kind = "convlab" if args.convlab else "pydial" if args.pydial else "log"
@@ -97,8 +97,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_label(args: argparse.Namespace) -> int:
     """``simscore contexts flows label``: write the contexts with flow labels and pattern tags."""
     from contexts.context import ContextSet
-    from contexts.flow_labels import flow_summary, label_contexts
     from contexts.flows import FlowGraph
+    from contexts.flows.labels import flow_summary, label_contexts
 
     graph = FlowGraph.load(args.graph)
     contexts = ContextSet.read_jsonl(args.contexts)
@@ -116,8 +116,8 @@ def cmd_label(args: argparse.Namespace) -> int:
 def cmd_summary(args: argparse.Namespace) -> int:
     """``simscore contexts flows summary``: describe a graph and / or a labelled context set."""
     from contexts.context import ContextSet
-    from contexts.flow_labels import flow_summary
     from contexts.flows import FlowGraph
+    from contexts.flows.labels import flow_summary
 
     if args.contexts is None and args.graph is None:
         raise ValueError("give a labelled context set, --graph, or both")
@@ -138,7 +138,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
 def cmd_sample(args: argparse.Namespace) -> int:
     """``simscore contexts flows sample``: write a subset balanced between strata."""
     from contexts.context import ContextSet
-    from contexts.flow_labels import sample_balanced
+    from contexts.flows.labels import sample_balanced
 
     sample = sample_balanced(
         ContextSet.read_jsonl(args.contexts), by=args.by, per_stratum=args.per_stratum, seed=args.seed, name=args.name
@@ -155,8 +155,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
 @checks_outputs
 def cmd_plot(args: argparse.Namespace) -> int:
     """``simscore contexts flows plot``: the figure of the most frequent paths and the exits of test dialogues."""
-    from contexts.flow_plot import plot_flows
     from contexts.flows import FlowGraph
+    from contexts.flows.plot import plot_flows
 
     graph = FlowGraph.load(args.graph)
     walks = None if not args.test else [graph.walk(d) for d in _dialogues(args.test, args)]

@@ -2,7 +2,7 @@
 
 ``simscore gate BASELINE CANDIDATE [--out GATE.json]`` exits 0 when the candidate passes, 1 on
 a regression, 2 on bad input; it prints a summary and the regressed contexts (or tasks), and
-``--out`` holds everything (JSON, written atomically). The decision is :func:`simscore.gate.gate`'s:
+``--out`` holds everything (JSON, written atomically). The decision is :func:`simscore.outcomes.gate.gate`'s:
 the negative flip rate's one-sided upper 95 % bound at most ``--max-negative-flip-rate``
 (default 0.05) and, with policies, the behaviour change at most ``--max-change-above-floor``
 (default 0.10) above the baseline's own churn. Two modes:
@@ -29,7 +29,7 @@ the context; the floor is the share where the baseline takes another action than
 the continuation's seed is ``--seed`` + 1 (its own randomness: nil for a deterministic policy).
 
 **Outcome logs** (``--logs``). BASELINE and CANDIDATE are per-dialogue outcome logs of policies
-that live elsewhere (:func:`simscore.gate.read_outcome_log`: CSV or JSON Lines with
+that live elsewhere (:func:`simscore.outcomes.gate.read_outcome_log`: CSV or JSON Lines with
 ``task_id``, ``success``, optionally ``reward`` and ``trial``), paired by task and trial; the
 trials of one task are resampled together. There are no actions, so only the flips are gated.
 """
@@ -124,7 +124,7 @@ def _gate_policies(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]],
     from policies.sim import replay, simulated_contexts
     from simscore.checks import MAX_SEED
     from simscore.errors import MissingValueWarning
-    from simscore.gate import GateLimits, gate
+    from simscore.outcomes.gate import GateLimits, gate
     from simscore.stats import Bootstrap
 
     if args.dialogues is not None and args.contexts is not None:
@@ -183,7 +183,7 @@ def _gate_policies(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]],
 
 
 def _gate_logs(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], dict[str, Any], str]:
-    from simscore.gate import GateLimits, gate, pair_outcome_logs, read_outcome_log
+    from simscore.outcomes.gate import GateLimits, gate, pair_outcome_logs, read_outcome_log
     from simscore.stats import Bootstrap
 
     given = [name for name, value in (("--contexts", args.contexts), ("--source", args.source),

@@ -16,7 +16,7 @@
     and ``--no-chat-template`` shape the prompt.
 ``openai:URL``
     An OpenAI-compatible chat-completions endpoint (vLLM, llama.cpp's server, Ollama,
-    ``transformers serve``, a hosted API; :class:`policies.openai_endpoint.OpenAIEndpointPolicy`):
+    ``transformers serve``, a hosted API; :class:`policies.lm.openai_endpoint.OpenAIEndpointPolicy`):
     ``--model NAME`` (required); the API key from the environment variable ``--api-key-env``
     (default ``OPENAI_API_KEY``, optional; never written anywhere); ``--temperature`` (default
     0), ``--seed`` (default 0), ``--max-new-tokens``; ``--concurrency``, ``--timeout``,
@@ -284,7 +284,7 @@ def _generative_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
 
 def _openai_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
     from policies import PromptTemplate
-    from policies.openai_endpoint import OpenAIEndpointPolicy
+    from policies.lm.openai_endpoint import OpenAIEndpointPolicy
 
     fields: dict[str, Any] = {"source": args.source or "auto"}
     if args.instruction is not None:

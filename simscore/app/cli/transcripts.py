@@ -19,7 +19,7 @@ import argparse
 from typing import Any
 
 from simscore.app.cli.args import checks_outputs, input_file, output_file
-from simscore.untrusted import terminal_text
+from simscore.io.untrusted import terminal_text
 
 #: The values of ``--per`` (those of :data:`contexts.transcripts.UNITS`, written here so that
 #: building the parser imports nothing of ``contexts``).

@@ -18,7 +18,7 @@ from simscore.app.inspect.view import (
     select_rows,
     write_view,
 )
-from simscore.compare import check_inputs
+from simscore.comparison import check_inputs
 from simscore.io import prepare_output
 from simscore.responses import Responses
 

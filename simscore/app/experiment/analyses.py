@@ -9,7 +9,7 @@
 3. :func:`score_set` runs the analyses of :mod:`simscore.analysis` on one context set
    (:class:`SetScores`: convergence, seeds, reward models, chance level, and on C_col the
    per-turn and first-turn tables); on a set whose contexts name their dialogue (C_col), every
-   interval resamples dialogues, not contexts (:func:`simscore.clusters.dialogue_clusters`);
+   interval resamples dialogues, not contexts (:func:`simscore.stats.clusters.dialogue_clusters`);
 4. :func:`assemble_tables` combines the context sets into the experiment's tables (adding
    absolute performance, correlation and the text measures where the actions match).
 """
@@ -29,12 +29,12 @@ from simscore.analysis import AnalysisResult, RewardModelsKey
 from simscore.app.experiment.context_facts import context_metadata, context_sets_table, sensitivity_table
 from simscore.app.experiment.folder import COLLECTED, ExperimentFolder, RunId
 from simscore.app.experiment.notes import undefined_values_logged
-from simscore.clusters import dialogue_clusters
-from simscore.compare import Comparison
+from simscore.comparison import Comparison
 from simscore.measures import Measure
 from simscore.progress import Progress, show_progress
 from simscore.responses import Responses
 from simscore.stats import Bootstrap
+from simscore.stats.clusters import dialogue_clusters
 
 if TYPE_CHECKING:
     from simscore.app.experiment.steps import ScoringSettings

@@ -30,9 +30,10 @@ from simscore.app.experiment.steps import (
     ScoringSettings,
 )
 from simscore.checks import check_bool, check_int, check_number, check_seed
-from simscore.config import check_keys, convert_value, from_mapping, to_mapping
 from simscore.errors import ConfigError, ExperimentError, FileFormatError, MissingDependencyError
-from simscore.io import MAX_LINE_LENGTH, parse_toml, read_bytes
+from simscore.io import parse_toml, read_bytes
+from simscore.io.config import check_keys, convert_value, from_mapping, to_mapping
+from simscore.io.reading import MAX_LINE_LENGTH
 from simscore.measures import ALL_MEASURES, MEASURE_GROUPS, resolve_measures
 from simscore.stats import MAX_RESAMPLES, Bootstrap
 
@@ -402,7 +403,7 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
         raise ConfigError(f"{p}: configuration file not found")
     if p.is_dir():
         raise ConfigError(f"{p}: is a directory, expected a TOML file")
-    try:  # bounded: a configuration is at most simscore.io.MAX_LINE_LENGTH bytes, nested at most MAX_NESTING
+    try:  # bounded: a configuration is at most simscore.io.reading.MAX_LINE_LENGTH bytes, nested at most MAX_NESTING
         raw = read_bytes(p, limit=MAX_LINE_LENGTH)
         text = raw.decode("utf-8")
         data = parse_toml(text, p, expected="an experiment configuration (TOML)")

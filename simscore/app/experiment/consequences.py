@@ -5,7 +5,7 @@ whether those differences change how the dialogue ends. Every C_col context is a
 simulated dialogue whose user can be rebuilt (:mod:`policies.sim.replay`), so it is continued
 from that turn, over ``[consequences] continuations`` (K) user continuations with common random
 numbers, (a) with the comparison's baseline A, (b) with its candidate B, and (c) with A's
-action at that turn and B afterwards; :func:`simscore.flips.flip_decomposition` then gives,
+action at that turn and B afterwards; :func:`simscore.outcomes.flips.flip_decomposition` then gives,
 separately where the two acted differently at the context (``actions = "differ"``) and, as the
 control, where they acted alike (``"agree"``), the share of continuations whose outcome changed
 (``outcome_changed``: 1 − benign churn; success, turns, IQ or reward), the negative and positive
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from contexts import ContextSet
     from policies.sim.replay import ArmOutcomes, Replays
     from simscore.app.experiment.steps import ConsequencesSettings
-    from simscore.flips import FlipDecomposition
+    from simscore.outcomes.flips import FlipDecomposition
 
 __all__ = ["CONSEQUENCES_COLUMNS", "COMPARISONS", "POOLED", "Arm", "Pair", "comparison_pairs", "input_files",
            "consequences_table"]

@@ -25,7 +25,7 @@ import pandas as pd
 
 if TYPE_CHECKING:
     from contexts import ContextSet
-    from simscore.compare import Comparison
+    from simscore.comparison import Comparison
 
 __all__ = ["CONTEXTS_COLUMNS", "SENSITIVITY_COLUMNS", "context_metadata", "context_sets_table", "sensitivity_table"]
 

@@ -11,9 +11,9 @@ analyses do at the final checkpoint:
 * **chance**: the random policy against each final run, on the whole set (the floor);
 
 and stratifies each comparison by ``flow_prefix`` and ``flow`` (seen or unseen) and by every
-complex-pattern tag (:data:`STRATA`) with :meth:`simscore.compare.Comparison.by_stratum`; the
+complex-pattern tag (:data:`STRATA`) with :meth:`simscore.comparison.Comparison.by_stratum`; the
 rows ``pair = "pooled"`` stratify the pairs of one group together
-(:func:`simscore.strata.stratify` of their per-context scores). Every interval resamples whole
+(:func:`simscore.stats.strata.stratify` of their per-context scores). Every interval resamples whole
 dialogues, and every test moves whole dialogues (``cluster = "dialogue_id"``: the held-out
 dialogue ids name their run's stream, so they are distinct across runs, and the pairs of one
 group that score the same dialogue stay in one unit). A stratification whose column has a single
@@ -22,7 +22,7 @@ value on the set (e.g. no dialogue left the graph) is left out.
 Tables (:data:`STRATA_COLUMNS`, :data:`TESTS_COLUMNS`, :data:`GRAPH_COLUMNS`):
 ``flow_strata`` (mean, interval, contexts and dialogues per stratum), ``flow_strata_tests``
 (difference between two strata, its interval and the two-sided permutation test, the p-value
-also as text to the precision the test allows: :func:`simscore.strata.format_p_value`) and
+also as text to the precision the test allows: :func:`simscore.stats.strata.format_p_value`) and
 ``flow_graph`` (one row: the graph and the held-out set's shares of unseen flows and patterns).
 """
 
@@ -39,11 +39,11 @@ import pandas as pd
 from simscore.analysis import SCHEMAS
 from simscore.app.experiment.folder import HELD_OUT, ExperimentFolder, RunId
 from simscore.app.experiment.notes import undefined_values_logged
-from simscore.compare import Comparison, compare
+from simscore.comparison import Comparison, compare
 from simscore.measures import Measure
 from simscore.progress import Progress
 from simscore.responses import Responses
-from simscore.strata import MAX_STRATA, StratifiedComparison, format_p_value, stratify
+from simscore.stats.strata import MAX_STRATA, StratifiedComparison, format_p_value, stratify
 
 if TYPE_CHECKING:
     from simscore.app.experiment.steps import HeldOutSettings
@@ -163,8 +163,8 @@ def _rows(result: StratifiedComparison, keys: dict[str, Any]) -> tuple[list[dict
 
 def _graph_row(folder: ExperimentFolder) -> dict[str, Any]:
     from contexts import ContextSet
-    from contexts.flow_labels import flow_summary
     from contexts.flows import FlowGraph
+    from contexts.flows.labels import flow_summary
 
     graph = FlowGraph.load(folder.flow_graph)
     summary = flow_summary(ContextSet.read_jsonl(folder.contexts(HELD_OUT)), graph)

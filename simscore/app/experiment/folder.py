@@ -23,7 +23,7 @@ folder name. Layout::
                                              trained, six digits) on each context set (on
                                              held: the final checkpoint only)
     responses/<set>/random/random.jsonl      responses of the seeded random policy
-    <table>.csv, <table>.json, tables.json   the tables (simscore.tables_io)
+    <table>.csv, <table>.json, tables.json   the tables (simscore.analysis.tables_io)
     figures/<figure>.png                     the figures (simscore.plots.make_figures)
     explain/                                 simscore explain (explain.md, CSV tables, a PNG)
     report.md                                the report (simscore.app.report.document)
@@ -62,9 +62,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simscore.analysis.tables_io import INDEX_FILE
 from simscore.errors import FolderInUseError
 from simscore.io import is_temporary, parse_json
-from simscore.tables_io import INDEX_FILE
 
 try:
     import fcntl
@@ -177,7 +177,7 @@ class ExperimentFolder:
 
     @property
     def tables_index(self) -> Path:
-        """``tables.json``, the index of the saved tables (:mod:`simscore.tables_io`)."""
+        """``tables.json``, the index of the saved tables (:mod:`simscore.analysis.tables_io`)."""
         return self.root / INDEX_FILE
 
     def table(self, name: str, suffix: str = ".csv") -> Path:

@@ -11,7 +11,7 @@ experiment (:func:`simscore.app.runner.run_experiment`) also
    (``held_out/users/<run>.jsonl``): the training users' configuration with the
    ``[held_out.user]`` overrides (:class:`~policies.sim.userconfig.UserSimulatorConfig` fields);
 3. collects their decision contexts as the context set ``held`` (``contexts/held.jsonl``), each
-   labelled against the graph (:func:`contexts.flow_labels.label_contexts`: ``flow`` and
+   labelled against the graph (:func:`contexts.flows.labels.label_contexts`: ``flow`` and
    ``flow_prefix`` seen or unseen, the complex-pattern tags);
 4. has the final checkpoint of every run, and the random policy, answer them
    (``responses/held/``), and scores seeds and reward models per flow stratum
@@ -119,8 +119,8 @@ def _simulate(step: HeldOutSettings, folder: ExperimentFolder, run: RunId, *, wh
 
 def _graph(step: HeldOutSettings, folder: ExperimentFolder) -> FlowGraph:
     """The flow graph of all runs' graph dialogues, built once and checked when reused."""
-    from contexts.flow_dialogues import read_flow_dialogues
     from contexts.flows import FlowGraph
+    from contexts.flows.dialogues import read_flow_dialogues
 
     held = step.held_out
     wanted = {"runs": [run.name for run in step.runs], "dialogues_per_run": held.graph_dialogues,
@@ -145,8 +145,8 @@ def _held_set(step: HeldOutSettings, folder: ExperimentFolder, graph: FlowGraph,
               decisions: Callable[[ContextSet], ContextSet]) -> None:
     """The context set ``held``: the held-out dialogues' decision contexts, labelled against ``graph``."""
     from contexts import ContextSet, collect_contexts
-    from contexts.flow_dialogues import read_flow_dialogues
-    from contexts.flow_labels import label_contexts
+    from contexts.flows.dialogues import read_flow_dialogues
+    from contexts.flows.labels import label_contexts
 
     held = step.held_out
     path = folder.contexts(HELD_OUT)

@@ -38,7 +38,7 @@ stops before any work, naming the setting and the piece):
 
 Stopping is the choice where a change would cascade: other collected contexts invalidate every
 response on them. A report is never built from tables made with different settings
-(:func:`simscore.tables_io.load_tables` refuses them).
+(:func:`simscore.analysis.tables_io.load_tables` refuses them).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The record of an experiment run: what its tables were made with (application layer).
 
 :class:`RunRecord` is saved beside the tables, as the ``meta`` object of ``tables.json`` and of
-every ``<table>.json`` (:func:`simscore.tables_io.save_tables`), and read back by
+every ``<table>.json`` (:func:`simscore.analysis.tables_io.save_tables`), and read back by
 :meth:`RunRecord.from_meta`; the report (:mod:`simscore.app.report.document`) is built from the tables
 and this record alone. Every key is optional, and thresholds this version does not know are kept by
 name (:attr:`RunRecord.ignored_thresholds`); the configuration is read back as an
@@ -78,7 +78,7 @@ class RunRecord:
         The experiment's configuration (saved as its TOML tables, :meth:`ExperimentConfig.to_dict
         <simscore.app.experiment.config.ExperimentConfig.to_dict>`).
     versions : dict
-        Package → version (:func:`simscore.tables_io.collect_versions`).
+        Package → version (:func:`simscore.analysis.tables_io.collect_versions`).
     seeds : dict or None
         Every seed of the run by what it seeds (training, evaluation, collection, random
         policy, bootstrap).

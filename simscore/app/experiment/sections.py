@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from simscore.checks import check_bool, check_int, check_number, check_seed
-from simscore.config import check_keys, convert_value, from_mapping
 from simscore.errors import ConfigError, ExperimentError
+from simscore.io.config import check_keys, convert_value, from_mapping
 
 if TYPE_CHECKING:
     from policies.sim.userconfig import UserSimulatorConfig

@@ -32,12 +32,12 @@ import numpy as np
 import pandas as pd
 
 from simscore.checks import check_number
-from simscore.compare import compare
+from simscore.comparison import compare
 from simscore.io import atomic_write_text, prepare_output
+from simscore.io.untrusted import spreadsheet_frame
 from simscore.measures import ALL_MEASURES, resolve_measures
 from simscore.responses import Responses
 from simscore.stats import Bootstrap
-from simscore.untrusted import spreadsheet_frame
 
 __all__ = [
     "DEFAULT_LEVELS",
@@ -179,7 +179,7 @@ def diagnose(
     chance : str or None
         The name in ``degenerate`` that is the chance-level reference (not itself judged).
     bootstrap : simscore.stats.Bootstrap, optional
-        Settings of the intervals of :func:`simscore.compare.compare` (default ``Bootstrap()``).
+        Settings of the intervals of :func:`simscore.comparison.compare` (default ``Bootstrap()``).
     progress : bool
         Show a progress bar over the pairs.
 

@@ -34,13 +34,13 @@ import pandas as pd
 from simscore.app.experiment.folder import ExperimentFolder, RunFiles
 from simscore.app.experiment.provenance import remaking
 from simscore.checks import check_int, check_seed
-from simscore.clusters import cluster_codes, dialogue_clusters, unit_name
 from simscore.errors import SimscoreError
 from simscore.io import atomic_open, atomic_write_text
+from simscore.io.untrusted import markdown_text
 from simscore.progress import Progress
 from simscore.responses import Responses
 from simscore.stats import MAX_RESAMPLES
-from simscore.untrusted import markdown_text
+from simscore.stats.clusters import cluster_codes, dialogue_clusters, unit_name
 
 __all__ = ["explain", "load_runs", "RunFiles"]
 
@@ -68,14 +68,14 @@ def _label(response: Any, level: str) -> str:
 
 
 def _tmr(a: Responses, b: Responses, ids: list[str]) -> pd.Series:
-    """Per-context TMR (1 if the two actions are equal), as :func:`simscore.compare.compare` scores it."""
-    from simscore.compare import compare
+    """Per-context TMR (1 if the two actions are equal), as :func:`simscore.comparison.compare` scores it."""
+    from simscore.comparison import compare
 
     return compare(a.subset(ids), b.subset(ids), ["tmr"], n_resamples=1).scores["tmr"]
 
 
 def _scores(a: Responses, b: Responses, ids: list[str]) -> pd.DataFrame:
-    from simscore.compare import compare
+    from simscore.comparison import compare
 
     return compare(a.subset(ids), b.subset(ids), ["tmr", "dmr"], n_resamples=1).scores[["tmr", "dmr"]]
 
@@ -463,7 +463,7 @@ def _counted(bar: Progress, result: T) -> T:
 def _p(p_value: float, n_permutations: int) -> str:
     """The permutation test's p-value to the precision its permutations allow (Monte Carlo: the
     smallest p it can give is 2 / (n + 1), written as an upper bound)."""
-    from simscore.strata import format_p_value
+    from simscore.stats.strata import format_p_value
 
     if not n_permutations:  # a table saved before the count was recorded: three digits, as then
         return f"p = {p_value:.3g}"

@@ -17,7 +17,7 @@ of behaviour is about, and two policies worded by different NLG instances differ
 of most contexts where they decide alike. ``differs in: either`` shows every difference. A
 context's dialogue history is shown turn by turn with its speaker: the texts of
 ``metadata["history"]`` are taken to alternate between user and system and to end with the
-user's (the system decides after the user spoke), as :mod:`policies.prompts` and the ConvLab
+user's (the system decides after the user spoke), as :mod:`policies.lm.prompts` and the ConvLab
 export read them; the contexts of agent transcripts (:mod:`contexts.transcripts`) name each
 line's speaker (``user``, ``assistant``, ``tool``), and have no belief state to show.
 
@@ -47,10 +47,10 @@ import pandas as pd
 from simscore.acts import Act, ActSequence
 from simscore.app.inspect.view_page import render_page
 from simscore.checks import check_int, check_seed
-from simscore.compare import COMPARISON_VERSION, Comparison, check_inputs
+from simscore.comparison import COMPARISON_VERSION, Comparison, check_inputs
 from simscore.errors import ContextMismatchError, FileFormatError, excerpt
-from simscore.formats import COMPARISON_FORMAT, FILE_FORMATS, detect_format, kind_mismatch
 from simscore.io import atomic_open, format_problem, open_input, prepare_output, read_json
+from simscore.io.formats import COMPARISON_FORMAT, FILE_FORMATS, detect_format, kind_mismatch
 from simscore.measures import MEASURES
 from simscore.responses import Response, Responses
 
@@ -74,7 +74,7 @@ MAX_ROWS = 50_000
 
 
 def read_comparison(path: str | os.PathLike[str]) -> Comparison:
-    """Read a comparison saved as ``.json`` by :meth:`~simscore.compare.Comparison.save`.
+    """Read a comparison saved as ``.json`` by :meth:`~simscore.comparison.Comparison.save`.
 
     Parameters
     ----------
@@ -423,7 +423,7 @@ def view_data(
     Parameters
     ----------
     comparison : Comparison
-        The scores (from :func:`~simscore.compare.compare` or :func:`read_comparison`).
+        The scores (from :func:`~simscore.comparison.compare` or :func:`read_comparison`).
     a, b : Responses
         The two policies' responses; they must cover every compared context id.
     contexts : ContextSet, optional
@@ -537,7 +537,7 @@ def write_view(
     Parameters
     ----------
     comparison : Comparison
-        From :func:`~simscore.compare.compare` or :func:`read_comparison`.
+        From :func:`~simscore.comparison.compare` or :func:`read_comparison`.
     a, b : Responses
         The two policies' responses.
     path : path-like
@@ -553,7 +553,7 @@ def write_view(
         them, up to :data:`MAX_ROWS`.
     check : bool, default True
         Refuse ``a`` and ``b`` unless they are the responses the comparison was made from
-        (:func:`simscore.compare.check_inputs`; a comparison saved before simscore 0.2.0
+        (:func:`simscore.comparison.check_inputs`; a comparison saved before simscore 0.2.0
         cannot be checked, and a warning says so).
 
     Returns

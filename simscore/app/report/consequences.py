@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from simscore.analysis.tables_io import markdown_table
 from simscore.app.report.base import ReportInput, format_estimate
-from simscore.figures import consequences_groups
-from simscore.tables_io import markdown_table
+from simscore.plots.figures import consequences_groups
 
 __all__ = ["section_consequences"]
 

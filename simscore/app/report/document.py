@@ -1,7 +1,7 @@
 """The Markdown report of an experiment, and rebuilding it from its tables (application layer).
 
 The experiment pipeline (:mod:`simscore.app.runner`) produces the tables of
-:mod:`simscore.analysis`, saves them with :func:`simscore.tables_io.save_tables` and calls
+:mod:`simscore.analysis`, saves them with :func:`simscore.analysis.tables_io.save_tables` and calls
 :func:`write_report`; ``simscore report DIR`` (:func:`rebuild_report`) later rebuilds figures
 and report from the saved tables alone.
 
@@ -39,7 +39,8 @@ rebuilding from saved tables gives the same text.
 A pipeline, in outline (``ck[cs][reward][run]`` maps checkpoint → Responses, ``K`` is the
 final checkpoint, ``ctx[cs]`` the context set or its metadata frame)::
 
-    from simscore import analysis as an, tables_io
+    from simscore import analysis as an
+    from simscore.analysis import tables_io
     from simscore.app.report import document as report
 
     conv = an.combine(an.convergence(ck[cs][rw][run], measures, run=run, reward=rw, context_set=cs,
@@ -85,6 +86,7 @@ import pandas as pd
 
 from simscore import analysis
 from simscore._version import __version__
+from simscore.analysis.tables_io import TABLES_VERSION, load_tables, markdown_table
 from simscore.app.experiment.config import ExperimentConfig
 from simscore.app.experiment.folder import ExperimentFolder
 from simscore.app.experiment.provenance import remaking
@@ -97,8 +99,7 @@ from simscore.app.report.performance import SATURATED_SUCCESS
 from simscore.app.report.sections import SECTIONS, TABLE_NAMES
 from simscore.errors import FileFormatError
 from simscore.io import atomic_write_text
-from simscore.tables_io import TABLES_VERSION, load_tables, markdown_table
-from simscore.untrusted import code_fence, markdown_text
+from simscore.io.untrusted import code_fence, markdown_text
 
 __all__ = [
     "TABLE_NAMES",

@@ -46,7 +46,7 @@ from simscore.app.report._findings_rules import (
     _weak,
 )
 from simscore.app.report.findings_types import VERDICTS, Check, Finding, Verdict, format_quantities
-from simscore.config import resolve_settings
+from simscore.io.config import resolve_settings
 
 __all__ = ["Verdict", "VERDICTS", "Thresholds", "Check", "Finding", "findings", "format_quantities"]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from simscore.analysis.tables_io import markdown_table
 from simscore.app.experiment.config import ExperimentConfig
 from simscore.app.report.base import ReportInput, format_estimate, measure_label
-from simscore.tables_io import markdown_table
 
 __all__ = ["section_flow_strata"]
 

@@ -14,9 +14,9 @@ import math
 
 import pandas as pd
 
+from simscore.analysis.tables_io import markdown_table
 from simscore.app.report import paper
 from simscore.app.report.base import ReportInput
-from simscore.tables_io import markdown_table
 
 __all__ = ["SATURATED_SUCCESS", "section_performance"]
 

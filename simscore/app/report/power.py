@@ -1,4 +1,4 @@
-"""Were there enough contexts? The report's power lines, from :mod:`simscore.power` (application layer).
+"""Were there enough contexts? The report's power lines, from :mod:`simscore.stats.power` (application layer).
 
 Where the report sets two TMRs of the same contexts side by side — the seed pairs against the
 late convergence comparisons (finding 3), the cross-reward pairs against the within-reward
@@ -11,9 +11,9 @@ pairs (finding 5) — a reader asks whether the contexts could tell a gap of tha
   ``((high − low) / (2 z))²`` over the variance of ``n`` independent contexts
   ``p (1 − p) / n``, at least 1; ``n`` divided by it is the effective number of contexts;
 * the smallest TMR difference those contexts detect with 80 % power in a two-sided McNemar test
-  at 5 % (:func:`simscore.power.detectable_difference`, independent indicators: the safe side),
+  at 5 % (:func:`simscore.stats.power.detectable_difference`, independent indicators: the safe side),
   and, when the gap seen is smaller, the contexts a gap of that size needs
-  (:func:`simscore.power.contexts_needed`, times the design effect).
+  (:func:`simscore.stats.power.contexts_needed`, times the design effect).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from simscore.errors import MissingValueWarning
-from simscore.power import contexts_needed, detectable_difference
+from simscore.stats.power import contexts_needed, detectable_difference
 
 __all__ = ["POWER", "ALPHA", "design_effect_from_interval", "enough_contexts", "seeds_power_lines",
            "reward_models_power_lines"]

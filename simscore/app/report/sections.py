@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from simscore import analysis
+from simscore.analysis.tables_io import markdown_table
 from simscore.app.report import paper
 from simscore.app.report._findings_rules import one_reward_model
 from simscore.app.report.base import PAPER_MARK, ReportInput, Section, measure_label
@@ -25,7 +26,6 @@ from simscore.app.report.consequences import section_consequences
 from simscore.app.report.flows import section_flow_strata
 from simscore.app.report.performance import section_performance
 from simscore.app.report.power import reward_models_power_lines, seeds_power_lines
-from simscore.tables_io import markdown_table
 
 __all__ = ["SECTIONS", "TABLE_NAMES"]
 

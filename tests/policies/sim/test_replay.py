@@ -16,7 +16,7 @@ from policies.sim.replay import ARMS, ArmOutcomes, BranchPoints, continuation_se
 from policies.sim.simulation import SimulationSettings, run_dialogues, simulated_contexts
 from policies.sim.usersim import UserSimulatorConfig
 from simscore.errors import InvalidResponseError, MissingValueWarning, ReplayError
-from simscore.flips import FlipDecomposition
+from simscore.outcomes.flips import FlipDecomposition
 from simscore.stats import Bootstrap
 
 HANDCRAFTED = HandcraftedPolicy()

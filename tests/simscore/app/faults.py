@@ -1,6 +1,6 @@
 """The ``simscore`` command line with a fault at one write point (a helper of ``test_faults.py``).
 
-Every file simscore writes goes through :func:`simscore.output.atomic_open`, which writes a
+Every file simscore writes goes through :func:`simscore.io.output.atomic_open`, which writes a
 temporary file and renames it over the target. This runner counts those renames (the *write
 points*, in the order a run makes them) and, at the ``--at``-th one, sends itself a signal
 after the file's content is complete and before the rename: SIGKILL ends the process on the
@@ -27,7 +27,7 @@ from typing import Any
 
 
 class _FaultyOs:
-    """The ``os`` module as :mod:`simscore.output` sees it, with a fault in ``replace``."""
+    """The ``os`` module as :mod:`simscore.io.output` sees it, with a fault in ``replace``."""
 
     def __init__(self, at: int, signum: int | None, listing: Path | None) -> None:
         self.count = 0
@@ -62,10 +62,10 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
 
-    import simscore.output
+    import simscore.io.output
 
     signum = None if args.signal == "WAIT" else getattr(signal, f"SIG{args.signal}")
-    simscore.output.os = _FaultyOs(args.at, signum, args.list)  # type: ignore[assignment]
+    simscore.io.output.os = _FaultyOs(args.at, signum, args.list)  # type: ignore[assignment]
     from simscore.app.cli import main as simscore
 
     return simscore(command)

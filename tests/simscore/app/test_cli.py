@@ -279,7 +279,7 @@ def test_api_and_cli_defaults_differ_as_documented():
     """compare() scores the action measures (no model is loaded unless asked for); the CLI all installed ones."""
     import inspect
 
-    from simscore.compare import compare
+    from simscore.comparison import compare
     from simscore.measures import DEFAULT_MEASURES
 
     assert DEFAULT_MEASURES == ("tmr", "dmr", "cer", "cmr")

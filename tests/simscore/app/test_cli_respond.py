@@ -197,8 +197,8 @@ def test_convlab_policies_through_the_bridge(folder, convlab_dialogues, capsys):
 
 @pytest.mark.extra("text")
 def test_generative_models_from_their_folder(folder, grid, capsys):
+    from examples.tiny_models import write_tiny_model
     from policies import Decoding
-    from policies.tiny_models import write_tiny_model
 
     model = write_tiny_model(folder / "tiny")
     contexts = folder / "C_gen.jsonl"

@@ -321,8 +321,8 @@ def test_report_command_rebuilds_from_tables(tiny_run, tmp_path, capsys):
 def test_dask_cluster_gives_identical_results(tiny_run, tmp_path, caplog):
     """The jobs a Dask cluster runs (training, responses and the consequences' replays) give the same bytes."""
     distributed = pytest.importorskip("dask.distributed")
+    from simscore.analysis.tables_io import load_tables
     from simscore.app.experiment.consequences import consequences_table
-    from simscore.tables_io import load_tables
 
     out, _ = tiny_run
     other = tmp_path / "dask"

@@ -103,7 +103,7 @@ def test_held_out_pieces_tables_and_report(held_run):
 @pytest.mark.slow
 def test_table_numbers_are_comparison_by_stratum(held_run):
     from contexts import ContextSet
-    from simscore.compare import compare
+    from simscore.comparison import compare
     from simscore.responses import Responses
 
     out = held_run

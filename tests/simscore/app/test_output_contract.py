@@ -1,6 +1,6 @@
 """The output contract, over every command and every public writer (found, not listed by hand).
 
-The contract (:func:`simscore.output.prepare_output`, :mod:`simscore.app.cli.args`): an output is
+The contract (:func:`simscore.io.output.prepare_output`, :mod:`simscore.app.cli.args`): an output is
 never an input, however it is spelt (``..``, a symbolic link to the folder, a hard link); an
 existing file is replaced only with ``--force`` / ``overwrite=True``; the location is checked
 before any work; nothing but a regular file is renamed over (a FIFO and a device are written
@@ -180,26 +180,26 @@ PATH_PARAMETERS = {"path", "json_path", "out", "path_stem", "log_path", "out_dir
 #: Public functions that only read the path they take.
 READERS = {
     "simscore.app.experiment.config.load_config", "simscore.app.inspect.explain.load_runs", "simscore.app.inspect.view.read_comparison",
-    "simscore.io.read_jsonl", "simscore.io.read_text", "simscore.io.read_bytes", "simscore.io.read_json",
-    "simscore.io.parse_json", "simscore.io.parse_toml", "simscore.io.read_lines", "simscore.io.read_csv_rows",
-    "simscore.io.open_input", "simscore.responses.Responses.read_jsonl", "simscore.gate.read_outcome_log",
+    "simscore.io.reading.read_jsonl", "simscore.io.reading.read_text", "simscore.io.reading.read_bytes", "simscore.io.reading.read_json",
+    "simscore.io.reading.parse_json", "simscore.io.reading.parse_toml", "simscore.io.reading.read_lines", "simscore.io.reading.read_csv_rows",
+    "simscore.io.reading.open_input", "simscore.responses.Responses.read_jsonl", "simscore.outcomes.gate.read_outcome_log",
     "contexts.transcripts.read_chat_transcripts", "contexts.transcripts.read_tau2_results",
     "contexts.transcripts.read_transcripts",
     "simscore.responses_csv.read_responses", "simscore.responses_csv.read_responses_csv",
-    "simscore.responses_csv.response_file_format", "simscore.tables_io.load_tables",
+    "simscore.responses_csv.response_file_format", "simscore.analysis.tables_io.load_tables",
     "simscore.responses_csv.read_sampled_responses", "simscore.samples.SampledResponses.read_jsonl",
     "simscore.responses.read_record",  # a record's line of the file it names, in messages
     "contexts.collect.import_convlab", "contexts.collect.read_convlab", "contexts.context.ContextSet.read_jsonl",
     "contexts.dialogue_log.read_dialogue_log", "contexts.domain.load_ontology", "contexts.domain.load_venues",
-    "contexts.flow_dialogues.read_flow_dialogues", "contexts.flows.FlowGraph.load", "contexts.pydial.read_pydial_beliefs",
+    "contexts.flows.dialogues.read_flow_dialogues", "contexts.flows.graph.FlowGraph.load", "contexts.pydial.read_pydial_beliefs",
     "contexts.pydial.import_pydial", "policies.adapters.LoggedPolicy.from_file", "policies.convlab.read_convlab_states",
     "policies.gpsarsa.evaluation.read_evaluation", "policies.gpsarsa.learner.GPSarsa.load",
     "policies.gpsarsa.checkpoint.read_checkpoint_json", "policies.gpsarsa.checkpoint.read_checkpoint", "policies.gpsarsa.policy.GPSarsaPolicy.load",
     "policies.gpsarsa.training.list_checkpoints", "policies.gpsarsa.training.load_checkpoint",
     "policies.gpsarsa.training.trained_with",
-    "policies.generative.model_folder_sha256",
+    "policies.lm.generative.model_folder_sha256",
     # model folders are only ever read (simscore.models: checked, then loaded by transformers)
-    "simscore.models.existing_folder", "simscore.models.open_model_folder", "simscore.models.read_model_json",
+    "simscore.models.folders.existing_folder", "simscore.models.folders.open_model_folder", "simscore.models.folders.read_model_json",
     # the experiment folder's own checks and scoring read the pieces it wrote
     "simscore.app.experiment.analyses.read_responses", "simscore.app.experiment.analyses.score_experiment",
     "simscore.app.experiment.provenance.check_collected", "simscore.app.experiment.provenance.check_folder_settings",
@@ -210,15 +210,15 @@ READERS = {
     "policies.gpsarsa.training.is_trained",
 }
 #: Public functions that take a path but touch no file.
-PATHS_ONLY = {"simscore.app.experiment.folder.ExperimentFolder.link"}
+PATHS_ONLY = {"simscore.app.experiment.folder.ExperimentFolder.link", "simscore.io.reading.decode_line"}
 #: The write mechanism behind the contract (callers check with prepare_output first) and the check itself.
-MECHANISM = {"simscore.output.atomic_open", "simscore.output.atomic_write_text", "simscore.io.write_jsonl",
-             "simscore.output.prepare_output"}
+MECHANISM = {"simscore.io.output.atomic_open", "simscore.io.output.atomic_write_text", "simscore.io.reading.write_jsonl",
+             "simscore.io.output.prepare_output"}
 #: Writers of a folder they own and resume or regenerate (an experiment, a training run, its figures).
 FOLDER_WRITERS = {
     "simscore.app.runner.run_experiment", "simscore.app.inspect.explain.explain", "simscore.app.report.document.write_report",
-    "simscore.app.report.document.rebuild_report", "simscore.tables_io.save_tables", "simscore.plots.make_figures",
-    "policies.gpsarsa.training.train", "policies.tiny_models.write_tiny_model",
+    "simscore.app.report.document.rebuild_report", "simscore.analysis.tables_io.save_tables", "simscore.plots.experiment.make_figures",
+    "policies.gpsarsa.training.train",
     "simscore.app.experiment.provenance.stale_random_responses", "simscore.app.experiment.held_out.build_held_out",
     "simscore.app.experiment.provenance.remaking",
 }
@@ -256,9 +256,9 @@ FOUND = {name: function for name, function in _public_callables() if _takes_a_pa
 def _writers() -> dict[str, Callable[[Path, bool], Any]]:
     """Writer name -> write(path, overwrite) with small valid data (the path may get a suffix)."""
     from contexts.dialogue_log import read_dialogue_log, write_dialogue_log
-    from contexts.flow_dialogues import read_flow_dialogues
-    from contexts.flow_plot import plot_flows
     from contexts.flows import FlowGraph
+    from contexts.flows.dialogues import read_flow_dialogues
+    from contexts.flows.plot import plot_flows
     from contexts.generate import GridSpec, generate_grid
     from policies.convlab import write_convlab_states
     from policies.gpsarsa.checkpoint import write_checkpoint
@@ -294,16 +294,16 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
         "simscore.samples.SampledResponses.to_jsonl": lambda p, o: SampledResponses.from_samples([a, a]).to_jsonl(
             p, overwrite=o),
         "simscore.responses_csv.write_responses_csv": lambda p, o: write_responses_csv(p, a, overwrite=o),
-        "simscore.compare.Comparison.save": lambda p, o: compare(a, b, "tmr").save(p.with_suffix(".json"), overwrite=o),
+        "simscore.comparison.Comparison.save": lambda p, o: compare(a, b, "tmr").save(p.with_suffix(".json"), overwrite=o),
         "simscore.app.inspect.view.write_view": lambda p, o: write_view(compare(a, b, "tmr"), a, b, p, overwrite=o),
         "simscore.app.inspect.diagnose.write_diagnose": lambda p, o: write_diagnose(
             diagnose({"a": a}, {"b": b}, "tmr", bootstrap=Bootstrap(n_resamples=10)), p.parent, overwrite=o),
         "contexts.context.ContextSet.to_jsonl": lambda p, o: grid.to_jsonl(p, overwrite=o),
         "contexts.dialogue_log.write_dialogue_log": lambda p, o: write_dialogue_log(
             p, read_dialogue_log(dialogues(p))[1], domain="restaurants", overwrite=o),
-        "contexts.flows.FlowGraph.save": lambda p, o: FlowGraph.from_dialogues(
+        "contexts.flows.graph.FlowGraph.save": lambda p, o: FlowGraph.from_dialogues(
             read_flow_dialogues(dialogues(p))).save(p, overwrite=o),
-        "contexts.flow_plot.plot_flows": lambda p, o: plot_flows(
+        "contexts.flows.plot.plot_flows": lambda p, o: plot_flows(
             FlowGraph.from_dialogues(read_flow_dialogues(dialogues(p))), p.with_suffix(".png"), overwrite=o),
         "policies.convlab.write_convlab_states": lambda p, o: write_convlab_states(grid, p, overwrite=o),
         "policies.gpsarsa.evaluation.write_evaluation": lambda p, o: write_evaluation(p, [], overwrite=o),
@@ -316,7 +316,7 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
             empty.arrays(), overwrite=o),
         "policies.sim.simulation.run_dialogues": lambda p, o: run_dialogues(
             HandcraftedPolicy(), 1, seed=0, log_path=p, overwrite=o),
-        **{f"simscore.plots.{name}": _figure_writer(name) for name in FIGURE_WRITERS},
+        **{f"simscore.plots.experiment.{name}": _figure_writer(name) for name in FIGURE_WRITERS},
     }
 
 
@@ -352,10 +352,10 @@ def _figure_writer(name: str) -> Callable[[Path, bool], Any]:
 WRITERS = _writers()
 #: Where each writer's output lands when given ``path`` (the file the test makes exist first).
 LANDS = {
-    **{f"simscore.plots.{name}": lambda p: p.with_suffix(".png") for name in FIGURE_WRITERS},
-    "simscore.compare.Comparison.save": lambda p: p.with_suffix(".json"),
+    **{f"simscore.plots.experiment.{name}": lambda p: p.with_suffix(".png") for name in FIGURE_WRITERS},
+    "simscore.comparison.Comparison.save": lambda p: p.with_suffix(".json"),
     "simscore.app.inspect.diagnose.write_diagnose": lambda p: p.parent / "diagnose.md",
-    "contexts.flow_plot.plot_flows": lambda p: p.with_suffix(".png"),
+    "contexts.flows.plot.plot_flows": lambda p: p.with_suffix(".png"),
     "policies.gpsarsa.learner.GPSarsa.save": lambda p: p.with_suffix(".npz"),
     "policies.gpsarsa.checkpoint.write_checkpoint": lambda p: p.with_suffix(".npz"),
     "policies.gpsarsa.policy.GPSarsaPolicy.save": lambda p: p.with_suffix(".json"),
@@ -416,7 +416,7 @@ def _landing(name: str, tmp_path: Path) -> tuple[Path, Path]:
 
 @pytest.mark.parametrize("name", sorted(WRITERS))
 def test_every_writer_writes_into_a_fifo_and_refuses_a_socket(name: str, tmp_path: Path) -> None:
-    from tests.simscore.test_output import FifoReader
+    from tests.simscore.io.test_output import FifoReader
 
     path, target = _landing(name, tmp_path)
     reference = tmp_path / "reference" / "result.jsonl"
@@ -445,7 +445,7 @@ def test_every_writer_writes_into_a_fifo_and_refuses_a_socket(name: str, tmp_pat
 
 @pytest.mark.parametrize("name", sorted(WRITERS))
 def test_every_writer_writes_into_a_device_with_overwrite_and_leaves_it(name: str, tmp_path: Path) -> None:
-    from tests.simscore.test_output import _device
+    from tests.simscore.io.test_output import _device
 
     path, target = _landing(name, tmp_path)
     _device(target, 1, 3)  # a /dev/null of this test's own

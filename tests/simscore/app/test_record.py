@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from simscore import tables_io
+from simscore.analysis import tables_io
 from simscore.app.experiment.config import ExperimentConfig
 from simscore.app.experiment.record import RunRecord
 from simscore.app.experiment.sections import HeldOutConfig

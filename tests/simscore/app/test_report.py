@@ -11,7 +11,8 @@ import pytest
 
 from policies.gpsarsa.training import TrainingConfig
 from simscore import analysis as an
-from simscore import plots, tables_io
+from simscore import plots
+from simscore.analysis import tables_io
 from simscore.app.cli import report as cli_report
 from simscore.app.experiment.config import ExperimentConfig
 from simscore.app.report import document as report

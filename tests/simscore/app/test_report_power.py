@@ -13,7 +13,7 @@ from simscore.app.report.power import (
     reward_models_power_lines,
     seeds_power_lines,
 )
-from simscore.power import contexts_needed, detectable_difference
+from simscore.stats.power import contexts_needed, detectable_difference
 
 
 def test_design_effect_from_the_interval():

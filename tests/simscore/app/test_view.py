@@ -357,7 +357,7 @@ def test_view_refuses_responses_the_comparison_was_not_made_from(
     from simscore.responses_csv import read_responses_csv, write_responses_csv
 
     write_responses_csv(tmp_path / "beta.csv", beta)
-    from simscore.compare import check_inputs
+    from simscore.comparison import check_inputs
 
     check_inputs(read_comparison(files["cmp"]), alpha, read_responses_csv(tmp_path / "beta.csv", policy="beta"))
     assert main([*base, "--a", a, "--b", b]) == 0
@@ -393,7 +393,7 @@ def test_seed_without_sample_is_refused(files: dict[str, Path], capsys: pytest.C
 
 
 def test_a_comparison_whose_scores_were_edited_is_refused(files: dict[str, Path], tmp_path: Path) -> None:
-    from simscore.compare import check_inputs
+    from simscore.comparison import check_inputs
 
     document = json.loads(files["cmp"].read_text(encoding="utf-8"))
     document["scores"] = document["scores"][:3]

@@ -11,8 +11,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from contexts import generate_grid  # noqa: E402
-from policies.generative import Decoding, GenerativePolicy  # noqa: E402
-from policies.tiny_models import write_tiny_model  # noqa: E402
+from examples.tiny_models import write_tiny_model  # noqa: E402
+from policies.lm.generative import Decoding, GenerativePolicy  # noqa: E402
 from simscore.integrations.hf import BehaviourCallback  # noqa: E402
 
 TEXT = "Hello , welcome to the Cambridge restaurant system . How may I help you ?"

@@ -1,0 +1,70 @@
+"""simscore.analysis.divergence: the first turn at which two agents' actions differ, per dialogue or task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from simscore import Act, Response, Responses, compare
+from simscore.analysis.divergence import first_divergence
+from simscore.comparison import Comparison
+from simscore.errors import MetadataColumnError
+
+TAU2 = Path(__file__).resolve().parents[2] / "data" / "tau2" / "airline_whissle_4_simulations.json"
+
+
+def _comparison(rows: list[tuple[str, str, int, float]]) -> Comparison:
+    scores = pd.DataFrame({"tmr": [r[3] for r in rows], "source_name": ["s"] * len(rows),
+                           "dialogue_id": [r[1] for r in rows], "turn_index": [r[2] for r in rows]},
+                          index=pd.Index([r[0] for r in rows], name="context_id"))
+    return Comparison(scores, pd.DataFrame(), {"tmr": "tmr"})
+
+
+def test_the_first_differing_turn_and_its_distribution_by_hand():
+    rows = [("a/2", "a", 2, 0.0), ("a/0", "a", 0, 1.0), ("a/1", "a", 1, 0.0),  # out of order: turn 1 is first
+            ("b/0", "b", 0, 0.0), ("b/1", "b", 1, 1.0),
+            ("c/0", "c", 0, 1.0), ("c/1", "c", 1, float("nan")),  # not scored: left out
+            ("d/0", "d", 0, 1.0), ("d/1", "d", 1, 0.0)]
+    result = first_divergence(_comparison(rows))
+    assert result.table["dialogue_id"].tolist() == ["a", "b", "c", "d"]
+    assert result.table["turns"].tolist() == [3, 2, 1, 2]
+    assert result.table["first"].tolist()[:2] == [1.0, 0.0] and pd.isna(result.table["first"][2])
+    assert result.table["context_id"].tolist()[:2] == ["a/1", "b/0"] and result.table["context_id"][3] == "d/1"
+    dist = result.distribution
+    assert dist["turn"].tolist() == [0, 1, "never"]
+    assert dist["dialogues"].tolist() == [1, 2, 1]
+    assert dist["share"].tolist() == [0.25, 0.5, 0.25] and dist["cumulative"].tolist() == [0.25, 0.75, 1.0]
+
+
+def test_two_agents_on_the_real_tau2_transcripts_part_where_one_was_changed():
+    from contexts.transcripts import read_tau2_results
+
+    logged = read_tau2_results(TAU2)
+    other = dict(logged.responses.items())
+    other["28/0/3"] = Response(Act.parse("get_reservation_details(reservation_id=ZZ0000)"))  # task 28, turn 3
+    other["13/0/0"] = Response(Act.parse("get_user_details(user_id=someone)"))  # task 13, turn 0
+    b = Responses(other, policy="edited")
+    comparison = compare(logged.responses, b, ("tmr", "dmr"), metadata=logged.contexts, n_resamples=0)
+    result = first_divergence(comparison, by=("task_id", "trial"))
+    firsts = dict(zip(result.table["task_id"], result.table["first"]))
+    assert firsts["28"] == 3.0 and firsts["13"] == 0.0 and pd.isna(firsts["11"]) and pd.isna(firsts["46"])
+    assert result.distribution["dialogues"].tolist() == [1, 1, 2]
+    # by intents only (DMR), task 28's turn 3 keeps its tool: the arguments differ, the intent does not
+    assert dict(zip(result.table["task_id"], first_divergence(comparison, measure="dmr",
+                                                              by=("task_id", "trial")).table["first"]))["13"] == 0.0
+    assert pd.isna(dict(zip(result.table["task_id"], first_divergence(comparison, measure="dmr",
+                                                                      by=("task_id", "trial")).table["first"]))["28"])
+
+
+def test_named_errors():
+    comparison = _comparison([("a/0", "a", 0, 1.0)])
+    with pytest.raises(MetadataColumnError, match=r"no column 'task_id' \(they have tmr, source_name, dialogue_id, "
+                                                  r"turn_index\); compare with the contexts' metadata"):
+        first_divergence(comparison, by=("task_id",))
+    with pytest.raises(MetadataColumnError, match="the comparison has no measure 'cmr' \\(it has tmr\\)"):
+        first_divergence(comparison, measure="cmr")
+    bad = comparison.scores.assign(turn_index=["first"])
+    with pytest.raises(MetadataColumnError, match="column 'turn_index' holds values that are not turn numbers"):
+        first_divergence(Comparison(bad, pd.DataFrame(), {"tmr": "tmr"}))

@@ -1,0 +1,263 @@
+"""compare(): alignment, per-context scores, summary, bootstrap, metadata, scale."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simscore import Act, Response, Responses, compare
+from simscore.errors import (
+    ContextMismatchError,
+    InvalidResponseError,
+    MissingValueWarning,
+    UnknownMeasureError,
+)
+
+P = Act.parse
+
+
+def _pair():
+    a = Responses(
+        {
+            "c1": Response(P("request(food)"), "What food?"),
+            "c2": Response(P('inform(name="x",food="thai")'), "X serves thai food."),
+            "c3": Response(P("bye()"), "Goodbye."),
+        },
+        policy="A",
+        provenance={"seed": 1},
+    )
+    b = Responses(
+        {
+            "c3": Response(P("bye()"), "Goodbye."),
+            "c1": Response(P("request(area)"), "Which area?"),
+            "c2": Response(P('inform(name="y",food="thai")'), "Y serves thai food."),
+        },
+        policy="B",
+        provenance={"seed": 2},
+    )
+    return a, b
+
+
+def test_scores_summary_and_signatures():
+    a, b = _pair()
+    c = compare(a, b)
+    assert list(c.scores.index) == ["c1", "c2", "c3"]
+    assert list(c.scores.columns) == ["tmr", "dmr", "cer", "cmr"]
+    np.testing.assert_allclose(c.scores["tmr"], [0, 0, 1])
+    np.testing.assert_allclose(c.scores["cmr"], [0.2, 4 / 6, 1])
+    assert c.mean("tmr") == pytest.approx(1 / 3)
+    assert c.summary.loc["dmr", "count"] == 3 and c.summary.loc["dmr", "missing"] == 0
+    assert set(c.signatures) == {"tmr", "dmr", "cer", "cmr"}
+    assert c.a == "A" and c.b == "B"
+    assert c.info["a_provenance"] == {"seed": 1}
+
+
+def test_mismatched_ids_are_listed():
+    a, b = _pair()
+    extra = Responses({**dict(b), **{f"z{i}": Response(text="x") for i in range(7)}})
+    with pytest.raises(ContextMismatchError) as info:
+        compare(a, extra)
+    message = str(info.value)
+    assert "7 context id(s) in b but not in a" in message
+    assert "'z0'" in message and "and 2 more" in message
+
+
+def test_unknown_measure_suggests():
+    a, b = _pair()
+    with pytest.raises(UnknownMeasureError, match="did you mean 'cmr'"):
+        compare(a, b, measures=["cmrr"])
+
+
+def test_text_only_responses_give_nan_with_warning():
+    a = Responses({"c1": Response(text="hi"), "c2": Response(P("hello()"))})
+    b = Responses({"c1": Response(P("hello()")), "c2": Response(P("hello()"))})
+    with pytest.warns(MissingValueWarning, match="tmr: 1 pair"):
+        c = compare(a, b, measures=["tmr"])
+    assert np.isnan(c.scores.loc["c1", "tmr"])
+    assert c.summary.loc["tmr", "count"] == 1 and c.summary.loc["tmr", "missing"] == 1
+    assert c.mean("tmr") == 1.0
+
+
+def test_metadata_is_joined():
+    a, b = _pair()
+    meta = pd.DataFrame({"turn_index": [0, 1, 2]}, index=["c1", "c2", "c3"])
+    c = compare(a, b, metadata=meta)
+    assert list(c.scores["turn_index"]) == [0, 1, 2]
+    c2 = compare(a, b, metadata={"c1": {"turn_index": 5}, "c2": {"turn_index": 6}, "c3": {"turn_index": 7}})
+    assert list(c2.scores["turn_index"]) == [5, 6, 7]
+    with pytest.raises(ContextMismatchError, match="metadata lacks 1"):
+        compare(a, b, metadata=meta.iloc[:2])
+
+
+def test_single_context_and_large_comparison():
+    one = Responses({"only": Response(P("hello()"))})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        c = compare(one, one)
+    # one context says nothing about the spread of its mean: undefined, not [1, 1] (as before)
+    assert [str(w.message) for w in caught] == [
+        "tmr, dmr, cer, cmr: a 95% interval from one context is undefined (NaN): one value says nothing about "
+        "its spread"]
+    assert caught[0].category is MissingValueWarning and caught[0].filename == __file__
+    assert c.summary[["ci_low", "ci_high"]].isna().all().all() and c.mean("cer") == 1.0
+    assert c.format_summary().splitlines()[1] == "tmr        1.0000  undefined             1        0"
+    assert c.format_summary().splitlines()[-1] == "95% CI: percentile bootstrap, 1 context resampled"
+    pool = [P("request(food)"), P("request(area)"), P('inform(name="x",food="thai")'), P("bye()")]
+    rng = np.random.default_rng(0)
+    n = 200_000
+    ia, ib = rng.integers(0, 4, n), rng.integers(0, 4, n)
+    a = Responses({f"c{i}": Response(pool[ia[i]]) for i in range(n)})
+    b = Responses({f"c{i}": Response(pool[ib[i]]) for i in range(n)})
+    c = compare(a, b)
+    assert c.mean("tmr") == pytest.approx(np.mean(ia == ib))
+    assert c.summary.loc["tmr", "ci_low"] < c.mean("tmr") < c.summary.loc["tmr", "ci_high"]
+
+
+def test_save_csv_and_json(tmp_path):
+    a, b = _pair()
+    c = compare(a, b)
+    c.save(tmp_path / "s.csv")
+    frame = pd.read_csv(tmp_path / "s.csv", index_col="context_id")
+    np.testing.assert_allclose(frame["cmr"], c.scores["cmr"])
+    c.save(tmp_path / "s.json")
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert data["summary"]["tmr"]["mean"] == pytest.approx(1 / 3)
+    assert data["signatures"]["cer"].startswith("cer|")
+    assert len(data["scores"]) == 3
+    with pytest.raises(ValueError, match=".csv or .json"):
+        c.save(tmp_path / "s.txt")
+
+
+def test_shared_bootstrap_is_seeded_paired_and_skips_nan():
+    rng = np.random.default_rng(5)
+    pool = [P("request(food)"), P("request(area)"), P('inform(name="x",food="thai")'), P("bye()")]
+    n = 400
+    ia, ib = rng.integers(0, 4, n), rng.integers(0, 4, n)
+    a = Responses({f"c{i}": Response(pool[ia[i]]) for i in range(n)})
+    b = Responses({f"c{i}": Response(None if i % 10 == 0 else pool[ib[i]], "x") for i in range(n)})
+    with pytest.warns(MissingValueWarning):
+        first = compare(a, b, seed=3)
+    with pytest.warns(MissingValueWarning):
+        again = compare(a, b, seed=3)
+    pd.testing.assert_frame_equal(first.summary, again.summary)
+    with pytest.warns(MissingValueWarning):
+        other = compare(a, b, seed=4)
+    assert not first.summary[["ci_low", "ci_high"]].equals(other.summary[["ci_low", "ci_high"]])
+    for name in ("tmr", "dmr", "cer", "cmr"):
+        row = first.summary.loc[name]
+        assert row["count"] == 360 and row["missing"] == 40
+        assert row["ci_low"] < row["mean"] < row["ci_high"]
+        # the interval's width is what the binomial/normal approximation predicts
+        sd = np.nanstd(first.scores[name]) / np.sqrt(360)
+        assert row["ci_high"] - row["ci_low"] == pytest.approx(2 * 1.96 * sd, rel=0.2)
+
+
+def test_empty_comparison_is_an_error() -> None:
+    empty = Responses([])
+    with pytest.raises(InvalidResponseError, match="nothing to compare: both response sets are empty"):
+        compare(empty, empty, measures=["tmr"])
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"seed": 1.5}, TypeError, "seed must be an int, got float 1.5"),
+        ({"seed": True}, TypeError, "seed must be an int, got bool True"),
+        ({"seed": -1}, ValueError, "seed must be >= 0, got -1"),
+        ({"seed": 2**70}, ValueError, "seed must be <= 9,223,372,036,854,775,807"),
+        ({"confidence": "x"}, TypeError, "confidence must be a number, got str 'x'"),
+        ({"confidence": 1}, ValueError, "confidence must be < 1, got 1.0"),
+        ({"confidence": 0}, ValueError, r"confidence must be > 0.0, got 0"),
+        ({"n_resamples": 10**7}, ValueError, "n_resamples must be <= 1,000,000, got 10,000,000"),
+        ({"measures": 5}, TypeError, "measures must be a name, a Measure or an iterable of them, got int"),
+    ],
+)
+def test_bad_options_are_named(options, error, message) -> None:
+    r = Responses({"c1": Response(Act.parse("hello()"))})
+    options = {"measures": ["tmr"], **options}
+    with pytest.raises(error, match=message):
+        compare(r, r, **options)
+
+
+def test_write_json_streams_the_bytes_of_json_dumps(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import io
+
+    module = importlib.import_module("simscore.comparison")
+    ids = [f"c{i}" for i in range(10)]
+    a = Responses({i: Response(Act.parse("hello()" if k % 3 else "bye()"), "Hi.") for k, i in enumerate(ids)}, policy="a")
+    b = Responses({i: Response(Act.parse("hello()")) for i in ids}, policy="b")
+    comparison = compare(a, b, ["tmr", "cer"], metadata={i: {"turn_index": k, "note": None} for k, i in enumerate(ids)})
+    expected = json.dumps({**comparison.to_json_dict(), "strata": {"x": [1]}}, indent=1, allow_nan=False) + "\n"
+    for chunk in (3, 10, 10_000):  # chunk boundaries inside, at the end, beyond
+        monkeypatch.setattr(module, "JSON_CHUNK", chunk)
+        out = io.StringIO()
+        comparison.write_json(out, extra={"strata": {"x": [1]}})
+        assert out.getvalue() == expected
+
+
+def test_missing_texts_give_one_warning_that_says_how_to_add_words():
+    a = Responses({"c1": Response(P("hello()")), "c2": Response(P("bye()"))}, policy="acts-only")
+    b = Responses({"c1": Response(P("hello()"), "Hi."), "c2": Response(P("bye()"), "Bye.")}, policy="worded")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        c = compare(a, b, measures=["tmr", "bleu4", "use_cos"])
+    messages = [str(w.message) for w in caught if issubclass(w.category, MissingValueWarning)]
+    assert messages == [
+        "bleu4, use_cos: 2 pair(s) have no text on at least one side; scored NaN ('acts-only' has no text for 2 of 2 "
+        "contexts). An act-only policy gets words from the template NLG: run_policy(policy, contexts, "
+        "nlg=policies.TemplateNLG(name)) in Python, or `simscore respond POLICY CONTEXTS --out FILE --nlg template` "
+        "on the command line"
+    ]
+    assert c.summary.loc["bleu4", "missing"] == 2 and c.summary.loc["tmr", "missing"] == 0
+
+
+def test_an_interval_does_not_depend_on_the_other_measures_asked_for():
+    # Once, adding a text measure changed TMR's interval: the resampling was drawn over the
+    # distinct rows of the scores asked for. It is drawn over the distinct response pairs now.
+    rng = np.random.default_rng(8)
+    acts = [P("request(food)"), P("request(area)"), P('inform(name="x",food="thai")')]
+    words = ["What food?", "Which area?", "Try x.", "Anything else?"]
+    n = 200
+    a = Responses({f"c{i}": Response(acts[rng.integers(3)], words[rng.integers(4)]) for i in range(n)})
+    b = Responses({f"c{i}": Response(acts[rng.integers(3)], words[rng.integers(4)]) for i in range(n)})
+    alone = compare(a, b, ["tmr"], seed=1).summary.loc["tmr"]
+    for measures in (["tmr", "dmr"], ["tmr", "bleu4"], ["bleu4", "cer", "tmr"]):
+        assert compare(a, b, measures, seed=1).summary.loc["tmr"].equals(alone), measures
+
+
+def test_clusters_resample_dialogues():
+    # 10 dialogues of 8 contexts; within a dialogue the two policies agree everywhere or nowhere
+    n = 80
+    dialogue = [f"d{i // 8}" for i in range(n)]
+    agree = [i // 8 % 2 == 0 for i in range(n)]
+    a = Responses({f"c{i}": Response(P("request(food)")) for i in range(n)})
+    b = Responses({f"c{i}": Response(P("request(food)" if agree[i] else "request(area)")) for i in range(n)})
+    meta = pd.DataFrame({"source_name": "x", "dialogue_id": dialogue}, index=[f"c{i}" for i in range(n)])
+    contexts = compare(a, b, ["tmr"], metadata=meta, seed=0, clusters=None)
+    dialogues = compare(a, b, ["tmr"], metadata=meta, seed=0, clusters=("source_name", "dialogue_id"))
+    row, unclustered = dialogues.summary.loc["tmr"], contexts.summary.loc["tmr"]
+    assert row["mean"] == unclustered["mean"] == 0.5
+    # Resampling the 10 dialogues, the mean is Binomial(10, 1/2) / 10: its 2.5 % and 97.5 % points
+    # are 2/10 and 8/10 (P(X <= 1) = 0.011, P(X <= 2) = 0.055). Resampling the 80 contexts it is
+    # Binomial(80, 1/2) / 80, whose points are 32/80 and 48/80 (sd 0.056): about sqrt(8) narrower.
+    assert (row["ci_low"], row["ci_high"]) == (0.2, 0.8)
+    assert 0.375 <= unclustered["ci_low"] <= 0.4 and 0.6 <= unclustered["ci_high"] <= 0.625
+    assert dialogues.info["clusters"] == ["source_name", "dialogue_id"]
+    assert (dialogues.info["unit"], dialogues.info["units"]) == ("dialogues", 10)
+    assert (contexts.info["clusters"], contexts.info["unit"], contexts.info["units"]) == ([], "contexts", 80)
+    # the default: collected contexts (their metadata names each dialogue) resample dialogues
+    default = compare(a, b, ["tmr"], metadata=meta, seed=0)
+    assert default.summary.equals(dialogues.summary) and default.info == dialogues.info
+    assert compare(a, b, ["tmr"], metadata=meta, seed=0, clusters=()).summary.equals(contexts.summary)
+    assert default.format_summary().splitlines()[-1] == (
+        "95% CI: percentile bootstrap, 10 dialogues resampled (by source_name, dialogue_id)")
+    assert contexts.format_summary().splitlines()[-1] == "95% CI: percentile bootstrap, 80 contexts resampled"
+    with pytest.raises(ValueError, match="need the contexts' metadata"):
+        compare(a, b, ["tmr"], clusters="dialogue_id")
+    with pytest.raises(ValueError, match=r"clusters .dialog.: the metadata has no such column"):
+        compare(a, b, ["tmr"], metadata=meta, clusters="dialog")
