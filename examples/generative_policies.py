@@ -47,6 +47,7 @@ from policies import (
 )
 from simscore import compare, run_policy
 from simscore.measures import TEXT_MEASURES
+from simscore.stats import Bootstrap
 
 TERSE = "Reply to the user."
 NOISE = ("NOTE: no --model given, so the generative policy is a tiny RANDOMLY INITIALISED GPT-2: its texts are "
@@ -103,7 +104,7 @@ def main() -> None:
                 print(f"{name} on {set_name}: {len(contexts) / seconds:,.0f} responses/s "
                       f"(e.g. {responses[name][contexts.ids[0]].text!r})")
         for a, b, what in pairs:
-            comparison = compare(responses[a], responses[b], measures=TEXT_MEASURES, n_resamples=200)
+            comparison = compare(responses[a], responses[b], measures=TEXT_MEASURES, bootstrap=Bootstrap(n_resamples=200))
             rows.append({"contexts": set_name, "pair": f"{a} vs {b}", "what": what,
                          **{m: comparison.mean(m) for m in TEXT_MEASURES}})
     table = pd.DataFrame(rows)

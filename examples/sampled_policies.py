@@ -33,6 +33,7 @@ from contexts import ContextSet
 from policies import Decoding, GenerativePolicy, RandomPolicy, SummaryPolicyAdapter
 from simscore import compare, run_policy
 from simscore.samples import SampledResponses, run_samples
+from simscore.stats import Bootstrap
 
 HERE = Path(__file__).resolve().parent
 
@@ -40,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 def report(a: SampledResponses, b: SampledResponses, measures: str | list[str], contexts: ContextSet,
            args: argparse.Namespace) -> None:
     comparison = compare(a, b, measures, metadata=contexts, clusters="dialogue_id", n_permutations=args.permutations,
-                         seed=args.seed, progress=False)
+                         bootstrap=Bootstrap(seed=args.seed), progress=False)
     assert comparison.consistency is not None
     table = comparison.consistency.table
     print(f"{a.policy} vs {b.policy}")

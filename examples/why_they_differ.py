@@ -28,6 +28,7 @@ from contexts.domain import default_domain
 from contexts.features import context_features, context_groups
 from simscore import Responses, compare
 from simscore.analysis.disagreement import disagreement_by, disagreement_probe, disagrees, two_sample_test
+from simscore.stats import Bootstrap
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,7 +45,7 @@ def main() -> None:
     a, b = Responses.read_jsonl(paths[0]), Responses.read_jsonl(paths[1])
     contexts = ContextSet.read_jsonl(paths[2], ontology=default_domain().ontology)
 
-    comparison = compare(a, b, metadata=contexts, seed=args.seed)
+    comparison = compare(a, b, metadata=contexts, bootstrap=Bootstrap(seed=args.seed))
     print(f"{a.policy} vs {b.policy} on {len(contexts)} contexts of {contexts.name}\n")
     print(comparison.format_summary(), "\n")
 

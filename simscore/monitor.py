@@ -70,7 +70,7 @@ def similarity(
     items = list(contexts)
     a = run_policy(policy_a, items, name="a")
     b = run_policy(policy_b, items, name="b")
-    return compare(a, b, measures, seed=seed).summary
+    return compare(a, b, measures, bootstrap=Bootstrap(seed=seed)).summary
 
 
 def fixed_contexts(contexts: Iterable[Any], who: str) -> list[Any]:
@@ -260,7 +260,7 @@ class BehaviourMonitor:
             row[f"{name}_cs_low"] = self._lower_bound(comparison, name, len(self._rows) + 1)
         if self.baseline is not None:
             # only the chance level's means are recorded: no bootstrap
-            chance = compare(self.baseline.subset(current.ids), current, self.measures, n_resamples=0)
+            chance = compare(self.baseline.subset(current.ids), current, self.measures, bootstrap=Bootstrap(n_resamples=0))
             for name in chance.measures:
                 row[f"{name}_chance"] = chance.mean(name)
         if self.reference is not None:
@@ -294,8 +294,7 @@ class BehaviourMonitor:
 
     def _compare(self, a: Responses, b: Responses) -> Comparison:
         settings = self.bootstrap
-        return compare(a, b, self.measures, n_resamples=settings.n_resamples, confidence=settings.confidence,
-                       seed=settings.seed)
+        return compare(a, b, self.measures, bootstrap=settings)
 
     def history(self) -> pd.DataFrame:
         """One row per comparison with the previous snapshot.

@@ -53,7 +53,7 @@ from simscore.measures import ACTION_MEASURES, TEXT_MEASURES, resolve_measures
 from simscore.measures.base import Measure
 from simscore.responses import Response, Responses
 from simscore.samples import SampledResponses
-from simscore.stats import bootstrap_ci_shared, format_interval, warn_undefined_intervals
+from simscore.stats import Bootstrap, bootstrap_ci_shared, format_interval, warn_undefined_intervals
 from simscore.stats.consistency import Consistency
 
 __all__ = ["score", "ScoreResult", "MeasureScore"]
@@ -411,8 +411,9 @@ def score(
     pair = _grouped(sides, n_samples, n_items)
     with warnings.catch_warnings():  # compare's words are of contexts; score's own warning below is of items
         warnings.filterwarnings("ignore", "^.*: a .* interval from one context is undefined", MissingValueWarning)
-        comparison = compare(pair[0], pair[1], resolved, n_resamples=0 if multi else n_resamples,
-                             confidence=confidence, seed=seed, progress=progress, n_permutations=n_permutations)
+        settings = Bootstrap(n_resamples=0 if multi else n_resamples, confidence=confidence, seed=seed)
+        comparison = compare(pair[0], pair[1], resolved, bootstrap=settings, progress=progress,
+                             n_permutations=n_permutations)
     if multi:
         best, summary = _best_per_item(comparison, resolved, owner, n_items,
                                        n_resamples=n_resamples, confidence=confidence, seed=seed)

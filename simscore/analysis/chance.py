@@ -25,7 +25,8 @@ Examples
 ...     return Responses([(f"c{k}", Response(Act.parse(act))) for k, act in enumerate(acts)], policy=policy)
 >>> a = responses(["reply()", "reply()", "get_user(id=u1)"], "A")
 >>> b = responses(["reply()", "get_user(id=u2)", "get_user(id=u1)"], "B")
->>> comparison = compare(a, b, ["tmr", "dmr"], n_resamples=0)
+>>> from simscore.stats import Bootstrap
+>>> comparison = compare(a, b, ["tmr", "dmr"], bootstrap=Bootstrap(n_resamples=0))
 >>> comparison.mean("tmr"), comparison.mean("dmr")
 (0.6666666666666666, 0.6666666666666666)
 >>> chance = shuffled_chance(comparison, a, b, ["tmr", "dmr"])  # 6 pairs; TMR: reply-reply; DMR: also get_user-get_user
@@ -44,6 +45,7 @@ import numpy as np
 from simscore.checks import check_int, check_seed
 from simscore.measures import DEFAULT_MEASURES, resolve_measures
 from simscore.responses import Response, Responses
+from simscore.stats import Bootstrap
 from simscore.stats.clusters import cluster_codes
 
 if TYPE_CHECKING:
@@ -127,7 +129,7 @@ def shuffled_chance(
     max_pairs = check_int("max_pairs", max_pairs, minimum=1)
     rng = np.random.default_rng(check_seed("seed", seed))
     ids = [str(i) for i in comparison.scores.index]
-    apart = tuple(comparison.info.get("clusters") or ())
+    apart = comparison.info.clusters
     codes = cluster_codes(comparison.scores, apart)
     if codes is None:
         codes = np.arange(len(ids))
@@ -145,5 +147,5 @@ def shuffled_chance(
     if not left:
         return ChanceLevel({m.name: float("nan") for m in resolved}, 0, 0, apart)
     pairs = compare(Responses(left, policy=a.policy), Responses(right, policy=b.policy), resolved,
-                    n_resamples=0, progress=False, clusters=None)
+                    bootstrap=Bootstrap(n_resamples=0), progress=False, clusters=None)
     return ChanceLevel({m.name: pairs.mean(m.name) for m in resolved}, len(left), possible, apart)

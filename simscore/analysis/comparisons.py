@@ -81,8 +81,7 @@ def _compare(
     a: Responses, b: Responses, measures: MeasuresArg, metadata: Any, bootstrap: Bootstrap, clusters: Clusters
 ) -> Comparison:
     """One :func:`~simscore.comparison.compare` with the analysis' metadata, clusters and bootstrap settings."""
-    return compare(a, b, measures, metadata=metadata, n_resamples=bootstrap.n_resamples,
-                   confidence=bootstrap.confidence, seed=bootstrap.seed, clusters=clusters)
+    return compare(a, b, measures, metadata=metadata, bootstrap=bootstrap, clusters=clusters)
 
 
 

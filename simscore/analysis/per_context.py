@@ -69,7 +69,7 @@ def clusters_of(comparisons: Iterable[Comparison] | None) -> tuple[str, ...]:
     """
     if comparisons is None:
         return ()
-    found = {tuple(c.info.get("clusters", ())) for c in comparisons}
+    found = {c.info.clusters for c in comparisons}
     if len(found) > 1:
         raise ValueError(f"the comparisons were made with different clusters: {sorted(found)}")
     return found.pop() if found else ()

@@ -114,13 +114,13 @@ def unique_pairs(
     return values, distinct // k, distinct % k, inverse.reshape(-1)
 
 
-def warn_missing(name: str, count: int, what: str) -> None:
-    """Warn that ``count`` pairs scored NaN because one side had no ``what``."""
+def warn_missing(name: str, count: int, what: str, *, stacklevel: int = 2) -> None:
+    """Warn that ``count`` pairs scored NaN because one side had no ``what`` (``stacklevel`` as the caller's own)."""
     if count:
         warnings.warn(
             f"{name}: {count} pair(s) have no {what} on at least one side; scored NaN",
             MissingValueWarning,
-            stacklevel=3,
+            stacklevel=stacklevel + 1,
         )
 
 

@@ -86,7 +86,8 @@ def unit_name(columns: Iterable[str]) -> str:
     return "dialogues" if "dialogue_id" in columns else "clusters"
 
 
-def cluster_codes(meta: pd.DataFrame | None, columns: Iterable[str], *, check: bool = False) -> np.ndarray | None:
+def cluster_codes(meta: pd.DataFrame | None, columns: Iterable[str], *, check: bool = False,
+                  stacklevel: int = 1) -> np.ndarray | None:
     """One code per row naming its cluster: the distinct values of the ``columns`` together.
 
     A row without a value in one of the columns is a cluster of its own (a generated context
@@ -118,7 +119,7 @@ def cluster_codes(meta: pd.DataFrame | None, columns: Iterable[str], *, check: b
     labels = [tuple(row) for row in keys.itertuples(index=False, name=None)]
     alone = np.array([any(v is None for v in label) for label in labels], dtype=bool)
     if check:
-        _check_cluster_values(columns, int(alone.sum()), len(labels))
+        _check_cluster_values(columns, int(alone.sum()), len(labels), stacklevel=stacklevel + 3)
     codes = pd.factorize(pd.Series(labels, dtype=object))[0]
     codes[alone] = codes.max(initial=-1) + 1 + np.arange(int(alone.sum()))  # no cluster: a unit of its own
     return np.unique(codes, return_inverse=True)[1].reshape(-1)
@@ -143,7 +144,7 @@ def check_column(frame: pd.DataFrame, column: str, *, role: str, where: str = "t
     raise MetadataColumnError(f"{role} {named!r}: {where} has no such column (it has: {shown or 'none'}){hint}")
 
 
-def _check_cluster_values(columns: tuple[str, ...], without: int, total: int) -> None:
+def _check_cluster_values(columns: tuple[str, ...], without: int, total: int, *, stacklevel: int) -> None:
     """Refuse cluster columns no context has a value in; warn (naming how many) when some lack one.
 
     Why a warning and not an error for some: a context without a dialogue is most often one
@@ -163,5 +164,5 @@ def _check_cluster_values(columns: tuple[str, ...], without: int, total: int) ->
     warnings.warn(
         f"clusters {named}: {without} of {total} contexts have no value; each of them is a unit of its own",
         MissingValueWarning,
-        stacklevel=4,
+        stacklevel=stacklevel,
     )

@@ -523,7 +523,8 @@ def stratify(
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"scores must be a Comparison or a DataFrame, got {type(scores).__name__}")
     if cluster == AUTO and comparison_measures is not None:
-        cluster_columns = tuple(getattr(scores, "info", {}).get("clusters") or ())
+        info = getattr(scores, "info", None)
+        cluster_columns = tuple(getattr(info, "clusters", ()))
     else:
         cluster_columns = resolve_clusters(cluster, frame)
     for name, column in (("by", by), *(("cluster", c) for c in cluster_columns)):

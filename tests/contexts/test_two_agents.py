@@ -88,7 +88,7 @@ def test_trajectories_compared_in_each_calls_mode(tasks, calls: str, tmr: float,
                          progress=False)
     assert comparison.mean("tmr") == pytest.approx(tmr)
     assert " ".join(i.split("/")[0] for i in comparison.scores.index[comparison.scores["tmr"] == 1]) == matched
-    assert comparison.info["units"] == 6 and comparison.info["clusters"] == ["task_id"]
+    assert comparison.info.units == 6 and comparison.info.clusters == ("task_id",)
 
 
 def test_the_chance_level_of_trajectories_by_hand(tasks) -> None:

@@ -16,6 +16,7 @@ from simscore.errors import (
     MissingValueWarning,
     UnknownMeasureError,
 )
+from simscore.stats import Bootstrap
 
 P = Act.parse
 
@@ -53,7 +54,7 @@ def test_scores_summary_and_signatures():
     assert c.summary.loc["dmr", "count"] == 3 and c.summary.loc["dmr", "missing"] == 0
     assert set(c.signatures) == {"tmr", "dmr", "cer", "cmr"}
     assert c.a == "A" and c.b == "B"
-    assert c.info["a_provenance"] == {"seed": 1}
+    assert c.info.a_provenance == {"seed": 1}
 
 
 def test_mismatched_ids_are_listed():
@@ -140,12 +141,12 @@ def test_shared_bootstrap_is_seeded_paired_and_skips_nan():
     a = Responses({f"c{i}": Response(pool[ia[i]]) for i in range(n)})
     b = Responses({f"c{i}": Response(None if i % 10 == 0 else pool[ib[i]], "x") for i in range(n)})
     with pytest.warns(MissingValueWarning):
-        first = compare(a, b, seed=3)
+        first = compare(a, b, bootstrap=Bootstrap(seed=3))
     with pytest.warns(MissingValueWarning):
-        again = compare(a, b, seed=3)
+        again = compare(a, b, bootstrap=Bootstrap(seed=3))
     pd.testing.assert_frame_equal(first.summary, again.summary)
     with pytest.warns(MissingValueWarning):
-        other = compare(a, b, seed=4)
+        other = compare(a, b, bootstrap=Bootstrap(seed=4))
     assert not first.summary[["ci_low", "ci_high"]].equals(other.summary[["ci_low", "ci_high"]])
     for name in ("tmr", "dmr", "cer", "cmr"):
         row = first.summary.loc[name]
@@ -163,16 +164,28 @@ def test_empty_comparison_is_an_error() -> None:
 
 
 @pytest.mark.parametrize(
-    ("options", "error", "message"),
+    ("settings", "error", "message"),
     [
         ({"seed": 1.5}, TypeError, "seed must be an int, got float 1.5"),
         ({"seed": True}, TypeError, "seed must be an int, got bool True"),
         ({"seed": -1}, ValueError, "seed must be >= 0, got -1"),
         ({"seed": 2**70}, ValueError, "seed must be <= 9,223,372,036,854,775,807"),
         ({"confidence": "x"}, TypeError, "confidence must be a number, got str 'x'"),
-        ({"confidence": 1}, ValueError, "confidence must be < 1, got 1.0"),
-        ({"confidence": 0}, ValueError, r"confidence must be > 0.0, got 0"),
+        ({"confidence": 1}, ValueError, r"confidence must be in \(0, 1\), got 1"),
+        ({"confidence": 0}, ValueError, r"confidence must be in \(0, 1\), got 0"),
         ({"n_resamples": 10**7}, ValueError, "n_resamples must be <= 1,000,000, got 10,000,000"),
+    ],
+)
+def test_bad_bootstrap_settings_are_named_before_any_work(settings, error, message) -> None:
+    with pytest.raises(error, match=message):
+        Bootstrap(**settings)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"bootstrap": {"seed": 1}}, TypeError, "compare[(][)]: bootstrap must be a simscore.stats.Bootstrap, got dict"),
+        ({"seed": 1}, TypeError, "unexpected keyword argument 'seed'"),  # one Bootstrap, no loose settings
         ({"measures": 5}, TypeError, "measures must be a name, a Measure or an iterable of them, got int"),
     ],
 )
@@ -187,14 +200,14 @@ def test_write_json_streams_the_bytes_of_json_dumps(monkeypatch: pytest.MonkeyPa
     import importlib
     import io
 
-    module = importlib.import_module("simscore.comparison")
+    module = importlib.import_module("simscore.comparison.result")
     ids = [f"c{i}" for i in range(10)]
     a = Responses({i: Response(Act.parse("hello()" if k % 3 else "bye()"), "Hi.") for k, i in enumerate(ids)}, policy="a")
     b = Responses({i: Response(Act.parse("hello()")) for i in ids}, policy="b")
     comparison = compare(a, b, ["tmr", "cer"], metadata={i: {"turn_index": k, "note": None} for k, i in enumerate(ids)})
     expected = json.dumps({**comparison.to_json_dict(), "strata": {"x": [1]}}, indent=1, allow_nan=False) + "\n"
     for chunk in (3, 10, 10_000):  # chunk boundaries inside, at the end, beyond
-        monkeypatch.setattr(module, "JSON_CHUNK", chunk)
+        monkeypatch.setattr(module, "JSON_CHUNK", chunk)  # read where the records are made
         out = io.StringIO()
         comparison.write_json(out, extra={"strata": {"x": [1]}})
         assert out.getvalue() == expected
@@ -225,9 +238,9 @@ def test_an_interval_does_not_depend_on_the_other_measures_asked_for():
     n = 200
     a = Responses({f"c{i}": Response(acts[rng.integers(3)], words[rng.integers(4)]) for i in range(n)})
     b = Responses({f"c{i}": Response(acts[rng.integers(3)], words[rng.integers(4)]) for i in range(n)})
-    alone = compare(a, b, ["tmr"], seed=1).summary.loc["tmr"]
+    alone = compare(a, b, ["tmr"], bootstrap=Bootstrap(seed=1)).summary.loc["tmr"]
     for measures in (["tmr", "dmr"], ["tmr", "bleu4"], ["bleu4", "cer", "tmr"]):
-        assert compare(a, b, measures, seed=1).summary.loc["tmr"].equals(alone), measures
+        assert compare(a, b, measures, bootstrap=Bootstrap(seed=1)).summary.loc["tmr"].equals(alone), measures
 
 
 def test_clusters_resample_dialogues():
@@ -238,8 +251,8 @@ def test_clusters_resample_dialogues():
     a = Responses({f"c{i}": Response(P("request(food)")) for i in range(n)})
     b = Responses({f"c{i}": Response(P("request(food)" if agree[i] else "request(area)")) for i in range(n)})
     meta = pd.DataFrame({"source_name": "x", "dialogue_id": dialogue}, index=[f"c{i}" for i in range(n)])
-    contexts = compare(a, b, ["tmr"], metadata=meta, seed=0, clusters=None)
-    dialogues = compare(a, b, ["tmr"], metadata=meta, seed=0, clusters=("source_name", "dialogue_id"))
+    contexts = compare(a, b, ["tmr"], metadata=meta, bootstrap=Bootstrap(seed=0), clusters=None)
+    dialogues = compare(a, b, ["tmr"], metadata=meta, bootstrap=Bootstrap(seed=0), clusters=("source_name", "dialogue_id"))
     row, unclustered = dialogues.summary.loc["tmr"], contexts.summary.loc["tmr"]
     assert row["mean"] == unclustered["mean"] == 0.5
     # Resampling the 10 dialogues, the mean is Binomial(10, 1/2) / 10: its 2.5 % and 97.5 % points
@@ -247,13 +260,13 @@ def test_clusters_resample_dialogues():
     # Binomial(80, 1/2) / 80, whose points are 32/80 and 48/80 (sd 0.056): about sqrt(8) narrower.
     assert (row["ci_low"], row["ci_high"]) == (0.2, 0.8)
     assert 0.375 <= unclustered["ci_low"] <= 0.4 and 0.6 <= unclustered["ci_high"] <= 0.625
-    assert dialogues.info["clusters"] == ["source_name", "dialogue_id"]
-    assert (dialogues.info["unit"], dialogues.info["units"]) == ("dialogues", 10)
-    assert (contexts.info["clusters"], contexts.info["unit"], contexts.info["units"]) == ([], "contexts", 80)
+    assert dialogues.info.clusters == ("source_name", "dialogue_id")
+    assert (dialogues.info.unit, dialogues.info.units) == ("dialogues", 10)
+    assert (contexts.info.clusters, contexts.info.unit, contexts.info.units) == ((), "contexts", 80)
     # the default: collected contexts (their metadata names each dialogue) resample dialogues
-    default = compare(a, b, ["tmr"], metadata=meta, seed=0)
+    default = compare(a, b, ["tmr"], metadata=meta, bootstrap=Bootstrap(seed=0))
     assert default.summary.equals(dialogues.summary) and default.info == dialogues.info
-    assert compare(a, b, ["tmr"], metadata=meta, seed=0, clusters=()).summary.equals(contexts.summary)
+    assert compare(a, b, ["tmr"], metadata=meta, bootstrap=Bootstrap(seed=0), clusters=()).summary.equals(contexts.summary)
     assert default.format_summary().splitlines()[-1] == (
         "95% CI: percentile bootstrap, 10 dialogues resampled (by source_name, dialogue_id)")
     assert contexts.format_summary().splitlines()[-1] == "95% CI: percentile bootstrap, 80 contexts resampled"
@@ -261,3 +274,25 @@ def test_clusters_resample_dialogues():
         compare(a, b, ["tmr"], clusters="dialogue_id")
     with pytest.raises(ValueError, match=r"clusters .dialog.: the metadata has no such column"):
         compare(a, b, ["tmr"], metadata=meta, clusters="dialog")
+
+
+def test_the_typed_info_saves_and_reads_back_as_it_was() -> None:
+    from simscore.comparison import ComparisonInfo
+    from simscore.samples import SampledResponses
+
+    r = Responses({f"c{i}": Response(Act.parse("hello()" if i % 2 else "bye()")) for i in range(6)}, policy="p")
+    single = compare(r, r, ["tmr"], bootstrap=Bootstrap(n_resamples=20, seed=5))
+    assert list(single.info.to_dict()) == ["a_provenance", "b_provenance", "seed", "n_resamples", "confidence",
+                                          "clusters", "unit", "units", "inputs"]  # the file's order
+    assert ComparisonInfo.from_dict(single.info.to_dict()) == single.info
+    assert single.to_json_dict()["info"] == single.info.to_dict()
+    assert (single.info.bootstrap, single.info.unit, single.info.units) == (Bootstrap(20, 0.95, 5), "contexts", 6)
+    sampled = SampledResponses({i: [r[i], r[i]] for i in r.ids}, policy="s")
+    other = SampledResponses({i: [r[i], Response(Act.parse("hello()"))] for i in r.ids}, policy="t")
+    drawn = compare(sampled, other, ["tmr"], bootstrap=Bootstrap(n_resamples=0), n_permutations=20)
+    assert (drawn.info.samples, drawn.info.n_permutations, drawn.info.inputs) == (2, 20, None)
+    assert ComparisonInfo.from_dict(drawn.info.to_dict()) == drawn.info
+    old = ComparisonInfo.from_dict({"seed": 0})  # a file saved before the units: no units line
+    assert (old.units, old.unit, old.confidence) == (None, None, 0.95)
+    with pytest.raises(ValueError, match="info: bootstrap: n_resamples must be <= 1,000,000"):
+        ComparisonInfo.from_dict({"n_resamples": 10**9})

@@ -66,6 +66,7 @@ from simscore.app.cli.args import (
     seed,
 )
 from simscore.io.untrusted import spreadsheet_frame, terminal_text
+from simscore.stats import Bootstrap
 
 if TYPE_CHECKING:
     from simscore.analysis.chance import ChanceLevel
@@ -196,8 +197,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                 check_column(metadata, column, role=option, where=f"the context set {args.contexts}")
     # collected contexts: whole dialogues resampled (the default, "auto"), as the experiment's report does
     clusters = None if args.no_cluster else args.cluster or "auto"
-    comparison = compare(a, b, measures, metadata=metadata, n_resamples=args.resamples, seed=args.seed,
-                         progress=not args.quiet, clusters=clusters, chance=chance, n_permutations=args.permutations)
+    bootstrap = Bootstrap(n_resamples=args.resamples, seed=args.seed)
+    comparison = compare(a, b, measures, metadata=metadata, bootstrap=bootstrap, progress=not args.quiet,
+                         clusters=clusters, chance=chance, n_permutations=args.permutations)
     strata = None
     if args.by is not None:  # the strata move the comparison's units
         strata = comparison.by_stratum(

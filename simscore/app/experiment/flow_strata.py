@@ -43,6 +43,7 @@ from simscore.comparison import Comparison, compare
 from simscore.measures import Measure
 from simscore.progress import Progress
 from simscore.responses import Responses
+from simscore.stats import Bootstrap
 from simscore.stats.strata import MAX_STRATA, StratifiedComparison, format_p_value, stratify
 
 if TYPE_CHECKING:
@@ -112,7 +113,7 @@ def held_out_comparisons(settings: HeldOutSettings, measures: Sequence[Measure],
     def pair(a: Responses, b: Responses, ids: Sequence[str] | None = None) -> Comparison:
         if ids is not None:
             a, b = a.subset(ids), b.subset(ids)
-        return compare(a, b, list(measures), metadata=metadata, n_resamples=0, progress=False)
+        return compare(a, b, list(measures), metadata=metadata, bootstrap=Bootstrap(n_resamples=0), progress=False)
 
     by_reward: dict[str, list[RunId]] = {}
     for run in settings.runs:

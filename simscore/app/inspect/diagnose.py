@@ -206,8 +206,7 @@ def diagnose(
     signatures: dict[str, str] = {}
     for a, b, kind in track(pairs, "diagnose", unit="pairs", enabled=progress, leave=False):
         t0 = time.perf_counter()
-        comparison = compare(responses[a], responses[b], resolved, n_resamples=settings.n_resamples,
-                             confidence=settings.confidence, seed=settings.seed)
+        comparison = compare(responses[a], responses[b], resolved, bootstrap=settings)
         signatures.update(comparison.signatures)
         logger.debug("%s vs %s: %.1f s", a, b, time.perf_counter() - t0)
         for measure, row in comparison.summary.iterrows():

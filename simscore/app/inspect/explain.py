@@ -39,7 +39,7 @@ from simscore.io import atomic_open, atomic_write_text
 from simscore.io.untrusted import markdown_text
 from simscore.progress import Progress
 from simscore.responses import Responses
-from simscore.stats import MAX_RESAMPLES
+from simscore.stats import MAX_RESAMPLES, Bootstrap
 from simscore.stats.clusters import cluster_codes, dialogue_clusters, unit_name
 
 __all__ = ["explain", "load_runs", "RunFiles"]
@@ -71,13 +71,13 @@ def _tmr(a: Responses, b: Responses, ids: list[str]) -> pd.Series:
     """Per-context TMR (1 if the two actions are equal), as :func:`simscore.comparison.compare` scores it."""
     from simscore.comparison import compare
 
-    return compare(a.subset(ids), b.subset(ids), ["tmr"], n_resamples=1).scores["tmr"]
+    return compare(a.subset(ids), b.subset(ids), ["tmr"], bootstrap=Bootstrap(n_resamples=1)).scores["tmr"]
 
 
 def _scores(a: Responses, b: Responses, ids: list[str]) -> pd.DataFrame:
     from simscore.comparison import compare
 
-    return compare(a.subset(ids), b.subset(ids), ["tmr", "dmr"], n_resamples=1).scores[["tmr", "dmr"]]
+    return compare(a.subset(ids), b.subset(ids), ["tmr", "dmr"], bootstrap=Bootstrap(n_resamples=1)).scores[["tmr", "dmr"]]
 
 
 def _group(reward_a: str, reward_b: str) -> str:

@@ -47,7 +47,7 @@ import pandas as pd
 from simscore.acts import Act, ActSequence
 from simscore.app.inspect.view_page import render_page
 from simscore.checks import check_int, check_seed
-from simscore.comparison import COMPARISON_VERSION, Comparison, check_inputs
+from simscore.comparison import COMPARISON_VERSION, Comparison, ComparisonInfo, check_inputs
 from simscore.errors import ContextMismatchError, FileFormatError, excerpt
 from simscore.io import atomic_open, format_problem, open_input, prepare_output, read_json
 from simscore.io.formats import COMPARISON_FORMAT, FILE_FORMATS, detect_format, kind_mismatch
@@ -102,13 +102,17 @@ def read_comparison(path: str | os.PathLike[str]) -> Comparison:
         scores[name] = pd.to_numeric(scores[name], errors="coerce").astype("float64")
     summary_frame = pd.DataFrame.from_dict(summary, orient="index", columns=_SUMMARY_FIELDS)
     summary_frame.index.name = "measure"
+    try:
+        info = ComparisonInfo.from_dict(document.get("info") or {})
+    except ValueError as exc:
+        raise FileFormatError(p, str(exc)) from None
     return Comparison(
         scores=scores,
         summary=summary_frame,
         signatures=dict(signatures),
         a=document.get("a") or "",
         b=document.get("b") or "",
-        info=dict(document.get("info") or {}),
+        info=info,
     )
 
 

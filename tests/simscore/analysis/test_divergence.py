@@ -11,6 +11,7 @@ from simscore import Act, Response, Responses, compare
 from simscore.analysis.divergence import first_divergence
 from simscore.comparison import Comparison
 from simscore.errors import MetadataColumnError
+from simscore.stats import Bootstrap
 
 TAU2 = Path(__file__).resolve().parents[2] / "data" / "tau2" / "airline_whissle_4_simulations.json"
 
@@ -46,7 +47,7 @@ def test_two_agents_on_the_real_tau2_transcripts_part_where_one_was_changed():
     other["28/0/3"] = Response(Act.parse("get_reservation_details(reservation_id=ZZ0000)"))  # task 28, turn 3
     other["13/0/0"] = Response(Act.parse("get_user_details(user_id=someone)"))  # task 13, turn 0
     b = Responses(other, policy="edited")
-    comparison = compare(logged.responses, b, ("tmr", "dmr"), metadata=logged.contexts, n_resamples=0)
+    comparison = compare(logged.responses, b, ("tmr", "dmr"), metadata=logged.contexts, bootstrap=Bootstrap(n_resamples=0))
     result = first_divergence(comparison, by=("task_id", "trial"))
     firsts = dict(zip(result.table["task_id"], result.table["first"]))
     assert firsts["28"] == 3.0 and firsts["13"] == 0.0 and pd.isna(firsts["11"]) and pd.isna(firsts["46"])

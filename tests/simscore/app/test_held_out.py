@@ -14,6 +14,7 @@ from simscore.app.experiment.config import ExperimentConfig, load_config
 from simscore.app.experiment.sections import HELD_OUT_USERS, HeldOutConfig
 from simscore.app.runner import run_experiment
 from simscore.errors import ConfigError, ExperimentError
+from simscore.stats import Bootstrap
 from tests.simscore.app.experiments import HELD
 
 
@@ -119,7 +120,7 @@ def test_table_numbers_are_comparison_by_stratum(held_run):
         first, second = answers[a], answers[b]
         if ids is not None:
             first, second = first.subset(ids), second.subset(ids)
-        direct = compare(first, second, ["tmr", "dmr", "cer", "cmr"], metadata=held, n_resamples=0,
+        direct = compare(first, second, ["tmr", "dmr", "cer", "cmr"], metadata=held, bootstrap=Bootstrap(n_resamples=0),
                          progress=False).by_stratum("flow_prefix", **options)
         mine = strata[(strata["pair"] == pair) & (strata["by"] == "flow_prefix")].set_index(["measure", "stratum"])
         expected = direct.table.rename(columns={"units": "dialogues"})

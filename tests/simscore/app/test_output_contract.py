@@ -294,7 +294,7 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
         "simscore.samples.SampledResponses.to_jsonl": lambda p, o: SampledResponses.from_samples([a, a]).to_jsonl(
             p, overwrite=o),
         "simscore.responses_csv.write_responses_csv": lambda p, o: write_responses_csv(p, a, overwrite=o),
-        "simscore.comparison.Comparison.save": lambda p, o: compare(a, b, "tmr").save(p.with_suffix(".json"), overwrite=o),
+        "simscore.comparison.result.Comparison.save": lambda p, o: compare(a, b, "tmr").save(p.with_suffix(".json"), overwrite=o),
         "simscore.app.inspect.view.write_view": lambda p, o: write_view(compare(a, b, "tmr"), a, b, p, overwrite=o),
         "simscore.app.inspect.diagnose.write_diagnose": lambda p, o: write_diagnose(
             diagnose({"a": a}, {"b": b}, "tmr", bootstrap=Bootstrap(n_resamples=10)), p.parent, overwrite=o),
@@ -353,7 +353,7 @@ WRITERS = _writers()
 #: Where each writer's output lands when given ``path`` (the file the test makes exist first).
 LANDS = {
     **{f"simscore.plots.experiment.{name}": lambda p: p.with_suffix(".png") for name in FIGURE_WRITERS},
-    "simscore.comparison.Comparison.save": lambda p: p.with_suffix(".json"),
+    "simscore.comparison.result.Comparison.save": lambda p: p.with_suffix(".json"),
     "simscore.app.inspect.diagnose.write_diagnose": lambda p: p.parent / "diagnose.md",
     "contexts.flows.plot.plot_flows": lambda p: p.with_suffix(".png"),
     "policies.gpsarsa.learner.GPSarsa.save": lambda p: p.with_suffix(".npz"),

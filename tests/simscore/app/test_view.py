@@ -21,6 +21,7 @@ from simscore.errors import (
     InputMismatchError,
     OutputExistsError,
 )
+from simscore.stats import Bootstrap
 
 EVIL = "</script><img src=x onerror=alert(1)><!-- \u2028 & done"
 
@@ -167,7 +168,7 @@ def test_cli_default_out_and_never_over_an_input(files: dict[str, Path], capsys:
 def test_read_comparison_round_trip(files: dict[str, Path]) -> None:
     a, b = _responses()
     saved = read_comparison(files["cmp"])
-    fresh = compare(a, b, "action", n_resamples=50)
+    fresh = compare(a, b, "action", bootstrap=Bootstrap(n_resamples=50))
     assert saved.measures == fresh.measures and (saved.a, saved.b) == ("alpha", "beta")
     assert list(saved.scores.index) == list(fresh.scores.index)
     assert saved.scores["cmr"].tolist() == pytest.approx(fresh.scores["cmr"].tolist())

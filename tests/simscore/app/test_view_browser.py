@@ -30,6 +30,7 @@ from contexts.belief import BeliefState
 from contexts.context import Context, ContextSet
 from simscore import Act, Response, Responses, compare
 from simscore.app.cli import main
+from simscore.stats import Bootstrap
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -99,7 +100,7 @@ def _files(tmp_path: Path) -> dict[str, Path]:
     Responses(b_pairs, policy=f"beta{PAYLOADS[1]}").to_jsonl(paths["b"])
     ContextSet(contexts, name="browser").to_jsonl(paths["contexts"])
     paths["cmp"] = tmp_path / "cmp.json"
-    compare(Responses.read_jsonl(paths["a"]), Responses.read_jsonl(paths["b"]), "action", n_resamples=20).save(paths["cmp"])
+    compare(Responses.read_jsonl(paths["a"]), Responses.read_jsonl(paths["b"]), "action", bootstrap=Bootstrap(n_resamples=20)).save(paths["cmp"])
     paths["page"] = tmp_path / "page.html"
     assert main(["view", str(paths["cmp"]), "--a", str(paths["a"]), "--b", str(paths["b"]),
                  "--contexts", str(paths["contexts"]), "--out", str(paths["page"])]) == 0

@@ -15,6 +15,7 @@ from simscore.app.cli import main
 from simscore.measures._encoders import UsemEncoder
 from simscore.measures.bertscore import BertScore
 from simscore.measures.use import UseCosine
+from simscore.stats import Bootstrap
 from tests.simscore.measures.corpus import MANY
 
 #: the models of the text extra: skipped, naming it, in an install without it
@@ -44,19 +45,19 @@ A, B = _responses(MANY[:30], "a"), _responses(MANY[30:60], "b")
 
 def test_compare_shows_a_bar_while_embedding_on_a_terminal(monkeypatch):
     terminal = _terminal(monkeypatch)
-    compare(A, B, measures=[BertScore()], n_resamples=0)
+    compare(A, B, measures=[BertScore()], bootstrap=Bootstrap(n_resamples=0))
     assert "bertscore: embedding" in terminal.getvalue() and "60/60" in terminal.getvalue()
 
 
 def test_no_bar_when_asked_not_to_or_not_on_a_terminal(monkeypatch):
     terminal = _terminal(monkeypatch)
-    compare(A, B, measures=[BertScore()], n_resamples=0, progress=False)
+    compare(A, B, measures=[BertScore()], bootstrap=Bootstrap(n_resamples=0), progress=False)
     assert terminal.getvalue() == ""
     BertScore().score_pairs(MANY[:5], MANY[5:10])  # a measure called directly
     assert terminal.getvalue() == ""
     log = io.StringIO()  # a file, not a terminal
     monkeypatch.setattr(sys, "stderr", log)
-    compare(A, B, measures=[BertScore()], n_resamples=0)
+    compare(A, B, measures=[BertScore()], bootstrap=Bootstrap(n_resamples=0))
     assert log.getvalue() == ""
 
 
@@ -74,7 +75,7 @@ def test_score_passes_the_setting_on(monkeypatch):
 def test_the_default_delay_keeps_quick_calls_silent(monkeypatch):
     assert progress.PROGRESS_DELAY == 1.0
     screen = _terminal(monkeypatch, delay=1.0)
-    compare(A, B, measures=[UseCosine(encoder=UsemEncoder(threads=1))], n_resamples=0)
+    compare(A, B, measures=[UseCosine(encoder=UsemEncoder(threads=1))], bootstrap=Bootstrap(n_resamples=0))
     assert screen.getvalue() == ""  # 60 texts embed in well under a second
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from simscore import Act, Response, Responses, compare
 from simscore.errors import MetadataColumnError, MissingValueWarning
-from simscore.stats import bootstrap_ci
+from simscore.stats import Bootstrap, bootstrap_ci
 from simscore.stats.clusters import DIALOGUE_COLUMNS, check_column, cluster_codes, dialogue_clusters
 from simscore.stats.strata import stratify
 
@@ -58,7 +58,7 @@ def test_some_missing_cluster_ids_are_units_of_their_own_with_a_warning():
     meta = pd.DataFrame({"dialogue_id": dialogues}, index=[f"c{i}" for i in range(10)])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        comparison = compare(a, b, ["tmr"], metadata=meta, clusters="dialogue_id", seed=3)
+        comparison = compare(a, b, ["tmr"], metadata=meta, clusters="dialogue_id", bootstrap=Bootstrap(seed=3))
     messages = [str(w.message) for w in caught if w.category is MissingValueWarning]
     assert messages == ["clusters dialogue_id: 3 of 10 contexts have no value; each of them is a unit of its own"]
     assert caught[0].filename == __file__  # the warning points at the caller
@@ -99,7 +99,7 @@ def _collected(n_dialogues: int = 6, turns: int = 4) -> tuple[Responses, Respons
 def test_strata_move_the_units_the_comparison_was_made_with():
     a, b, meta = _collected()
     comparison = compare(a, b, ["tmr"], metadata=meta)
-    assert comparison.info["clusters"] == ["source_name", "dialogue_id"]
+    assert comparison.info.clusters == ("source_name", "dialogue_id")
     by_dialogue = comparison.by_stratum("flow")
     explicit = stratify(comparison.scores, "flow", cluster=["source_name", "dialogue_id"])
     assert by_dialogue.table.equals(explicit.table) and by_dialogue.tests.equals(explicit.tests)
@@ -128,16 +128,16 @@ def test_compare_resamples_the_dialogues_of_a_collected_context_set():
                  for d in range(6)]
     contexts = collect_contexts([({"domain": "restaurants", "source": {"name": "sim"}}, dialogues)])
     a, b, _ = _collected()
-    comparison = compare(a, b, ["tmr"], metadata=contexts, seed=1)
-    assert (comparison.info["unit"], comparison.info["units"]) == ("dialogues", 6)
+    comparison = compare(a, b, ["tmr"], metadata=contexts, bootstrap=Bootstrap(seed=1))
+    assert (comparison.info.unit, comparison.info.units) == ("dialogues", 6)
     # Binomial(6, 1/2) / 6 resampling dialogues: 2.5 % and 97.5 % points 1/6 and 5/6 (P(X <= 0) = 0.016)
     low, high = comparison.summary.loc["tmr", ["ci_low", "ci_high"]]
     assert (low, high) == pytest.approx((1 / 6, 5 / 6))
-    unclustered = compare(a, b, ["tmr"], metadata=contexts, seed=1, clusters=None).summary.loc["tmr"]
+    unclustered = compare(a, b, ["tmr"], metadata=contexts, bootstrap=Bootstrap(seed=1), clusters=None).summary.loc["tmr"]
     # resampling 24 contexts: Binomial(24, 1/2) / 24, about sqrt(24 / 6) = 2 times narrower
     assert high - low > 1.5 * (unclustered["ci_high"] - unclustered["ci_low"])
     # generated contexts (no dialogue id) and no metadata: contexts are the units
-    assert compare(a, b, ["tmr"], seed=1).info["units"] == 24
+    assert compare(a, b, ["tmr"], bootstrap=Bootstrap(seed=1)).info.units == 24
 
 
 def test_a_stratum_or_a_turn_of_one_dialogue_has_no_interval():
@@ -162,7 +162,7 @@ def test_a_stratum_or_a_turn_of_one_dialogue_has_no_interval():
     short = meta[~((meta["dialogue_id"] == "d1") & (meta["turn_index"] == 3))]
     pair = compare(a.subset(short.index), b.subset(short.index), ["tmr"], metadata=short)
     sole = meta[meta["dialogue_id"] == "d0"]
-    alone = compare(a.subset(sole.index), b.subset(sole.index), ["tmr"], metadata=sole, n_resamples=0)
+    alone = compare(a.subset(sole.index), b.subset(sole.index), ["tmr"], metadata=sole, bootstrap=Bootstrap(n_resamples=0))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = per_turn([alone], measures=["tmr"])

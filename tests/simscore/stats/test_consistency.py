@@ -58,7 +58,7 @@ def test_compare_and_score_carry_it():
     comparison = compare(A, B, ["tmr"], n_permutations=99)
     assert comparison.mean("tmr") == pytest.approx(5 / 9)  # the per-context score is the cross-pair mean
     assert comparison.scores["tmr"].tolist() == pytest.approx([4 / 9, 6 / 9])
-    assert comparison.consistency is not None and comparison.info["samples"] == 3
+    assert comparison.consistency is not None and comparison.info.samples == 3
     assert comparison.summary.loc["tmr", "ci_low"] == comparison.consistency.table.loc["tmr", "between_low"]
     document = comparison.to_json_dict()
     assert document["consistency"]["table"]["tmr"]["within_a"] == pytest.approx(1 / 3)
@@ -123,11 +123,11 @@ def test_intervals_resample_dialogues_on_collected_contexts():
     a, b = sampled(rows), sampled({c: ["hello()", "hello()"] for c in rows})
     metadata = {f"c{i}": {"source_name": "sim", "dialogue_id": f"d{i // 4}"} for i in range(8)}
     comparison = compare(a, b, ["tmr"], metadata=metadata, n_permutations=99)
-    assert comparison.info["unit"] == "dialogues" and comparison.info["units"] == 2
+    assert comparison.info.unit == "dialogues" and comparison.info.units == 2
     assert comparison.consistency.info["units"] == 2
     table = comparison.consistency.table.loc["tmr"]
     assert table["within_a_low"] <= table["within_a"] <= table["within_a_high"]
-    no_intervals = compare(a, b, ["tmr"], n_resamples=0, n_permutations=99).consistency.table.loc["tmr"]
+    no_intervals = compare(a, b, ["tmr"], bootstrap=Bootstrap(n_resamples=0), n_permutations=99).consistency.table.loc["tmr"]
     assert np.isnan(no_intervals["between_low"]) and not np.isnan(no_intervals["p_value"])
 
 
