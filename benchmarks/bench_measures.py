@@ -22,9 +22,11 @@ present), or, without them, of responses worded by ``policies.sim.nlg.TemplateNL
 instance and context. It times
 simscore's ``compare`` with all eight measures (fresh objects, model loading included) and
 the time spent in each text measure, then the costs per distinct sentence (embedding) and
-per distinct pair (scoring, embeddings cached) of each text measure on that workload's texts.
-Everything in this part uses public or long-standing entry points, so the same script times
-an older simscore (``PYTHONPATH=<old checkout> python benchmarks/bench_measures.py``).
+per distinct pair (scoring, embeddings and n-grams cached: ``score_pairs`` after the measure's
+``clear_pair_cache``) of each text measure on that workload's texts.
+Everything in this part uses public entry points, so the same script times an older simscore
+(``PYTHONPATH=<old checkout> python benchmarks/bench_measures.py``); one whose text measures
+have no ``clear_pair_cache`` gets no per-pair costs, and says so.
 
 Then it times the four action measures together on 1,000,000 pairs.
 
@@ -353,10 +355,12 @@ def _timed(measure, clock: dict[str, float]) -> None:
     measure.score_distinct = score_distinct
 
 
-def _best(function: Callable[[], None], repeats: int) -> tuple[float, float]:
-    """Best and median seconds of ``repeats`` calls."""
+def _best(function: Callable[[], None], repeats: int, setup: Callable[[], None] | None = None) -> tuple[float, float]:
+    """Best and median seconds of ``repeats`` calls (``setup`` runs before each, untimed)."""
     seconds = []
     for _ in range(repeats):
+        if setup is not None:
+            setup()
         start = time.perf_counter()
         function()
         seconds.append(time.perf_counter() - start)
@@ -417,25 +421,22 @@ def unit_costs(texts: list[str], text_pairs: list[tuple[str, str]], args: argpar
     best, median = _best(embed_use, args.repeats)
     print(f"    USE embedding       {best / n * 1e3:8.2f} / {median / n * 1e3:8.2f} ms per sentence", flush=True)
     bert = BertScore()
-    with bert._lock:
-        bert._load()
+    bert.load()
 
     def embed_bert() -> None:
         bert.clear_cache()
-        with bert._lock:
-            bert._embed(sample)
+        bert.prepare(sample)
 
     best, median = _best(embed_bert, args.repeats)
     print(f"    BERTScore embedding {best / n * 1e3:8.2f} / {median / n * 1e3:8.2f} ms per sentence", flush=True)
 
-    encoder.encode(needed)
-    with bert._lock:
-        bert._embed(needed)
-    bleu = Bleu4()
-    for text in needed:
-        bleu._ngrams(text)
-    for name, measure in (("use_cos", UseCosine(encoder=encoder)), ("bleu4", bleu), ("bertscore", bert)):
-        best, median = _best(lambda m=measure: m._score_texts(pair_sample), args.repeats)
+    left, right = [x for x, _ in pair_sample], [y for _, y in pair_sample]
+    for name, measure in (("use_cos", UseCosine(encoder=encoder)), ("bleu4", Bleu4()), ("bertscore", bert)):
+        if not hasattr(measure, "clear_pair_cache"):
+            print(f"    {name:<9} pairs     not timed: this simscore's text measures have no clear_pair_cache")
+            continue
+        measure.score_pairs(left, right)  # every text's embedding or n-grams computed: only the pairs are timed
+        best, median = _best(lambda m=measure: m.score_pairs(left, right), args.repeats, setup=measure.clear_pair_cache)
         print(f"    {name:<9} pairs     {best / p * 1e6:8.2f} / {median / p * 1e6:8.2f} us per pair", flush=True)
 
 

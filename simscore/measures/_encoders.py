@@ -52,6 +52,7 @@ from simscore.checks import check_int
 from simscore.errors import MissingDependencyError, ModelNotFoundError, TextMeasureError, TruncationWarning
 from simscore.measures import _usem3
 from simscore.measures._cache import LRUCache
+from simscore.measures._once import BuiltOnce
 from simscore.measures._progress import progress_bar
 from simscore.measures.base import dist_version
 from simscore.measures.disk_cache import EmbeddingCache, check_cache_dir
@@ -512,23 +513,19 @@ class TFHubEncoder(CachingEncoder):
         return f"TFHubEncoder({str(self.path)!r})"
 
 
-_DEFAULT_LOCK = threading.Lock()
-_DEFAULT_ENCODER: UsemEncoder | None = None
+_DEFAULT_ENCODER: BuiltOnce[UsemEncoder] = BuiltOnce(UsemEncoder)
 
 
 def default_use_encoder() -> UsemEncoder:
     """The process-wide default encoder shared by ``use_cos`` and ``use_ang``.
 
-    Created on the first call (the model itself loads on the first embedding), so scoring
-    both measures embeds each sentence once and loads the model once per process.
+    Created on the first call, at most once per process even when threads ask together (the
+    model itself loads on the first embedding), so scoring both measures embeds each sentence
+    once and loads the model once per process.
 
     Examples
     --------
     >>> default_use_encoder() is default_use_encoder()
     True
     """
-    global _DEFAULT_ENCODER
-    with _DEFAULT_LOCK:
-        if _DEFAULT_ENCODER is None:
-            _DEFAULT_ENCODER = UsemEncoder()
-        return _DEFAULT_ENCODER
+    return _DEFAULT_ENCODER.get()

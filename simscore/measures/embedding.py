@@ -59,6 +59,7 @@ from simscore.measures._hf import (
     rows,
     tokenize_flat,
 )
+from simscore.measures._once import BuiltOnce
 from simscore.measures._progress import progress_bar
 from simscore.measures._torch import check_device, check_dtype, device_label, exact_float32, torch_threads
 from simscore.measures.base import dist_version
@@ -316,22 +317,18 @@ class LocalSentenceEncoder(CachingEncoder):
         return f"LocalSentenceEncoder({str(self.model_dir)!r}, device={self.device!r}, dtype={self.dtype!r})"
 
 
-_DEFAULT_LOCK = threading.Lock()
-_DEFAULT_ENCODER: LocalSentenceEncoder | None = None
+_DEFAULT_ENCODER: BuiltOnce[LocalSentenceEncoder] = BuiltOnce(LocalSentenceEncoder)
 
 
 def default_embedding_encoder() -> LocalSentenceEncoder:
     """The process-wide default encoder shared by ``emb_cos`` and ``emb_ang`` (the packaged
-    MiniLM; created on the first call, loaded on the first embedding).
+    MiniLM; created on the first call, at most once per process even when threads ask together,
+    loaded on the first embedding).
 
     >>> default_embedding_encoder() is default_embedding_encoder()
     True
     """
-    global _DEFAULT_ENCODER
-    with _DEFAULT_LOCK:
-        if _DEFAULT_ENCODER is None:
-            _DEFAULT_ENCODER = LocalSentenceEncoder()
-        return _DEFAULT_ENCODER
+    return _DEFAULT_ENCODER.get()
 
 
 class _EmbeddingMeasure(EncoderMeasure):

@@ -105,6 +105,25 @@ class TextMeasure(PairwiseMeasure):
         """Load the measure's model now rather than on the first scoring (thread-safe; a
         no-op for a measure without a model, or with a custom encoder)."""
 
+    def clear_pair_cache(self) -> None:
+        """Forget the pair scores this measure remembers (thread-safe); what it keeps per text
+        (embeddings, n-grams) stays.
+
+        The next scoring of a pair computes its score again from what is kept per text: the same
+        number (a pair's score is a function of the pair alone), in the time a pair costs once its
+        texts are known -- the cost ``benchmarks/bench_measures.py`` times per pair.
+
+        Examples
+        --------
+        >>> from simscore.measures.bleu import Bleu4
+        >>> bleu = Bleu4()
+        >>> first = bleu.score_pairs(["the cat sat"], ["the cat sat on the mat"])
+        >>> bleu.clear_pair_cache()
+        >>> bool((bleu.score_pairs(["the cat sat"], ["the cat sat on the mat"]) == first).all())
+        True
+        """
+        self._pair_cache.clear()
+
     def _score_distinct(self, left: list[str], right: list[str]) -> np.ndarray:
         values = list(dict.fromkeys([*left, *right]))
         index = {value: i for i, value in enumerate(values)}

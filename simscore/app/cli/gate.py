@@ -57,7 +57,7 @@ DEFAULT_DIALOGUES = 20
 
 def _summary_policy(text: str) -> tuple[Any, Any]:
     """(policy, the run folder it came from or None) for a POLICY argument; a summary policy."""
-    from simscore.app.cli.respond import PolicySpec, python_object
+    from simscore.app.policy_specs import PolicySpec, python_object
 
     spec = PolicySpec.parse(text)
     if spec.kind == "handcrafted":
@@ -217,7 +217,7 @@ def _line(row: dict[str, Any]) -> str:
 def cmd_gate(args: argparse.Namespace) -> int:
     """``simscore gate``: 0 when the candidate passes, 1 on a regression (bad input raises: 2)."""
     from simscore._version import __version__
-    from simscore.app.cli.respond import PolicySpec
+    from simscore.app.policy_specs import PolicySpec
     from simscore.io import atomic_open
 
     if args.logs:

@@ -67,293 +67,48 @@ instance ``--nlg-instance`` (default: the policy's name), so the text measures a
 
 The output location is checked before any work (never onto an input; an existing file only
 with ``--force``); a progress bar shows on a terminal unless ``--quiet``.
+
+This module parses the arguments and writes the output; ``POLICY`` is read and the policy built
+with its options by :mod:`simscore.app.policy_specs` (:class:`~simscore.app.policy_specs.PolicySpec`,
+:class:`~simscore.app.policy_specs.PolicyOptions`, :func:`~simscore.app.policy_specs.load_policy`).
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
-import importlib
-import importlib.util
-import inspect
+import dataclasses
 import sys
 import warnings
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from simscore.app.cli.args import checks_outputs, convlab_domain, input_file, output_file, positive_int, seed
-from simscore.errors import ConfigError, FileFormatError, UnparsedActWarning
-from simscore.io import parse_json, prepare_output
+from simscore.app.policy_specs import (
+    PolicyOptions,
+    PolicySpec,
+    check_policy_options,
+    draws_from_seed,
+    load_policy,
+    reseeded_policy,
+)
+from simscore.errors import ConfigError, UnparsedActWarning
+from simscore.io import prepare_output
 
-__all__ = ["add_subcommands", "cmd_respond", "load_policy", "python_object", "PolicySpec"]
-
-#: Options of ``hf:DIR`` policies only (argparse destination -> option).
-_GENERATIVE_OPTIONS = {
-    "max_new_tokens": "--max-new-tokens", "batch_size": "--batch-size", "device": "--device", "dtype": "--dtype",
-    "temperature": "--temperature", "top_k": "--top-k", "top_p": "--top-p", "acts": "--acts", "source": "--source",
-    "instruction": "--instruction", "no_chat_template": "--no-chat-template", "sample": "--sample",
-}
-_PYTHON_OPTIONS = {"policy_kwargs": "--policy-kwargs"}
-#: Options of ``openai:URL`` policies only; those of _GENERATIVE_OPTIONS they share are in _SHARED_OPTIONS.
-_OPENAI_OPTIONS = {"model": "--model", "api_key_env": "--api-key-env", "concurrency": "--concurrency",
-                   "timeout": "--timeout", "retries": "--retries"}
-_SHARED_OPTIONS = ("max_new_tokens", "temperature", "source", "instruction")
-_CONVLAB_OPTIONS = {"state_format": "--state-format", "convlab_domain": "--convlab-domain"}
+__all__ = ["add_subcommands", "cmd_respond"]
 
 
-@dataclass(frozen=True)
-class PolicySpec:
-    """A parsed ``POLICY`` argument: its kind and what names it (a folder, a file, a module).
-
-    Examples
-    --------
-    >>> PolicySpec.parse("hf:models/gpt2")
-    PolicySpec(kind='hf', target='models/gpt2', attribute=None)
-    >>> PolicySpec.parse("mypolicies:Policy.build")
-    PolicySpec(kind='python', target='mypolicies', attribute='Policy.build')
-    >>> PolicySpec.parse("no-such-thing")
-    Traceback (most recent call last):
-    ...
-    simscore.errors.ConfigError: POLICY 'no-such-thing' is none of: handcrafted, random, hf:DIR, openai:URL, a GP-SARSA \
-run folder, MODULE:NAME, FILE.py:NAME
-    """
-
-    kind: str
-    target: str
-    attribute: str | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> PolicySpec:
-        """Read ``POLICY`` (see the module docstring for the forms, in the order they are tried)."""
-        if text in ("handcrafted", "random"):
-            return cls(text, text)
-        if text.startswith("hf:"):
-            if not text[3:]:
-                raise ConfigError("POLICY hf:DIR needs the model folder after 'hf:'")
-            return cls("hf", text[3:])
-        if text.startswith("openai:"):
-            if not text[7:]:
-                raise ConfigError("POLICY openai:URL needs the endpoint's URL after 'openai:'")
-            return cls("openai", text[7:])
-        if Path(text).is_dir():
-            return cls("gpsarsa", text)
-        module, sep, attribute = text.rpartition(":")
-        if sep and module and attribute:
-            parts = attribute.split(".")
-            if not all(part.isidentifier() for part in parts):
-                raise ConfigError(f"POLICY {text!r}: {attribute!r} is not a (dotted) Python name")
-            return cls("python", module, attribute)
-        raise ConfigError(
-            f"POLICY {text!r} is none of: handcrafted, random, hf:DIR, openai:URL, a GP-SARSA run folder, "
-            "MODULE:NAME, FILE.py:NAME"
-        )
-
-    @property
-    def input_files(self) -> list[str]:
-        """Files the policy is read from (the output must not be one of them)."""
-        return [self.target] if self.kind == "python" and self.target.endswith(".py") else []
+def _policy_options(args: argparse.Namespace) -> PolicyOptions:
+    """The policy's options from the command's arguments (their destinations are the fields' names)."""
+    return PolicyOptions(**{field.name: getattr(args, field.name) for field in dataclasses.fields(PolicyOptions)})
 
 
-def _module(target: str) -> Any:
-    """The module ``target`` names: a ``.py`` file loaded from its path, or an importable module."""
-    if target.endswith(".py"):
-        path = Path(target)
-        if not path.is_file():
-            raise ConfigError(f"POLICY: the file {target} does not exist")
-        spec = importlib.util.spec_from_file_location(f"simscore_respond_{path.stem}", path)
-        if spec is None or spec.loader is None:
-            raise ConfigError(f"POLICY: cannot load {target} as a Python module")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    try:
-        return importlib.import_module(target)
-    except ImportError as exc:
-        if target.split(".")[0] in ("convlab", "convlab2"):
-            raise ConfigError(
-                f"POLICY: cannot import {target!r} ({exc}). ConvLab cannot be installed beside simscore: export the "
-                "states with `simscore contexts export` and answer them in ConvLab's environment with "
-                "examples/convlab_answer_states.py (README: ConvLab policies in their own environment)"
-            ) from None
-        raise ConfigError(
-            f"POLICY: cannot import {target!r} ({exc}); install it or put its folder on PYTHONPATH "
-            "(e.g. PYTHONPATH=. simscore respond ...), or name the file: FILE.py:NAME"
-        ) from None
-
-
-def _check_keywords(cls: type, kwargs: dict[str, Any], label: str) -> None:
-    """``cls(**kwargs)`` would bind: else a :class:`ConfigError` naming the keyword and those the class accepts.
-
-    A class whose signature cannot be read, or that takes ``**kwargs``, is left to say it itself.
-    """
-    try:
-        signature = inspect.signature(cls)
-    except (TypeError, ValueError):
-        return
-    parameters = signature.parameters.values()
-    if any(p.kind is p.VAR_KEYWORD for p in parameters):
-        return
-    accepted = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    known = f"(it accepts: {', '.join(accepted)})" if accepted else "(it accepts none)"
-    for key in kwargs:
-        if key not in accepted:
-            close = difflib.get_close_matches(key, accepted, n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            shown = repr(key) if len(key) <= 40 else f"{key[:40]!r}..."
-            raise ConfigError(f"--policy-kwargs: {label} has no keyword argument {shown}{hint} {known}")
-    try:
-        signature.bind(**kwargs)
-    except TypeError as exc:  # a required argument left out
-        raise ConfigError(f"--policy-kwargs: {label}: {exc} {known}") from None
-
-
-def python_object(spec: PolicySpec, policy_kwargs: str | None = None) -> Any:
-    """What a ``MODULE:NAME`` or ``FILE.py:NAME`` spec names; a class instantiated with ``policy_kwargs`` (JSON)."""
-    obj = _module(spec.target)
-    for part in (spec.attribute or "").split("."):
-        if not hasattr(obj, part):
-            raise ConfigError(f"POLICY: {spec.target} has no attribute {spec.attribute!r}")
-        obj = getattr(obj, part)
-    if isinstance(obj, type):
-        try:  # strict and bounded like every JSON simscore reads (no NaN, no 100,000 nested brackets)
-            kwargs = parse_json(policy_kwargs, "--policy-kwargs") if policy_kwargs else {}
-        except FileFormatError as exc:
-            raise ConfigError(f"--policy-kwargs is not valid JSON ({exc.reason})") from None
-        if not isinstance(kwargs, dict):
-            raise ConfigError(f"--policy-kwargs must be a JSON object, got {policy_kwargs!r}")
-        _check_keywords(obj, kwargs, f"{spec.target}:{spec.attribute}")
-        obj = obj(**kwargs)
-    elif policy_kwargs:
-        raise ConfigError(f"--policy-kwargs applies to a class; {spec.attribute!r} is a {type(obj).__name__}")
-    return obj
-
-
-def _python_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
-    from policies import CallablePolicy, ConvLabPolicy
-
-    obj = python_object(spec, args.policy_kwargs)
-    convlab = not callable(getattr(obj, "respond", None)) and callable(getattr(obj, "predict", None))
-    if not convlab:
-        given = [option for dest, option in (("seed", "--seed"), *_CONVLAB_OPTIONS.items()) if getattr(args, dest) is not None]
-        if given:
-            raise ConfigError(
-                f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to ConvLab-style (predict) policies only; "
-                f"{spec.target}:{spec.attribute} is not one (give a Python policy its settings with --policy-kwargs)"
-            )
-    if callable(getattr(obj, "respond", None)):
-        return obj
-    if convlab:
-        return ConvLabPolicy(obj, state_format=args.state_format or "convlab3", seed=args.seed,
-                             domain=args.convlab_domain or "restaurant")
-    if callable(obj):
-        return CallablePolicy(obj)
-    raise ConfigError(
-        f"POLICY: {spec.target}:{spec.attribute} is a {type(obj).__name__}, expected a policy (respond), a "
-        "ConvLab-style policy (predict), a class of either, or a function of the context"
-    )
-
-
-def _generative_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
-    from policies import Decoding, GenerativePolicy, PromptTemplate
-
-    sampling = {"temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p}
-    decoding = Decoding(
-        max_new_tokens=40 if args.max_new_tokens is None else args.max_new_tokens,
-        sample=bool(args.sample),
-        seed=0 if args.seed is None else args.seed,
-        **{key: value for key, value in sampling.items() if value is not None},
-    )
-    fields: dict[str, Any] = {"source": args.source or "auto"}
-    if args.instruction is not None:
-        fields["instruction"] = args.instruction
-    if args.no_chat_template:
-        fields["use_chat_template"] = False
-    return GenerativePolicy(
-        spec.target,
-        template=PromptTemplate(**fields),
-        decoding=decoding,
-        act_output=bool(args.acts),
-        batch_size=8 if args.batch_size is None else args.batch_size,
-        device=args.device or "cpu",
-        dtype=args.dtype or "float32",
-        name=args.name,
-        progress=_progress(args),
-    )
-
-
-def _openai_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
-    from policies import PromptTemplate
-    from policies.lm.openai_endpoint import OpenAIEndpointPolicy
-
-    fields: dict[str, Any] = {"source": args.source or "auto"}
-    if args.instruction is not None:
-        fields["instruction"] = args.instruction
-    given = {"temperature": args.temperature, "seed": args.seed, "max_tokens": args.max_new_tokens,
-             "concurrency": args.concurrency, "timeout": args.timeout, "retries": args.retries}
-    try:
-        return OpenAIEndpointPolicy(
-            spec.target, model=args.model, api_key_env=args.api_key_env or "OPENAI_API_KEY",
-            require_key=args.api_key_env is not None, template=PromptTemplate(**fields), name=args.name,
-            **{key: value for key, value in given.items() if value is not None},
-        )
-    except ValueError as exc:
-        raise ConfigError(f"POLICY openai:URL: {exc}") from None
-
-
-def _gpsarsa_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
-    from policies import list_checkpoints, load_checkpoint
-
-    folder = Path(spec.target)
-    if not list_checkpoints(folder):
-        hint = f"; it looks like a Hugging Face model folder: use hf:{spec.target}" if (folder / "config.json").is_file() else ""
-        raise ConfigError(f"POLICY {spec.target}: a folder, but no GP-SARSA training run (no checkpoints){hint}")
-    return load_checkpoint(folder, args.checkpoint)
-
-
-def _check_options(spec: PolicySpec, args: argparse.Namespace) -> None:
-    """Options that do not apply to this kind of policy are errors, not silently ignored."""
-    groups = [(_GENERATIVE_OPTIONS, "hf", "hf:DIR policies"), (_OPENAI_OPTIONS, "openai", "openai:URL policies")]
-    groups += [(_PYTHON_OPTIONS, "python", "MODULE:Class policies"), (_CONVLAB_OPTIONS, "python", "ConvLab-style policies")]
-    for options, kind, what in groups:
-        for dest, option in options.items():
-            shared = spec.kind == "openai" and dest in _SHARED_OPTIONS
-            if getattr(args, dest) not in (None, False) and spec.kind != kind and not shared:
-                raise ConfigError(f"{option} applies to {what} only")
-    if spec.kind == "openai" and not args.model:
-        raise ConfigError("POLICY openai:URL needs --model NAME (the model the server is asked for)")
-    if args.checkpoint is not None and spec.kind != "gpsarsa":
-        raise ConfigError("--checkpoint applies to GP-SARSA run folders only")
-    if args.seed is not None and spec.kind in ("handcrafted", "gpsarsa"):
-        raise ConfigError(f"--seed does not apply to a {spec.kind} policy (it is deterministic)")
-    if spec.kind == "hf" and not args.sample and args.seed is not None:
-        raise ConfigError("--seed applies to hf:DIR policies with --sample only (greedy decoding draws nothing)")
+def _check_options(spec: PolicySpec, options: PolicyOptions, args: argparse.Namespace) -> None:
+    """The policy's options (:func:`~simscore.app.policy_specs.check_policy_options`), then the command's own."""
+    check_policy_options(spec, options)
     if args.nlg_instance is not None and args.nlg is None:
         raise ConfigError("--nlg-instance applies with --nlg template only")
     if (args.samples or 1) > 1 and str(args.out).lower().endswith(".csv"):
         raise ConfigError("--samples K > 1 writes JSON Lines (a sample index per record); a CSV log holds one "
                           "response per context: give --out FILE.jsonl")
-
-
-def load_policy(spec: PolicySpec, args: argparse.Namespace) -> Any:
-    """The policy ``spec`` names, built with the command's options (see the module docstring)."""
-    _check_options(spec, args)
-    if spec.kind in ("handcrafted", "random"):
-        from policies import HandcraftedPolicy, RandomPolicy, SummaryPolicyAdapter
-
-        inner = HandcraftedPolicy() if spec.kind == "handcrafted" else RandomPolicy(seed=args.seed or 0)
-        return SummaryPolicyAdapter(inner)  # --name renames the responses, not the template NLG's wording
-    if spec.kind == "hf":
-        return _generative_policy(spec, args)
-    if spec.kind == "gpsarsa":
-        return _gpsarsa_policy(spec, args)
-    if spec.kind == "openai":
-        return _openai_policy(spec, args)
-    return _python_policy(spec, args)
-
-
-def _progress(args: argparse.Namespace) -> bool:
-    return not args.quiet and sys.stderr.isatty()
 
 
 @checks_outputs
@@ -366,25 +121,26 @@ def cmd_respond(args: argparse.Namespace) -> int:
     from simscore.samples import SampledResponses, run_samples
 
     spec = PolicySpec.parse(args.policy)
-    _check_options(spec, args)  # bad flags fail before anything is read
+    options = _policy_options(args)
+    _check_options(spec, options, args)  # bad flags fail before anything is read
     # the policy's own files (a model folder, a module) are inputs too, known once its spec is read
     prepare_output(args.out, inputs=[args.contexts, *spec.input_files], overwrite=args.force)
     context_set = ContextSet.read_jsonl(args.contexts)
-    policy = load_policy(spec, args)
+    policy = load_policy(spec, options)
     name = args.name or getattr(policy, "name", None) or type(policy).__name__
     nlg = TemplateNLG(args.nlg_instance if args.nlg_instance is not None else str(name)) if args.nlg else None
     samples = args.samples or 1
-    draws = _draws(spec, args)
+    draws = draws_from_seed(spec, options)
     if samples > 1 and not draws:
         print(f"simscore respond: note: {spec.kind} policy {str(name)!r} is deterministic: its {samples} samples "
               "are copies of its one response", file=sys.stderr)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UnparsedActWarning)
         if samples > 1 and draws:
-            sampled = run_samples(lambda s: _reseeded(spec, args, policy, s), context_set, samples=samples,
-                                  seed=args.seed or 0, name=name, progress=_progress(args), nlg=nlg)
+            sampled = run_samples(lambda s: reseeded_policy(spec, options, policy, s), context_set, samples=samples,
+                                  seed=args.seed or 0, name=name, progress=options.progress, nlg=nlg)
         else:
-            responses = run_policy(policy, context_set, name=name, progress=_progress(args), nlg=nlg)
+            responses = run_policy(policy, context_set, name=name, progress=options.progress, nlg=nlg)
             record = {"count": samples, "seed": None, "drawn": False, "seeds": "none: copies of one response"}
             sampled = SampledResponses.from_samples([responses] * samples,
                                                     provenance={**responses.provenance, "samples": record})
@@ -404,24 +160,6 @@ def cmd_respond(args: argparse.Namespace) -> int:
     what = f"{len(sampled)} responses" if samples == 1 else f"{samples} x {len(sampled)} responses"
     print(f"wrote {what} of {sampled.policy!r} to {args.out} ({actions} with an action, {texts} with a text)")
     return 0
-
-
-def _draws(spec: PolicySpec, args: argparse.Namespace) -> bool:
-    """Whether the policy draws its responses from a seed (else it is deterministic: one response per context)."""
-    if spec.kind in ("random", "openai"):
-        return True
-    if spec.kind == "hf":
-        return bool(args.sample)
-    return spec.kind == "python" and args.seed is not None  # a ConvLab-style policy reseeded per context
-
-
-def _reseeded(spec: PolicySpec, args: argparse.Namespace, policy: Any, seed: int) -> Any:
-    """The policy drawing with base seed ``seed`` (a loaded model is kept, not loaded again)."""
-    if seed == (args.seed or 0):
-        return policy
-    if spec.kind == "hf":
-        return policy.with_seed(seed)
-    return load_policy(spec, argparse.Namespace(**{**vars(args), "seed": seed}))
 
 
 def add_subcommands(subparsers: Any) -> None:

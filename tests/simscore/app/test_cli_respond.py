@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import warnings
 
@@ -22,7 +21,6 @@ from policies import (
 )
 from simscore import Act, Responses, run_policy
 from simscore.app.cli import main
-from simscore.app.cli import respond as cli_respond
 from simscore.responses_csv import read_responses_csv
 from simscore.samples import SampledResponses, sample_seed
 from tests.policies.fake_convlab import RuleBot
@@ -267,12 +265,3 @@ def test_the_output_is_checked_before_any_work(folder, capsys):
     assert respond("handcrafted", contexts, "--out", folder / "hc.csv", "--force") == 0
     assert respond("nonsense", contexts, "--out", folder / "y.jsonl") == 2
     assert "POLICY 'nonsense' is none of" in _error(capsys)
-
-
-def test_progress_shows_on_a_terminal_unless_quiet(monkeypatch):
-    args = argparse.Namespace(quiet=False)
-    monkeypatch.setattr("sys.stderr.isatty", lambda: False)
-    assert cli_respond._progress(args) is False
-    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
-    assert cli_respond._progress(args) is True
-    assert cli_respond._progress(argparse.Namespace(quiet=True)) is False

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from simscore.errors import (
 )
 from simscore.stats import Bootstrap
 
+ROOT = Path(__file__).resolve().parents[3]
 EVIL = "</script><img src=x onerror=alert(1)><!-- \u2028 & done"
 
 
@@ -134,6 +137,16 @@ def test_page_is_self_contained_and_deterministic(tmp_path: Path) -> None:
     text = first.decode("utf-8")
     assert "http://" not in text and "https://" not in text and "//cdn" not in text
     assert not re.search(r"<(link|img|iframe)\b|\bsrc=|@import|url\(", text.replace("\\u003cimg src=x", ""))
+
+
+def test_the_page_assets_ship_as_package_data() -> None:
+    # the page's style sheet and script are files of the package (read with importlib.resources):
+    # every file of the assets folder is package data, or an installed page would lack it
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        entries = tomllib.load(f)["tool"]["setuptools"]["package-data"]["simscore"]
+    assets = sorted(p.relative_to(ROOT / "simscore").as_posix() for p in (ROOT / "simscore/app/inspect/assets").iterdir())
+    assert assets == ["app/inspect/assets/view.css", "app/inspect/assets/view.js"]
+    assert [name for name in assets if not any(fnmatch(name, pattern) for pattern in entries)] == []
 
 
 def test_cli_writes_page_and_refuses_overwrite(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

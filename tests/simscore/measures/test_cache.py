@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from simscore.measures._cache import LRUCache
+from simscore.measures.text_base import TextMeasure
 
 
 def test_entries_bound_forgets_the_least_recently_used():
@@ -85,3 +86,32 @@ def test_threads_sharing_a_cache_keep_it_within_its_bound():
     for thread in threads:
         thread.join()
     assert len(cache) == 50 and len(set(cache.keys())) == 50
+
+
+class _CountedOverlap(TextMeasure):
+    """Word overlap of two texts, counting the pairs it computes."""
+
+    name = "overlap"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.computed: list[tuple[str, str]] = []
+
+    def signature(self) -> str:
+        return "overlap|words"
+
+    def _score_texts(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        self.computed.extend(pairs)
+        return np.array([len(set(a.split()) & set(b.split())) / len(set(a.split()) | set(b.split())) for a, b in pairs])
+
+
+def test_a_text_measure_forgets_its_pair_scores_and_computes_them_again_alike():
+    measure = _CountedOverlap()
+    a, b = ["a b", "c d", "a b", ""], ["b c", "c d e", "b c", " "]
+    first = measure.score_pairs(a, b)
+    assert measure.computed == [("a b", "b c"), ("c d", "c d e")]  # each distinct pair once; blanks by rule
+    assert (measure.score_pairs(b, a) == first).all() and len(measure.computed) == 2  # remembered (both orders)
+    measure.clear_pair_cache()
+    again = measure.score_pairs(a, b)
+    assert measure.computed[2:] == [("a b", "b c"), ("c d", "c d e")]  # computed again, and the same numbers
+    assert again.tobytes() == first.tobytes()
