@@ -33,7 +33,8 @@ Steadiness on a shared machine: ``--beside K`` starts K CPU-bound processes (a P
 loop each) before anything is timed and stops them at the end, so the same figures show what a
 competing process costs; ``--omp-wait-policy`` sets OpenMP's waiting policy before torch loads
 (default: the command line's, :data:`simscore.parallel.OMP_WAIT_POLICY`; ``unset``: OpenMP's own,
-spinning a while before sleeping). The README ("On a busy machine") holds the figures that chose the policy.
+spinning a while before sleeping). docs/guide/experiment.md ("On a busy machine") holds the figures that chose
+the policy.
 
 Run by hand:  python benchmarks/bench_text.py [--pairs 10000] [--devices cpu,cuda]
               [--measures bertscore,emb_cos,use_cos,bleu4] [--alone 2000] [--repeat 2]

@@ -43,7 +43,7 @@ autodoc_typehints = "description"
 # Each object where it is defined: a module's __all__ may re-export another module's names.
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True,
                            "ignore-module-all": True}
-# README headings become link targets for the include in readme.md
+# Headings of the README (included by readme.md) and of the guide pages become link targets
 myst_heading_anchors = 3
 # Numpydoc types such as "ndarray, shape (n,)" make a cross-reference of every name in them; a
 # name like "n" or "dialogues" then matches several attributes. Such ambiguous type references

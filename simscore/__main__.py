@@ -11,7 +11,7 @@ command's usual one-line message and exit code 2; it is the one module outside
 Before anything loads torch, the command lets OpenMP's waiting threads sleep instead of spin
 (:func:`simscore.parallel.wait_passively`, unless ``OMP_WAIT_POLICY`` is set): measured on the
 2-core machine beside competing processes, a spinning torch thread doubled the embedding's
-time and its CPU (README, "On a busy machine"); no number changes.
+time and its CPU (docs/guide/experiment.md, "On a busy machine"); no number changes.
 
 ``import simscore`` itself does not check: simscore's core never imports ``contexts`` or
 ``policies`` and works beside a clash, and this module is imported after ``simscore``, so an

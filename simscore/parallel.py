@@ -29,7 +29,7 @@ __all__ = ["OMP_WAIT_POLICY", "run_jobs", "stop_on_signals", "wait_passively"]
 
 #: OpenMP's waiting policy that the ``simscore`` command (and ``benchmarks/bench_text.py``) sets
 #: unless the environment names one: threads that wait at a barrier sleep instead of spinning.
-#: Measured with ``benchmarks/bench_text.py --beside`` (README, "On a busy machine"): there a
+#: Measured with ``benchmarks/bench_text.py --beside`` (docs/guide/experiment.md, "On a busy machine"): there a
 #: spinning thread burns the CPU that its sibling, descheduled by a competing process, needs to
 #: reach the barrier, and torch's intra-op parallel regions then run at the pace of the slowest
 #: thread. Numbers do not change (the threads and their shares of the work are the same; the

@@ -187,7 +187,7 @@ def _module(target: str) -> Any:
             raise ConfigError(
                 f"POLICY: cannot import {target!r} ({exc}). ConvLab cannot be installed beside simscore: export the "
                 "states with `simscore contexts export` and answer them in ConvLab's environment with "
-                "examples/convlab_answer_states.py (README: ConvLab policies in their own environment)"
+                "examples/convlab_answer_states.py (docs/guide/policies.md: ConvLab policies in their own environment)"
             ) from None
         raise ConfigError(
             f"POLICY: cannot import {target!r} ({exc}); install it or put its folder on PYTHONPATH "

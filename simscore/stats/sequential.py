@@ -48,7 +48,7 @@ bound is ``1 − α_k^{1/n}``, so declaring at check ``k`` at all needs
 150 at most, and then only with no context changed). A converged policy whose behaviour still
 drifts at half the tolerance is rarely declared; the old rule declares it at once, and also
 declares a policy that has not converged. :func:`simulate_monitor`
-measures both rules (``benchmarks/bench_monitor_rules.py``; numbers in the README).
+measures both rules (``benchmarks/bench_monitor_rules.py``; numbers in docs/guide/rl.md).
 """
 
 from __future__ import annotations
