@@ -196,3 +196,20 @@ def test_the_view_shows_both_agents_calls_and_the_speakers(turns, tmp_path: Path
                   "same_history: no"):
         assert piece in html, piece
     assert Act.parse(row["a"]["act"]) == turns.a["31/0/4"].action  # the act string is still there (search, filters)
+
+
+@pytest.mark.parametrize("same", [("--out-contexts", "--out-responses"), ("--out-responses", "--out-responses-b")])
+@pytest.mark.parametrize("force", [False, True])
+def test_two_outputs_on_one_path_are_refused_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              same: tuple[str, str], force: bool) -> None:
+    paths = {"--out-contexts": tmp_path / "c.jsonl", "--out-responses": tmp_path / "a.jsonl",
+             "--out-responses-b": tmp_path / "b.jsonl"}
+    paths[same[1]] = tmp_path / "sub" / ".." / paths[same[0]].name  # another name of the same path
+    (tmp_path / "sub").mkdir()
+    argv = ["contexts", "transcripts", str(GPT41), "--pair", str(SFT)]
+    for option, path in paths.items():
+        argv += [option, str(path)]
+    assert main(argv + (["--force"] if force else [])) == 2
+    assert (f"is given for both {same[0]} and {same[1]}: each output needs a path of its own"
+            in capsys.readouterr().err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sub"]  # nothing written, with --force or without

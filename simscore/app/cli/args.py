@@ -250,13 +250,34 @@ def _values(args: argparse.Namespace, kind: type[str]) -> Iterator[str]:
             stack.extend(value)
 
 
+def _one_path_each(args: argparse.Namespace) -> None:
+    """Refuse two outputs of one command on one path (``--out-contexts X --out-responses X``).
+
+    Each would be written over the other: with ``--force`` the first is lost, without it the
+    second fails after the first was written. Paths are compared as they resolve (a relative
+    and an absolute name, or a link, of one file are one path).
+    """
+    seen: dict[Path, str] = {}
+    for dest, value in vars(args).items():
+        for out in value if isinstance(value, (list, tuple)) else (value,):
+            if not isinstance(out, (OutputFile, OutputFolder)) or out == STDOUT:
+                continue
+            option = "--" + dest.replace("_", "-")
+            where = Path(out).resolve()
+            if where in seen and seen[where] != option:
+                raise OutputExistsError(f"{out} is given for both {seen[where]} and {option}: each output needs a "
+                                        "path of its own")
+            seen.setdefault(where, option)
+
+
 def check_outputs(args: argparse.Namespace) -> None:
     """Apply the output contract to every output of a parsed command line, before any work.
 
     Raises
     ------
     simscore.errors.OutputExistsError
-        An output is an input, or exists and ``--force`` was not given (naming the path).
+        An output is an input, two outputs share one path, or an output exists and ``--force``
+        was not given (naming the path).
     NotADirectoryError, PermissionError
         The location cannot be written.
     """
@@ -274,6 +295,7 @@ def check_outputs(args: argparse.Namespace) -> None:
                 raise OutputExistsError(f"{folder} is also an input: refusing to write over it")
         for name in getattr(args, "output_names", ()):
             prepare_output(path / name, inputs=inputs, overwrite=force)
+    _one_path_each(args)  # after each output's own checks, which name the more specific problem
 
 
 def checks_outputs(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
