@@ -261,8 +261,23 @@ class Comparison:
         pieces.append("\n")
         handle.write("".join(pieces))
 
+    def write_csv(self, handle: IO[str]) -> None:
+        """Write the per-context scores as CSV to an open text file, every number as it is.
+
+        Each float is written as the shortest decimal that reads back as the same float (2/3 is
+        ``0.6666666666666666``), as JSON writes it; text cells that a spreadsheet would run are
+        made inert (:func:`~simscore.io.untrusted.spreadsheet_frame`).
+
+        >>> import io, pandas as pd
+        >>> c = Comparison(pd.DataFrame({"tmr": [2 / 3]}, index=pd.Index(["c1"], name="context_id")), pd.DataFrame(), {})
+        >>> out = io.StringIO(); c.write_csv(out); print(out.getvalue(), end="")
+        context_id,tmr
+        c1,0.6666666666666666
+        """
+        spreadsheet_frame(self.scores).to_csv(handle, lineterminator="\n")
+
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
-        """Write per-context scores as ``.csv`` or everything as ``.json`` (:meth:`write_json`), atomically.
+        """Write per-context scores as ``.csv`` (:meth:`write_csv`) or everything as ``.json`` (:meth:`write_json`), atomically.
 
         An existing file is replaced only with ``overwrite=True``
         (:class:`~simscore.errors.OutputExistsError` otherwise).
@@ -272,8 +287,8 @@ class Comparison:
             raise ValueError(f"output path must end in .csv or .json, got {os.fspath(path)!r}")
         prepare_output(path, overwrite=overwrite)
         with atomic_open(path, "w") as handle:
-            if suffix == "csv":  # text cells that a spreadsheet would run are made inert
-                spreadsheet_frame(self.scores).to_csv(handle, float_format="%.10g")
+            if suffix == "csv":
+                self.write_csv(handle)
             else:
                 self.write_json(handle)
 

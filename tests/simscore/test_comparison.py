@@ -296,3 +296,22 @@ def test_the_typed_info_saves_and_reads_back_as_it_was() -> None:
     assert (old.units, old.unit, old.confidence) == (None, None, 0.95)
     with pytest.raises(ValueError, match="info: bootstrap: n_resamples must be <= 1,000,000"):
         ComparisonInfo.from_dict({"n_resamples": 10**9})
+
+
+def test_saved_scores_keep_every_digit(tmp_path) -> None:
+    # compare --out X.csv wrote 10 significant digits (2/3 -> 0.6666666667) while the summary kept all
+    from simscore.app.cli import main
+
+    a = Responses({f"c{i}": Response(Act.parse("inform(food=thai,area=north,pricerange=cheap)")) for i in range(3)})
+    b = Responses({f"c{i}": Response(Act.parse(["inform(food=thai,area=north)", "inform(food=thai)",
+                                                "inform(area=south)"][i])) for i in range(3)})
+    a.to_jsonl(tmp_path / "a.jsonl")
+    b.to_jsonl(tmp_path / "b.jsonl")
+    expected = compare(a, b, ["tmr", "cmr", "cer"]).scores
+    assert main(["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--measures", "tmr,cmr,cer",
+                 "--out", str(tmp_path / "cli.csv")]) == 0
+    compare(a, b, ["tmr", "cmr", "cer"]).save(tmp_path / "api.csv")
+    for name in ("cli.csv", "api.csv"):
+        saved = pd.read_csv(tmp_path / name, index_col="context_id", float_precision="round_trip")
+        assert saved[["tmr", "cmr", "cer"]].to_numpy().tolist() == expected[["tmr", "cmr", "cer"]].to_numpy().tolist()
+    assert "0.6666666666666666" in (tmp_path / "cli.csv").read_text()

@@ -65,7 +65,7 @@ from simscore.app.cli.args import (
     resamples,
     seed,
 )
-from simscore.io.untrusted import spreadsheet_frame, terminal_text
+from simscore.io.untrusted import terminal_text
 from simscore.stats import Bootstrap
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def _write(
                                          "distribution": json.loads(divergence.distribution.to_json(orient="records"))}
         comparison.write_json(handle, extra=extra or None)
     elif fmt == "csv":
-        spreadsheet_frame(comparison.scores).to_csv(handle, float_format="%.10g", lineterminator="\n")
+        comparison.write_csv(handle)
     else:
         handle.write(_text(comparison, heading, signatures, strata, chance, divergence))
 
