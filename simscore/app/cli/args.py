@@ -61,7 +61,7 @@ from simscore.measures import ALL_MEASURES
 from simscore.stats import MAX_RESAMPLES
 
 __all__ = [
-    "measure_list", "InputFile", "OutputFile", "OutputFolder", "input_file", "output_file", "output_folder",
+    "measure_list", "STDOUT", "InputFile", "OutputFile", "OutputFolder", "input_file", "output_file", "output_folder",
     "cache_folder",
     "check_outputs", "checks_outputs", "seed", "positive_int", "resamples", "permutations", "convlab_domain",
     "installed_measures", "TEXT_EXTRA_PACKAGES",

@@ -43,7 +43,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from simscore.app.cli.args import checks_outputs, input_file, output_file, positive_int, resamples, seed
+from simscore.app.cli.args import STDOUT, checks_outputs, input_file, output_file, positive_int, resamples, seed
 from simscore.errors import ConfigError, excerpt
 from simscore.io import dumps, prepare_output
 
@@ -68,8 +68,9 @@ def _summary_policy(text: str) -> tuple[Any, Any]:
         from policies import RandomPolicy
 
         return RandomPolicy(seed=0), None
-    if spec.kind == "hf":
-        raise ConfigError(f"POLICY {text!r}: a language model answers contexts but does not act in the simulated "
+    if spec.kind in ("hf", "openai"):
+        what = "a language model" if spec.kind == "hf" else "an endpoint"
+        raise ConfigError(f"POLICY {text!r}: {what} answers contexts but does not act in the simulated "
                           "world; gate its outcomes with --logs")
     if spec.kind == "gpsarsa":
         from policies import list_checkpoints, load_checkpoint
@@ -224,7 +225,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         inputs = [args.baseline, args.candidate]
     else:
         inputs = [p for text in (args.baseline, args.candidate) for p in PolicySpec.parse(text).input_files]
-    if args.out is not None:
+    if args.out is not None and args.out != STDOUT:
         prepare_output(args.out, inputs=[*inputs, *([args.contexts] if args.contexts else [])], overwrite=args.force)
     result, regressed, extras, heading = (_gate_logs if args.logs else _gate_policies)(args)
     what = "tasks" if args.logs else "contexts (negative flips of the K continuations; the acts at the context)"
@@ -234,14 +235,18 @@ def cmd_gate(args: argparse.Namespace) -> int:
         lines += [_line(row) for row in regressed[:SHOWN]]
         if len(regressed) > SHOWN:
             lines.append(f"  ... and {len(regressed) - SHOWN} more{' (all in --out)' if args.out else ''}")
-    print("\n".join(lines))
+    to_stdout = args.out == STDOUT  # the JSON alone on standard output, the summary on standard error
+    print("\n".join(lines), file=sys.stderr if to_stdout else sys.stdout)
     if args.out is not None:
         record = {"simscore": __version__, "command": "gate", "mode": "logs" if args.logs else "policies",
                   "baseline": args.baseline, "candidate": args.candidate, "seed": args.seed, **extras,
                   "result": result.to_dict(), "regressed": regressed}
-        with atomic_open(args.out, "w") as handle:
-            handle.write(dumps(_json_ready(record)) + "\n")
-        print(f"wrote {args.out}")
+        if to_stdout:
+            sys.stdout.write(dumps(_json_ready(record)) + "\n")
+        else:
+            with atomic_open(args.out, "w") as handle:
+                handle.write(dumps(_json_ready(record)) + "\n")
+            print(f"wrote {args.out}")
     return 0 if result.passed else 1
 
 
@@ -294,7 +299,8 @@ def add_subcommands(subparsers: Any) -> None:
                    "(default 0.10; 1 turns it off)")
     p.add_argument("--seed", type=seed, default=0, help="continuations, collection and bootstrap seed (default 0)")
     p.add_argument("--resamples", type=resamples, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--out", "-o", type=output_file, help="write everything as JSON to this file")
+    p.add_argument("--out", "-o", type=output_file,
+                   help="write everything as JSON to this file (-: standard output, the summary then on standard error)")
     p.add_argument("--force", action="store_true", help="replace the --out file if it exists (never an input)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_gate)

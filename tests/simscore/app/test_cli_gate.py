@@ -61,6 +61,7 @@ def test_a_context_file_with_its_source(tmp_path: Path, capsys: pytest.CaptureFi
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["handcrafted", "hf:models/x"], "a language model answers contexts but does not act in the simulated world"),
+    (["handcrafted", "openai:http://127.0.0.1:9/v1"], "an endpoint answers contexts but does not act in the simulated world"),
     (["handcrafted", "nowhere:thing"], "POLICY: cannot import 'nowhere'"),
     (["handcrafted", "random", "--source", "a=random"], "--source names the policies that made a --contexts file"),
     (["handcrafted", "random", "--max-negative-flip-rate", "2"], "expected a share in [0, 1], got '2'"),
@@ -184,3 +185,16 @@ def test_a_trained_gp_sarsa_run_against_random_is_a_regression(tmp_path: Path, c
     assert result["churn_floor"]["value"] == 0.0  # a greedy checkpoint has no randomness of its own
     assert len(record["regressed"]) > 0 and "regressed contexts (negative flips" in stdout
     assert main(["gate", str(run), str(run), "--dialogues", "10", "-k", "2", "--resamples", "200"]) == 0
+
+
+def test_out_dash_writes_the_json_to_standard_output(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # it wrote a file named "-"
+    monkeypatch.chdir(tmp_path)
+    base = [(f"task{t}", k, 1, 1.0) for t in range(30) for k in (0, 1)]
+    argv = ["gate", "--logs", str(_log(tmp_path / "a.csv", base)), str(_log(tmp_path / "b.csv", base)), "--out", "-"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["mode"] == "logs" and "60 paired outcomes of 30 tasks" in err
+    assert not (tmp_path / "-").exists()
+
