@@ -202,7 +202,7 @@ def _scalar(call: Any, name: str, value: Any) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ToolCallError(call, f"the arguments of {name!r} hold {value!r}, which is not a JSON number")
-        if value.is_integer() and abs(value) < 2**53:
+        if value.is_integer():  # 1.0 and 1, 1e20 and 100000000000000000000: one number (at most 309 digits)
             return str(int(value))
         return repr(value)
     if isinstance(value, Mapping):

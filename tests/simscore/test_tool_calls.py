@@ -53,7 +53,7 @@ def test_the_three_shapes_give_one_act() -> None:
         ("", "ordered", "pay()"),  # some servers send no arguments at all
         ('{"a": null, "b": false, "c": 1.5, "d": 10000000000000000000000}', "ordered",
          "pay(a=null,b=false,c=1.5,d=10000000000000000000000)"),
-        ('{"a": 1.0, "b": -0.0, "c": 1e300}', "ordered", 'pay(a=1,b=0,c="1e+300")'),
+        ('{"a": 1.0, "b": -0.0, "c": 1e300}', "ordered", f"pay(a=1,b=0,c={int(1e300)})"),  # integral: its digits
         ('{"a": {}, "b": [], "c": {"d": []}}', "ordered", 'pay(a="{}",b="[]",c.d="[]")'),
         ('{"seats": ["2B", "1A", "2B"]}', "ordered", "pay(seats.0=2B,seats.1=1A,seats.2=2B)"),
         ('{"seats": ["2B", "1A", "2B"]}', "set", "pay(seats=1A,seats=2B)"),
@@ -322,3 +322,17 @@ def test_arguments_as_text_or_object_give_one_act(arguments: dict[str, object]) 
         as_object = Act.from_tool_calls({"name": "f", "arguments": arguments}, lists=lists)  # type: ignore[arg-type]
         as_text = Act.from_tool_calls(chat("f", json.dumps(arguments)), lists=lists)  # type: ignore[arg-type]
         assert as_object == as_text and P(str(as_text)) == as_text
+
+
+def test_an_integral_number_is_one_value_however_large_and_however_written() -> None:
+    # 1e20 gave "1e+20" and 100000000000000000000 gave its digits: two values of one number
+    from simscore.tool_arguments import read_tool_call
+
+    def items(arguments: str) -> tuple[tuple[str, str], ...]:
+        return read_tool_call({"name": "f", "arguments": arguments}).items
+
+    assert items('{"n": 1e20}') == items('{"n": 100000000000000000000}') == (("n", "100000000000000000000"),)
+    assert items('{"n": 2.5e20}') == items('{"n": 250000000000000000000}')
+    assert items('{"n": -1E3}') == items('{"n": -1000}') == (("n", "-1000"),)
+    assert items('{"n": 1.5}') == (("n", "1.5"),) and items('{"n": 1e-7}') == (("n", "1e-07"),)
+    assert len(items('{"n": 1e308}')[0][1]) == 309
