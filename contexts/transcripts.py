@@ -5,7 +5,8 @@ Two inputs are read:
 * **OpenAI-style chat transcripts** (:func:`read_chat_transcripts`): JSON Lines, one
   conversation a line, ``{"id": ..., "messages": [...], "tools": [...]}`` with messages of the
   roles ``system`` (or ``developer``), ``user``, ``assistant`` (``content`` and
-  ``tool_calls``, arguments a JSON string) and ``tool`` (``tool_call_id``, ``content``), the
+  ``tool_calls``, arguments a JSON string; or the legacy functions API's one ``function_call``)
+  and ``tool`` (``tool_call_id``, ``content``; the legacy ``function`` role alike), the
   tools' JSON schemas in ``tools`` (optional), and optional ``task_id`` and ``trial``;
 * **τ²-bench results** (:func:`read_tau2_results`): the JSON document its runner writes
   (``info``, ``tasks``, ``simulations``: each with ``id``, ``task_id``, ``trial``,
@@ -77,7 +78,7 @@ CHAT_TRANSCRIPTS = "OpenAI-style chat transcripts (JSON Lines, one conversation 
 #: What a τ²-bench results file is, in messages.
 TAU2_RESULTS = "tau2-bench results (one JSON document with 'simulations')"
 
-_ROLES = ("system", "developer", "user", "assistant", "tool")
+_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
 #: What one context is: an assistant turn (the history before it; the logged reply is the
 #: response), or a whole conversation of a task (its opening; the agent's calls over the whole
@@ -235,11 +236,16 @@ def _normal_message(message: Any, number: int) -> dict[str, Any] | None:
     content = message.get("content")
     if content is not None and not isinstance(content, (str, list)):
         raise InvalidResponseError(f"'content' must be text, null or a list of parts, got {_kind(content)}")
-    if role == "tool":
+    if role in ("tool", "function"):  # "function": the legacy functions API's result, named, without an id
         call_id = message.get("tool_call_id", message.get("id"))
         return {"role": "tool", "tool_call_id": call_id if isinstance(call_id, str) else None, "content": content}
     normal: dict[str, Any] = {"role": role, "content": content}
     calls = message.get("tool_calls")
+    legacy = message.get("function_call")
+    if legacy is not None and role == "assistant":  # the legacy functions API: one call, arguments a JSON string
+        if calls:
+            raise InvalidResponseError("an assistant message holds both 'tool_calls' and the legacy 'function_call'")
+        calls = [legacy]
     if calls and role == "assistant":
         normal["tool_calls"] = [_normal_call(call) for call in tool_call_list(calls)]
     elif calls and role == "user" and content is None:

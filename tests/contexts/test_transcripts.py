@@ -107,7 +107,7 @@ MALFORMED = [
      "line 2: expected a conversation (a JSON object with 'id' and 'messages'), got an array"),
     ("no-id", _lines({"messages": []}), "line 1: conversation without 'id'"),
     ("unknown-role", _lines(_robot()),
-     "line 1: conversation 'trip-1', message 2: role 'robot' is not one of system, developer, user, assistant, tool"),
+     "line 1: conversation 'trip-1', message 2: role 'robot' is not one of system, developer, user, assistant, tool, function"),
     ("arguments-not-json", _lines(_bad_arguments()),
      "line 1: conversation 'trip-1', message 3: cannot read tool call "
      + excerpt(_bad_arguments()["messages"][2]["tool_calls"][0])
@@ -208,3 +208,21 @@ def test_a_comparison_on_transcript_contexts_keeps_their_scalar_metadata(tmp_pat
     assert comparison.scores["reward"].tolist()[-1] == 1.0
     comparison.save(tmp_path / "cmp.json")
     assert read_comparison(tmp_path / "cmp.json").scores["tmr"].tolist() == [1.0] * 15
+
+
+def test_the_legacy_functions_api_is_read_as_calls(tmp_path: Path) -> None:
+    # an assistant message with "function_call" and content null was read as reply() with no text
+    messages = [{"role": "user", "content": "Who is u1?"},
+                {"role": "assistant", "content": None, "function_call": {"name": "get_user", "arguments": '{"id": "u1"}'}},
+                {"role": "function", "name": "get_user", "content": '{"name": "Ann"}'},
+                {"role": "assistant", "content": "It is Ann."}]
+    path = tmp_path / "legacy.jsonl"
+    path.write_text(json.dumps({"id": "c", "messages": messages}) + "\n", encoding="utf-8")
+    read = read_chat_transcripts(path)
+    assert str(read.responses["c/0"].action) == "get_user(id=u1)" and read.responses["c/0"].text is None
+    assert read.contexts["c/1"].metadata["history"][-1] == 'tool: {"name": "Ann"}'
+    assert read.responses["c/1"].action == Act("reply")
+    both = dict(messages[1], tool_calls=[{"type": "function", "function": {"name": "x", "arguments": "{}"}}])
+    path.write_text(json.dumps({"id": "c", "messages": [messages[0], both]}) + "\n", encoding="utf-8")
+    with pytest.raises(FileFormatError, match="line 1: .*holds both 'tool_calls' and the legacy 'function_call'"):
+        read_chat_transcripts(path)
