@@ -472,7 +472,10 @@ class PairedTranscripts:
     ----------
     contexts : ContextSet
         The first log's contexts whose ids the second also has, in its order, each with the
-        metadata ``same_history``: whether the second agent was given the same history there.
+        metadata ``same_history`` (whether the second agent was given the same history there)
+        and, for turns (``unit="turn"``), ``turns_a``, ``turns_b``: how many turns its dialogue
+        has in each log (where one agent goes on after the other stopped, the turns only one
+        made are not paired).
     a, b : Responses
         Each agent's logged response in those contexts.
     """
@@ -539,16 +542,31 @@ def pair_transcripts(a: AgentTranscripts, b: AgentTranscripts) -> PairedTranscri
         raise ContextMismatchError(
             f"the two logs share no context id (first ids {a.contexts.ids[0]!r} and {b.contexts.ids[0]!r}): "
             "pairing needs the same conversations, tasks or trials")
+    by_turn = built_a.get("unit", "turn") == "turn"
+    turns_a, turns_b = _turns(a.contexts), _turns(b.contexts)
     contexts = []
     for context_id in ids:
         context = a.contexts[context_id]
         same = _without_call_ids(context.metadata.get("messages", ())) == _without_call_ids(
             b.contexts[context_id].metadata.get("messages", ()))
-        contexts.append(Context(context_id, context.belief, {**context.metadata, "same_history": same}))
+        lengths = {}
+        if by_turn:  # the k-th turn's id is <dialogue>/<k> in both logs
+            dialogue = context_id.rsplit("/", 1)[0]
+            lengths = {"turns_a": turns_a[dialogue], "turns_b": turns_b[dialogue]}
+        contexts.append(Context(context_id, context.belief, {**context.metadata, "same_history": same, **lengths}))
     built = {**built_a, "paired_with": built_b.get("source")}
     name = f"{a.contexts.name}+{b.contexts.name}"
     return PairedTranscripts(ContextSet(contexts, name=name, built=built), a.responses.subset(ids),
                              b.responses.subset(ids))
+
+
+def _turns(contexts: ContextSet) -> dict[str, int]:
+    """Each dialogue's number of turns in one log, by the id its turns share (``<dialogue>/<k>``)."""
+    counts: dict[str, int] = {}
+    for context_id in contexts.ids:
+        dialogue = context_id.rsplit("/", 1)[0]
+        counts[dialogue] = counts.get(dialogue, 0) + 1
+    return counts
 
 
 def _without_call_ids(messages: Any) -> list[Any]:

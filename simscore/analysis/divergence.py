@@ -7,7 +7,10 @@ they first differ says how far they behave alike: :func:`first_divergence` gives
 dialogue (by default its ``source_name`` and ``dialogue_id``; a task and trial for τ²-bench
 results), the first ``turn_index`` whose action measure (TMR by default) is below 1, and the
 distribution of those turns over dialogues -- how many part at turn 0, 1, ..., and how many
-never do. The per-turn rates themselves are the comparison's strata
+never do. Where the metadata says how many turns each agent made in a dialogue (``turns_a`` and
+``turns_b``, as :func:`contexts.transcripts.pair_transcripts` records them) and one went on after
+the other stopped, the dialogue parts at the first turn only one of them made, though no paired
+turn differs. The per-turn rates themselves are the comparison's strata
 (:meth:`~simscore.comparison.Comparison.by_stratum` with ``"turn_index"``).
 
 Examples
@@ -47,6 +50,8 @@ __all__ = ["FirstDivergence", "first_divergence", "DIALOGUE_KEYS"]
 
 #: The metadata columns that name a dialogue by default (those of collected and transcript contexts).
 DIALOGUE_KEYS = ("source_name", "dialogue_id")
+#: The metadata columns of each agent's number of turns in a dialogue (paired transcripts).
+LENGTH_COLUMNS = ("turns_a", "turns_b")
 
 
 @dataclass(frozen=True)
@@ -57,8 +62,10 @@ class FirstDivergence:
     ----------
     table : pandas.DataFrame
         One row per dialogue, in the order of its first context: the key columns, ``turns``
-        (its scored turns), ``first`` (the first turn index whose score is below 1, NaN when
-        none is) and ``context_id`` (that turn's context; missing when none).
+        (its scored turns), ``first`` (the first turn index whose score is below 1, or the first
+        turn only one agent made; NaN when neither is), ``context_id`` (that turn's context;
+        missing when none, or when only one agent made it) and ``alone`` (``"a"`` or ``"b"``:
+        which agent went on alone at ``first``; missing otherwise).
     distribution : pandas.DataFrame
         One row per first turn (ascending), then ``never``: ``dialogues``, ``share`` (of the
         dialogues) and ``cumulative`` (share that has parted by then).
@@ -119,7 +126,8 @@ def first_divergence(comparison: Comparison, *, measure: str = "tmr", by: Sequen
             "metadata=contexts)")
     if measure not in comparison.measures and measure not in scores.columns:
         raise MetadataColumnError(f"the comparison has no measure {measure!r} (it has {', '.join(comparison.measures)})")
-    frame = scores[[*keys, turn, measure]].copy()
+    lengths = [c for c in LENGTH_COLUMNS if c in scores.columns]
+    frame = scores[[*keys, turn, measure, *lengths]].copy()
     frame["context_id"] = scores.index.astype(str)
     frame = frame[frame[measure].notna()]
     turns = pd.to_numeric(frame[turn], errors="coerce")
@@ -132,10 +140,17 @@ def first_divergence(comparison: Comparison, *, measure: str = "tmr", by: Sequen
         group = group.sort_values(turn, kind="stable")
         differ = group[group[measure] < 1.0]
         first = float(differ[turn].iloc[0]) if len(differ) else np.nan
+        context_id = differ["context_id"].iloc[0] if len(differ) else None
+        alone = None
+        if len(lengths) == 2:  # one agent went on after the other stopped: they part at the first turn only one made
+            made = {side: int(group[column].max()) for side, column in zip("ab", LENGTH_COLUMNS)}
+            shorter = min(made.values())
+            if made["a"] != made["b"] and (np.isnan(first) or shorter < first):
+                first, context_id, alone = float(shorter), None, "a" if made["a"] > made["b"] else "b"
         values = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(keys, values)), "turns": len(group), "first": first,
-                     "context_id": differ["context_id"].iloc[0] if len(differ) else None})
-    table = pd.DataFrame(rows, columns=[*keys, "turns", "first", "context_id"])
+        rows.append({**dict(zip(keys, values)), "turns": len(group), "first": first, "context_id": context_id,
+                     "alone": alone})
+    table = pd.DataFrame(rows, columns=[*keys, "turns", "first", "context_id", "alone"])
     return FirstDivergence(table, _distribution(table["first"]), measure)
 
 

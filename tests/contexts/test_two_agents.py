@@ -123,8 +123,14 @@ def test_turns_pair_by_task_and_turn_and_say_where_the_histories_agree(turns) ->
     # actions alike, by task: 13: 4 of 7, 26: 6 of 8, 30: 8 of 10, 31: 6 of 10, 45: 8 of 8, 48: 3 of 6
     assert comparison.mean("tmr") == pytest.approx(35 / 49)
     parting = first_divergence(comparison, by=("task_id", "trial"))
-    assert dict(zip(parting.table["task_id"], parting.table["first"].fillna(-1))) == {
-        "13": 2, "26": 4, "30": 2, "31": 4, "45": -1, "48": 2}
+    # task 45: the 8 paired turns agree, then the fine-tuned agent goes on alone for two more turns
+    # (counted as "never" parting before the lengths were recorded)
+    assert dict(zip(parting.table["task_id"], parting.table["first"])) == {
+        "13": 2, "26": 4, "30": 2, "31": 4, "45": 8, "48": 2}
+    assert parting.table.set_index("task_id")["alone"].fillna("-").to_dict() == {
+        "13": "-", "26": "-", "30": "-", "31": "-", "45": "b", "48": "-"}
+    assert "never" not in parting.distribution["turn"].tolist()
+    assert (turns.contexts["45/0/0"].metadata["turns_a"], turns.contexts["45/0/0"].metadata["turns_b"]) == (8, 10)
     # task 31: gpt-4.1 looks up three reservations in one turn, the fine-tuned agent one a turn
     assert str(turns.b["31/0/4"].action) == "get_reservation_details(reservation_id=DF89BM)"
     assert len(turns.a["31/0/4"].action.calls) == 3
@@ -167,7 +173,8 @@ def test_the_command_line_writes_the_pair_and_compares_with_chance_and_divergenc
     assert main(["compare", str(out["A"]), str(out["B"]), "--measures", "tmr", "--contexts", str(out["C"]),
                  "--cluster", "task_id", "--divergence", "task_id,trial", "--out", "-"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert [row["first"] for row in document["first_divergence"]["table"]] == [2, 4, 2, 4, None, 2]
+    assert [row["first"] for row in document["first_divergence"]["table"]] == [2, 4, 2, 4, 8, 2]  # 45: b goes on alone
+    assert [row["alone"] for row in document["first_divergence"]["table"]] == [None, None, None, None, "b", None]
     assert main(["contexts", "transcripts", str(GPT41), "--pair", str(SFT), "--out-contexts", str(tmp_path / "x"),
                  "--out-responses", str(tmp_path / "y")]) == 2
     assert "--pair B and --out-responses-b FILE go together" in capsys.readouterr().err

@@ -69,3 +69,20 @@ def test_named_errors():
     bad = comparison.scores.assign(turn_index=["first"])
     with pytest.raises(MetadataColumnError, match="column 'turn_index' holds values that are not turn numbers"):
         first_divergence(Comparison(bad, pd.DataFrame(), {"tmr": "tmr"}))
+
+
+def test_an_agent_that_goes_on_alone_parts_at_its_first_turn_alone() -> None:
+    # paired turns agree in d1 and d2; in d1 agent b made 5 turns to a's 3, in d2 both made 2;
+    # in d3 they differ at turn 1, before a stops at turn 2
+    rows = [("d1", 0, 1.0, 3, 5), ("d1", 1, 1.0, 3, 5), ("d1", 2, 1.0, 3, 5), ("d2", 0, 1.0, 2, 2), ("d2", 1, 1.0, 2, 2),
+            ("d3", 0, 1.0, 2, 4), ("d3", 1, 0.0, 2, 4)]
+    scores = pd.DataFrame({"tmr": [r[2] for r in rows], "source_name": "s", "dialogue_id": [r[0] for r in rows],
+                           "turn_index": [r[1] for r in rows], "turns_a": [r[3] for r in rows],
+                           "turns_b": [r[4] for r in rows]},
+                          index=pd.Index([f"{r[0]}/{r[1]}" for r in rows], name="context_id"))
+    result = first_divergence(Comparison(scores, pd.DataFrame(), {"tmr": "tmr"}))
+    table = result.table.set_index("dialogue_id")
+    assert table["first"].fillna(-1).to_dict() == {"d1": 3.0, "d2": -1, "d3": 1.0}
+    assert table["alone"].fillna("-").to_dict() == {"d1": "b", "d2": "-", "d3": "-"}
+    assert table["context_id"].fillna("-").to_dict() == {"d1": "-", "d2": "-", "d3": "d3/1"}
+    assert result.distribution["turn"].tolist() == [1, 3, "never"]
