@@ -151,7 +151,7 @@ def test_csv_outputs_neutralise_formulas(tmp_path: Path, capsys: pytest.CaptureF
                  "--out", str(tmp_path / "s.csv")]) == 0
     rows = list(csv.reader((tmp_path / "s.csv").read_text(encoding="utf-8").splitlines()))
     assert [row[0] for row in rows] == ["context_id", '\'=HYPERLINK("http://x","y")', "-1", "'@cmd", "c4"]
-    assert [row[1] for row in rows[1:]] == ["0", "0", "0", "0"]  # numbers stay numbers
+    assert [row[1] for row in rows[1:]] == ["0.0", "0.0", "0.0", "0.0"]  # numbers stay numbers (every digit kept)
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--measures", "tmr",
                  "--format", "csv"]) == 0
