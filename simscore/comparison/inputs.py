@@ -11,21 +11,14 @@ import hashlib
 import json
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from simscore.errors import (
-    InputMismatchError,
-    MissingValueWarning,
-)
+from simscore.comparison.result import Comparison
+from simscore.errors import InputMismatchError, MissingValueWarning
 from simscore.measures.base import unique_pairs
 from simscore.responses import Responses
-
-if TYPE_CHECKING:
-    pass
-
-from simscore.comparison.result import Comparison
 
 __all__ = ["input_record", "check_inputs", "inputs_of"]
 

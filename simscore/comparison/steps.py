@@ -26,11 +26,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from simscore.comparison.inputs import inputs_of
+from simscore.comparison.result import SUMMARY_COLUMNS, Comparison, ComparisonInfo
 from simscore.errors import (
     ContextMismatchError,
     InvalidResponseError,
@@ -45,20 +47,8 @@ from simscore.progress import show_progress
 from simscore.responses import Responses
 from simscore.samples import SampledResponses, shared_seed
 from simscore.stats import Bootstrap, bootstrap_ci_shared, warn_undefined_intervals
-from simscore.stats.clusters import (
-    AUTO,
-    Clusters,
-    cluster_codes,
-    resolve_clusters,
-    unit_name,
-)
+from simscore.stats.clusters import AUTO, Clusters, cluster_codes, resolve_clusters, unit_name
 from simscore.stats.consistency import self_consistency
-
-if TYPE_CHECKING:
-    pass
-
-from simscore.comparison.inputs import inputs_of
-from simscore.comparison.result import SUMMARY_COLUMNS, Comparison, ComparisonInfo
 
 __all__ = ["compare"]
 
