@@ -406,9 +406,20 @@ class GenerativePolicy:
         if not isinstance(model_dir, (str, os.PathLike)):
             raise TypeError(f"model_dir must be a path to a local model folder, got {type(model_dir).__name__}")
         check_choice("dtype", dtype, _DTYPES)
-        torch_device = torch.device(device)
+        if not isinstance(device, str) or not device.strip():
+            raise ValueError(f"device must be a torch device such as 'cpu', 'cuda', 'cuda:1' or 'mps', got {device!r}")
+        try:
+            torch_device = torch.device(device.strip())
+        except RuntimeError:  # torch's own message lists every device type it knows
+            raise ValueError(f"device must be a torch device such as 'cpu', 'cuda', 'cuda:1' or 'mps', got "
+                             f"{device!r}") from None
         if torch_device.type == "cuda" and not torch.cuda.is_available():
             raise ValueError(f"device {device!r} is not available (torch.cuda.is_available() is False)")
+        try:  # mps, xpu, ...: a device of a kind this torch was not built for, refused before the model loads
+            torch.empty(0, device=torch_device)
+        except (RuntimeError, AssertionError) as exc:
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            raise ValueError(f"device {device!r} is not available: {reason}") from None
         folder = Path(model_dir)
         self._check_options(template, decoding, act_output, batch_size, name, progress)
         loaded = _load(folder, torch_device, getattr(torch, dtype))

@@ -288,7 +288,7 @@ def _generative_policy(spec: PolicySpec, options: PolicyOptions) -> Any:
         decoding=decoding,
         act_output=bool(options.acts),
         batch_size=8 if options.batch_size is None else options.batch_size,
-        device=options.device or "cpu",
+        device="cpu" if options.device is None else options.device,
         dtype=options.dtype or "float32",
         name=options.name,
         progress=options.progress,

@@ -119,6 +119,9 @@ SIZE_LIMITS: Mapping[str, int] = {
                      "encoder_attention_heads", "decoder_attention_heads", "num_experts", "num_local_experts",
                      "n_routed_experts"), 4096),
 }
+#: Sizes a model divides by (its width by the heads): these must be at least 1.
+_AT_LEAST_ONE = frozenset(("num_attention_heads", "n_head", "n_heads", "num_heads", "num_key_value_heads",
+                           "encoder_attention_heads", "decoder_attention_heads"))
 #: The model widths the tables of a configuration are measured in.
 _WIDTHS = ("hidden_size", "n_embd", "d_model", "dim")
 _TABLES = ("vocab_size", "max_position_embeddings", "n_positions", "n_ctx", "max_source_positions",
@@ -269,11 +272,11 @@ def _check_sizes(config: Mapping[str, Any], where: str, weight_elements: int | N
             if isinstance(value, dict):
                 stack.append((f"{prefix}{key}.", value))
             elif key in SIZE_LIMITS and value is not None:
-                limit = SIZE_LIMITS[key]
-                if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
+                limit, least = SIZE_LIMITS[key], int(key in _AT_LEAST_ONE)
+                if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= limit:
                     raise UnsupportedModelError(
                         f"{where}: {prefix}{key} is {str(value)[:40]}; a model size here must be a whole number "
-                        f"from 0 to {limit:,}"
+                        f"from {least} to {limit:,}"
                     )
         width = next((table[k] for k in _WIDTHS if isinstance(table.get(k), int) and table[k] > 0), None)
         if allowed is None or width is None:
@@ -544,7 +547,7 @@ class ModelFolder:
         try:
             with hub_offline():
                 return load(str(self.path), **fixed, **options)
-        except (OSError, ValueError, KeyError, TypeError, RuntimeError, AttributeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError, AttributeError, ArithmeticError) as exc:
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
             raise UnsupportedModelError(f"{self.path}: {what}: {reason}") from None
 

@@ -319,6 +319,14 @@ def test_arguments_are_checked(models):
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="device 'cuda' is not available"):
             GenerativePolicy(models["gpt2"], device="cuda")
+    # a device torch cannot parse, an empty one and a kind this torch was not built for: refused before loading
+    for device in ("nonsense", "", "  "):
+        with pytest.raises(ValueError, match=r"device must be a torch device such as 'cpu', 'cuda', 'cuda:1' or "
+                                             rf"'mps', got '{device}'$"):
+            GenerativePolicy(models["gpt2"], device=device)
+    if not torch.backends.mps.is_available():
+        with pytest.raises(ValueError, match="device 'mps' is not available: "):
+            GenerativePolicy(models["gpt2"], device="mps")
     with pytest.raises(ValueError, match="dtype must be one of"):
         GenerativePolicy(models["gpt2"], dtype="int8")
     with pytest.raises(ValueError, match="batch_size must be >= 1"):

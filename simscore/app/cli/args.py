@@ -63,7 +63,8 @@ from simscore.stats import MAX_RESAMPLES
 __all__ = [
     "measure_list", "STDOUT", "InputFile", "OutputFile", "OutputFolder", "input_file", "output_file", "output_folder",
     "cache_folder",
-    "check_outputs", "checks_outputs", "seed", "positive_int", "resamples", "permutations", "convlab_domain",
+    "check_outputs", "checks_outputs", "seed", "positive_int", "sample_count", "resamples", "permutations",
+    "convlab_domain",
     "installed_measures", "TEXT_EXTRA_PACKAGES",
 ]
 
@@ -156,6 +157,19 @@ def positive_int(text: str) -> int:
     argparse.ArgumentTypeError: expected a positive integer, got '0'
     """
     return _integer(text, "a positive integer", 1)
+
+
+def sample_count(text: str) -> int:
+    """argparse type of a number of samples per context: 1 to :data:`simscore.samples.MAX_SAMPLES`.
+
+    >>> sample_count("10001")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer from 1 to 10,000 (simscore.samples.MAX_SAMPLES), got '10001'
+    """
+    from simscore.samples import MAX_SAMPLES
+
+    return _integer(text, f"an integer from 1 to {MAX_SAMPLES:,} (simscore.samples.MAX_SAMPLES)", 1, MAX_SAMPLES)
 
 
 def resamples(text: str) -> int:

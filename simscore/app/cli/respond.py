@@ -81,7 +81,15 @@ import sys
 import warnings
 from typing import Any
 
-from simscore.app.cli.args import checks_outputs, convlab_domain, input_file, output_file, positive_int, seed
+from simscore.app.cli.args import (
+    checks_outputs,
+    convlab_domain,
+    input_file,
+    output_file,
+    positive_int,
+    sample_count,
+    seed,
+)
 from simscore.app.policy_specs import (
     PolicyOptions,
     PolicySpec,
@@ -189,7 +197,7 @@ def add_subcommands(subparsers: Any) -> None:
     p.add_argument("--name", help="policy name recorded in the responses (default: the policy's own)")
     p.add_argument("--seed", type=seed, help="random: its seed; hf: with --sample the sampling seed; ConvLab-style: "
                    "reseed the global generators per context")
-    p.add_argument("--samples", type=positive_int, metavar="K", help="draw K responses per context into one file "
+    p.add_argument("--samples", type=sample_count, metavar="K", help="draw K responses per context into one file "
                    "(a sample index per record; sample k seeded with simscore.samples.sample_seed(--seed, k)); a "
                    "deterministic policy's K samples are copies of its one response (default 1)")
     p.add_argument("--nlg", choices=("template",), help="word act-only responses with the template NLG")

@@ -188,6 +188,12 @@ class ExperimentConfig:
             raise ExperimentError(
                 f"dialogues ({self.training.dialogues}) must be a multiple of every ({self.training.every})"
             )
+        if self.training.dialogues // self.training.every < 2:  # checked here, not after training and collection
+            raise ExperimentError(
+                f"dialogues ({self.training.dialogues}) / every ({self.training.every}) gives "
+                f"{self.training.dialogues // self.training.every} checkpoint: convergence compares consecutive "
+                "checkpoints and needs at least two (e.g. every = dialogues / 2)"
+            )
 
     @property
     def runs(self) -> list[RunId]:

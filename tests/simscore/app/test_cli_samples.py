@@ -61,10 +61,13 @@ def test_deterministic_policies_write_copies(contexts, tmp_path, capsys):
 
 
 def test_bad_sample_options(contexts, tmp_path, capsys):
-    with pytest.raises(SystemExit) as exit_code:  # argparse: K < 1
-        run("respond", "random", contexts, "--samples", 0, "--out", tmp_path / "x.jsonl")
-    assert exit_code.value.code == 2
-    assert "argument --samples: expected a positive integer, got '0'" in capsys.readouterr().err
+    # argparse: K < 1, and K above the limit refused where it is read, before any copy is built
+    for k in (0, 10_001, 10_000_000):
+        with pytest.raises(SystemExit) as exit_code:
+            run("respond", "handcrafted", contexts, "--samples", k, "--out", tmp_path / "x.jsonl")
+        assert exit_code.value.code == 2
+        assert (f"argument --samples: expected an integer from 1 to 10,000 (simscore.samples.MAX_SAMPLES), got '{k}'"
+                in capsys.readouterr().err)
     assert run("respond", "random", contexts, "--samples", 2, "--out", tmp_path / "x.csv") == 2
     assert "--samples K > 1 writes JSON Lines" in capsys.readouterr().err
     assert not (tmp_path / "x.csv").exists()

@@ -84,6 +84,8 @@ def test_every_training_and_simulator_setting_is_settable(tmp_path):
         ("[training]\nrewards = ['ts', 'xx']\n", "unknown reward model 'xx'"),
         ("[training]\nseeds = [1, 1]\n", "distinct seeds"),
         ("[training]\ndialogues = 1000\nevery = 300\n", "multiple of every (300)"),
+        ("[training]\ndialogues = 500\nevery = 500\n", "dialogues (500) / every (500) gives 1 checkpoint: "
+                                                       "convergence compares consecutive checkpoints and needs at least two"),
         ("[training]\ndialogues = 0\n", "[training] dialogues must be >= 1, got 0"),
         ("[trainig]\nseeds = [1]\n", "unknown key 'trainig'; did you mean 'training'?"),
         ("[training]\nseed = [1]\n", "[training] seed: give the list 'seeds' instead"),

@@ -132,6 +132,9 @@ def test_code_named_by_auto_map_is_refused_before_transformers_is_asked(tmp_path
         ({"num_hidden_layers": 10**9}, "num_hidden_layers is 1000000000; .* from 0 to 1,024"),
         ({"text_config": {"vocab_size": 10**9}}, "text_config.vocab_size is 1000000000"),
         ({"num_hidden_layers": -1}, "num_hidden_layers is -1"),
+        # a width is divided by its heads: none is a ZeroDivisionError inside transformers
+        ({"num_attention_heads": 0}, "num_attention_heads is 0; a model size here must be a whole number from 1 to 4,096"),
+        ({"text_config": {"n_head": 0}}, "text_config.n_head is 0; .* from 1 to 4,096"),
         ({"vocab_size": 2.5}, "vocab_size is 2.5"),
         ({"vocab_size": True}, "vocab_size is True"),
         ({"vocab_size": "many"}, "vocab_size is many"),
