@@ -39,7 +39,7 @@ from contexts._frozen import FrozenDict, freeze_json
 from contexts.belief import BeliefState
 from contexts.domain import Ontology
 from simscore.checks import check_int
-from simscore.errors import FileFormatError, InvalidContextError, SkippedContextsWarning
+from simscore.errors import FileFormatError, InvalidContextError, SkippedContextsWarning, json_excerpt
 from simscore.io import atomic_open, dumps, prepare_output, read_jsonl
 
 if TYPE_CHECKING:
@@ -74,11 +74,12 @@ def _metadata(metadata: Any, context_id: str) -> FrozenDict[str, Any]:
         raise InvalidContextError(f"context {context_id!r}: metadata must be a mapping, got {type(metadata).__name__}")
     source = metadata.get("source", "custom")
     if type(source) is not str or not source:
-        raise InvalidContextError(f"context {context_id!r}: metadata 'source' must be a non-empty string, got {source!r}")
+        raise InvalidContextError(f"context {context_id!r}: metadata 'source' must be a non-empty string, got "
+                                  f"{json_excerpt(source, 60)}")
     dialogue_id = metadata.get("dialogue_id")
     if dialogue_id is not None and not isinstance(dialogue_id, str):
         raise InvalidContextError(
-            f"context {context_id!r}: metadata 'dialogue_id' must be a string or None, got {dialogue_id!r}"
+            f"context {context_id!r}: metadata 'dialogue_id' must be a string or null, got {json_excerpt(dialogue_id, 60)}"
         )
     turn_index = metadata.get("turn_index")
     if turn_index is not None and (type(turn_index) is not int or turn_index < 0):
@@ -140,7 +141,7 @@ class Context:
 
     def __post_init__(self) -> None:
         if type(self.id) is not str or not self.id:
-            raise InvalidContextError(f"context id must be a non-empty string, got {self.id!r}")
+            raise InvalidContextError(f"context id must be a non-empty string, got {json_excerpt(self.id, 60)}")
         if not isinstance(self.belief, BeliefState):
             raise InvalidContextError(
                 f"context {self.id!r}: belief must be a BeliefState, got {type(self.belief).__name__}"
@@ -521,13 +522,13 @@ class ContextSet:
         # The header is checked after the lines so the reader's file is always closed.
         name = header.get("name")
         if not isinstance(name, str) or not name:
-            raise FileFormatError(path, f"header field 'name' must be a non-empty string, got {name!r}", line=1)
+            raise FileFormatError(path, f"header field 'name' must be a non-empty string, got {json_excerpt(name, 60)}", line=1)
         domain = header.get("domain")
         if domain is not None and (not isinstance(domain, str) or not domain):
-            raise FileFormatError(path, f"header field 'domain' must be a string or null, got {domain!r}", line=1)
+            raise FileFormatError(path, f"header field 'domain' must be a string or null, got {json_excerpt(domain, 60)}", line=1)
         built = header.get("built", {})
         if not isinstance(built, dict):
-            raise FileFormatError(path, f"header field 'built' must be an object, got {built!r}", line=1)
+            raise FileFormatError(path, f"header field 'built' must be an object, got {json_excerpt(built, 60)}", line=1)
         if skipped:
             first = "; ".join(f"line {line} ({cid}): {why}" for line, cid, why in skipped[:3])
             warnings.warn(
@@ -542,7 +543,7 @@ class ContextSet:
         if count is not None and count != len(contexts) and not skipped:
             raise FileFormatError(
                 path,
-                f"header says {count!r} contexts but the file has {len(contexts)} (truncated or edited?)",
+                f"header says {json_excerpt(count, 40)} contexts but the file has {len(contexts)} (truncated or edited?)",
                 line=last_line,
             )
         try:

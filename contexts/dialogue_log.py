@@ -50,7 +50,7 @@ from contexts.context import Context
 from contexts.domain import Domain, Ontology
 from simscore.acts import Act
 from simscore.checks import check_int
-from simscore.errors import ActParseError, FileFormatError, InvalidContextError
+from simscore.errors import ActParseError, FileFormatError, InvalidContextError, json_excerpt
 from simscore.io import prepare_output, read_jsonl, write_jsonl
 
 __all__ = [
@@ -93,7 +93,7 @@ def _check_fields(obj: Any, what: str, allowed: tuple[str, ...], required: tuple
 
 def _optional_text(value: Any, what: str) -> str | None:
     if value is not None and not isinstance(value, str):
-        raise InvalidContextError(f"{what} must be a string or null, got {value!r}")
+        raise InvalidContextError(f"{what} must be a string or null, got {json_excerpt(value, 60)}")
     return value
 
 
@@ -406,7 +406,7 @@ def read_dialogue_log(
             dialogues.append(dialogue)
     domain = header.get("domain")
     if not isinstance(domain, str) or not domain:
-        raise FileFormatError(path, f"header field 'domain' must be a non-empty string, got {domain!r}", line=1)
+        raise FileFormatError(path, f"header field 'domain' must be a non-empty string, got {json_excerpt(domain, 60)}", line=1)
     source = header.setdefault("source", {})
     if not isinstance(source, dict):
         raise FileFormatError(path, f"header field 'source' must be an object, got {source!r}", line=1)

@@ -65,7 +65,7 @@ from contexts.belief import BeliefState
 from contexts.context import ContextSet
 from contexts.dialogue_log import Dialogue, DialogueTurn
 from contexts.domain import Domain, Ontology, default_domain
-from simscore.errors import FileFormatError, InvalidContextError, NoContextsError
+from simscore.errors import FileFormatError, InvalidContextError, NoContextsError, json_excerpt
 from simscore.io import read_jsonl
 
 __all__ = ["PYDIAL_BELIEFS_FORMAT", "PYDIAL_BELIEFS_VERSION", "read_pydial_beliefs", "import_pydial"]
@@ -110,7 +110,7 @@ def _turn(record: dict[str, Any], ontology: Ontology | None, skip_unknown_values
             raise InvalidContextError(f"missing field {key!r}")
     dialogue_id = record["dialogue_id"]
     if not isinstance(dialogue_id, str) or not dialogue_id:
-        raise InvalidContextError(f"'dialogue_id' must be a non-empty string, got {dialogue_id!r}")
+        raise InvalidContextError(f"'dialogue_id' must be a non-empty string, got {json_excerpt(dialogue_id, 60)}")
     belief = record["belief"]
     turn = DialogueTurn(
         turn_index=record["turn_index"],
@@ -156,7 +156,7 @@ def read_pydial_beliefs(
     header, records = read_jsonl(path, format_name=PYDIAL_BELIEFS_FORMAT, versions=(PYDIAL_BELIEFS_VERSION,))
     source = header.setdefault("source", {})
     if not isinstance(source, dict):
-        raise FileFormatError(path, f"header field 'source' must be an object, got {source!r}", line=1)
+        raise FileFormatError(path, f"header field 'source' must be an object, got {json_excerpt(source, 60)}", line=1)
     turns: dict[str, list[DialogueTurn]] = {}
     last_line: dict[str, int] = {}
     with gc_paused():

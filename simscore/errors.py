@@ -10,8 +10,12 @@ Messages are short whatever the input: a value from a file or a caller is quoted
 
 from __future__ import annotations
 
+import json
+
 __all__ = [
     "excerpt",
+    "json_excerpt",
+    "json_kind",
     "EXCERPT_LENGTH",
     "MAX_MESSAGE_LENGTH",
     "SimscoreError",
@@ -81,6 +85,34 @@ def excerpt(value: object, limit: int = EXCERPT_LENGTH) -> str:
         return text
     size = f"{len(value):,} characters" if isinstance(value, str) else f"{len(text):,} characters as written"
     return f"{text[:limit]}... ({size})"
+
+
+def json_excerpt(value: object, limit: int = EXCERPT_LENGTH) -> str:
+    """A value read from a JSON file, for a message, spelt as JSON spells it (``null``, ``true``,
+    ``[1, 2]``, ``{"a": null}``; a string quoted as :func:`excerpt` quotes it), cut as :func:`excerpt` cuts.
+
+    >>> json_excerpt(None), json_excerpt(True), json_excerpt({"a": [None, False]}), json_excerpt("x")
+    ('null', 'true', '{"a": [null, false]}', "'x'")
+    """
+    if isinstance(value, str):
+        return excerpt(value, limit)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return excerpt(value, limit)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters as written)"
+
+
+def json_kind(value: object) -> str:
+    """What a value read from JSON is, in JSON's words: ``an object``, ``an array``, ``a string``,
+    ``a number``, ``a boolean``, ``null``.
+
+    >>> json_kind([]), json_kind(None), json_kind(1.5)
+    ('an array', 'null', 'a number')
+    """
+    names = {dict: "an object", list: "an array", tuple: "an array", str: "a string", bool: "a boolean",
+             int: "a number", float: "a number"}
+    return names.get(type(value), "null" if value is None else f"a {type(value).__name__}")
 
 
 def _bounded(message: str) -> str:

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, Any
 
 from simscore.checks import check_int, check_seed
-from simscore.errors import FileFormatError, InvalidResponseError, excerpt
+from simscore.errors import FileFormatError, InvalidResponseError, excerpt, json_excerpt
 from simscore.io import prepare_output, read_jsonl, write_jsonl
 from simscore.responses import FORMAT_NAME, FORMAT_VERSION, ActCache, ByContext, Response, Responses, read_record
 
@@ -305,7 +305,7 @@ class SampledResponses(ByContext[tuple[Response, ...]]):
             k_total = header.get("samples") if sampled else 1
             if type(k_total) is not int or not 1 <= k_total <= MAX_SAMPLES:
                 raise FileFormatError(path, f"header field 'samples' must be an integer in 1..{MAX_SAMPLES}, got "
-                                      f"{excerpt(k_total, 40)}", line=1)
+                                      f"{json_excerpt(k_total, 40)}", line=1)
             provenance = header.get("provenance", {})
             if not isinstance(provenance, dict):
                 raise FileFormatError(path, "header field 'provenance' must be an object", line=1)
@@ -319,7 +319,7 @@ class SampledResponses(ByContext[tuple[Response, ...]]):
                 k = record.get("sample") if sampled else 0
                 if type(k) is not int or not 0 <= k < k_total:
                     raise FileFormatError(path, f"'sample' must be an integer in 0..{k_total - 1} (the header says "
-                                          f"{k_total} samples), got {excerpt(k, 40)}", line=number)
+                                          f"{k_total} samples), got {json_excerpt(k, 40)}", line=number)
                 slots = drawn.setdefault(context_id, [None] * k_total)
                 if slots[k] is not None:
                     what = f"sample {k} of context" if sampled else "context id"

@@ -36,6 +36,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -84,9 +85,13 @@ class ChanceLevel:
     def format(self) -> str:
         """One line per measure, headed by how the pairs were drawn."""
         unit = f"another {', '.join(self.apart)}" if self.apart else "another context"
+        if not self.pairs:
+            within = f"all the contexts share one {', '.join(self.apart)}" if self.apart else "there is one context"
+            return f"chance level: undefined, no pair to score ({within}; it needs two contexts that differ)"
         drawn = f"{self.pairs:,} pairs" if self.pairs == self.possible else f"{self.pairs:,} of {self.possible:,} pairs, sampled"
         lines = [f"chance level: A's response vs B's response to {unit} ({drawn})"]
-        lines += [f"{name:<9} {value:.4f}" for name, value in self.means.items()]
+        lines += [f"{name:<9} {value:.4f}" if not math.isnan(value) else f"{name:<9} undefined (on no pair)"
+                  for name, value in self.means.items()]
         return "\n".join(lines)
 
 

@@ -39,7 +39,7 @@ from collections.abc import Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from simscore.errors import FileFormatError, excerpt
+from simscore.errors import FileFormatError, json_excerpt, json_kind
 from simscore.io.formats import FILE_FORMATS, JSON_LINES_FORMATS, detect_format, kind_mismatch
 from simscore.io.output import atomic_open, atomic_write_text, is_temporary, prepare_output, same_file
 
@@ -101,6 +101,11 @@ def write_jsonl(
             handle.write("\n")
 
 
+def _field(obj: Mapping[str, Any], key: str) -> str:
+    """A header field for a message: its JSON value, or that it is missing."""
+    return json_excerpt(obj[key], 60) if key in obj else "missing"
+
+
 def format_problem(obj: Any, format_name: str, versions: Iterable[int], *, what: str = "format") -> str | None:
     """What is wrong with a file header's ``format``/``version`` fields, or None if nothing.
 
@@ -111,25 +116,25 @@ def format_problem(obj: Any, format_name: str, versions: Iterable[int], *, what:
     >>> format_problem({"format": "x", "version": 3}, "x", (1, 2))
     'unsupported format version 3 (this simscore reads version 1, 2)'
     >>> format_problem([], "x", (1,))
-    'expected a JSON object, got list'
+    'expected a JSON object, got an array'
     >>> format_problem({"format": "x", "version": True}, "x", (1,))
-    'unsupported format version True (this simscore reads version 1)'
+    'unsupported format version true (this simscore reads version 1)'
     >>> print(format_problem({"format": "simscore-responses", "version": 1}, "simscore-contexts", (2,)))
     a responses file (format 'simscore-responses', JSON Lines)
     where a context set (format 'simscore-contexts', JSON Lines) belongs
     """
     if not isinstance(obj, Mapping):
-        return f"expected a JSON object, got {type(obj).__name__}"
+        return f"expected a JSON object, got {json_kind(obj)}"
     found = detect_format(obj)
     if found != format_name:
         if found in FILE_FORMATS:
             return kind_mismatch(found, format_name)
-        return f"{what} is {excerpt(obj.get('format'), 60)}, expected {format_name!r}"
+        return f"{what} is {_field(obj, 'format')}, expected {format_name!r}"
     supported = tuple(versions)
     version = obj.get("version")
     if type(version) is not int or version not in supported:  # true == 1 and 1.0 == 1 in Python, not here
         return (
-            f"unsupported {what} version {excerpt(obj.get('version'), 60)} "
+            f"unsupported {what} version {_field(obj, 'version')} "
             f"(this simscore reads version {', '.join(map(str, supported))})"
         )
     return None
@@ -713,5 +718,5 @@ def decode_line(path: str | os.PathLike[str], raw: bytes, number: int) -> str:
 def _parse_line(path: Path, line: str, number: int) -> dict[str, Any]:
     obj = parse_json(line, path, line=number)
     if not isinstance(obj, dict):
-        raise FileFormatError(path, f"expected a JSON object, got {type(obj).__name__}", line=number)
+        raise FileFormatError(path, f"expected a JSON object, got {json_kind(obj)}", line=number)
     return obj

@@ -58,7 +58,7 @@ def test_context_metadata_canonical() -> None:
         (("x", {"slots": {}}), "context 'x': belief must be a BeliefState"),
         (("x", BeliefState(), {"turn_index": -1}), "'turn_index' must be >= 0, got -1"),
         (("x", BeliefState(), {"turn_index": "3"}), "'turn_index' must be an int, got str '3'"),
-        (("x", BeliefState(), {"dialogue_id": 3}), "'dialogue_id' must be a string or None"),
+        (("x", BeliefState(), {"dialogue_id": 3}), "'dialogue_id' must be a string or null"),
         (("x", BeliefState(), {"history": "text"}), "'history' must be a list of strings"),
         (("x", BeliefState(), {"history": ["a", None]}), "'history' contains None"),
         (("x", BeliefState(), {"source": ""}), "'source' must be a non-empty string"),

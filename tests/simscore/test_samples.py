@@ -54,7 +54,7 @@ def test_records_in_any_order(tmp_path):
     ("records", "message"),
     [
         ('{"context_id":"c1","sample":0,"action":"bye()"}\n', "line 2: .*context 'c1' lacks sample\\(s\\) 1 of the 2"),
-        ('{"context_id":"c1","action":"bye()"}\n', "line 2: 'sample' must be an integer in 0..1 .*got None"),
+        ('{"context_id":"c1","action":"bye()"}\n', "line 2: 'sample' must be an integer in 0..1 .*got null"),
         ('{"context_id":"c1","sample":2,"action":"bye()"}\n', "line 2: 'sample' must be an integer in 0..1"),
         ('{"context_id":"c1","sample":true,"action":"bye()"}\n', "'sample' must be an integer"),
         ('{"context_id":"c1","sample":0,"action":"bye()"}\n{"context_id":"c1","sample":0,"action":"bye()"}\n',

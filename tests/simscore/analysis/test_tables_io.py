@@ -171,7 +171,7 @@ def test_a_version_true_and_deep_nesting_are_refused(tables, tmp_path):
     tables_io.save_tables(tmp_path, {"seeds": tables["seeds"]}, META)
     index = json.loads((tmp_path / "tables.json").read_text())
     (tmp_path / "tables.json").write_text(json.dumps({**index, "version": True}))
-    with pytest.raises(FileFormatError, match="unsupported format version True"):
+    with pytest.raises(FileFormatError, match="unsupported format version true"):
         tables_io.load_tables(tmp_path)
     (tmp_path / "tables.json").write_text('{"format": "simscore-tables", "tables": ' + "[" * 100_000 + "]" * 100_000 + "}")
     with pytest.raises(FileFormatError, match=r"tables\.json, line 1: arrays and objects nested deeper than 64 levels"):

@@ -147,11 +147,13 @@ def test_json_errors_name_line_and_column(tmp_path: Path) -> None:
         read_json(path)
 
 
-@pytest.mark.parametrize("version", [True, 1.0, "1", None])
-def test_a_version_is_an_integer_not_something_equal_to_one(version: object) -> None:
+@pytest.mark.parametrize(("version", "shown"), [(True, "true"), (1.0, "1.0"), ("1", "'1'"), (None, "null")])
+def test_a_version_is_an_integer_not_something_equal_to_one(version: object, shown: str) -> None:
+    # spelt as the JSON file spells it
     assert format_problem({"format": "x", "version": version}, "x", (1,)) == (
-        f"unsupported format version {version!r} (this simscore reads version 1)"
+        f"unsupported format version {shown} (this simscore reads version 1)"
     )
+    assert format_problem({"version": 1}, "x", (1,)) == "format is missing, expected 'x'"
 
 
 @pytest.mark.parametrize("where", ["/proc/simscore-out.json", "/proc/no-such-folder/out.json"])
