@@ -68,6 +68,17 @@ def test_lowest_constraints_hold_every_floor():
         assert _minor(pinned) == _minor(floor), (name, pinned, floor)
 
 
+def test_the_text_extra_installs_what_a_plain_trainer_needs():
+    # transformers.Trainer (the callback's home, simscore.integrations.hf) needs accelerate of at least
+    # this version; the text extra must bring it, not only the serve extra
+    transformers_utils = pytest.importorskip("transformers.utils")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    text = {Requirement(r).name: Requirement(r) for r in project["optional-dependencies"]["text"]}
+    assert "accelerate" in text
+    floor = min(Version(s.version) for s in text["accelerate"].specifier if s.operator == ">=")
+    assert floor >= Version(transformers_utils.ACCELERATE_MIN_VERSION)
+
+
 def test_every_pin_is_within_the_declared_ranges():
     pinned = _pins("constraints.txt")
     project = PYPROJECT["project"]

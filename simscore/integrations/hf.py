@@ -58,9 +58,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from simscore.checks import check_bool, check_int
+from simscore.checks import check_bool, check_int, check_seed
 from simscore.errors import MissingDependencyError
 from simscore.integrations._behaviour import _chance_policy, _check, _checked_measures, lazy_subclass
+from simscore.measures.action import _ActionMeasure as ActionMeasure
 from simscore.measures.base import Measure
 from simscore.monitor import BehaviourMonitor, fixed_contexts
 from simscore.responses import Responses
@@ -202,13 +203,15 @@ class _BehaviourCallback:
         self.contexts = fixed_contexts(contexts, "the callback")
         self.check_freq = check_int("check_freq", check_freq, minimum=1, error=ValueError)
         self.verbose = check_int("verbose", verbose, minimum=0, error=ValueError)
-        self.chance_seed = None if chance_seed is None else check_int("chance_seed", chance_seed, error=ValueError)
+        self.chance_seed = None if chance_seed is None else check_seed("chance_seed", chance_seed, error=ValueError)
         if not (reference is None or reference == "initial" or isinstance(reference, Responses)
                 or callable(getattr(reference, "respond", None))):
             raise TypeError(f"reference must be 'initial', a policy, Responses or None, got {reference!r:.60}")
         self.reference = reference
         self.stop = bool(stop)
-        self.log_prefix = str(log_prefix).rstrip("/")
+        if not isinstance(log_prefix, str) or not log_prefix.strip("/ "):
+            raise ValueError(f"log_prefix must name the logged values (e.g. 'behaviour'), got {log_prefix!r:.60}")
+        self.log_prefix = log_prefix.rstrip("/")
         self.tokenizer = tokenizer
         if measures is None:
             measures = ("tmr", "dmr") if act_output else ("bleu4",)
@@ -216,7 +219,12 @@ class _BehaviourCallback:
             measures=measures, threshold=threshold, patience=patience, rule=rule, alpha=alpha,
             require_change=require_change, bootstrap=bootstrap,
         )
-        _checked_measures(self._monitor_args)  # fail fast on bad monitor arguments
+        checked = _checked_measures(self._monitor_args)  # fail fast on bad monitor arguments
+        if not act_output:  # the model's responses are texts: a measure of actions would score nothing
+            on_actions = [m.name for m in checked if isinstance(m, ActionMeasure)]
+            if on_actions:
+                raise ValueError(f"{', '.join(on_actions)} compare the responses' actions, and with act_output=False "
+                                 "the model answers in text: pass act_output=True, or a text measure (e.g. bleu4)")
         if template is not None and not isinstance(template, PromptTemplate):
             raise TypeError(f"template must be a PromptTemplate, got {type(template).__name__}")
         self._policy_args: dict[str, Any] = dict(

@@ -169,6 +169,7 @@ def _console_log(level: int, stream: object = None) -> Iterator[None]:
     handler = logging.StreamHandler(sys.stderr if stream is None else stream)  # type: ignore[arg-type]
     handler.setFormatter(_InertFormatter("[%(asctime)s] %(message)s", "%H:%M:%S"))
     handler.addFilter(LineClock())  # its messages count as lines for the steps' minute
+    handler.setLevel(level)  # the run log lowers the loggers' level to INFO for its file, not for the console
     previous_levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.addHandler(handler)

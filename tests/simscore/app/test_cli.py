@@ -450,3 +450,25 @@ def test_process_substitution_inputs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert b"gpsarsa-ts-seed1  vs  gpsarsa-iq-seed1  (24 contexts)" in done.stdout
     assert b"tmr        0.7083" in done.stdout
+
+
+def test_quiet_keeps_the_run_logs_info_lines_off_the_console(tmp_path):
+    # run --quiet printed every INFO line: the run log lowered the loggers' level to INFO for its file
+    import io
+    import logging
+
+    from simscore.app.cli import _console_log
+    from simscore.app.runner import _run_log, logger
+
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    root.handlers.clear()  # pytest's own capture handler, which _console_log would leave alone
+    try:
+        stream = io.StringIO()
+        with _console_log(logging.WARNING, stream), _run_log(tmp_path / "run.log"):
+            logger.info("a step finished")
+            logger.warning("a step skipped")
+    finally:
+        root.handlers[:] = saved
+    assert "a step finished" not in stream.getvalue() and "a step skipped" in stream.getvalue()
+    assert "a step finished" in (tmp_path / "run.log").read_text(encoding="utf-8")

@@ -148,6 +148,16 @@ def test_arguments_are_checked(folder, contexts, tmp_path):
         BehaviourCallback(trainer, contexts, check_freq=0)
     with pytest.raises(KeyError, match="did you mean 'bleu4'"):
         BehaviourCallback(trainer, contexts, ("bleu5",))
+    # each failed, or logged NaN, only once training ran
+    with pytest.raises(ValueError, match="chance_seed must be >= 0, got -5"):
+        BehaviourCallback(trainer, contexts, chance_seed=-5)
+    for prefix in ("", "/", " "):
+        with pytest.raises(ValueError, match="log_prefix must name the logged values"):
+            BehaviourCallback(trainer, contexts, log_prefix=prefix)
+    with pytest.raises(ValueError, match=r"^tmr, cmr compare the responses' actions, and with act_output=False the "
+                                         r"model answers in text: pass act_output=True, or a text measure"):
+        BehaviourCallback(trainer, contexts, ("tmr", "bleu4", "cmr"))
+    BehaviourCallback(trainer, contexts, ("tmr",), act_output=True)
     other, _ = _trainer(folder, tmp_path / "b", 2)
     other.add_callback(BehaviourCallback(trainer, contexts, tokenizer=tokenizer))
     with pytest.raises(ValueError, match="built for another trainer"):
