@@ -7,7 +7,9 @@ Two inputs are read:
   roles ``system`` (or ``developer``), ``user``, ``assistant`` (``content`` and
   ``tool_calls``, arguments a JSON string; or the legacy functions API's one ``function_call``)
   and ``tool`` (``tool_call_id``, ``content``; the legacy ``function`` role alike), the
-  tools' JSON schemas in ``tools`` (optional), and optional ``task_id`` and ``trial``;
+  tools' JSON schemas in ``tools`` (optional), and optional ``task_id`` and ``trial``; a line
+  without ``id`` (a fine-tuning export, τ²-bench's among them) takes its line number as id, and
+  one warning and the responses' provenance (``ids``) say so;
 * **τ²-bench results** (:func:`read_tau2_results`): the JSON document its runner writes
   (``info``, ``tasks``, ``simulations``: each with ``id``, ``task_id``, ``trial``,
   ``messages`` whose tool calls hold their arguments as an object, ``reward_info``). The agent's
@@ -37,7 +39,8 @@ as they are (strict, unordered, subset, superset: the action measures' ``calls``
 Reading is bounded like every reader (:mod:`simscore.io`): lines up to
 :data:`~simscore.io.reading.MAX_LINE_LENGTH`, a results file up to :data:`~simscore.io.reading.MAX_FILE_BYTES`,
 nesting up to :data:`~simscore.io.reading.MAX_NESTING`, tool calls within the bounds of
-:mod:`simscore.tool_arguments`; a bad input is a :class:`~simscore.errors.FileFormatError`
+:mod:`simscore.tool_arguments` (a turn's calls by its ``MAX_CALLS``, a trajectory's by
+:data:`MAX_TRAJECTORY_CALLS`); a bad input is a :class:`~simscore.errors.FileFormatError`
 naming the file, the line (or simulation), the message and what is wrong, and a file of
 another of simscore's kinds is named as such. A context holds the whole history before it, so
 a conversation of ``n`` assistant turns costs ``O(n²)`` in the context file: the contexts of
@@ -49,6 +52,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,14 +68,15 @@ from simscore.errors import (
     InvalidResponseError,
     ToolCallError,
     excerpt,
+    json_excerpt,
 )
 from simscore.io import decode_line, dumps, open_input, parse_json, read_head, read_lines, read_text
 from simscore.io.formats import FILE_FORMATS, detect_format, kind_mismatch
 from simscore.responses import Response, Responses
-from simscore.tool_arguments import LIST_MODES, ListMode, read_tool_call, tool_call_list
+from simscore.tool_arguments import LIST_MODES, MAX_CALLS, ListMode, read_tool_call, tool_call_list
 
 __all__ = ["AgentTranscripts", "PairedTranscripts", "pair_transcripts", "read_chat_transcripts", "read_tau2_results",
-           "read_transcripts", "CHAT_TRANSCRIPTS", "TAU2_RESULTS", "MAX_HISTORY_CHARACTERS", "UNITS"]
+           "read_transcripts", "CHAT_TRANSCRIPTS", "TAU2_RESULTS", "MAX_HISTORY_CHARACTERS", "MAX_TRAJECTORY_CALLS", "UNITS"]
 
 #: What a chat-transcripts file is, in messages.
 CHAT_TRANSCRIPTS = "OpenAI-style chat transcripts (JSON Lines, one conversation a line)"
@@ -89,6 +94,9 @@ UNITS = ("turn", "task")
 #: together: every context holds the whole history before it, so a long conversation costs the
 #: square of its length (256 Mi characters; split such conversations, or keep their ends).
 MAX_HISTORY_CHARACTERS = 2**28
+#: The most calls one agent's trajectory (``unit="task"``: every call of one conversation) may
+#: hold: 16 turns of the most calls a turn may hold (4,096; a real τ²-bench trajectory has tens).
+MAX_TRAJECTORY_CALLS = 16 * MAX_CALLS
 _EMPTY_BELIEF = BeliefState()
 
 
@@ -125,6 +133,7 @@ class _Builder:
         self.contexts: list[Context] = []
         self.responses: list[tuple[str, Response]] = []
         self.seen: dict[str, str] = {}
+        self.unnamed = 0  # conversations without an id, named by their line
         self.history_characters = 0
 
     def conversation(self, where: str, line: int | None, dialogue_id: str, prefix: str,
@@ -169,7 +178,11 @@ class _Builder:
             size += len(dumps(normal))
             lines = [*lines, _history_line(normal, self.lists)] if normal["role"] not in ("system", "developer") else lines
         if opening is not None:
-            self._task(prefix, dialogue_id, opening, (calls, texts), turn, tools, extra)
+            try:
+                self._task(prefix, dialogue_id, opening, (calls, texts), turn, tools, extra)
+            except ToolCallError as exc:
+                raise FileFormatError(self.path, f"{where}, its trajectory: {exc.reason} "
+                                      "(contexts.transcripts.MAX_TRAJECTORY_CALLS)", line=line) from None
 
     def _task(self, prefix: str, dialogue_id: str, opening: tuple[list[dict[str, Any]], list[str]],
               said: tuple[list[dict[str, Any]], list[str]], turns: int, tools: list[Any],
@@ -182,7 +195,8 @@ class _Builder:
                     "history": lines, "messages": messages, "tools": tools, "agent_turns": turns, **extra}
         self.contexts.append(Context(prefix, _EMPTY_BELIEF, metadata))
         if calls:
-            self.responses.append((prefix, Response(Act.from_tool_calls(calls, lists=self.lists))))
+            action = Act.from_tool_calls(calls, lists=self.lists, max_calls=MAX_TRAJECTORY_CALLS)
+            self.responses.append((prefix, Response(action)))
         elif self.reply_intent is not None:
             self.responses.append((prefix, Response(Act(self.reply_intent))))
         else:  # no call, no reply act: the agent's words, so that the response is not empty
@@ -288,7 +302,7 @@ def _kind(value: Any) -> str:
 def _label(value: Any, what: str, where: str, path: Path, line: int | None) -> str:
     """An id field as a string: a non-empty string, or an integer (τ²-bench's task ids are either)."""
     if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
-        raise FileFormatError(path, f"{where}: {what} must be a non-empty string or an integer, got {excerpt(value, 60)}",
+        raise FileFormatError(path, f"{where}: {what} must be a non-empty string or an integer, got {json_excerpt(value, 60)}",
                               line=line)
     return str(value)
 
@@ -297,7 +311,7 @@ def _trial(value: Any, where: str, path: Path, line: int | None) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise FileFormatError(path, f"{where}: 'trial' must be a non-negative integer, got {excerpt(value, 60)}", line=line)
+        raise FileFormatError(path, f"{where}: 'trial' must be a non-negative integer, got {json_excerpt(value, 60)}", line=line)
     return value
 
 
@@ -365,6 +379,10 @@ def read_chat_transcripts(
             _chat_conversation(builder, p, number, record)
     stem = p.name.split(".")[0] or "transcripts"
     provenance = {"source": p.name, "format": "openai-chat-jsonl", "sha256": digest.hexdigest()}
+    if builder.unnamed:
+        provenance["ids"] = f"line numbers: {builder.unnamed} conversation(s) without 'id'"
+        warnings.warn(f"{p}: {builder.unnamed:,} conversation(s) without 'id' (a fine-tuning export?) take their line "
+                      "number as id", stacklevel=2)
     return builder.result(name or stem, policy or stem, provenance, {"importer": "openai-chat", "source": p.name})
 
 
@@ -372,9 +390,11 @@ def _chat_conversation(builder: _Builder, path: Path, line: int, record: Any) ->
     if not isinstance(record, dict):
         raise FileFormatError(path, f"expected a conversation (a JSON object with 'id' and 'messages'), got {_kind(record)}",
                               line=line)
-    if "id" not in record:
-        raise FileFormatError(path, "conversation without 'id'", line=line)
-    conversation = _label(record["id"], "'id'", "conversation", path, line)
+    if "id" in record:
+        conversation = _label(record["id"], "'id'", "conversation", path, line)
+    else:  # τ²-bench's fine-tuning export and other training sets: the line names the conversation
+        conversation = str(line)
+        builder.unnamed += 1
     where = f"conversation {excerpt(conversation, 60)}"
     extra: dict[str, Any] = {}
     if record.get("task_id") is not None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simscore.errors import ActParseError, ToolCallError, excerpt
-from simscore.tool_arguments import ListMode, read_tool_call, tool_call_list
+from simscore.tool_arguments import MAX_CALLS, ListMode, read_tool_call, tool_call_list
 
 __all__ = ["Act", "ActSequence", "Item", "NONE_VALUE", "CONVLAB_DOMAINS", "KNOWN_INTENTS", "convlab_order_problem"]
 
@@ -314,7 +314,7 @@ class Act:
         return _Parser(text, strict=bool(strict)).parse_turn()
 
     @classmethod
-    def from_tool_calls(cls, calls: object, *, lists: ListMode = "ordered") -> Act:
+    def from_tool_calls(cls, calls: object, *, lists: ListMode = "ordered", max_calls: int = MAX_CALLS) -> Act:
         """Build an act from a language-model agent's tool calls: the tool's name is the intent.
 
         Reads one call or a list of calls in the shapes agents log (:mod:`simscore.tool_arguments`):
@@ -324,7 +324,8 @@ class Act:
         "arguments"}`` objects (arguments a JSON string or an object, as τ²-bench logs them).
         The arguments become the items: nested objects as dotted paths, values as canonical
         JSON text, lists in order (``lists="ordered"``, one slot per position) or as a set of
-        values of one slot (``lists="set"``).
+        values of one slot (``lists="set"``). At most ``max_calls`` calls (a turn's
+        :data:`~simscore.tool_arguments.MAX_CALLS` by default).
 
         Returns
         -------
@@ -357,7 +358,7 @@ class Act:
         the arguments of 'book' must be a JSON object, got an array
         """
         acts = []
-        for call in tool_call_list(calls):
+        for call in tool_call_list(calls, max_calls=max_calls):
             name, items = read_tool_call(call, lists=lists)
             try:
                 acts.append(cls(name, [Item(slot, "=", value) for slot, value in items]))

@@ -82,8 +82,9 @@ def _reject_constant(name: str) -> float:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-def tool_call_list(calls: Any) -> list[Any]:
-    """``calls`` as a list of calls: a list as it is, one call (a mapping) as a list of one.
+def tool_call_list(calls: Any, *, max_calls: int = MAX_CALLS) -> list[Any]:
+    """``calls`` as a list of calls: a list as it is, one call (a mapping) as a list of one; at
+    most ``max_calls`` (a turn's :data:`MAX_CALLS`; a whole trajectory is bounded by its reader).
 
     >>> tool_call_list({"name": "a"})
     [{'name': 'a'}]
@@ -94,8 +95,10 @@ def tool_call_list(calls: Any) -> list[Any]:
         raise ToolCallError(calls, f"expected a tool call (an object) or a list of them, got {_kind(calls)}")
     if not calls:
         raise ToolCallError(calls, "no tool call in the list (a turn without calls has no act)")
-    if len(calls) > MAX_CALLS:
-        raise ToolCallError(calls, f"{len(calls):,} calls in one turn, more than {MAX_CALLS} (simscore.tool_arguments.MAX_CALLS)")
+    if len(calls) > max_calls:
+        what = "in one turn" if max_calls == MAX_CALLS else "together"
+        bound = " (simscore.tool_arguments.MAX_CALLS)" if max_calls == MAX_CALLS else ""
+        raise ToolCallError(calls, f"{len(calls):,} calls {what}, more than {max_calls:,}{bound}")
     return list(calls)
 
 

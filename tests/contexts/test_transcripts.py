@@ -105,7 +105,8 @@ def _robot() -> dict[str, Any]:
 MALFORMED = [
     ("not-an-object", _lines(CONVERSATIONS[0], [1, 2]),
      "line 2: expected a conversation (a JSON object with 'id' and 'messages'), got an array"),
-    ("no-id", _lines({"messages": []}), "line 1: conversation without 'id'"),
+    ("null-id", _lines({"id": None, "messages": []}), "line 1: conversation: 'id' must be a non-empty string or an "
+                                                       "integer, got null"),
     ("unknown-role", _lines(_robot()),
      "line 1: conversation 'trip-1', message 2: role 'robot' is not one of system, developer, user, assistant, tool, function"),
     ("arguments-not-json", _lines(_bad_arguments()),
@@ -130,7 +131,7 @@ def test_five_malformed_transcripts_are_named(tmp_path: Path, name: str, text: s
     ("change", "message"),
     [
         (lambda d: d["simulations"][1].update(messages=None), ": simulation 2 (task '13', trial 0): 'messages' must be a list, got null"),
-        (lambda d: d["simulations"][0].update(task_id=None), ": simulation 1: 'task_id' must be a non-empty string or an integer, got None"),
+        (lambda d: d["simulations"][0].update(task_id=None), ": simulation 1: 'task_id' must be a non-empty string or an integer, got null"),
         (lambda d: d["simulations"].append(copy.deepcopy(d["simulations"][0])),
          ": simulation 5 (task '11', trial 0) appears twice (first simulation 1)"),
         (lambda d: d["simulations"][2]["messages"][4]["tool_calls"][0].update(arguments=[1]),
@@ -173,10 +174,11 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
                  "--force", "--lists", "set"]) == 0
     assert "2 turns with tool calls (1 with several), 2 without" in capsys.readouterr().out
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(_lines({"messages": []}), encoding="utf-8")
+    bad.write_text(_lines({"id": None, "messages": []}), encoding="utf-8")
     assert main(["contexts", "transcripts", str(bad), "--out-contexts", str(tmp_path / "c2.jsonl"),
                  "--out-responses", str(tmp_path / "r2.jsonl")]) == 2
-    assert f"{bad}, line 1: conversation without 'id'" in capsys.readouterr().err
+    assert f"{bad}, line 1: conversation: 'id' must be a non-empty string or an integer, got null" \
+        in capsys.readouterr().err
 
 
 def test_the_history_all_contexts_hold_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -226,3 +228,46 @@ def test_the_legacy_functions_api_is_read_as_calls(tmp_path: Path) -> None:
     path.write_text(json.dumps({"id": "c", "messages": [messages[0], both]}) + "\n", encoding="utf-8")
     with pytest.raises(FileFormatError, match="line 1: .*holds both 'tool_calls' and the legacy 'function_call'"):
         read_chat_transcripts(path)
+
+
+def test_conversations_without_an_id_take_their_line_number_and_say_so(tmp_path: Path) -> None:
+    # τ²-bench's own OpenAI fine-tuning export writes {"messages": [...]} lines, no id
+    lines = [{key: value for key, value in conversation.items() if key != "id"} for conversation in CONVERSATIONS]
+    path = tmp_path / "sft.jsonl"
+    path.write_text("\n" + _lines(*lines), encoding="utf-8")  # a blank first line: the ids are the lines' numbers
+    with pytest.warns(UserWarning, match=r"sft.jsonl: 2 conversation\(s\) without 'id' \(a fine-tuning export\?\) take "
+                                         "their line number as id"):
+        read = read_chat_transcripts(path)
+    assert read.contexts.ids == ("2/0", "2/1", "3/0", "3/1")
+    assert read.contexts["3/1"].metadata["dialogue_id"] == "3"
+    assert read.responses.provenance["ids"] == "line numbers: 2 conversation(s) without 'id'"
+    named = read_chat_transcripts(write_chat_transcripts(tmp_path / "named.jsonl"))
+    assert "ids" not in named.responses.provenance
+
+
+def _calls(n: int) -> dict[str, Any]:
+    """A conversation whose agent makes ``n`` calls, one a turn, each answered."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Check every seat."}]
+    for k in range(n):
+        call = {"id": f"t{k}", "type": "function", "function": {"name": "check_seat", "arguments": f'{{"seat": {k}}}'}}
+        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": f"t{k}", "content": "free"}]
+    return {"id": "long", "messages": messages}
+
+
+def test_a_trajectory_is_bounded_as_a_whole_not_by_one_turns_calls(tmp_path: Path) -> None:
+    # 300 calls in 300 turns: more than one turn may hold (256), far fewer than a trajectory may
+    path = tmp_path / "long.jsonl"
+    path.write_text(_lines(_calls(300)), encoding="utf-8")
+    read = read_chat_transcripts(path, unit="task")
+    action = read.responses["long"].action
+    assert isinstance(action, ActSequence) and len(action.calls) == 300
+    assert str(action.calls[299]) == "check_seat(seat=299)"
+    # beyond the trajectory's bound: a reader error naming file, line and conversation
+    from contexts.transcripts import MAX_TRAJECTORY_CALLS
+
+    assert MAX_TRAJECTORY_CALLS == 4096
+    path.write_text(_lines(_calls(4097)), encoding="utf-8")
+    with pytest.raises(FileFormatError, match=r"long.jsonl, line 1: conversation 'long', its trajectory: 4,097 calls "
+                                              r"together, more than 4,096 \(contexts.transcripts.MAX_TRAJECTORY_CALLS\)"):
+        read_chat_transcripts(path, unit="task")
