@@ -239,7 +239,35 @@ def parse_json(
     deep_line = _too_deep(text)
     if deep_line is not None:
         raise FileFormatError(path, deep, line=line if line is not None else deep_line)
+    escape = _SURROGATE_ESCAPE.search(text)
+    if escape is not None:  # JSON lets \ud800 stand alone; it is half a character, and no file can hold it
+        surrogate = _lone_surrogate(value)
+        if surrogate is not None:
+            where = line if line is not None else text.count("\n", 0, escape.start()) + 1
+            raise FileFormatError(path, f"a lone surrogate ({surrogate}) in a string: half of a UTF-16 pair, not "
+                                  "a character", line=where)
     return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in any string of a parsed value (as ``\\udXXX``), or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return f"\\u{ord(item[exc.start]):04x}"
+    return None
 
 
 def parse_toml(text: str, path: str | os.PathLike[str], *, expected: str = "a TOML file") -> dict[str, Any]:

@@ -271,3 +271,13 @@ def test_a_trajectory_is_bounded_as_a_whole_not_by_one_turns_calls(tmp_path: Pat
     with pytest.raises(FileFormatError, match=r"long.jsonl, line 1: conversation 'long', its trajectory: 4,097 calls "
                                               r"together, more than 4,096 \(contexts.transcripts.MAX_TRAJECTORY_CALLS\)"):
         read_chat_transcripts(path, unit="task")
+
+
+def test_a_reply_intent_and_none_exclude_each_other(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    chats = write_chat_transcripts(tmp_path / "chats.jsonl")
+    with pytest.raises(SystemExit) as info:
+        main(["contexts", "transcripts", str(chats), "--out-contexts", str(tmp_path / "c.jsonl"),
+              "--out-responses", str(tmp_path / "r.jsonl"), "--reply-intent", "say", "--no-reply-intent"])
+    assert info.value.code == 2
+    assert "argument --no-reply-intent: not allowed with argument --reply-intent" in capsys.readouterr().err
+    assert not (tmp_path / "c.jsonl").exists()

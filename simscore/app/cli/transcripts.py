@@ -102,9 +102,10 @@ def add_subcommands(sub: Any) -> None:
     parser.add_argument("--per", choices=UNITS, default="turn",
                         help="one context per assistant turn (default; the response is the logged reply) or per "
                              "task (a conversation; the response is the agent's calls over it, in order)")
-    parser.add_argument("--reply-intent", default="reply", metavar="NAME",
-                        help="the act of a reply without tool calls (default reply)")
-    parser.add_argument("--no-reply-intent", action="store_true",
-                        help="a reply without tool calls has no act (its action measures are then undefined)")
+    reply = parser.add_mutually_exclusive_group()
+    reply.add_argument("--reply-intent", default="reply", metavar="NAME",
+                       help="the act of a reply without tool calls (default reply)")
+    reply.add_argument("--no-reply-intent", action="store_true",
+                       help="a reply without tool calls has no act (its action measures are then undefined)")
     parser.add_argument("--force", action="store_true", help="replace the output files if they exist (never an input)")
     parser.set_defaults(func=cmd_transcripts)

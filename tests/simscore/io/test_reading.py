@@ -382,3 +382,21 @@ def test_every_format_constant_is_known() -> None:
                     found[f"{info.name}.{name}"] = value
     assert len(set(found.values())) >= 13
     assert {name: value for name, value in found.items() if value not in FILE_FORMATS} == {}
+
+
+def test_a_lone_surrogate_is_named_with_its_file_and_line(tmp_path: Path) -> None:
+    # JSON lets "\ud800" stand alone; no UTF-8 file can hold it, so writing the contexts failed later
+    # with a bare UnicodeEncodeError naming no file or line
+    assert parse_json(r'{"a": "\ud83d\ude00", "b": "\\ud800"}', "x.json") == {"a": "\U0001f600", "b": "\\ud800"}
+    with pytest.raises(FileFormatError, match=r"^x.jsonl, line 4: a lone surrogate \(\\ud800\) in a string: half of a "
+                                              r"UTF-16 pair, not a character$"):
+        parse_json(r'{"m": [{"content": "hi \ud800"}]}', "x.jsonl", line=4)
+    with pytest.raises(FileFormatError, match=r"^x.json, line 3: a lone surrogate \(\\udc00\)"):
+        parse_json('{\n"a":\n "\\udc00"}', "x.json")
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text('{"id": "s", "messages": [{"role": "user", "content": "hi \\ud800"}, '
+                     '{"role": "assistant", "content": "ok"}]}\n', encoding="utf-8")
+    from contexts.transcripts import read_chat_transcripts
+
+    with pytest.raises(FileFormatError, match=r"chats.jsonl, line 1: a lone surrogate \(\\ud800\)"):
+        read_chat_transcripts(chats)
