@@ -44,14 +44,15 @@ from typing import IO, Any
 
 import numpy as np
 
-from simscore.errors import FileFormatError, OutcomeLogError, excerpt
-from simscore.io import decode_line, open_input, parse_json, read_csv_rows, read_head, read_lines
+from simscore.errors import FileFormatError, OutcomeLogError, excerpt, json_excerpt, json_kind
+from simscore.io import decode_line, open_input, parse_json, read_csv_rows, read_head, read_lines, reading
 from simscore.io.formats import FILE_FORMATS, detect_format, kind_mismatch
 from simscore.stats import Bootstrap, bootstrap_ci_shared
 from simscore.stats.sequential import change_upper_bound
 
 __all__ = [
     "OUTCOME_COLUMNS",
+    "TAU2_SUCCESS_TOLERANCE",
     "GateLimits",
     "OutcomeLog",
     "PairedOutcomes",
@@ -157,10 +158,10 @@ def _boolean(value: Any, path: Path, line: int) -> bool:
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
         return value.strip().lower() in _TRUE
-    raise FileFormatError(path, f"success {excerpt(value, 60)} is not a boolean (true/false or 1/0)", line=line)
+    raise FileFormatError(path, f"success {json_excerpt(value, 60)} is not a boolean (true/false or 1/0)", line=line)
 
 
-def _reward(value: Any, path: Path, line: int) -> float:
+def _reward(value: Any, path: Path, line: int | None) -> float:
     number: float | None = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         number = float(value)
@@ -170,23 +171,23 @@ def _reward(value: Any, path: Path, line: int) -> float:
         except ValueError:
             number = None
     if number is None or not math.isfinite(number):
-        raise FileFormatError(path, f"reward {excerpt(value, 60)} is not a finite number", line=line)
+        raise FileFormatError(path, f"reward {json_excerpt(value, 60)} is not a finite number", line=line)
     return number
 
 
-def _trial(value: Any, path: Path, line: int) -> int:
+def _trial(value: Any, path: Path, line: int | None) -> int:
     if isinstance(value, str) and re.fullmatch(r"\s*\d{1,18}\s*", value):
         return int(value)
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**18:
         return value
-    raise FileFormatError(path, f"trial {excerpt(value, 60)} is not a whole number >= 0", line=line)
+    raise FileFormatError(path, f"trial {json_excerpt(value, 60)} is not a whole number >= 0", line=line)
 
 
-def _task(value: Any, path: Path, line: int) -> str:
+def _task(value: Any, path: Path, line: int | None) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not value.strip():
-        raise FileFormatError(path, f"task_id {excerpt(value, 60)} is not a non-empty string", line=line)
+        raise FileFormatError(path, f"task_id {json_excerpt(value, 60)} is not a non-empty string", line=line)
     return value
 
 
@@ -216,15 +217,67 @@ def _csv_records(path: Path, stream: IO[bytes]) -> Iterator[tuple[int, dict[str,
             raise FileFormatError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
+#: A τ²-bench simulation succeeds when its reward is 1 (τ²-bench's own test: within 1e-6 of it).
+TAU2_SUCCESS_TOLERANCE = 1e-6
+
+
+def _tau2_records(path: Path, document: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The outcomes of a τ²-bench results document: per simulation its task, trial, reward and success."""
+    simulations = document.get("simulations") if isinstance(document, dict) else None
+    if not isinstance(simulations, list):
+        raise FileFormatError(path, f"expected {_EXPECTED} or tau2-bench results (a JSON document with a list "
+                              f"'simulations'), got {json_kind(document)}")
+    seen: dict[tuple[str, int], int] = {}
+    for position, simulation in enumerate(simulations, 1):
+        where = f"simulation {position}"
+        if not isinstance(simulation, dict):
+            raise FileFormatError(path, f"{where}: expected an object, got {json_kind(simulation)}")
+        reward_info = simulation.get("reward_info")
+        reward = reward_info.get("reward") if isinstance(reward_info, dict) else None
+        if reward is None:
+            raise FileFormatError(path, f"{where}: no reward_info.reward (the simulation was not evaluated)")
+        try:
+            record = {"task_id": _task(simulation.get("task_id"), path, None),
+                      "trial": _trial(simulation.get("trial", 0), path, None), "reward": _reward(reward, path, None)}
+        except FileFormatError as exc:
+            raise FileFormatError(path, f"{where}: {exc.reason}") from None
+        key = (record["task_id"], record["trial"])
+        if key in seen:
+            raise FileFormatError(path, f"{where}: task {excerpt(key[0], 60)} trial {key[1]} appears twice (simulations "
+                                  f"{seen[key]} and {position})")
+        seen[key] = position
+        record["success"] = abs(record["reward"] - 1.0) <= TAU2_SUCCESS_TOLERANCE
+        yield position, record
+
+
+def _rest(path: Path, first: str, lines: Iterator[tuple[int, bytes]]) -> str:
+    """A JSON document from its first line and the lines after it, at most MAX_FILE_BYTES long."""
+    parts, size = [first], len(first)
+    for number, raw in lines:
+        size += len(raw)
+        if size > reading.MAX_FILE_BYTES:
+            raise FileFormatError(path, f"larger than {reading.MAX_FILE_BYTES:,} bytes "
+                                  "(simscore.io.reading.MAX_FILE_BYTES)", line=number)
+        parts.append(decode_line(path, raw, number))
+    return "".join(parts)
+
+
 def _jsonl_records(path: Path, stream: IO[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
     with stream:
-        for number, raw in read_lines(stream, path):
+        lines = read_lines(stream, path)
+        for number, raw in lines:
             line = decode_line(path, raw.removeprefix(b"\xef\xbb\xbf") if number == 1 else raw, number)
             if not line.strip():
                 continue
+            if number == 1 and line.strip() == "{":  # a JSON document written with indents: τ²-bench's results
+                yield from _tau2_records(path, parse_json(_rest(path, line, lines), path, expected=_EXPECTED))
+                return
             record = parse_json(line, path, line=number)
             if not isinstance(record, dict):
-                raise FileFormatError(path, f"expected a JSON object, got {type(record).__name__}", line=number)
+                raise FileFormatError(path, f"expected a JSON object, got {json_kind(record)}", line=number)
+            if number == 1 and "simulations" in record and "task_id" not in record:  # τ²-bench's, on one line
+                yield from _tau2_records(path, record)
+                return
             found = detect_format(record)
             if found in FILE_FORMATS:
                 raise FileFormatError(path, kind_mismatch(found, _EXPECTED), line=number)
@@ -240,6 +293,10 @@ def read_outcome_log(path: str | Path) -> OutcomeLog:
     columns are ignored. The format is told by the suffix (``.csv``; ``.jsonl``, ``.ndjson``,
     ``.json``), else by the content (JSON Lines if it starts with ``{``). The file is read once
     from its start (a pipe works).
+
+    A τ²-bench results document (``{"info", "tasks", "simulations"}``, indented or on one line) is
+    read as one too: per simulation its ``task_id``, ``trial`` and ``reward_info.reward``, and
+    success where the reward is 1 (within :data:`TAU2_SUCCESS_TOLERANCE`, as τ²-bench counts it).
 
     Raises
     ------

@@ -29,7 +29,7 @@ the context; the floor is the share where the baseline takes another action than
 the continuation's seed is ``--seed`` + 1 (its own randomness: nil for a deterministic policy).
 
 **Outcome logs** (``--logs``). BASELINE and CANDIDATE are per-dialogue outcome logs of policies
-that live elsewhere (:func:`simscore.outcomes.gate.read_outcome_log`: CSV or JSON Lines with
+that live elsewhere (:func:`simscore.outcomes.gate.read_outcome_log`: τ²-bench results, or CSV or JSON Lines with
 ``task_id``, ``success``, optionally ``reward`` and ``trial``), paired by task and trial; the
 trials of one task are resampled together. There are no actions, so only the flips are gated.
 """
@@ -281,7 +281,7 @@ def add_subcommands(subparsers: Any) -> None:
     p.add_argument("baseline", metavar="BASELINE", help="the policy in service (or its outcome log with --logs)")
     p.add_argument("candidate", metavar="CANDIDATE", help="the policy to gate (or its outcome log with --logs)")
     p.add_argument("--logs", action="store_true", help="BASELINE and CANDIDATE are outcome logs (CSV or JSON Lines: "
-                   "task_id, success[, reward, trial])")
+                   "task_id, success[, reward, trial]; or tau2-bench results files)")
     p.add_argument("--contexts", metavar="FILE", type=input_file,
                    help="contexts collected from simulated dialogues to replay (default: those of --dialogues "
                    "dialogues of the baseline)")

@@ -139,11 +139,11 @@ def test_bad_csv_logs_are_named(tmp_path: Path, text: str, message: str) -> None
 
 
 @pytest.mark.parametrize(("lines", "message"), [
-    (['{"task_id": "a", "success": true}', '[1]'], "line 2: expected a JSON object, got list"),
+    (['{"task_id": "a", "success": true}', '[1]'], "line 2: expected a JSON object, got an array"),
     (['{"task_id": "a", "success": true}', '{"task_id": "b"}'], "line 2: missing key 'success'"),
     (['{"task_id": "a", "success": true}', '{"task_id": "b", "success": true, "trial": 0}'],
      "line 2: 'trial' is present here but missing in the first record"),
-    (['{"task_id": null, "success": true}'], "line 1: task_id None is not a non-empty string"),
+    (['{"task_id": null, "success": true}'], "line 1: task_id null is not a non-empty string"),
     (['{"task_id": "a", "success": "yes"}'], "line 1: success 'yes' is not a boolean"),
     (['{"format": "simscore-contexts", "version": 2}'], "a context set (format 'simscore-contexts', JSON Lines) where "
      "an outcome log"),
@@ -188,3 +188,43 @@ def test_bad_arguments_are_named() -> None:
         gate([], [])
     with pytest.raises(ValueError, match="candidate_success must hold one value per pair"):
         gate([1, 1], [1])
+
+
+TAU2 = Path(__file__).resolve().parents[2] / "data" / "tau2" / "airline_whissle_4_simulations.json"
+
+
+def test_tau2_bench_results_are_read_as_outcome_logs(tmp_path: Path) -> None:
+    # τ²-bench's results document (indented, as its runner writes it): "invalid JSON at line 1" before
+    log = read_outcome_log(TAU2)
+    assert (log.tasks, log.trials) == (("11", "13", "28", "46"), (0, 0, 0, 0))
+    assert log.success.tolist() == [False, True, True, True] and log.reward.tolist() == [0.0, 1.0, 1.0, 1.0]
+    document = json.loads(TAU2.read_text(encoding="utf-8"))
+    # the same on one line, and a reward that only rounds to 1 succeeds as τ²-bench counts it
+    document["simulations"][0]["reward_info"]["reward"] = 1 - 1e-7
+    compact = tmp_path / "compact.json"
+    compact.write_text(json.dumps(document), encoding="utf-8")
+    assert read_outcome_log(compact).success.tolist() == [True, True, True, True]
+    document["simulations"][0]["reward_info"]["reward"] = 0.999
+    compact.write_text(json.dumps(document), encoding="utf-8")
+    assert read_outcome_log(compact).success.tolist() == [False, True, True, True]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["simulations"][1].pop("reward_info"), r"simulation 2: no reward_info.reward \(the simulation was "
+                                                           r"not evaluated\)"),
+        (lambda d: d["simulations"][2].update(task_id=None), "simulation 3: task_id null is not a non-empty string"),
+        (lambda d: d["simulations"][3].update(trial=-1), "simulation 4: trial -1 is not a whole number >= 0"),
+        (lambda d: d["simulations"][3].update(task_id="11"), "simulation 4: task '11' trial 0 appears twice "
+                                                             r"\(simulations 1 and 4\)"),
+        (lambda d: d.update(simulations={}), "expected an outcome log .* or tau2-bench results .*, got an object"),
+    ],
+)
+def test_malformed_tau2_bench_outcomes_are_named(tmp_path: Path, change, message: str) -> None:
+    document = json.loads(TAU2.read_text(encoding="utf-8"))
+    change(document)
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    with pytest.raises(FileFormatError, match=f"results.json: {message}"):
+        read_outcome_log(path)
