@@ -237,17 +237,16 @@ def _tau2_records(path: Path, document: Any) -> Iterator[tuple[int, dict[str, An
         if reward is None:
             raise FileFormatError(path, f"{where}: no reward_info.reward (the simulation was not evaluated)")
         try:
-            record = {"task_id": _task(simulation.get("task_id"), path, None),
-                      "trial": _trial(simulation.get("trial", 0), path, None), "reward": _reward(reward, path, None)}
+            key = (_task(simulation.get("task_id"), path, None), _trial(simulation.get("trial", 0), path, None))
+            value = _reward(reward, path, None)
         except FileFormatError as exc:
             raise FileFormatError(path, f"{where}: {exc.reason}") from None
-        key = (record["task_id"], record["trial"])
         if key in seen:
             raise FileFormatError(path, f"{where}: task {excerpt(key[0], 60)} trial {key[1]} appears twice (simulations "
                                   f"{seen[key]} and {position})")
         seen[key] = position
-        record["success"] = abs(record["reward"] - 1.0) <= TAU2_SUCCESS_TOLERANCE
-        yield position, record
+        success = abs(value - 1.0) <= TAU2_SUCCESS_TOLERANCE
+        yield position, {"task_id": key[0], "trial": key[1], "reward": value, "success": success}
 
 
 def _rest(path: Path, first: str, lines: Iterator[tuple[int, bytes]]) -> str:
