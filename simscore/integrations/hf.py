@@ -61,7 +61,7 @@ import pandas as pd
 from simscore.checks import check_bool, check_int, check_seed
 from simscore.errors import MissingDependencyError
 from simscore.integrations._behaviour import _chance_policy, _check, _checked_measures, lazy_subclass
-from simscore.measures.action import _ActionMeasure as ActionMeasure
+from simscore.measures.action import ConceptErrorRate, ConceptMatchRate, DialogueActMatchRate, TotalMatchRate
 from simscore.measures.base import Measure
 from simscore.monitor import BehaviourMonitor, fixed_contexts
 from simscore.responses import Responses
@@ -75,6 +75,10 @@ __all__ = ["BehaviourCallback", "require_transformers"]
 
 #: What to install for this module (TRL's trainers need the ``trl`` extra as well).
 INSTALL_HINT = 'pip install "simscore-dialogue[text]"'
+
+
+#: The measures that compare the responses' actions (the callback's model answers in text unless act_output).
+_ACTION_MEASURES = (TotalMatchRate, DialogueActMatchRate, ConceptErrorRate, ConceptMatchRate)
 
 
 def require_transformers(module: str = "transformers") -> Any:
@@ -221,7 +225,7 @@ class _BehaviourCallback:
         )
         checked = _checked_measures(self._monitor_args)  # fail fast on bad monitor arguments
         if not act_output:  # the model's responses are texts: a measure of actions would score nothing
-            on_actions = [m.name for m in checked if isinstance(m, ActionMeasure)]
+            on_actions = [m.name for m in checked if isinstance(m, _ACTION_MEASURES)]
             if on_actions:
                 raise ValueError(f"{', '.join(on_actions)} compare the responses' actions, and with act_output=False "
                                  "the model answers in text: pass act_output=True, or a text measure (e.g. bleu4)")

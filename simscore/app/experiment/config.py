@@ -44,6 +44,18 @@ def _demo_training() -> TrainingConfig:
     return TrainingConfig(dialogues=5000, every=500)
 
 
+def _check_schedule(dialogues: int, every: int) -> None:
+    """Training's schedule as the experiment needs it: checkpoints at multiples of ``every``, at
+    least two of them (convergence compares consecutive ones), checked before any training."""
+    if dialogues % every:
+        raise ExperimentError(f"dialogues ({dialogues}) must be a multiple of every ({every})")
+    if dialogues // every < 2:
+        raise ExperimentError(
+            f"dialogues ({dialogues}) / every ({every}) gives {dialogues // every} checkpoint: convergence compares "
+            "consecutive checkpoints and needs at least two (e.g. every = dialogues / 2)"
+        )
+
+
 @dataclass(frozen=True)
 class ExperimentConfig:
     """What an experiment trains, collects and scores: one object, validated on construction.
@@ -184,16 +196,7 @@ class ExperimentConfig:
         except (TypeError, ValueError, KeyError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
             raise ExperimentError(message) from None
-        if self.training.dialogues % self.training.every:
-            raise ExperimentError(
-                f"dialogues ({self.training.dialogues}) must be a multiple of every ({self.training.every})"
-            )
-        if self.training.dialogues // self.training.every < 2:  # checked here, not after training and collection
-            raise ExperimentError(
-                f"dialogues ({self.training.dialogues}) / every ({self.training.every}) gives "
-                f"{self.training.dialogues // self.training.every} checkpoint: convergence compares consecutive "
-                "checkpoints and needs at least two (e.g. every = dialogues / 2)"
-            )
+        _check_schedule(self.training.dialogues, self.training.every)
 
     @property
     def runs(self) -> list[RunId]:
