@@ -55,6 +55,7 @@ __all__ = [
     "SkippedDialoguesWarning",
     "UnparsedActWarning",
     "ShortenedPromptWarning",
+    "APIKeyInReplyWarning",
     "TruncationWarning",
     "CausalEncoderWarning",
 ]
@@ -417,3 +418,33 @@ class UnparsedActWarning(UserWarning):
 
 class ShortenedPromptWarning(UserWarning):
     """Prompts were shortened (their oldest dialogue turns left out) to fit a language model's context window."""
+
+
+class APIKeyInReplyWarning(UserWarning):
+    """Replies of an OpenAI-compatible endpoint held the API key they were sent (a model or a server
+    echoing the request): their responses hold ``[API key]`` in its place
+    (:class:`policies.lm.openai_endpoint.OpenAIEndpointPolicy`). The message names the variable
+    and the counts, never the key.
+
+    Attributes
+    ----------
+    replies : int
+        How many replies held the key.
+    of : int
+        How many replies there were.
+    variable : str
+        The environment variable the key came from.
+
+    >>> str(APIKeyInReplyWarning.combined([APIKeyInReplyWarning(1, 4, "KEY"), APIKeyInReplyWarning(2, 4, "KEY")]))
+    '3 of 8 replies held the API key (from KEY); their responses hold [API key] in its place'
+    """
+
+    def __init__(self, replies: int, of: int, variable: str) -> None:
+        self.replies, self.of, self.variable = replies, of, variable
+        super().__init__(f"{replies} of {of} replies held the API key (from {variable}); their responses hold "
+                         "[API key] in its place")
+
+    @classmethod
+    def combined(cls, warnings: list[APIKeyInReplyWarning]) -> APIKeyInReplyWarning:
+        """One warning for several runs (the samples of one command)."""
+        return cls(sum(w.replies for w in warnings), sum(w.of for w in warnings), warnings[0].variable)

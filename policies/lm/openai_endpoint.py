@@ -20,18 +20,36 @@ Requests are deterministic where the server can be: temperature 0 by default and
 its own seed whatever the order or concurrency. Whether the server honours the seed is the
 server's affair; the replies' ``model`` and ``system_fingerprint`` are recorded.
 
-At most ``concurrency`` requests are in flight. Each waits ``timeout`` seconds for the
-connection and for every read; a refused or dropped connection, a timeout, a 429 (rate limit)
-or a 5xx is retried up to ``retries`` times after ``backoff * 2**k`` seconds (``k`` = 0, 1, ...;
-at most :data:`MAX_BACKOFF` seconds, or the server's ``Retry-After`` within that bound); any
-other status (400, 401, 404, ...) fails at once. A redirect is not followed (the key would go
-to another address): the error names where it pointed. A reply is read up to
+At most ``concurrency`` requests are in flight. Each try of a request ends within ``timeout``
+seconds, from connecting to the reply's last byte (a server that trickles its reply a byte at a
+time is cut off then, not only one that stops); a refused or dropped connection, a timeout, a
+429 (rate limit) or a 5xx is retried up to ``retries`` times after ``backoff * 2**k`` seconds
+(``k`` = 0, 1, ...; at most :data:`MAX_BACKOFF` seconds, or the server's ``Retry-After`` within
+that bound), each try with its own ``timeout``; any other status (400, 401, 404, ...) fails at
+once. No redirect is followed, to another origin or to the same one: the key goes to the
+endpoint given and nowhere else, and a POST redirected by 301 or 302 would become a GET. The
+error names where the redirect pointed, so that an address the server moved to (``https://``
+for ``http://``, a trailing ``/``) can be given as the URL. A reply is read up to
 :data:`MAX_REPLY_BYTES` and parsed strictly (:func:`simscore.io.parse_json`).
 
 The API key is read from an environment variable (``OPENAI_API_KEY`` by default; optional,
 local servers need none) when the policy is made, sent only as the ``Authorization`` header,
-and appears in no provenance, ``repr``, log or error message: the endpoint is recorded without
-its query string, and a URL holding credentials (``user:password@``) is refused.
+and appears in no provenance, ``repr``, ``vars()``, log, error message or responses file:
+
+* the endpoint is recorded without its query string, and a URL holding credentials
+  (``user:password@``) is refused;
+* the key is held by an object whose ``repr`` names only its variable, so a traceback that
+  shows its frames' locals does not show it; a key holding a space, a line break or another
+  character an HTTP header cannot carry is refused when the policy is made, naming the
+  variable, not the value;
+* whatever the server sends is scrubbed before it is shown or kept: the reason phrase, the
+  body and the ``Location`` of an error, the text of a failed connection, and the whole parsed
+  reply. The key, percent-encoded or base64-encoded, becomes ``[API key]``; texts are scrubbed
+  whole and cut after, so no cut leaves part of the key (:class:`policies.lm._http.APIKey`);
+* a model that echoes the key in its answer (its text or its tool calls' arguments) gets
+  ``[API key]`` in its response instead, and :meth:`~OpenAIEndpointPolicy.respond_batch`
+  warns once (:class:`~simscore.errors.APIKeyInReplyWarning`) how many replies held it; the
+  provenance's ``api_key_masked`` counts them.
 
 Examples
 --------
@@ -48,23 +66,38 @@ import ipaddress
 import os
 import time
 import urllib.parse
+import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policies._provenance import _check_name, _provenance
 from policies.lm.prompts import PromptTemplate, transcript_tools
 from simscore.checks import check_int, check_number, check_seed
-from simscore.errors import EndpointError, InvalidContextError, InvalidResponseError, ToolCallError, excerpt
+from simscore.errors import (
+    APIKeyInReplyWarning,
+    EndpointError,
+    InvalidContextError,
+    InvalidResponseError,
+    ToolCallError,
+    excerpt,
+)
 from simscore.io import dumps, parse_json
 from simscore.responses import Response
 from simscore.tool_arguments import LIST_MODES, ListMode
 
-__all__ = ["OpenAIEndpointPolicy", "chat_completions_url", "MAX_REPLY_BYTES", "MAX_BACKOFF"]
+if TYPE_CHECKING:
+    from policies.lm._http import APIKey
+
+__all__ = ["OpenAIEndpointPolicy", "chat_completions_url", "MAX_REPLY_BYTES", "MAX_BACKOFF", "MAX_TIMEOUT"]
 
 #: The largest reply read, in bytes (a chat completion is a few kilobytes).
 MAX_REPLY_BYTES = 16 * 2**20
 #: The longest wait between two tries of one request, in seconds.
 MAX_BACKOFF = 60.0
+#: The longest ``timeout`` of one request, in seconds (a day).
+MAX_TIMEOUT = 86_400.0
+#: The bytes of an error's body read (what a message shows of it is shorter).
+_ERROR_BODY_BYTES = 2048
 _RETRIED_STATUS = frozenset({429}) | frozenset(range(500, 600))  # rate limit, server errors; no other 4xx
 
 
@@ -115,19 +148,15 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _opener(loopback: bool) -> Any:
-    """urllib's opener that follows no redirect (the key is never sent to where one points) and,
-    for a loopback address, asks no proxy (``import urllib.request`` waits until a policy is made)."""
-    import urllib.request
+def _api_key(variable: str, required: bool) -> APIKey | None:
+    """The key in ``variable``, or None where it is unset or empty (no local of this frame holds its value)."""
+    from policies.lm._http import APIKey  # with urllib.request, when a policy is made
 
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
-            return None
-
-    handlers: list[Any] = [NoRedirect()]
-    if loopback:
-        handlers.append(urllib.request.ProxyHandler({}))  # a proxy cannot reach our loopback
-    return urllib.request.build_opener(*handlers)
+    if not os.environ.get(variable):
+        if required:
+            raise ValueError(f"the environment variable {variable} holding the API key is not set")
+        return None
+    return APIKey(variable, os.environ[variable])
 
 
 class OpenAIEndpointPolicy:
@@ -162,7 +191,8 @@ class OpenAIEndpointPolicy:
     concurrency : int
         Requests in flight at most (default 4).
     timeout : float
-        Seconds to wait for the connection and for each read (default 120).
+        Seconds each try of a request may take, from connecting to the reply's last byte
+        (default 120; at most :data:`MAX_TIMEOUT`).
     retries : int
         Tries after the first for a connection error, a timeout, a 429 or a 5xx (default 4).
     backoff : float
@@ -178,7 +208,8 @@ class OpenAIEndpointPolicy:
         The chat-completions address requests go to.
     last_run : dict
         Counts of the latest :meth:`respond_batch`: ``responses``, ``retried`` (retries made),
-        ``finish_reasons`` and the replies' ``served_models`` and ``system_fingerprints``.
+        ``finish_reasons``, the replies' ``served_models`` and ``system_fingerprints``, and
+        ``api_key_masked`` (replies that held the API key, masked in their responses).
 
     Raises
     ------
@@ -218,10 +249,7 @@ class OpenAIEndpointPolicy:
         if not isinstance(api_key_env, str) or not api_key_env:
             raise ValueError("api_key_env must name an environment variable")
         self.api_key_env = api_key_env
-        key = os.environ.get(api_key_env) or None
-        if require_key and key is None:
-            raise ValueError(f"the environment variable {api_key_env} holding the API key is not set")
-        self.__key = key  # name-mangled: kept out of vars()-style dumps by accident, never printed
+        self.__key = _api_key(api_key_env, require_key)  # its repr names the variable only
         self.temperature = check_number("temperature", temperature, minimum=0.0)
         self.seed = check_seed("seed", seed)
         self.max_tokens = None if max_tokens is None else check_int("max_tokens", max_tokens, minimum=1)
@@ -235,19 +263,24 @@ class OpenAIEndpointPolicy:
         self.extra = dict(extra or {})
         dumps(self.extra)  # JSON, now
         self.concurrency = check_int("concurrency", concurrency, minimum=1)
-        self.timeout = check_number("timeout", timeout, minimum=0.0, exclusive_minimum=True)
+        self.timeout = check_number("timeout", timeout, minimum=0.0, exclusive_minimum=True, maximum=MAX_TIMEOUT)
         self.retries = check_int("retries", retries, minimum=0)
         self.backoff = check_number("backoff", backoff, minimum=0.0)
         _check_name(name)
         self.name: str = name if name is not None else model
         self._extra_provenance = dict(provenance or {})
-        self._opener = _opener(_loopback(urllib.parse.urlsplit(self.url).hostname or ""))
+        from policies.lm._http import opener
+
+        self._opener = opener(_loopback(urllib.parse.urlsplit(self.url).hostname or ""))
         self.last_run: dict[str, Any] = {"responses": 0, "retried": 0, "finish_reasons": {},
-                                         "served_models": [], "system_fingerprints": []}
+                                         "served_models": [], "system_fingerprints": [], "api_key_masked": 0}
         self.provenance  # noqa: B018 - checks that the given provenance is JSON-serialisable, now
 
     def __repr__(self) -> str:
-        return f"OpenAIEndpointPolicy({self.endpoint!r}, model={self.model!r}, name={self.name!r})"
+        try:
+            return f"OpenAIEndpointPolicy({self.endpoint!r}, model={self.model!r}, name={self.name!r})"
+        except AttributeError:  # a policy being made (a traceback showing __init__'s locals)
+            return "OpenAIEndpointPolicy(<not made>)"
 
     @property
     def endpoint(self) -> str:
@@ -298,8 +331,8 @@ class OpenAIEndpointPolicy:
             body["tools"] = tools
         return body
 
-    def _post(self, data: bytes, context_id: str) -> tuple[dict[str, Any], int]:
-        """The parsed reply to one request, and how many retries it took."""
+    def _post(self, data: bytes, context_id: str) -> tuple[dict[str, Any], bool, int]:
+        """The parsed reply to one request (scrubbed), whether it held the key, and how many retries it took."""
         import http.client
         import urllib.error
         import urllib.request
@@ -308,63 +341,81 @@ class OpenAIEndpointPolicy:
         for attempt in range(self.retries + 1):
             request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
             if self.__key is not None:
-                request.add_unredirected_header("Authorization", f"Bearer {self.__key}")
+                request.add_unredirected_header("Authorization", self.__key.authorization())
             wait: float | None = None
             try:
                 with self._opener.open(request, timeout=self.timeout) as reply:
                     raw = reply.read(MAX_REPLY_BYTES + 1)
-                return self._parsed(raw, context_id), attempt
+                return (*self._parsed(raw, context_id), attempt)
             except urllib.error.HTTPError as exc:
-                body = exc.read(2048) if exc.fp is not None else b""
-                exc.close()
-                problem = f"HTTP {exc.code} {exc.reason}: {self._scrub(body.decode('utf-8', 'replace'))}"
-                if 300 <= exc.code < 400:
-                    problem = f"HTTP {exc.code} redirect to {excerpt(exc.headers.get('Location'), 80)} (not followed)"
+                problem = self._refusal(exc)
                 if exc.code not in _RETRIED_STATUS:
                     raise self._error(context_id, problem, attempt) from None
                 wait = _retry_after(exc.headers.get("Retry-After"))
             except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError) as exc:
                 reason = getattr(exc, "reason", exc)
-                problem = f"{type(reason).__name__}: {self._scrub(str(reason))}"
+                problem = f"{type(reason).__name__}: {self._shown(str(reason), 200)}"
+                if isinstance(reason, TimeoutError):
+                    problem = f"TimeoutError: timed out (no complete reply within {self.timeout:g} s)"
             if attempt == self.retries:
                 raise self._error(context_id, problem, attempt)
             delay = min(self.backoff * 2**attempt, MAX_BACKOFF)
             time.sleep(min(max(delay, wait), MAX_BACKOFF) if wait is not None else delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _parsed(self, raw: bytes, context_id: str) -> dict[str, Any]:
+    def _refusal(self, exc: Any) -> str:
+        """What an HTTP error status says (an :class:`urllib.error.HTTPError`), scrubbed: its reason phrase and
+        body, or for a redirect where it pointed."""
+        body = exc.read(_ERROR_BODY_BYTES) if exc.fp is not None else b""
+        exc.close()
+        if 300 <= exc.code < 400:
+            where = exc.headers.get("Location")
+            shown = "nowhere (no Location)" if where is None else excerpt(self._scrub(where), 120)
+            return (f"HTTP {exc.code} redirect to {shown} (not followed: the key goes to the endpoint given only; "
+                    "if that address is the endpoint, give it as the URL)")
+        text = self._scrub(body.decode("utf-8", "replace"), cut=len(body) == _ERROR_BODY_BYTES)
+        return f"HTTP {exc.code} {self._shown(str(exc.reason), 80)}: {text}"
+
+    def _parsed(self, raw: bytes, context_id: str) -> tuple[dict[str, Any], bool]:
+        """The reply, every string in it scrubbed, and whether one held the key."""
         if len(raw) > MAX_REPLY_BYTES:
             raise self._error(context_id, f"the reply is longer than {MAX_REPLY_BYTES:,} bytes", None)
         try:
-            reply = parse_json(raw.decode("utf-8"), self.endpoint)
+            parsed = parse_json(raw.decode("utf-8"), self.endpoint)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise self._error(context_id, f"the reply is not JSON ({self._scrub(str(exc))[:200]})", None) from None
+            raise self._error(context_id, f"the reply is not JSON ({self._shown(str(exc), 200)})", None) from None
+        reply, held = (parsed, False) if self.__key is None else self.__key.scrub_value(parsed)
         choices = reply.get("choices") if isinstance(reply, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) or not isinstance(
             choices[0].get("message"), dict
         ):
-            shown = self._scrub(excerpt(reply, 120))
+            shown = excerpt(reply, 120)
             raise self._error(context_id, f"the reply is not a chat completion (no choices[0].message): {shown}", None)
-        return reply
+        return reply, held
 
     def _error(self, context_id: str, problem: str, attempt: int | None) -> EndpointError:
         tries = "" if attempt is None else f" after {attempt + 1} tr{'y' if attempt == 0 else 'ies'}"
         return EndpointError(f"{self.endpoint}: context {context_id!r}{tries}: {problem[:400]}")
 
-    def _scrub(self, text: str) -> str:
-        """``text`` without the key (a server may echo the request's headers)."""
-        return text.replace(self.__key, "[API key]") if self.__key else text
+    def _scrub(self, text: str, *, cut: bool = False) -> str:
+        """``text`` without the key (a server may echo the request's headers; :meth:`APIKey.scrub`)."""
+        return text if self.__key is None else self.__key.scrub(text, cut=cut)
+
+    def _shown(self, text: str, limit: int) -> str:
+        """``text`` scrubbed whole, then cut to ``limit`` characters."""
+        scrubbed = self._scrub(text)
+        return scrubbed if len(scrubbed) <= limit else f"{scrubbed[:limit]}... ({len(scrubbed):,} characters)"
 
     def _answer(self, context: Any) -> tuple[Response, dict[str, Any], int]:
         body = self.request(context)
-        reply, retried = self._post(dumps(body).encode("utf-8"), context.id)
+        reply, held, retried = self._post(dumps(body).encode("utf-8"), context.id)
         choice = reply["choices"][0]
         try:
             response = Response.from_message(choice["message"], lists=self.lists, reply_intent=self.reply_intent)
         except (InvalidResponseError, ToolCallError) as exc:
             raise self._error(context.id, f"the reply cannot be a response: {self._scrub(str(exc))}", None) from None
         return response, {"finish_reason": choice.get("finish_reason"), "model": reply.get("model"),
-                          "system_fingerprint": reply.get("system_fingerprint")}, retried
+                          "system_fingerprint": reply.get("system_fingerprint"), "held_key": held}, retried
 
     # -- answering ------------------------------------------------------------------------------
 
@@ -376,7 +427,8 @@ class OpenAIEndpointPolicy:
         """The responses to ``contexts``, in order, ``concurrency`` requests at a time.
 
         The first context whose request fails (in order) raises its :class:`EndpointError`;
-        requests not yet started are not sent.
+        requests not yet started are not sent. Where replies held the API key (masked in their
+        responses), one :class:`~simscore.errors.APIKeyInReplyWarning` says how many.
         """
         from concurrent.futures import ThreadPoolExecutor
 
@@ -401,7 +453,11 @@ class OpenAIEndpointPolicy:
             "system_fingerprints": sorted(
                 {str(f["system_fingerprint"]) for _, f, _ in answers if isinstance(f["system_fingerprint"], str)}
             ),
+            "api_key_masked": sum(f["held_key"] for _, f, _ in answers),
         }
+        if self.last_run["api_key_masked"]:
+            warnings.warn(APIKeyInReplyWarning(self.last_run["api_key_masked"], len(items), self.api_key_env),
+                          stacklevel=2)
         return [response for response, _, _ in answers]
 
 

@@ -299,12 +299,20 @@ def test_the_key_is_scrubbed_from_an_echoing_server(scripted: Any, transcripts: 
     assert KEY not in str(caught.value) and "bad key Bearer [API key]" in str(caught.value)
 
 
-def test_a_redirect_is_not_followed(scripted: Any, transcripts: Any, key: str) -> None:
+@pytest.mark.parametrize("origin", ["another", "the same"])
+def test_a_redirect_is_not_followed(scripted: Any, transcripts: Any, key: str, origin: str) -> None:
     elsewhere, other = scripted(OK)
-    base, _ = scripted(_status(307, headers={"Location": f"{elsewhere}/chat/completions"}))
-    with pytest.raises(EndpointError, match=r"HTTP 307 redirect to .* \(not followed\)"):
+    base, script = scripted(_status(307, headers={"Location": f"{elsewhere}/chat/completions"}))
+    if origin == "the same":  # a second path of the same server: not followed either
+        script.answers = [_status(308, headers={"Location": f"{base}/v2/chat/completions"})]
+    target = f"{elsewhere if origin == 'another' else base + '/v2'}/chat/completions"
+    with pytest.raises(EndpointError) as caught:
         OpenAIEndpointPolicy(base, model="m", api_key_env=key).respond(transcripts.contexts["trip-1/0"])
-    assert other.received == []
+    code = 307 if origin == "another" else 308
+    assert str(caught.value) == (f"{base}/chat/completions: context 'trip-1/0' after 1 try: HTTP {code} redirect to "
+                                 f"{target!r} (not followed: the key goes to the endpoint given only; if that address "
+                                 "is the endpoint, give it as the URL)")
+    assert other.received == [] and len(script.received) == 1
 
 
 def test_a_slow_server_times_out_and_is_retried(scripted: Any, transcripts: Any) -> None:
@@ -360,6 +368,7 @@ def test_the_command_line_names_a_wrong_option(scripted: Any, tmp_path: Path, mo
     generate_grid().to_jsonl(contexts)
     out = ["--out", str(tmp_path / "x.jsonl")]
     monkeypatch.delenv("NO_SUCH_KEY_VARIABLE", raising=False)
+    monkeypatch.setenv("SIMSCORE_LINE_KEY", KEY + "\n")
     for argv, message in [
         ([f"openai:{base}"], "POLICY openai:URL needs --model NAME"),
         (["openai:", "--model", "m"], "POLICY openai:URL needs the endpoint's URL after 'openai:'"),
@@ -367,9 +376,180 @@ def test_the_command_line_names_a_wrong_option(scripted: Any, tmp_path: Path, mo
         ([f"openai:{base}", "--model", "m", "--batch-size", "3"], "--batch-size applies to hf:DIR policies only"),
         (["handcrafted", "--concurrency", "2"], "--concurrency applies to openai:URL policies only"),
         ([f"openai:{base}", "--model", "m", "--timeout", "0"], "POLICY openai:URL: timeout must be > 0"),
+        ([f"openai:{base}", "--model", "m", "--timeout", "1e9"],
+         "POLICY openai:URL: timeout must be <= 86400.0, got 1000000000.0"),
+        ([f"openai:{base}", "--model", "m", "--api-key-env", "SIMSCORE_LINE_KEY"],
+         "POLICY openai:URL: the environment variable SIMSCORE_LINE_KEY holds the API key with a space, a line break"),
         ([f"openai:{base}", "--model", "m", "--api-key-env", "NO_SUCH_KEY_VARIABLE"],
          "the environment variable NO_SUCH_KEY_VARIABLE holding the API key is not set"),
     ]:
         assert main(["respond", argv[0], str(contexts), *out, *argv[1:]]) == 2
-        assert message in capsys.readouterr().err, argv
+        err = capsys.readouterr().err
+        assert message in err and KEY not in err, argv
     assert script.received == []
+
+
+# -- the key in what a hostile server sends back (issue 41) --------------------------------------
+
+def _key_parts(text: str, size: int = 6) -> list[str]:
+    """The pieces of KEY's secret tail (after 'sk-simscore-test-'), ``size`` characters long, that ``text``
+    holds (a key cut short shows some)."""
+    tail = KEY.rsplit("-", 1)[1]
+    return [tail[i:i + size] for i in range(len(tail) - size + 1) if tail[i:i + size] in text]
+
+
+def test_the_reason_phrase_is_scrubbed(scripted: Any, transcripts: Any, key: str) -> None:
+    def reason(handler: Any) -> None:
+        handler.send_response(401, f"Unauthorized {handler.headers['Authorization']}")
+        handler.send_header("Content-Length", "2")
+        handler.end_headers()
+        handler.wfile.write(b"{}")
+
+    base, _ = scripted(reason)
+    with pytest.raises(EndpointError) as caught:
+        OpenAIEndpointPolicy(base, model="m", api_key_env=key).respond(transcripts.contexts["trip-1/0"])
+    assert str(caught.value) == f"{base}/chat/completions: context 'trip-1/0' after 1 try: HTTP 401 Unauthorized Bearer [API key]: {{}}"
+
+
+def test_a_redirects_location_is_scrubbed(scripted: Any, transcripts: Any, key: str) -> None:
+    import base64
+
+    def redirect(handler: Any) -> None:
+        sent = handler.headers["Authorization"]
+        encoded = base64.b64encode(sent.encode()).decode()  # "Bearer " puts the key at offset 7 of the bytes
+        _status(302, b"", {"Location": f"http://elsewhere.example/v1?k={sent[7:]}&dump={encoded}"})(handler)
+
+    base, _ = scripted(redirect)
+    with pytest.raises(EndpointError) as caught:
+        OpenAIEndpointPolicy(base, model="m", api_key_env=key).respond(transcripts.contexts["trip-1/0"])
+    # base64: 'Bearer sk' is QmVhcmVyIHNr, the key's last '8' OA==; what lies between is masked
+    assert str(caught.value) == (f"{base}/chat/completions: context 'trip-1/0' after 1 try: HTTP 302 redirect to "
+                                 "'http://elsewhere.example/v1?k=[API key]&dump=QmVhcmVyIHNr[API key]OA==' (not "
+                                 "followed: the key goes to the endpoint given only; if that address is the endpoint, "
+                                 "give it as the URL)")
+
+
+def test_the_key_is_scrubbed_before_the_excerpt_cuts(scripted: Any, transcripts: Any, key: str) -> None:
+    # unscrubbed, the 120-character excerpt of this reply ends 19 characters into the key
+    def echo(handler: Any) -> None:
+        body = {"choices": [], "error": "x" * 67 + " " + handler.headers["Authorization"]}
+        _status(200, json.dumps(body).encode())(handler)
+
+    base, _ = scripted(echo)
+    with pytest.raises(EndpointError) as caught:
+        OpenAIEndpointPolicy(base, model="m", api_key_env=key).respond(transcripts.contexts["trip-1/0"])
+    assert str(caught.value) == (f"{base}/chat/completions: context 'trip-1/0': the reply is not a chat completion "
+                                 f"(no choices[0].message): {{'choices': [], 'error': '{'x' * 67} Bearer [API key]'}}")
+
+
+@pytest.mark.parametrize("where", ["the headers", "the body"])
+def test_a_trickling_server_is_cut_off_at_the_timeout(scripted: Any, transcripts: Any, where: str) -> None:
+    # a byte every 0.25 s: each read returns in time, the whole reply never does
+    def trickle(handler: Any) -> None:
+        head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
+        if where == "the body":
+            handler.wfile.write(head)
+        for byte in (head if where == "the headers" else b"{" * 1000)[:40]:
+            try:
+                handler.wfile.write(bytes([byte]))
+                handler.wfile.flush()
+            except OSError:  # the client gave up
+                return
+            time.sleep(0.25)
+
+    base, script = scripted(trickle)
+    start = time.monotonic()
+    with pytest.raises(EndpointError) as caught:
+        OpenAIEndpointPolicy(base, model="m", timeout=1, retries=0).respond(transcripts.contexts["trip-1/0"])
+    assert 1.0 <= time.monotonic() - start < 2.5 and len(script.received) == 1
+    assert str(caught.value).endswith("after 1 try: TimeoutError: timed out (no complete reply within 1 s)")
+
+
+def test_the_timeout_is_bounded_before_any_request() -> None:
+    with pytest.raises(ValueError, match=r"^timeout must be <= 86400.0, got 100000$"):
+        OpenAIEndpointPolicy("http://127.0.0.1:9", model="m", timeout=100_000)
+
+
+def test_a_key_echoed_in_the_answer_is_masked_in_the_responses_file(
+        scripted: Any, tmp_path: Path, key: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from contexts import GridSpec
+    from simscore.__main__ import main
+
+    def echo(handler: Any) -> None:  # a model repeating the key in its text and a call's arguments, but every 3rd time
+        sent = handler.headers["Authorization"][len("Bearer "):]
+        message: dict[str, Any] = {"role": "assistant", "content": "hello"}
+        if len(script.received) % 3:
+            message = {"role": "assistant", "content": f"your key is {sent}", "tool_calls": [{
+                "id": "c1", "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"token": sent})}}]}
+        _status(200, json.dumps({"model": "m", "choices": [{"finish_reason": "stop", "message": message}]}).encode())(handler)
+
+    base, script = scripted(echo)
+    contexts = tmp_path / "C_gen.jsonl"
+    generate_grid(GridSpec(slots=("area",), levels=(0.0, 0.5, 1.0), methods=("none",))).to_jsonl(contexts)  # 3 contexts
+    out = tmp_path / "answers.jsonl"
+    argv = ["respond", f"openai:{base}", str(contexts), "--model", "m", "--api-key-env", key, "--concurrency", "1",
+            "--quiet"]
+    assert main([*argv, "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    written = out.read_text()
+    assert _key_parts(written + captured.out + captured.err) == [] and written.count("[API key]") == 4
+    records = [json.loads(line) for line in written.splitlines()]
+    assert [(r["action"], r["text"]) for r in records[1:]] == [
+        ('lookup(token="[API key]")', "your key is [API key]"), ('lookup(token="[API key]")', "your key is [API key]"),
+        ("reply()", "hello")]
+    assert records[0]["provenance"]["api_key_masked"] == 2
+    assert captured.err == ("simscore respond: warning: 2 of 3 replies held the API key (from SIMSCORE_TEST_KEY); "
+                            "their responses hold [API key] in its place\n")
+    assert main([*argv, "--out", str(tmp_path / "sampled.jsonl"), "--samples", "2"]) == 0
+    assert capsys.readouterr().err == ("simscore respond: warning: 4 of 6 replies held the API key (from "
+                                       "SIMSCORE_TEST_KEY); their responses hold [API key] in its place\n")  # one line
+
+
+def test_a_key_that_no_header_can_carry_is_refused_unshown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIMSCORE_TEST_KEY", KEY + "\r\n")  # KEY=$(cat key.txt) of a file written on Windows
+    with pytest.raises(ValueError) as caught:
+        OpenAIEndpointPolicy("http://127.0.0.1:9", model="m", api_key_env="SIMSCORE_TEST_KEY")
+    assert str(caught.value) == ("the environment variable SIMSCORE_TEST_KEY holds the API key with a space, a line "
+                                 "break or another character an HTTP header cannot carry (character 34 of 35); set it "
+                                 "to the key alone")
+    assert _key_parts(_frames_locals(caught.value)) == []
+
+
+def _frames_locals(error: BaseException) -> str:
+    """The locals of every frame of ``error``'s traceback, as a traceback that shows them would write them."""
+    import traceback
+
+    return "".join(f"{name}={value!r}\n" for frame, _ in traceback.walk_tb(error.__traceback__)
+                   for name, value in frame.f_locals.items())
+
+
+def test_the_key_is_in_no_repr_vars_or_traceback_locals(key: str) -> None:
+    with pytest.raises(ValueError, match="temperature must be >= 0.0") as caught:
+        OpenAIEndpointPolicy("http://127.0.0.1:9", model="m", api_key_env=key, temperature=-1)
+    shown = _frames_locals(caught.value)
+    assert "self=OpenAIEndpointPolicy(<not made>)" in shown and _key_parts(shown) == []
+    policy = OpenAIEndpointPolicy("http://127.0.0.1:9", model="m", api_key_env=key)
+    assert _key_parts(repr(vars(policy)) + repr(policy) + json.dumps(policy.provenance)) == []
+    assert "APIKey(from SIMSCORE_TEST_KEY)" in repr(vars(policy))
+
+
+def test_every_form_of_the_key_is_scrubbed() -> None:
+    import base64
+    import urllib.parse
+
+    from policies.lm._http import APIKey
+
+    secret = "k3y+with/slash=and-more"  # characters that percent-encoding and base64 change
+    scrubber = APIKey("V", secret)
+    quoted = urllib.parse.quote(secret, safe="")
+    texts = [f"?k={quoted}", f"?k={quoted.lower()}", f"?k={urllib.parse.quote_plus(secret)}"]
+    for prefix in (b"", b"a", b"ab", b"Authorization: Bearer "):  # every alignment of the key in base64
+        encoded = base64.b64encode(prefix + secret.encode()).decode()
+        texts += [encoded, encoded.replace("+", "-").replace("/", "_")]
+    for text in texts:
+        scrubbed = scrubber.scrub(text)
+        assert "[API key]" in scrubbed and len(scrubbed) < len(text), text
+    assert scrubber.scrub(f"cut here: {secret[:9]}", cut=True) == "cut here: [API key]"
+    assert scrubber.scrub(f"cut here: {secret[:9]}") == f"cut here: {secret[:9]}"  # not cut: another text
+    assert scrubber.scrub("ends in k3y", cut=True) == "ends in k3y"  # three characters tell nothing
+    assert APIKey("V", "short").scrub(base64.b64encode(b"short").decode()) == "c2hvcnQ="  # too short for base64 forms

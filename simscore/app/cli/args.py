@@ -234,6 +234,24 @@ def input_file(text: str) -> InputFile:
     return _path(text, InputFile)
 
 
+def responses_file(text: str) -> InputFile:
+    """argparse type of a responses file the command reads: a policy given where its responses belong
+    (``openai:URL``, ``hf:DIR``, that names no file) says so, not "file not found".
+
+    >>> responses_file("openai:http://127.0.0.1:8000/v1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 'openai:http://127.0.0.1:8000/v1' is a policy, not a responses file: write its \
+responses first (simscore respond 'openai:http://127.0.0.1:8000/v1' CONTEXTS --out FILE) and give FILE
+    """
+    if text.startswith(("openai:", "hf:")) and not Path(text).exists():
+        from simscore.errors import excerpt
+
+        raise argparse.ArgumentTypeError(f"{excerpt(text, 80)} is a policy, not a responses file: write its responses "
+                                         f"first (simscore respond {excerpt(text, 80)} CONTEXTS --out FILE) and give FILE")
+    return input_file(text)
+
+
 def output_file(text: str) -> OutputFile:
     """argparse type of a file the command writes (checked by :func:`check_outputs`)."""
     return _path(text, OutputFile)

@@ -63,6 +63,7 @@ from simscore.app.cli.args import (
     output_file,
     permutations,
     resamples,
+    responses_file,
     seed,
 )
 from simscore.io.untrusted import terminal_text
@@ -274,8 +275,8 @@ def _compare_measures(args: argparse.Namespace) -> list[Measure]:
 def add_subcommands(subparsers: Any) -> None:
     """Register ``simscore compare`` on the CLI's sub-command parsers."""
     p = subparsers.add_parser("compare", help="score two response logs against each other")
-    p.add_argument("a", type=input_file, help="responses of policy A (simscore's JSON Lines responses file, or CSV)")
-    p.add_argument("b", type=input_file, help="responses of policy B (JSON Lines or CSV)")
+    p.add_argument("a", type=responses_file, help="responses of policy A (simscore's JSON Lines responses file, or CSV)")
+    p.add_argument("b", type=responses_file, help="responses of policy B (JSON Lines or CSV)")
     p.add_argument(
         "--measures",
         type=measure_list,
@@ -328,7 +329,7 @@ def add_subcommands(subparsers: Any) -> None:
         "relabellings of the self-consistency test of sampled responses",
     )
     p.add_argument(
-        "--chance-responses", metavar="FILE", type=input_file,
+        "--chance-responses", metavar="FILE", type=responses_file,
         help="sampled responses only: a random policy's responses (e.g. simscore respond random ...) over the same "
         "contexts, whose agreement with A's and B's samples is the chance level of the self-consistency table",
     )

@@ -18,8 +18,10 @@
     An OpenAI-compatible chat-completions endpoint (vLLM, llama.cpp's server, Ollama,
     ``transformers serve``, a hosted API; :class:`policies.lm.openai_endpoint.OpenAIEndpointPolicy`):
     ``--model NAME`` (required); the API key from the environment variable ``--api-key-env``
-    (default ``OPENAI_API_KEY``, optional; never written anywhere); ``--temperature`` (default
-    0), ``--seed`` (default 0), ``--max-new-tokens``; ``--concurrency``, ``--timeout``,
+    (default ``OPENAI_API_KEY``, optional; never written anywhere: a reply that echoes it has
+    ``[API key]`` in its place, with one warning saying how many did); ``--temperature``
+    (default 0), ``--seed`` (default 0), ``--max-new-tokens``; ``--concurrency``, ``--timeout``
+    (seconds each try of a request may take, from connecting to the reply's last byte),
     ``--retries``; ``--source`` and ``--instruction`` shape prompts of contexts that are not
     from transcripts (those are sent as their messages, with their tools).
 a directory
@@ -98,7 +100,7 @@ from simscore.app.policy_specs import (
     load_policy,
     reseeded_policy,
 )
-from simscore.errors import ConfigError, UnparsedActWarning
+from simscore.errors import APIKeyInReplyWarning, ConfigError, UnparsedActWarning
 from simscore.io import prepare_output
 
 __all__ = ["add_subcommands", "cmd_respond"]
@@ -117,6 +119,20 @@ def _check_options(spec: PolicySpec, options: PolicyOptions, args: argparse.Name
     if (args.samples or 1) > 1 and str(args.out).lower().endswith(".csv"):
         raise ConfigError("--samples K > 1 writes JSON Lines (a sample index per record); a CSV log holds one "
                           "response per context: give --out FILE.jsonl")
+
+
+def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """simscore's warnings of the run on standard error, those of the API key in replies as one for all samples."""
+    held = [warning.message for warning in caught if isinstance(warning.message, APIKeyInReplyWarning)]
+    for warning in caught:
+        if isinstance(warning.message, APIKeyInReplyWarning):
+            continue
+        if issubclass(warning.category, UserWarning) and warning.category.__module__ == "simscore.errors":
+            print(f"simscore respond: warning: {warning.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    if held:
+        print(f"simscore respond: warning: {APIKeyInReplyWarning.combined(held)}", file=sys.stderr)
 
 
 @checks_outputs
@@ -144,6 +160,7 @@ def cmd_respond(args: argparse.Namespace) -> int:
               "are copies of its one response", file=sys.stderr)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UnparsedActWarning)
+        warnings.simplefilter("always", APIKeyInReplyWarning)
         if samples > 1 and draws:
             sampled = run_samples(lambda s: reseeded_policy(spec, options, policy, s), context_set, samples=samples,
                                   seed=args.seed or 0, name=name, progress=options.progress, nlg=nlg)
@@ -152,11 +169,7 @@ def cmd_respond(args: argparse.Namespace) -> int:
             record = {"count": samples, "seed": None, "drawn": False, "seeds": "none: copies of one response"}
             sampled = SampledResponses.from_samples([responses] * samples,
                                                     provenance={**responses.provenance, "samples": record})
-    for warning in caught:
-        if issubclass(warning.category, UserWarning) and warning.category.__module__ == "simscore.errors":
-            print(f"simscore respond: warning: {warning.message}", file=sys.stderr)
-        else:
-            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    _show_warnings(caught)
     if samples > 1:
         sampled.to_jsonl(args.out, overwrite=args.force)
     elif str(args.out).lower().endswith(".csv"):
@@ -223,7 +236,8 @@ def add_subcommands(subparsers: Any) -> None:
     g.add_argument("--api-key-env", metavar="VAR", help="the environment variable holding the API key (default "
                    "OPENAI_API_KEY if set; named here, it must be set)")
     g.add_argument("--concurrency", type=positive_int, metavar="N", help="requests in flight at most (default 4)")
-    g.add_argument("--timeout", type=float, metavar="SECONDS", help="wait for the connection and each read (default 120)")
+    g.add_argument("--timeout", type=float, metavar="SECONDS", help="seconds each try of a request may take, "
+                   "from connecting to the reply's last byte (default 120, at most 86400)")
     g.add_argument("--retries", type=int, metavar="N", help="tries after the first for a connection error, a timeout, "
                    "429 or 5xx, with exponential backoff (default 4)")
     g = p.add_argument_group("Python policies (MODULE:NAME, FILE.py:NAME)")

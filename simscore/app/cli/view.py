@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from simscore.app.cli.args import checks_outputs, input_file, output_file, positive_int, seed
+from simscore.app.cli.args import checks_outputs, input_file, output_file, positive_int, responses_file, seed
 from simscore.app.inspect import view
 from simscore.app.inspect.view import (
     action_differences,
@@ -61,8 +61,8 @@ def add_subcommands(subparsers: Any) -> None:
     """Register ``simscore view``."""
     p = subparsers.add_parser("view", help="write an HTML page of the contexts where two policies differ")
     p.add_argument("comparison", type=input_file, help="comparison saved by `simscore compare A B --out CMP.json`")
-    p.add_argument("--a", required=True, type=input_file, help="responses of policy A (JSON Lines), as given to compare")
-    p.add_argument("--b", required=True, type=input_file, help="responses of policy B (JSON Lines), as given to compare")
+    p.add_argument("--a", required=True, type=responses_file, help="responses of policy A (JSON Lines), as given to compare")
+    p.add_argument("--b", required=True, type=responses_file, help="responses of policy B (JSON Lines), as given to compare")
     p.add_argument("--contexts", type=input_file, help="the context set (JSON Lines): adds beliefs and dialogue histories")
     p.add_argument("--out", type=output_file, help="the page to write (default: COMPARISON with .html)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")

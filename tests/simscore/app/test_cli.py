@@ -472,3 +472,15 @@ def test_quiet_keeps_the_run_logs_info_lines_off_the_console(tmp_path):
         root.handlers[:] = saved
     assert "a step finished" not in stream.getvalue() and "a step skipped" in stream.getvalue()
     assert "a step finished" in (tmp_path / "run.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("command", [["compare", "{policy}", "{file}"], ["compare", "{file}", "{policy}"],
+                                     ["view", "{file}", "--a", "{policy}", "--b", "{file}"]])
+def test_a_policy_where_responses_belong_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  command: list[str]) -> None:
+    policy, file = "openai:http://127.0.0.1:8000/v1", str(tmp_path / "b.jsonl")
+    with pytest.raises(SystemExit) as caught:
+        main([part.format(policy=policy, file=file) for part in command])
+    assert caught.value.code == 2
+    assert (f"{policy!r} is a policy, not a responses file: write its responses first (simscore respond {policy!r} "
+            "CONTEXTS --out FILE) and give FILE") in capsys.readouterr().err
