@@ -36,6 +36,7 @@ __all__ = [
     "TrainingConfigMismatchError",
     "SimulationError",
     "ReplayError",
+    "PolicyCrashedError",
     "TextMeasureError",
     "ModelNotFoundError",
     "UnsupportedModelError",
@@ -270,6 +271,12 @@ class ReplayError(SimscoreError, ValueError):
     """A context cannot be replayed in the simulated world: its set does not record how to rebuild
     its dialogue (no simulated dialogue id, no policy for its source), or the rebuilt dialogue does
     not reach the context's belief state (another policy, world or seed made it)."""
+
+
+class PolicyCrashedError(SimscoreError, RuntimeError):
+    """A policy failed while being replayed: its own code raised, or it gave no valid action. Not
+    bad input, and no answer about the policy's behaviour: ``simscore gate`` exits 3 (undecided),
+    naming the policy and the exception (:mod:`simscore.app.cli.gate`)."""
 
 
 class TextMeasureError(SimscoreError, ValueError):

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     import pandas
 
     from simscore.outcomes.flips import FlipDecomposition, Outcomes
+    from simscore.progress import Progress
     from simscore.stats import Bootstrap
 
 __all__ = ["DialoguePosition", "ArmOutcomes", "Replays", "BranchPoints", "locate", "continuation_seed", "rebuild",
@@ -550,6 +551,13 @@ Row = tuple[str, int]
 """One replayed continuation: a context's id and the continuation's index ``k``."""
 
 
+def _counted(rows: Sequence[Row], bar: Progress) -> Iterable[Row]:
+    """The rows, each counted on ``bar`` once played."""
+    for row in rows:
+        yield row
+        bar.update()
+
+
 class BranchPoints:
     """Contexts made ready to branch from: located, checked, each recorded dialogue run again once.
 
@@ -630,7 +638,7 @@ class BranchPoints:
         return tuple((cid, k) for cid in ids for k in range(continuations))
 
     def play(self, policy: SummaryPolicy, rows: Sequence[Row], *, seed: int, first: Sequence[int] | None = None,
-             name: str | None = None, progress: bool = False) -> ArmOutcomes:
+             name: str | None = None, progress: bool | Progress = False) -> ArmOutcomes:
         """Continue the dialogue of every row's context with ``policy`` under continuation ``k``'s randomness.
 
         Parameters
@@ -646,8 +654,9 @@ class BranchPoints:
             policy still chooses there, so its own random draws stay those of its own arm).
         name : str, optional
             The policy's name in errors (default: its ``name``, else its class name).
-        progress : bool
-            Show how many rows are played.
+        progress : bool or simscore.progress.Progress
+            Show how many rows are played: True, as a step of its own; a :class:`~simscore.progress.Progress`,
+            counted on it (one unit a row), so that several arms make one step of a caller's.
 
         Returns
         -------
@@ -665,11 +674,13 @@ class BranchPoints:
         swapped = None if first is None else [int(a) for a in first]
         if swapped is not None and len(swapped) != len(rows):
             raise ValueError(f"first has {len(swapped)} actions for {len(rows)} rows")
-        from simscore.progress import track
+        from simscore.progress import Progress, track
 
+        counted = (_counted(rows, progress) if isinstance(progress, Progress)
+                   else track(rows, f"replaying {name}", unit="continuations", enabled=progress))
         arm = _Arm()
         sim = self._sim
-        for i, (cid, k) in enumerate(track(rows, f"replaying {name}", unit="continuations", enabled=progress)):
+        for i, (cid, k) in enumerate(counted):
             position = self._positions[cid]
             user, system, own = continuation_seed(seed, cid, k).spawn(3)
             _start(sim, position, self._actions[cid])
@@ -679,7 +690,7 @@ class BranchPoints:
         return arm.result()
 
     def swap(self, policy_b: SummaryPolicy, rows: Sequence[Row], a: ArmOutcomes, b: ArmOutcomes, *, seed: int,
-             name: str | None = None, progress: bool = False) -> ArmOutcomes:
+             name: str | None = None, progress: bool | Progress = False) -> ArmOutcomes:
         """Arm (c): A's action at the context, then ``policy_b``; ``a`` and ``b`` are the arms of A and B on ``rows``.
 
         Played only on the rows where A and B took different summary actions: where they took the

@@ -377,6 +377,7 @@ def simulated_contexts(
     seed: int,
     settings: SimulationSettings | None = None,
     name: str = "C_col",
+    progress: bool = False,
 ) -> ContextSet:
     """C_col from simulated dialogues: every decision point of ``n`` dialogues per policy.
 
@@ -397,6 +398,8 @@ def simulated_contexts(
     settings : SimulationSettings, optional
     name : str
         Name of the context set.
+    progress : bool
+        Show each policy's dialogues as a step (:func:`run_dialogues`'s ``progress``).
 
     Examples
     --------
@@ -410,7 +413,7 @@ def simulated_contexts(
     domain = (settings or SimulationSettings()).domain
     logs = []
     for source, policy in policies.items():
-        result = run_dialogues(policy, n, seed=seed, settings=settings, keep_dialogues=True)
+        result = run_dialogues(policy, n, seed=seed, settings=settings, keep_dialogues=True, progress=progress)
         logs.append(({"source": {"name": source}, "domain": domain.name}, result.dialogues))
     collected = collect_contexts(logs, name=name, domain=domain)
     return collected.filter(lambda context: (context.metadata.get("turn_index") or 0) > 0, name=name)

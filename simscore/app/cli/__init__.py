@@ -46,7 +46,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "rebuild figures and report.md from the tables saved in DIR"),
     "view": ("view", "write an HTML page of the contexts where two policies differ"),
     "diagnose": ("diagnose", "can a measure be fooled? degenerate policies vs real ones"),
-    "gate": ("gate", "CI gate: does the candidate lose what the baseline won? (exit 0 pass, 1 regression, 2 bad input)"),
+    "gate": ("gate", "CI gate: does the candidate lose what the baseline won? (exit 0 pass, 1 regression, 2 bad input, "
+             "3 undecided)"),
 }
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -198,3 +200,189 @@ def test_out_dash_writes_the_json_to_standard_output(tmp_path: Path, capsys: pyt
     assert json.loads(out)["mode"] == "logs" and "60 paired outcomes of 30 tasks" in err
     assert not (tmp_path / "-").exists()
 
+
+
+# ----------------------------------------------------------------------------- contexts collected from sampling policies
+
+SAMPLER = (
+    "import numpy as np\n\n\n"
+    "class Sampler:\n"
+    "    '''The first allowed action; a random allowed one while sampling_scale > 0 (drawn from the dialogue's "
+    "generator).'''\n\n"
+    "    name = 'sampler'\n\n"
+    "    def __init__(self):\n"
+    "        self.sampling_scale = 0.0\n"
+    "        self.rng = None\n\n"
+    "    def begin_dialogue(self, rng):\n"
+    "        self.rng = rng\n\n"
+    "    def choose(self, belief, mask):\n"
+    "        allowed = np.flatnonzero(mask)\n"
+    "        if self.sampling_scale > 0 and self.rng is not None:\n"
+    "            return int(self.rng.choice(allowed))\n"
+    "        return int(allowed[0])\n"
+)
+
+
+def _sampled_contexts(tmp_path: Path, scale_recorded: float) -> tuple[Path, Path]:
+    """Contexts of 3 dialogues of Sampler with sampling scale 1, the log's header saying ``scale_recorded``; the
+    module and the context file."""
+    import importlib.util
+
+    from contexts import collect_contexts
+    from policies import run_dialogues
+
+    tmp_path.mkdir(exist_ok=True)
+    module = tmp_path / "sampler.py"
+    module.write_text(SAMPLER, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("gate_test_sampler", module)
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    sampler = loaded.Sampler()
+    sampler.sampling_scale = 1.0
+    log = tmp_path / "s.jsonl"
+    run_dialogues(sampler, 3, seed=5, log_path=log, log_source={"name": "s", "sampling_scale": scale_recorded})
+    contexts = collect_contexts([log], name="C_col")
+    path = tmp_path / "col.jsonl"
+    contexts.filter(lambda c: c.metadata["turn_index"] > 0, name="C_col").to_jsonl(path)
+    return module, path
+
+
+def test_a_source_samples_with_the_scale_its_collection_recorded(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    # collected sampling (scale 1): replayed greedily, the dialogues part at once; with the recorded scale they replay
+    module, contexts = _sampled_contexts(tmp_path, 1.0)
+    argv = ["gate", "handcrafted", "handcrafted", "--contexts", str(contexts), "--source", f"s={module}:Sampler",
+            "-k", "1", "--resamples", "0", "--max-negative-flip-rate", "1"]
+    with caplog.at_level(logging.INFO, logger="simscore.app.cli"):
+        assert main(argv) == 0
+    assert f"contexts of {contexts}" in capsys.readouterr().out
+    assert [r.getMessage() for r in caplog.records if r.name == "simscore.app.cli"] == [
+        f"gate: the sources replayed as {contexts} records their collection (the dialogues' seeds from their ids): "
+        f"'s' by --source {module}:Sampler, sampling scale 1"]
+    _, unrecorded = _sampled_contexts(tmp_path / "0", 0.0)  # the same dialogues, a header saying they were greedy
+    assert main([*argv[:4], str(unrecorded), *argv[5:]]) == 2
+    assert "reaches another belief state at turn" in capsys.readouterr().err
+
+
+def test_an_experiment_s_own_c_col_replays_with_its_runs_as_they_collected_it(
+    tiny_run: tuple[Path, Path], capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """C_col was collected with [contexts] collect_scale = 1 (sampled): the gate replayed it greedily and refused it."""
+    folder = tiny_run[0]
+    with caplog.at_level(logging.INFO, logger="simscore.app.cli"):
+        code = main(["gate", str(folder / "runs" / "ts-1"), str(folder / "runs" / "ts-1"), "--contexts",
+                     str(folder / "contexts" / "col.jsonl"), "-k", "1", "--resamples", "0"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"82 contexts of {folder / 'contexts' / 'col.jsonl'}, K=1 continuations (82 pairs, R_TS)" in out
+    [line] = [r.getMessage() for r in caplog.records if r.name == "simscore.app.cli"]
+    assert line.endswith("; ".join(f"'{run}' by {folder.resolve() / 'runs' / run} checkpoint 60, sampling scale 1"
+                                   for run in ("ts-1", "ts-2", "iq-1", "iq-2")))
+
+
+# ----------------------------------------------------------------------------- options of the other mode, the bounds
+
+
+@pytest.mark.parametrize(("given", "named"), [
+    (["--reward", "iq"], "--reward applies"),
+    (["-k", "2"], "--continuations applies"),
+    (["--continuations", "2", "--reward", "ts"], "--continuations, --reward apply"),
+    (["--max-change-above-floor", "0.2"], "--max-change-above-floor applies"),
+    (["--contexts", "c.jsonl"], "--contexts applies"),
+    (["--source", "a=random"], "--source applies"),
+    (["--dialogues", "3"], "--dialogues applies"),
+])
+def test_options_of_policies_are_refused_with_logs_before_any_work(given: list[str], named: str, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # the logs do not exist: reading them would be another error
+    assert main(["gate", "--logs", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), *given]) == 2
+    assert capsys.readouterr().err == (f"simscore gate: error: {named} to policies, not to --logs (outcome logs have "
+                                       "no contexts to replay and no actions)\n")
+
+
+def test_the_defaults_of_policies_are_filled_in_after_the_check(tmp_path: Path) -> None:
+    out = tmp_path / "gate.json"
+    assert main(["gate", "handcrafted", "handcrafted", "--dialogues", "2", "--resamples", "0",
+                 "--max-negative-flip-rate", "1", "--out", str(out)]) == 0
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert (record["continuations"], record["reward"], record["result"]["limits"]["max_change_above_floor"]) == (
+        4, "ts", 0.1)
+
+
+def test_continuations_are_bounded_when_the_arguments_are_read(capsys: pytest.CaptureFixture[str]) -> None:
+    from simscore.app.cli.gate import MAX_CONTINUATIONS
+
+    with pytest.raises(SystemExit) as exc:
+        main(["gate", "handcrafted", "handcrafted", "-k", "1000000"])
+    assert exc.value.code == 2
+    assert ("argument --continuations/-k: expected at most 1,000 continuations per context (MAX_CONTINUATIONS), "
+            "got '1000000'") in capsys.readouterr().err
+    assert MAX_CONTINUATIONS == 1_000
+
+
+# ----------------------------------------------------------------------------- a policy that crashes: exit 3
+
+CRASHING = (
+    "import numpy as np\n\n\n"
+    "class Crashing:\n"
+    "    name = 'crashing'\n\n"
+    "    def choose(self, belief, mask):\n"
+    "        if belief.offer_happened:\n"
+    "            raise RuntimeError('no venue for you')\n"
+    "        return int(np.flatnonzero(mask)[-1])\n\n\n"
+    "class Invalid:\n"
+    "    def choose(self, belief, mask):\n"
+    "        return 999\n"
+)
+
+
+@pytest.mark.parametrize(("role", "name", "said"), [
+    ("candidate", "Crashing", "the candidate {spec} crashed while being replayed (RuntimeError: no venue for you)"),
+    ("baseline", "Crashing", "the baseline {spec} crashed while being replayed (RuntimeError: no venue for you)"),
+    ("candidate", "Invalid", "the candidate {spec} gave an invalid action while being replayed: policy 'candidate "
+     "{spec}' chose 999 in dialogue s0-000000 turn 1; expected a summary action index in [0, 16)"),
+])
+def test_a_policy_that_crashes_leaves_the_gate_undecided(role: str, name: str, said: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    module = tmp_path / "crashing.py"
+    module.write_text(CRASHING, encoding="utf-8")
+    spec = f"{module}:{name}"
+    pair = ["handcrafted", spec] if role == "candidate" else [spec, "handcrafted"]
+    out = tmp_path / "gate.json"
+    assert main(["gate", *pair, "--dialogues", "2", "-k", "1", "--out", str(out)]) == 3
+    captured = capsys.readouterr()
+    assert captured.err == (f"simscore gate: undecided: {said.format(spec=spec)}: the gate could not be decided "
+                            "(exit 3)\n")
+    assert captured.out == "" and not out.exists()
+
+
+def test_the_exit_codes_are_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["gate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "exit status: 0 the candidate passes; 1 a regression; 2 bad input" in text
+    assert "3 undecided: the baseline, the candidate or a source's policy crashed" in text
+
+
+# ----------------------------------------------------------------------------- progress away from a terminal
+
+
+def test_the_replay_and_the_bootstrap_log_progress_away_from_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import simscore.progress
+
+    monkeypatch.setattr(simscore.progress, "LOG_INTERVAL", 0.005)  # every step counts as long
+    argv = ["gate", "handcrafted", "random", "--dialogues", "4", "-k", "2", "--resamples", "2000"]
+    with caplog.at_level(logging.INFO, logger="simscore.progress"):
+        assert main(argv) == 1
+    lines = [r.getMessage() for r in caplog.records if r.name == "simscore.progress"]
+    replaying = [line for line in lines if line.startswith("gate: replaying: ")]
+    assert replaying and all(re.fullmatch(r"gate: replaying: \d+/\d+ continuations done, \d+s", line)
+                             for line in replaying), lines
+    assert any(line.startswith("gate: bootstrap (2000 resamples): ") for line in lines), lines
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="simscore.progress"):
+        assert main([*argv, "--quiet"]) == 1
+    assert [r for r in caplog.records if r.name == "simscore.progress"] == []
