@@ -70,6 +70,7 @@ from simscore.errors import (
     excerpt,
     json_excerpt,
 )
+from simscore.errors import json_kind as _kind
 from simscore.io import decode_line, dumps, open_input, parse_json, read_head, read_lines, read_text
 from simscore.io.formats import FILE_FORMATS, detect_format, kind_mismatch
 from simscore.responses import Response, Responses
@@ -292,11 +293,6 @@ def _history_line(message: Mapping[str, Any], lists: ListMode) -> str:
 def _object(value: Any) -> dict[str, Any]:
     """``value`` if it is a JSON object, else an empty one (τ²-bench's optional parts)."""
     return value if isinstance(value, dict) else {}
-
-
-def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
-    return names.get(type(value), "null" if value is None else type(value).__name__)
 
 
 def _label(value: Any, what: str, where: str, path: Path, line: int | None) -> str:

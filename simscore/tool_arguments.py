@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
 from simscore.errors import ToolCallError
+from simscore.errors import json_kind as _kind
 
 __all__ = [
     "ToolCall",
@@ -214,8 +215,3 @@ def _scalar(call: Any, name: str, value: Any) -> str:
         return "[]"
     raise ToolCallError(call, f"the arguments of {name!r} hold a {type(value).__name__}, not a JSON value")
 
-
-def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "an array", tuple: "an array", str: "a string", bool: "a boolean",
-             int: "a number", float: "a number"}
-    return names.get(type(value), "null" if value is None else f"a {type(value).__name__}")

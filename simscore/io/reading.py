@@ -253,7 +253,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _lone_surrogate(value: Any) -> str | None:
-    """The first lone surrogate in any string of a parsed value (as ``\\udXXX``), or None."""
+    """The first lone surrogate in any string of a parsed value (as ``\\ud800`` is written), or None."""
     stack = [value]
     while stack:
         item = stack.pop()
