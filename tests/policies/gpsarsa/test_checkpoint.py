@@ -197,7 +197,7 @@ def _truncate_with_valid_checksum(tmp_path: Path, stem: str) -> None:
             "counts.episodes must be >= 0, got -1",
         ),
         (lambda t, s: (t / f"{s}.json").write_text("{not json"), r"p\.json: invalid JSON"),
-        (lambda t, s: (t / f"{s}.json").write_text("[1, 2]"), "expected a JSON object, got list"),
+        (lambda t, s: (t / f"{s}.json").write_text("[1, 2]"), "expected a JSON object, got an array"),
         (lambda t, s: (t / f"{s}.json").unlink(), "cannot read the checkpoint header"),
         (lambda t, s: (t / f"{s}.npz").unlink(), "cannot read the checkpoint arrays"),
     ],
