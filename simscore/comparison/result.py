@@ -18,6 +18,7 @@ import pandas as pd
 from simscore._version import __version__
 from simscore.io import atomic_open, prepare_output
 from simscore.io.formats import COMPARISON_FORMAT
+from simscore.io.output import json_records
 from simscore.io.untrusted import spreadsheet_frame
 from simscore.stats import Bootstrap, format_interval
 from simscore.stats.consistency import Consistency
@@ -56,7 +57,7 @@ class _Records(list[Any]):
     def __iter__(self) -> Iterator[Any]:
         for start in range(0, len(self._scores), JSON_CHUNK):
             chunk = self._scores.iloc[start : start + JSON_CHUNK]
-            yield from json.loads(chunk.reset_index().to_json(orient="records"))
+            yield from json_records(chunk.reset_index())
 
 
 @dataclass(frozen=True)

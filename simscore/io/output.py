@@ -39,7 +39,7 @@ from typing import IO, Any, Literal
 
 from simscore.errors import OutputExistsError
 
-__all__ = ["prepare_output", "atomic_open", "atomic_write_text", "same_file", "is_temporary"]
+__all__ = ["prepare_output", "atomic_open", "atomic_write_text", "same_file", "is_temporary", "json_records"]
 
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 _TOKEN_BYTES = 6
@@ -393,3 +393,32 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``path`` atomically (UTF-8)."""
     with atomic_open(path, "w") as handle:
         handle.write(text)
+
+
+def json_records(frame: Any) -> list[dict[str, Any]]:
+    """A pandas frame's rows as JSON-ready mappings, every number as it is; NaN and missing values are null.
+
+    pandas' ``to_json`` keeps 10 significant digits (2/3 becomes ``0.6666666667``); these
+    records keep each float whole, so :mod:`json` writes the shortest decimal that reads back
+    as the same float. Infinities are null too (JSON has none); a time is its ISO text.
+
+    >>> import pandas as pd
+    >>> json_records(pd.DataFrame({"id": ["c1", "c2"], "tmr": [2 / 3, float("nan")], "n": [1, 2]}))
+    [{'id': 'c1', 'tmr': 0.6666666666666666, 'n': 1}, {'id': 'c2', 'tmr': None, 'n': 2}]
+    """
+    names = [str(name) for name in frame.columns]
+    columns = [[_json_value(value) for value in frame.iloc[:, k].tolist()] for k in range(len(names))]
+    return [dict(zip(names, row)) for row in zip(*columns)] if names else [{} for _ in range(len(frame))]
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if value - value == 0 else None  # NaN and the infinities give NaN here
+    if value is None or isinstance(value, (str, int)):
+        return value
+    if hasattr(value, "item") and not isinstance(value, (list, dict)):  # a numpy scalar
+        return _json_value(value.item())
+    if hasattr(value, "isoformat"):
+        return None if str(value) == "NaT" else value.isoformat()
+    return None if value.__class__.__name__ == "NAType" else value
+

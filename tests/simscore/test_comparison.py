@@ -311,7 +311,14 @@ def test_saved_scores_keep_every_digit(tmp_path) -> None:
     assert main(["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--measures", "tmr,cmr,cer",
                  "--out", str(tmp_path / "cli.csv")]) == 0
     compare(a, b, ["tmr", "cmr", "cer"]).save(tmp_path / "api.csv")
+    assert main(["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--measures", "tmr,cmr,cer",
+                 "--out", str(tmp_path / "cli.json")]) == 0
+    compare(a, b, ["tmr", "cmr", "cer"]).save(tmp_path / "api.json")
     for name in ("cli.csv", "api.csv"):
-        saved = pd.read_csv(tmp_path / name, index_col="context_id", float_precision="round_trip")
+        saved = pd.read_csv(tmp_path / name, index_col="context_id")
         assert saved[["tmr", "cmr", "cer"]].to_numpy().tolist() == expected[["tmr", "cmr", "cer"]].to_numpy().tolist()
+    for name in ("cli.json", "api.json"):  # pandas' to_json kept 10 digits here too
+        records = json.loads((tmp_path / name).read_text())["scores"]
+        assert [[r[m] for m in ("tmr", "cmr", "cer")] for r in records] == expected[["tmr", "cmr", "cer"]].to_numpy().tolist()
     assert "0.6666666666666666" in (tmp_path / "cli.csv").read_text()
+    assert "0.6666666666666666" in (tmp_path / "cli.json").read_text()

@@ -47,7 +47,6 @@ it combines with ``--out PATH`` but not with ``--out -`` or a ``--format`` for s
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -66,6 +65,7 @@ from simscore.app.cli.args import (
     responses_file,
     seed,
 )
+from simscore.io.output import json_records
 from simscore.io.untrusted import terminal_text
 from simscore.stats import Bootstrap
 
@@ -118,8 +118,8 @@ def _write(
                                "apart": list(chance.apart)}
         if divergence is not None:
             extra["first_divergence"] = {"measure": divergence.measure,
-                                         "table": json.loads(divergence.table.to_json(orient="records")),
-                                         "distribution": json.loads(divergence.distribution.to_json(orient="records"))}
+                                         "table": json_records(divergence.table),
+                                         "distribution": json_records(divergence.distribution)}
         comparison.write_json(handle, extra=extra or None)
     elif fmt == "csv":
         comparison.write_csv(handle)
