@@ -19,6 +19,7 @@ from simscore.comparison.result import Comparison
 from simscore.errors import InputMismatchError, MissingValueWarning
 from simscore.measures.base import unique_pairs
 from simscore.responses import Responses
+from simscore.samples import SampledResponses
 
 __all__ = ["input_record", "check_inputs", "inputs_of"]
 
@@ -59,12 +60,13 @@ def inputs_of(a: Responses, b: Responses, ids: list[str], factorised: Mapping[st
     return records
 
 
-def input_record(responses: Responses, ids: Sequence[str]) -> dict[str, Any]:
+def input_record(responses: Responses | SampledResponses, ids: Sequence[str]) -> dict[str, Any]:
     """What :func:`~simscore.comparison.compare` records of one side (``info.inputs["a"]``) for ``responses`` at ``ids``.
 
     ``policy``, ``contexts`` (the number of ``ids``), ``ids_sha256`` (SHA-256 of the ids in
     order) and ``responses_sha256`` (of the responses at those ids: the actions and texts, not
-    the file's bytes, so the same responses saved as JSON Lines or CSV agree).
+    the file's bytes, so the same responses saved as JSON Lines or CSV agree). Sampled
+    responses of K >= 2 samples add ``samples`` (K), and the digest covers every sample in order.
 
     >>> from simscore import Act, Response, compare
     >>> from simscore.stats import Bootstrap
@@ -72,18 +74,24 @@ def input_record(responses: Responses, ids: Sequence[str]) -> dict[str, Any]:
     >>> record = input_record(r, ["c1", "c2"])
     >>> record["policy"], record["contexts"], record == compare(r, r, "tmr", bootstrap=Bootstrap(0)).info.inputs["a"]
     ('p', 2, True)
+    >>> input_record(SampledResponses.from_samples([r, r]), ["c1", "c2"])["samples"]
+    2
     """
     ids = list(ids)
     ids_digest = _ids_digest(ids)
+    count = responses.n_samples if isinstance(responses, SampledResponses) else 1
     levels = []
-    for column in (responses.actions(ids), responses.texts(ids)):
-        values, pair_a, _, inverse = unique_pairs(column, column)
-        levels.append((values, pair_a[inverse]))
+    for k in range(count):
+        drawn = responses.sample(k) if isinstance(responses, SampledResponses) else responses
+        for column in (drawn.actions(ids), drawn.texts(ids)):
+            values, pair_a, _, inverse = unique_pairs(column, column)
+            levels.append((values, pair_a[inverse]))
     return {"policy": responses.policy, "contexts": len(ids), "ids_sha256": ids_digest,
+            **({"samples": count} if count > 1 else {}),
             "responses_sha256": _side_digest(ids_digest, levels)}
 
 
-def check_inputs(comparison: Comparison, a: Responses, b: Responses, *,
+def check_inputs(comparison: Comparison, a: Responses | SampledResponses, b: Responses | SampledResponses, *,
                  names: Mapping[str, str] | None = None) -> None:
     """Refuse responses that are not the ones ``comparison`` was made from.
 
@@ -95,8 +103,8 @@ def check_inputs(comparison: Comparison, a: Responses, b: Responses, *,
     Parameters
     ----------
     comparison : Comparison
-    a, b : Responses
-        The responses said to be sides A and B.
+    a, b : Responses or SampledResponses
+        The responses said to be sides A and B (sampled ones for a comparison of samples).
     names : mapping, optional
         How to name the sides in messages, e.g. ``{"a": "--a r.jsonl", "b": "--b h.jsonl"}``.
 
@@ -144,13 +152,19 @@ def _short(policy: Any) -> str:
     return text if len(text) <= 62 else text[:58] + "...'"
 
 
-def _found(responses: Responses, ids: list[str]) -> dict[str, Any]:
+def _found(responses: Responses | SampledResponses, ids: list[str]) -> dict[str, Any]:
     """The record of ``responses`` at the comparison's ids (without a digest when they do not cover them)."""
     covers = len(responses) == len(ids) and all(i in responses for i in ids)
     if covers:
         return input_record(responses, ids)
-    return {"policy": responses.policy, "contexts": len(responses),
+    count = responses.n_samples if isinstance(responses, SampledResponses) else 1
+    return {"policy": responses.policy, "contexts": len(responses), **({"samples": count} if count > 1 else {}),
             "missing": sum(i not in responses for i in ids), "extra": len(set(responses.ids) - set(ids))}
+
+
+def _samples(record: Mapping[str, Any]) -> str:
+    count = record.get("samples", 1)
+    return "one response per context" if count == 1 else f"{count} samples per context"
 
 
 def _differences(found: Mapping[str, Any], expected: Mapping[str, Any]) -> list[str]:
@@ -160,7 +174,9 @@ def _differences(found: Mapping[str, Any], expected: Mapping[str, Any]) -> list[
         out.append(f"policy {_short(found['policy'])}, not {_short(expected['policy'])}")
     if found["contexts"] != expected["contexts"]:
         out.append(f"{found['contexts']} contexts, not {expected['contexts']}")
-    if "missing" in found:
+    if found.get("samples", 1) != expected.get("samples", 1):
+        out.append(f"{_samples(found)}, not {_samples(expected)}")
+    elif "missing" in found:
         out.append(f"context ids differ ({found['missing']} of the comparison's missing, {found['extra']} others)")
     elif found["ids_sha256"] != expected["ids_sha256"]:
         out.append("context ids differ (SHA-256)")

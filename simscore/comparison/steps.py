@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simscore.comparison.inputs import inputs_of
+from simscore.comparison.inputs import input_record, inputs_of
 from simscore.comparison.result import SUMMARY_COLUMNS, Comparison, ComparisonInfo
 from simscore.errors import (
     ContextMismatchError,
@@ -410,7 +410,7 @@ def _compare_sampled(
     info = ComparisonInfo(
         a_provenance=dict(a.provenance), b_provenance=dict(b.provenance), bootstrap=bootstrap,
         clusters=aligned.cluster_columns, unit=aligned.unit, units=consistency.info["units"], samples=a.n_samples,
-        n_permutations=consistency.info["n_permutations"],
+        n_permutations=consistency.info["n_permutations"], inputs={"a": input_record(a, ids), "b": input_record(b, ids)},
     )
     return Comparison(scores=frame, summary=summary, signatures={m.name: m.signature() for m in resolved},
                       a=a.policy, b=b.policy, info=info, consistency=consistency)

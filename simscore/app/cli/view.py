@@ -21,6 +21,7 @@ from simscore.app.inspect.view import (
 from simscore.comparison import check_inputs
 from simscore.io import prepare_output
 from simscore.responses import Responses
+from simscore.samples import SampledResponses
 
 __all__ = ["add_subcommands", "cmd_view"]
 
@@ -35,8 +36,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     if args.out is None:  # a given --out was checked with the inputs before the command began
         prepare_output(out, inputs=inputs, overwrite=args.force)
     comparison = read_comparison(args.comparison)
-    a = Responses.read_jsonl(args.a)
-    b = Responses.read_jsonl(args.b)
+    a, b = _side(args.a), _side(args.b)
     check_inputs(comparison, a, b, names={"a": f"--a {args.a}", "b": f"--b {args.b}"})  # the files it was made from
     contexts = None
     if args.contexts:
@@ -57,12 +57,22 @@ def cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _side(path: str) -> Responses | SampledResponses:
+    """A responses file: one response per context as :class:`Responses`, else its K samples."""
+    from simscore.responses_csv import read_sampled_responses
+
+    sampled = read_sampled_responses(path)
+    return sampled.sample(0) if sampled.n_samples == 1 else sampled
+
+
 def add_subcommands(subparsers: Any) -> None:
     """Register ``simscore view``."""
     p = subparsers.add_parser("view", help="write an HTML page of the contexts where two policies differ")
     p.add_argument("comparison", type=input_file, help="comparison saved by `simscore compare A B --out CMP.json`")
-    p.add_argument("--a", required=True, type=responses_file, help="responses of policy A (JSON Lines), as given to compare")
-    p.add_argument("--b", required=True, type=responses_file, help="responses of policy B (JSON Lines), as given to compare")
+    p.add_argument("--a", required=True, type=responses_file,
+                   help="responses of policy A (JSON Lines, or sampled), as given to compare")
+    p.add_argument("--b", required=True, type=responses_file,
+                   help="responses of policy B (JSON Lines, or sampled), as given to compare")
     p.add_argument("--contexts", type=input_file, help="the context set (JSON Lines): adds beliefs and dialogue histories")
     p.add_argument("--out", type=output_file, help="the page to write (default: COMPARISON with .html)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")

@@ -27,6 +27,12 @@ Tool calls are shown call by call: a response whose action is a turn of tool cal
 alike. A paired context (``simscore contexts transcripts --pair``) whose second agent was given
 another history (``same_history`` false) says so: the history shown is the first agent's.
 
+**Sampled responses** (``simscore respond --samples K``, compared with ``simscore compare``):
+each side shows its distinct responses with how many of the K samples gave each (the most
+frequent first), the scores are the comparison's (each the mean over the K x K cross pairs),
+and a context differs where the two sides' samples differ as multisets (same responses in
+other numbers count as a difference; ``action`` where the actions' multisets differ).
+
 The data enters the page as JSON in a ``<script type="application/json">`` element, with
 ``<``, ``>``, ``&`` and the JavaScript line separators escaped; the script inserts every piece
 of user data with ``textContent``. Same inputs give the same bytes.
@@ -37,6 +43,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +60,7 @@ from simscore.io import atomic_open, format_problem, open_input, prepare_output,
 from simscore.io.formats import COMPARISON_FORMAT, FILE_FORMATS, detect_format, kind_mismatch
 from simscore.measures import MEASURES
 from simscore.responses import Response, Responses
+from simscore.samples import SampledResponses
 
 if TYPE_CHECKING:
     from contexts.context import Context, ContextSet
@@ -61,6 +69,9 @@ __all__ = [
     "read_comparison", "differing_ids", "action_differences", "select_rows", "view_data",
     "write_view", "MAX_ROWS",
 ]
+
+#: One policy's responses on a page: one per context, or K samples per context.
+Side = Responses | SampledResponses
 
 #: Values shown per slot in a belief summary (the most probable ones).
 TOP_VALUES = 3
@@ -283,8 +294,33 @@ def _calls_json(action: Act) -> list[dict[str, Any]] | None:
             for call in calls]
 
 
-def _differs(x: Response, y: Response) -> bool:
-    return x.action != y.action or x.text != y.text
+def _drawn(responses: Side, context_id: str) -> tuple[Response, ...]:
+    """A context's responses on one side: its K samples, or the one response."""
+    found = responses[context_id]
+    return found if isinstance(found, tuple) else (found,)
+
+
+def _difference(x: tuple[Response, ...], y: tuple[Response, ...]) -> str | None:
+    """``"action"``, ``"wording"`` or None: how two sides' responses at a context differ, as multisets.
+
+    >>> from simscore import Act
+    >>> hi, bye = Response(Act.parse("hello()"), "Hi."), Response(Act.parse("bye()"), "Bye.")
+    >>> _difference((hi, bye), (bye, hi)), _difference((hi, hi), (hi, bye)), _difference((hi,), (Response(hi.action, "Hey."),))
+    (None, 'action', 'wording')
+    """
+    if Counter(r.action for r in x) != Counter(r.action for r in y):
+        return "action"
+    return "wording" if Counter(r.text for r in x) != Counter(r.text for r in y) else None
+
+
+def _side_json(drawn: tuple[Response, ...]) -> dict[str, Any]:
+    """One side's response as the page shows it; sampled: the most frequent, and ``samples`` with each distinct one's count."""
+    if len(drawn) == 1:
+        return _response_json(drawn[0])
+    counts = Counter((r.action, r.text) for r in drawn)
+    order = sorted(counts, key=lambda key: -counts[key])  # stable: ties keep the order of first appearance
+    distinct = [{**_response_json(Response(action, text)), "count": counts[(action, text)]} for action, text in order]
+    return {**{k: v for k, v in distinct[0].items() if k != "count"}, "samples": distinct}
 
 
 def _history_json(history: Iterable[str]) -> list[dict[str, str]]:
@@ -339,7 +375,7 @@ def _turn(value: Any) -> int | None:
     return int(number) if number is not None and number == int(number) else None
 
 
-def action_differences(differing: list[str], a: Responses, b: Responses) -> int:
+def action_differences(differing: list[str], a: Side, b: Side) -> int:
     """How many of the differing contexts differ in the action; the rest differ in the wording only.
 
     Two policies worded by different NLG instances can agree on every act and still word it
@@ -352,10 +388,10 @@ def action_differences(differing: list[str], a: Responses, b: Responses) -> int:
     >>> action_differences(["c1", "c2"], a, b)
     1
     """
-    return sum(a[i].action != b[i].action for i in differing)
+    return sum(_difference(_drawn(a, i), _drawn(b, i)) == "action" for i in differing)
 
 
-def differing_ids(comparison: Comparison, a: Responses, b: Responses) -> list[str]:
+def differing_ids(comparison: Comparison, a: Side, b: Side) -> list[str]:
     """The compared context ids whose two responses differ (action or text), in the comparison's order.
 
     Raises
@@ -365,7 +401,7 @@ def differing_ids(comparison: Comparison, a: Responses, b: Responses) -> list[st
     """
     ids = [str(i) for i in comparison.scores.index]
     _check_cover(ids, [("responses of A", a), ("responses of B", b)])
-    return [i for i in ids if _differs(a[i], b[i])]
+    return [i for i in ids if _difference(_drawn(a, i), _drawn(b, i)) is not None]
 
 
 def _check_cover(ids: list[str], sources: list[tuple[str, Any]]) -> None:
@@ -413,8 +449,8 @@ def select_rows(differing: list[str], *, limit: int | None = None, sample: int |
 
 def view_data(
     comparison: Comparison,
-    a: Responses,
-    b: Responses,
+    a: Side,
+    b: Side,
     contexts: ContextSet | None = None,
     *,
     limit: int | None = None,
@@ -428,8 +464,9 @@ def view_data(
     ----------
     comparison : Comparison
         The scores (from :func:`~simscore.comparison.compare` or :func:`read_comparison`).
-    a, b : Responses
-        The two policies' responses; they must cover every compared context id.
+    a, b : Responses or SampledResponses
+        The two policies' responses (sampled ones for a comparison of samples); they must
+        cover every compared context id.
     contexts : ContextSet, optional
         Adds belief summaries, dialogue histories and turn indices.
     limit, sample, seed, max_rows
@@ -467,14 +504,14 @@ def view_data(
     position_of = {context_id: k for k, context_id in enumerate(ids)}
     rows = []
     for context_id in shown:
-        x, y = a[context_id], b[context_id]
+        x, y = _drawn(a, context_id), _drawn(b, context_id)
         values = scores.iloc[position_of[context_id]]
         row: dict[str, Any] = {
             "id": context_id,
-            "a": _response_json(x),
-            "b": _response_json(y),
+            "a": _side_json(x),
+            "b": _side_json(y),
             "scores": {m: _number(values[m]) for m in measures},
-            "differs": "action" if x.action != y.action else "wording",
+            "differs": _difference(x, y),
             "turn": _turn(values["turn_index"]) if has_turn else None,
             "dialogue": None,
             "history": [],
@@ -515,7 +552,8 @@ def view_data(
         "selection": selection,
         "measures": measure_rows,
         "has_contexts": contexts is not None,
-        "tool_calls": any(isinstance(r.action, ActSequence) for i in shown for r in (a[i], b[i]))
+        "samples": comparison.info.samples,
+        "tool_calls": any(isinstance(r.action, ActSequence) for i in shown for r in (*_drawn(a, i), *_drawn(b, i)))
         or (contexts is not None and any("tools" in contexts[i].metadata for i in shown)),
         "rows": rows,
     }
@@ -523,8 +561,8 @@ def view_data(
 
 def write_view(
     comparison: Comparison,
-    a: Responses,
-    b: Responses,
+    a: Side,
+    b: Side,
     path: str | os.PathLike[str],
     *,
     contexts: ContextSet | None = None,
@@ -542,8 +580,8 @@ def write_view(
     ----------
     comparison : Comparison
         From :func:`~simscore.comparison.compare` or :func:`read_comparison`.
-    a, b : Responses
-        The two policies' responses.
+    a, b : Responses or SampledResponses
+        The two policies' responses (sampled ones for a comparison of samples).
     path : path-like
         The ``.html`` file to write.
     contexts : ContextSet, optional

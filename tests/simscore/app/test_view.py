@@ -417,3 +417,48 @@ def test_a_comparison_whose_scores_were_edited_is_refused(files: dict[str, Path]
     with pytest.raises(InputMismatchError, match=r"^the comparison's 3 per-context scores are not of the contexts it "
                        r"records \(4, SHA-256\): was it edited\?$"):
         check_inputs(read_comparison(edited), a, b)
+
+
+def _sampled() -> tuple[Any, Any]:
+    from simscore.samples import SampledResponses
+
+    hi, bye, ask = (Response(Act.parse(a), t) for a, t in
+                    (("hello()", "Hi."), ("bye()", "Bye."), ("request(food)", "What food?")))
+    a = SampledResponses({"same": [hi, bye, hi], "order": [hi, hi, bye], "count": [hi, bye, bye],
+                          "wording": [hi, hi, hi]}, policy="alpha")
+    b = SampledResponses({"same": [hi, bye, hi], "order": [bye, hi, hi], "count": [hi, hi, bye],
+                          "wording": [hi, Response(hi.action, "Hello."), hi]}, policy="beta")
+    return a, b
+
+
+def test_a_sampled_comparison_shows_each_side_s_samples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # simscore view refused sampled files ("read it with SampledResponses.read_jsonl"); it shows them now
+    a, b = _sampled()
+    comparison = compare(a, b, ["tmr"], bootstrap=Bootstrap(n_resamples=0), n_permutations=10)
+    data = view_data(comparison, a, b)
+    assert data["samples"] == 3 and data["total"] == 4
+    # the same multiset in another order is no difference; other numbers of the same responses are
+    assert [(row["id"], row["differs"]) for row in data["rows"]] == [("count", "action"), ("wording", "wording")]
+    count = data["rows"][0]
+    assert [(s["act"], s["count"]) for s in count["a"]["samples"]] == [("bye()", 2), ("hello()", 1)]
+    assert count["a"]["act"] == "bye()" and [s["count"] for s in count["b"]["samples"]] == [2, 1]
+    assert count["scores"]["tmr"] == pytest.approx(4 / 9)  # hi,bye,bye x hi,hi,bye: 2 + 2 of 9 pairs agree
+    wording = data["rows"][1]["b"]["samples"]
+    assert [(s["text"], s["count"]) for s in wording] == [("Hi.", 2), ("Hello.", 1)]
+    # through the command line, checked against the files it was made from
+    for side, responses in (("a", a), ("b", b)):
+        responses.to_jsonl(tmp_path / f"{side}.jsonl")
+    assert main(["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--measures", "tmr",
+                 "--resamples", "0", "--out", str(tmp_path / "cmp.json")]) == 0
+    assert json.loads((tmp_path / "cmp.json").read_text())["info"]["inputs"]["a"]["samples"] == 3
+    capsys.readouterr()
+    assert main(["view", str(tmp_path / "cmp.json"), "--a", str(tmp_path / "a.jsonl"), "--b",
+                 str(tmp_path / "b.jsonl")]) == 0
+    assert "(2 of 4 contexts differ: 1 in the action, 1 in the wording only)" in capsys.readouterr().out
+    assert '"samples":3' in (tmp_path / "cmp.html").read_text()
+    a.sample(0).to_jsonl(tmp_path / "one.jsonl")
+    assert main(["view", str(tmp_path / "cmp.json"), "--a", str(tmp_path / "one.jsonl"), "--b",
+                 str(tmp_path / "b.jsonl"), "--force"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"--a {tmp_path / 'one.jsonl'} is not what side A of the comparison was made from: one response per "
+        "context, not 3 samples per context")

@@ -248,3 +248,28 @@ def test_two_agents_tool_calls_side_by_side(browser: Any, tmp_path: Path) -> Non
     assert "same_history: no" in card.locator(".note").inner_text()
     assert problems == []
     page.close()
+
+
+def test_a_sampled_comparison_lists_each_side_s_distinct_samples(browser: Any, tmp_path: Path) -> None:
+    from simscore.samples import SampledResponses
+
+    hi, bye = Response(Act.parse("hello()"), "Hi."), Response(Act.parse("bye()"), "Bye.")
+    a = SampledResponses({"c1": [hi, bye, bye], "c2": [hi, hi, hi]}, policy="alpha")
+    b = SampledResponses({"c1": [hi, hi, bye], "c2": [hi, hi, hi]}, policy="beta")
+    for side, responses in (("a", a), ("b", b)):
+        responses.to_jsonl(tmp_path / f"{side}.jsonl")
+    assert main(["compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--measures", "tmr",
+                 "--resamples", "0", "--out", str(tmp_path / "cmp.json")]) == 0
+    assert main(["view", str(tmp_path / "cmp.json"), "--a", str(tmp_path / "a.jsonl"), "--b",
+                 str(tmp_path / "b.jsonl")]) == 0
+    page, problems = _open(browser, (tmp_path / "cmp.html").as_uri())
+    assert page.text_content("#overview").startswith("3 samples per context on each side (a score is the mean "
+                                                     "over the 9 cross pairs); 1 of 2 contexts have different")
+    card = page.locator("section.card").first
+    assert card.locator(".resp.a .sample .act").all_inner_texts() == ["bye()", "hello()"]
+    assert card.locator(".resp.a .sample .count").all_inner_texts() == ["2 of 3", "1 of 3"]
+    assert card.locator(".resp.b .sample .act").all_inner_texts() == ["hello()", "bye()"]
+    page.fill("#search", "bye.")  # a sample's text is searched, not only the most frequent one's
+    assert _count(page) == 1
+    assert problems == []
+    page.close()

@@ -25,6 +25,8 @@
   // the page opens on the action differences (what the policies decide), where it holds any
   var actionRows = data.rows.filter(function (row) { return row.differs === "action"; }).length;
   document.getElementById("overview").textContent =
+    (data.samples ? data.samples + " samples per context on each side (a score is the mean over the " +
+      data.samples * data.samples + " cross pairs); " : "") +
     data.differing + " of " + data.total + " contexts have different responses: " + data.differing_actions +
     " in the action, " + (data.differing - data.differing_actions) + " in the wording only" +
     (data.selection ? "; this page holds " + data.selection + " of them" : "") +
@@ -93,7 +95,7 @@
     if (actSel.value !== "" && intentsOf(row).indexOf(actSel.value) < 0) return false;
     var q = search.value.trim().toLowerCase();
     if (q) {
-      var hay = [row.id, row.a.act, row.a.text, row.b.act, row.b.text].join("\n").toLowerCase();
+      var hay = [row.id, said(row.a), said(row.b)].join("\n").toLowerCase();
       if (hay.indexOf(q) < 0) return false;
     }
     return true;
@@ -122,14 +124,27 @@
     });
     return box;
   }
-  function response(side, name, r, other) {
-    var box = el("div", "resp " + side);
-    box.appendChild(el("div", "who", side.toUpperCase() + ": " + name));
+  function answer(box, r, other) {
     if (r.act === null) box.appendChild(el("div", "none", "no action"));
     else if (data.tool_calls && r.calls) box.appendChild(callList(r, other));
     else box.appendChild(el("div", "act", r.act));
     box.appendChild(r.text === null ? el("div", "text none", "no text") : el("div", "text", r.text));
+  }
+  function response(side, name, r, other) {
+    var box = el("div", "resp " + side);
+    box.appendChild(el("div", "who", side.toUpperCase() + ": " + name));
+    if (!r.samples) { answer(box, r, other); return box; }
+    // sampled: each distinct response with how many of the K samples gave it, the most frequent first
+    r.samples.forEach(function (s) {
+      var one = el("div", "sample");
+      one.appendChild(el("span", "count", s.count + " of " + data.samples));
+      answer(one, s, other);
+      box.appendChild(one);
+    });
     return box;
+  }
+  function said(r) {
+    return (r.samples || [r]).map(function (s) { return [s.act, s.text].join("\n"); }).join("\n");
   }
   function beliefBlock(parent, belief) {
     parent.appendChild(el("h3", null, "belief"));
