@@ -55,7 +55,7 @@ from simscore.acts import Act, ActSequence
 from simscore.app.inspect.view_page import render_page
 from simscore.checks import check_int, check_seed
 from simscore.comparison import COMPARISON_VERSION, Comparison, ComparisonInfo, check_inputs
-from simscore.errors import ContextMismatchError, FileFormatError, excerpt
+from simscore.errors import ContextMismatchError, FileFormatError, excerpt, json_excerpt, json_kind
 from simscore.io import atomic_open, format_problem, open_input, prepare_output, read_json
 from simscore.io.formats import COMPARISON_FORMAT, FILE_FORMATS, detect_format, kind_mismatch
 from simscore.measures import MEASURES
@@ -140,7 +140,7 @@ def _comparison_document(p: Path) -> dict[str, Any]:
     _refuse_other_suffix(p)
     document = read_json(p, expected=COMPARISON_FORMAT)
     if not isinstance(document, dict):
-        raise FileFormatError(p, f"expected a JSON object, got {type(document).__name__}")
+        raise FileFormatError(p, f"expected a JSON object, got {json_kind(document)}")
     found = detect_format(document)
     if found is not None and found != COMPARISON_FORMAT:
         raise FileFormatError(p, kind_mismatch(found, COMPARISON_FORMAT))
@@ -201,7 +201,8 @@ def _check_comparison(path: Path, document: Mapping[str, Any]) -> None:
 
 
 def _bad_field(path: Path, field: str, expected: str, value: Any) -> FileFormatError:
-    return FileFormatError(path, f"field {field}: expected {expected}, got {type(value).__name__} {excerpt(value, 60)}")
+    got = json_kind(value) if value is None else f"{json_kind(value)} {json_excerpt(value, 60)}"
+    return FileFormatError(path, f"field {field}: expected {expected}, got {got}")
 
 
 #: The fields of a saved comparison's record of one side's inputs (``info.inputs.a``, ``.b``).

@@ -233,28 +233,28 @@ def _edit(document: dict[str, Any], where: str, value: Any) -> None:
 @pytest.mark.parametrize(
     ("where", "value", "message"),
     [
-        ("summary.tmr", [0.5, 1], r"field summary.tmr: expected an object, got list \[0.5, 1\]"),
-        ("summary.tmr.mean", "high", r"field summary.tmr.mean: expected a number or null, got str 'high'"),
-        ("summary.tmr.mean", True, r"field summary.tmr.mean: expected a number or null, got bool True"),
+        ("summary.tmr", [0.5, 1], r"field summary.tmr: expected an object, got an array \[0.5, 1\]"),
+        ("summary.tmr.mean", "high", r"field summary.tmr.mean: expected a number or null, got a string 'high'"),
+        ("summary.tmr.mean", True, r"field summary.tmr.mean: expected a number or null, got a boolean true"),
         ("summary.tmr.median", 0.5, "field summary.tmr: unknown statistic 'median'"),
-        ("signatures.tmr", {"v": 1}, r"field signatures.tmr: expected a string, got dict"),
-        ("scores.0.tmr", [1], r"field scores\[0\].tmr: expected a number or null, got list"),
+        ("signatures.tmr", {"v": 1}, r"field signatures.tmr: expected a string, got an object"),
+        ("scores.0.tmr", [1], r"field scores\[0\].tmr: expected a number or null, got an array"),
         ("scores.1.context_id", "same", r"field scores\[1\]: context id 'same' appears twice"),
         ("scores.0.turn_index", {"x": 1}, r"field scores\[0\].turn_index: expected a number, string, boolean or null"),
         ("scores.0.turn_index", "abc",
-         r"field scores\[0\].turn_index: expected a non-negative integer or null \(a context's metadata\), got str 'abc'"),
+         r"field scores\[0\].turn_index: expected a non-negative integer or null \(a context's metadata\), got a string 'abc'"),
         ("scores.0.turn_index", -1, r"field scores\[0\].turn_index: expected a non-negative integer or null"),
-        ("scores.0.turn_index", 2.5, r"field scores\[0\].turn_index: expected a non-negative integer or null .* float 2.5"),
+        ("scores.0.turn_index", 2.5, r"field scores\[0\].turn_index: expected a non-negative integer or null .* a number 2.5"),
         ("scores.0.history_length", "x" * 100_000,
-         r"field scores\[0\].history_length: .* got str 'x{59}\.\.\. \(100,000 characters\)$"),
-        ("scores.0.dialogue_id", 3, r"field scores\[0\].dialogue_id: expected a string or null \(a context's metadata\), got int 3"),
-        ("info", [], "field info: expected an object, got list"),
-        ("a", 7, "field a: expected a string, got int 7"),
-        ("info.inputs", "x", "field info.inputs: expected an object, got str 'x'"),
-        ("info.inputs.b", None, "field info.inputs.b: expected an object, got NoneType None"),
-        ("info.inputs.a.contexts", "4", "field info.inputs.a.contexts: expected an integer, got str '4'"),
+         r"field scores\[0\].history_length: .* got a string 'x{59}\.\.\. \(100,000 characters\)$"),
+        ("scores.0.dialogue_id", 3, r"field scores\[0\].dialogue_id: expected a string or null \(a context's metadata\), got a number 3"),
+        ("info", [], "field info: expected an object, got an array"),
+        ("a", 7, "field a: expected a string, got a number 7"),
+        ("info.inputs", "x", "field info.inputs: expected an object, got a string 'x'"),
+        ("info.inputs.b", None, "field info.inputs.b: expected an object, got null"),
+        ("info.inputs.a.contexts", "4", "field info.inputs.a.contexts: expected an integer, got a string '4'"),
         ("info.inputs.a.responses_sha256", "abc",
-         r"field info.inputs.a.responses_sha256: expected a SHA-256 \(64 hex digits\), got str 'abc'"),
+         r"field info.inputs.a.responses_sha256: expected a SHA-256 \(64 hex digits\), got a string 'abc'"),
         ("format", "simscore-table", r"a result table \(format 'simscore-table', one JSON document\) where a saved comparison \(simscore compare --out, one JSON document\) belongs"),
         ("version", 3, r"unsupported format version 3 \(this simscore reads version 1, 2\)"),
     ],
@@ -290,7 +290,7 @@ def test_infinity_in_a_comparison_is_refused_and_a_huge_number_is_not_a_crash(
     document["scores"][0]["turn_index"] = "__BIG__"
     edited.write_text(json.dumps(document).replace('"__BIG__"', "1e999"), encoding="utf-8")
     assert main(["view", str(edited), "--a", str(files["a"]), "--b", str(files["b"]), "--force"]) == 2
-    assert ("field scores[0].turn_index: expected a non-negative integer or null (a context's metadata), got float inf"
+    assert ("field scores[0].turn_index: expected a non-negative integer or null (a context's metadata), got a number Infinity"
             in capsys.readouterr().err)
 
 
