@@ -7,7 +7,9 @@ pieces of sacrebleu, all named here:
 
 - ``BLEU._preprocess_segment(text)`` (private): lowercasing if configured, then the
   tokenizer -- exactly what ``BLEU.sentence_score`` applies to a hypothesis or reference;
-- ``sacrebleu.metrics.helpers.extract_all_word_ngrams(tokens, 1, 4)``: the n-gram counts;
+- ``sacrebleu.metrics.helpers.extract_all_word_ngrams(line, 1, 4)``: the n-gram counts, which
+  ``bleu4`` computes itself, vectorised, from the whitespace-split tokens
+  (:func:`sentence_tokens`) -- the self-check compares the two;
 - the arithmetic of ``BLEU.compute_bleu`` (public, but per sentence): repeated here,
   vectorised, with the same float operations in the same order (``math.log`` and
   ``math.exp`` included) in :func:`compute_bleu_many`, so every value is the same float.
@@ -29,7 +31,7 @@ import numpy as np
 from simscore.errors import MissingDependencyError
 from simscore.measures.base import dist_version
 
-__all__ = ["make_bleu", "sentence_ngrams", "compute_bleu_many", "self_check", "TESTED_VERSION"]
+__all__ = ["make_bleu", "sentence_tokens", "sentence_ngrams", "compute_bleu_many", "self_check", "TESTED_VERSION"]
 
 #: The sacrebleu version this adapter was written against.
 TESTED_VERSION = "2.6.0"
@@ -65,6 +67,12 @@ def tokenizer_names() -> list[str]:
     from sacrebleu.metrics.bleu import BLEU
 
     return sorted(BLEU.TOKENIZERS)
+
+
+def sentence_tokens(bleu: Any, text: str) -> list[str]:
+    """The tokens of ``text`` as ``bleu`` sees them: its preprocessing, split on whitespace
+    (what ``extract_all_word_ngrams`` splits)."""
+    return bleu._preprocess_segment(text).split()
 
 
 def sentence_ngrams(bleu: Any, text: str) -> tuple[Counter[tuple[str, ...]], int]:
@@ -175,6 +183,7 @@ def _check_probes(BLEU: Any) -> None:  # noqa: N803 - the class
             for gram, count in h.items():
                 total[len(gram) - 1] += count
                 correct[len(gram) - 1] += min(count, r.get(gram, 0))
+            _check_counts(bleu, (hyp, ref), (h, r))
             ours = compute_bleu_many(np.array([correct]), np.array([total]), np.array([h_len]), np.array([r_len]))
             theirs = bleu.sentence_score(hyp, [ref]).score
             if float(ours[0]) != theirs:
@@ -198,3 +207,15 @@ def _check_probes(BLEU: Any) -> None:  # noqa: N803 - the class
                 f"BLEU.compute_bleu({correct[k].tolist()}, {total[k].tolist()}, {sys_len[k]}, {ref_len[k]}) "
                 f"gives {theirs!r}, simscore's vectorised copy {float(ours[k])!r}"
             )
+
+
+def _check_counts(bleu: Any, texts: tuple[str, str], expected: tuple[Counter[tuple[str, ...]], ...]) -> None:
+    """``bleu4``'s own n-gram counting gives sacrebleu's counts on ``texts``."""
+    from simscore.measures.bleu import ngram_counts
+
+    for text, counts in zip(texts, expected, strict=True):
+        ours = ngram_counts(sentence_tokens(bleu, text))
+        if ours != dict(counts):
+            raise _changed(f"the n-grams of {text!r} counted by bleu4 are {ours}, extract_all_word_ngrams gives "
+                           f"{dict(counts)}")
+

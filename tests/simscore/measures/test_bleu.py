@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simscore.measures.bleu import Bleu4
 from simscore.measures.text import TextMeasureError
@@ -39,6 +41,7 @@ def test_bleu4_vectorised_equals_sacrebleu_bit_for_bit_and_pair_alone(options, m
     a, b = pairs_of(texts, 400, seed=3)
     a, b = a + ODD + ODD, b + ODD[::-1] + ODD[1:] + ODD[:1]
     monkeypatch.setattr(bleu_module, "_MATCH_BLOCK", 64)  # several blocks per call
+    monkeypatch.setattr(bleu_module, "PAIR_BLOCK", 100)  # n-grams counted in several blocks of texts
     got = Bleu4(**options).score_pairs(a, b)
     # a text with itself scores 1.0 by rule; sacrebleu's own 1 can be 1 + 4e-16 (clipped)
     expected = [1.0 if x == y else min(_sacrebleu_symmetric(x, y, **options), 1.0) for x, y in zip(a, b)]
@@ -93,4 +96,30 @@ def test_bleu4_rejects_bad_options():
     with pytest.raises(TextMeasureError, match="lowercase must be a bool"):
         Bleu4(lowercase="yes")
 
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "c", "a.", "ü"]), max_size=12))
+def test_bleu4_counts_n_grams_as_sacrebleu_does(tokens):
+    # bleu4 counts the n-grams itself (vectorised); sacrebleu's extract_all_word_ngrams is the definition
+    from sacrebleu.metrics.helpers import extract_all_word_ngrams
+
+    from simscore.measures.bleu import ngram_counts
+
+    counts, length = extract_all_word_ngrams(" ".join(tokens), 1, 4)
+    assert ngram_counts(tokens) == dict(counts) and length == len(tokens)
+
+
+def test_bleu4_word_table_emptied_when_full_gives_the_same_values(monkeypatch):
+    # the word ids are the instance's; emptied between calls when too many, values unchanged
+    import simscore.measures.bleu as bleu_module
+
+    a, b = pairs_of(MANY, 60, seed=5)
+    expected = Bleu4().score_pairs(a, b)
+    monkeypatch.setattr(bleu_module, "WORD_TABLE_ENTRIES", 10)
+    measure = Bleu4()
+    first = measure.score_pairs(a[:30], b[:30])
+    assert len(measure._words) > 10
+    measure.clear_pair_cache()
+    np.testing.assert_array_equal(np.concatenate([first, measure.score_pairs(a[30:], b[30:])]), expected)
+    assert len(measure._words) < len(set(" ".join(a + b).split())) + 10
 
