@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from simscore.errors import MissingDependencyError
+from simscore.measures._ngrams import ngram_counts
 from simscore.measures.base import dist_version
 
 __all__ = ["make_bleu", "sentence_tokens", "sentence_ngrams", "compute_bleu_many", "self_check", "TESTED_VERSION"]
@@ -211,8 +212,6 @@ def _check_probes(BLEU: Any) -> None:  # noqa: N803 - the class
 
 def _check_counts(bleu: Any, texts: tuple[str, str], expected: tuple[Counter[tuple[str, ...]], ...]) -> None:
     """``bleu4``'s own n-gram counting gives sacrebleu's counts on ``texts``."""
-    from simscore.measures.bleu import ngram_counts
-
     for text, counts in zip(texts, expected, strict=True):
         ours = ngram_counts(sentence_tokens(bleu, text))
         if ours != dict(counts):

@@ -40,7 +40,9 @@ def test_bleu4_vectorised_equals_sacrebleu_bit_for_bit_and_pair_alone(options, m
     texts = MANY[::3] + ODD
     a, b = pairs_of(texts, 400, seed=3)
     a, b = a + ODD + ODD, b + ODD[::-1] + ODD[1:] + ODD[:1]
-    monkeypatch.setattr(bleu_module, "_MATCH_BLOCK", 64)  # several blocks per call
+    import simscore.measures._ngrams as ngrams_module
+
+    monkeypatch.setattr(ngrams_module, "MATCH_BLOCK", 64)  # several blocks per call
     monkeypatch.setattr(bleu_module, "PAIR_BLOCK", 100)  # n-grams counted in several blocks of texts
     got = Bleu4(**options).score_pairs(a, b)
     # a text with itself scores 1.0 by rule; sacrebleu's own 1 can be 1 + 4e-16 (clipped)
