@@ -322,7 +322,8 @@ def _parse_shard(data: bytes, signature: str, dtypes: Sequence[np.dtype[Any]]) -
     columns = []
     for i in range(len(dtypes)):
         array, count = arrays[f"a{i}"], arrays[f"n{i}"]
-        if array.ndim < 1 or (count < 0).any() or int(count.sum()) != array.shape[0]:
+        # each count within the rows first: a sum of huge counts could wrap around in int64
+        if array.ndim < 1 or (count < 0).any() or (count > array.shape[0]).any() or int(count.sum()) != array.shape[0]:
             raise ValueError(f"n{i} does not count the rows of a{i} per text")
         starts = np.concatenate([[0], np.cumsum(count)])
         columns.append([array[starts[k] : starts[k + 1]].copy() for k in range(len(keys))])

@@ -207,6 +207,16 @@ def test_a_header_declaring_10_to_the_12_elements_is_refused_set_aside_and_the_n
         np.testing.assert_array_equal(EmbeddingCache(tmp_path).get(SIG, ["x"], DTYPES)["x"][0], _entry("x")[0])
 
 
+def test_counts_that_wrap_around_in_int64_are_refused(tmp_path):
+    """Three texts, one row: counts 2**63 - 1, 2**63 - 1 and 3 sum to 1 in int64."""
+    texts = ["a", "b", "c"]
+    cache = EmbeddingCache(tmp_path)
+    cache.put(SIG, {t: (np.zeros((1 if t == "a" else 0, 4), np.float32), np.zeros(1 if t == "a" else 0)) for t in texts})
+    (shard,) = _shards(tmp_path)
+    _replaced(shard, "n0.npy", _npy(np.array([2**63 - 1, 2**63 - 1, 3], dtype=np.int64)))
+    assert _one_warning(EmbeddingCache(tmp_path), texts, "n0 does not count the rows of a0 per text; deleted") == {}
+
+
 def test_a_shard_json_recording_more_bytes_than_the_shard_holds_is_refused(tmp_path):
     cache = EmbeddingCache(tmp_path)
     cache.put(SIG, {"x": _entry("x")})
