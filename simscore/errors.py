@@ -58,6 +58,7 @@ __all__ = [
     "APIKeyInReplyWarning",
     "TruncationWarning",
     "CausalEncoderWarning",
+    "CacheShardWarning",
 ]
 
 
@@ -378,6 +379,13 @@ class TruncationWarning(UserWarning):
 class CausalEncoderWarning(UserWarning):
     """A causal language model folder is used as a sentence encoder (``emb_cos``, ``emb_ang``,
     ``bertscore``): its token embeddings see only the tokens before them."""
+
+
+class CacheShardWarning(UserWarning):
+    """A shard of an embedding cache folder failed a check and was set aside
+    (:mod:`simscore.measures.disk_cache`): not a regular file, torn or altered, made under another
+    signature, holding other arrays than it records, or sizes it cannot hold. The message names
+    the shard and why; its texts are embedded again, so no number changes."""
 
 
 class SkippedDialoguesWarning(UserWarning):

@@ -6,7 +6,9 @@ nested deeply, lines made longer than :data:`simscore.io.reading.MAX_LINE_LENGTH
 a reader returns a result or raises one of the library's errors
 (:class:`~simscore.errors.SimscoreError`: ``FileFormatError`` and the documented ones such as
 ``CheckpointError``, ``ConfigError``), never another exception, and it never changes its input
-file. Beyond the random inputs, every reader is fed an endless stream (``/dev/zero``, and an
+file. The embedding cache's shards are fuzzed too (random bytes, damaged real shards, under
+their old name or under the digest of their new bytes): the cache gives the right values or a
+miss, never an exception. Beyond the random inputs, every reader is fed an endless stream (``/dev/zero``, and an
 endless pipe), a sparse file larger than the limits and 100,000 nested brackets, and must stop
 with a ``FileFormatError`` within the named limits (a regular file's size is checked before it
 is read); every reader reads its file through a FIFO (read once, from the start) as it reads
@@ -32,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -58,6 +61,7 @@ from simscore.app.inspect.view import read_comparison
 from simscore.comparison import compare
 from simscore.errors import SimscoreError
 from simscore.io.formats import FILE_FORMATS, detect_format
+from simscore.measures.disk_cache import EmbeddingCache
 from simscore.outcomes.gate import read_outcome_log
 from simscore.responses import Responses
 from simscore.responses_csv import read_responses, read_responses_csv, write_responses_csv
@@ -563,3 +567,51 @@ def test_a_file_of_another_kind_is_named(seeds: dict[str, Any], tmp_path: Path, 
         assert f"{FILE_FORMATS[found]} (" in message and " belongs" in message, (other, message)
         tried += 1
     assert tried >= 9
+
+
+# ----------------------------------------------------------------------------- the embedding cache's shards
+
+_CACHE_SIGNATURE = "emb_cos|model:fuzz|dtype:float32"
+_CACHE_ENTRIES = {text: (np.arange(3 * k + 3, dtype=np.float32).reshape(k + 1, 3), np.full(k + 1, 0.5 + k))
+                  for k, text in enumerate(["hello", "what food would you like?", "cheap"])}
+_CACHE_DTYPES = (np.float32, np.float64)
+
+
+@pytest.fixture(scope="module")
+def cache_shard(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The bytes of a real shard holding :data:`_CACHE_ENTRIES`."""
+    root = tmp_path_factory.mktemp("cache-seed")
+    EmbeddingCache(root).put(_CACHE_SIGNATURE, _CACHE_ENTRIES)
+    (shard,) = EmbeddingCache(root).signature_folder(_CACHE_SIGNATURE).glob("*.npz")
+    return shard.read_bytes()
+
+
+def _check_cache_shard(cache_shard: bytes, tmp_path: Path, data: st.DataObject) -> None:
+    """A damaged shard, under its old name or (passing the digest) under its own: the right values or a miss."""
+    bad = data.draw(damaged(cache_shard) | st.binary(max_size=512), label="bytes")
+    root = tmp_path / f"cache-{len(list(tmp_path.iterdir()))}"
+    cache = EmbeddingCache(root)
+    cache.put(_CACHE_SIGNATURE, {"unrelated": (np.zeros((1, 3), np.float32), np.zeros(1))})  # the folder and its signature.json
+    name = (hashlib.sha256(bad).hexdigest()[:32] if data.draw(st.booleans(), label="own digest")
+            else hashlib.sha256(cache_shard).hexdigest()[:32])
+    (cache.signature_folder(_CACHE_SIGNATURE) / f"{name}.npz").write_bytes(bad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = EmbeddingCache(root).get(_CACHE_SIGNATURE, list(_CACHE_ENTRIES), _CACHE_DTYPES)
+    for text, entry in found.items():  # a shard is used whole or not at all, and only what it was made of
+        for got, expected in zip(entry, _CACHE_ENTRIES[text], strict=True):
+            assert got.dtype == expected.dtype and np.array_equal(got, expected), text
+    assert set(found) in (set(), set(_CACHE_ENTRIES))
+
+
+@settings(settings.get_profile("simscore-fuzz"))
+@given(data=st.data())
+def test_a_damaged_cache_shard_gives_the_right_values_or_a_miss(cache_shard: bytes, tmp_path: Path, data: st.DataObject) -> None:
+    _check_cache_shard(cache_shard, tmp_path, data)
+
+
+@pytest.mark.exhaustive
+@settings(settings.get_profile("simscore-fuzz-deep"))
+@given(data=st.data())
+def test_a_damaged_cache_shard_gives_the_right_values_or_a_miss_deep(cache_shard: bytes, tmp_path: Path, data: st.DataObject) -> None:
+    _check_cache_shard(cache_shard, tmp_path, data)

@@ -46,7 +46,7 @@ FILE_FORMATS: dict[str, str] = {
     "simscore.gpsarsa_policy": "a GP-SARSA policy checkpoint",
     "simscore.training_run": "a training run's record (run.json)",
     "simscore-pieces": "an experiment's record of what made its pieces (cache/pieces.json)",
-    "simscore-embedding-cache": "the signature file of an embedding cache (signature.json)",
+    "simscore-embedding-cache": "the signature file of an embedding cache (signature.json, shard.json)",
 }
 
 #: The formats written as JSON Lines (a header line, then one record a line); the others are one JSON document.

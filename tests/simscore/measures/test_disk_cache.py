@@ -1,19 +1,31 @@
-"""The embedding cache folder: round trip, keys, torn and hostile shards, versions, the bound, processes."""
+"""The embedding cache folder: round trip, keys, torn and hostile shards, versions, the bound, processes.
+
+Each hostile shard is built here, small, from a real one: copied from another signature's
+folder, a deflate bomb, a header declaring 10**12 elements, a FIFO, a link, a folder.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import logging
 import multiprocessing
 import os
+import threading
+import time
+import tracemalloc
+import warnings
+import zipfile
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import simscore.measures.disk_cache as disk_cache
-from simscore.errors import TextMeasureError
+from simscore.errors import CacheShardWarning, TextMeasureError
 from simscore.measures.disk_cache import EmbeddingCache, check_cache_dir
 
 SIG = "bertscore|model:x|layer:6"
@@ -29,7 +41,7 @@ def _entry(text: str, dim: int = 4) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _shards(root: Path) -> list[Path]:
-    return sorted(root.glob("v1/*/*.npz"))
+    return sorted(root.glob("v2/*/*.npz"))
 
 
 def test_entries_come_back_bit_for_bit_under_their_signature_only(tmp_path):
@@ -43,9 +55,18 @@ def test_entries_come_back_bit_for_bit_under_their_signature_only(tmp_path):
             np.testing.assert_array_equal(got, expected)
             assert got.dtype == expected.dtype and got.flags.owndata
     assert EmbeddingCache(tmp_path).get(SIG + "|other", texts, DTYPES) == {}
-    assert EmbeddingCache(tmp_path).get(SIG, texts, (np.float64, np.float64)) == {}  # other dtypes: not used
-    (signature,) = (tmp_path / "v1").glob("*/signature.json")
-    assert signature.read_text() == '{"format":"simscore-embedding-cache","version":1,"signature":"' + SIG + '"}\n'
+    (signature,) = (tmp_path / "v2").glob("*/signature.json")
+    assert signature.read_text() == '{"format":"simscore-embedding-cache","version":2,"signature":"' + SIG + '"}\n'
+    (shard,) = _shards(tmp_path)
+    with zipfile.ZipFile(shard) as archive:
+        assert archive.namelist() == ["shard.json", "keys.npy", "a0.npy", "n0.npy", "a1.npy", "n1.npy"]
+        assert {info.compress_type for info in archive.infolist()} == {zipfile.ZIP_STORED}
+        assert archive.read("shard.json").decode() == (
+            '{"format":"simscore-embedding-cache","version":2,"signature":"' + SIG + '","arrays":{'
+            '"keys":["|u1",[3,32]],"a0":["<f4",[13,4]],"n0":["<i8",[3]],"a1":["<f8",[13]],"n1":["<i8",[3]]}}')
+    # a shard recording other dtypes than the signature's measure asks for is not one it made
+    with pytest.warns(CacheShardWarning, match=r"shard.json: a1 is recorded as \['<f8', \[13\]\], expected dtype '<f4'"):
+        assert EmbeddingCache(tmp_path).get(SIG, texts, (np.float32, np.float32)) == {}
 
 
 def test_the_same_embeddings_make_the_same_file(tmp_path):
@@ -65,27 +86,206 @@ def test_a_torn_or_altered_shard_is_never_read(tmp_path, caplog, damage):
     data = shard.read_bytes()
     shard.write_bytes({"truncate": data[: len(data) // 2], "flip": data[:-9] + bytes([data[-9] ^ 1]) + data[-8:],
                        "empty": b""}[damage])
-    with caplog.at_level(logging.WARNING, logger="simscore.measures.disk_cache"):
+    with pytest.warns(CacheShardWarning, match=f"{shard.name}: its content does not match its name "
+                                                 r"\(torn or altered\); deleted, its texts are embedded again") as caught:
         assert EmbeddingCache(tmp_path).get(SIG, ["hello there"], DTYPES) == {}
-    assert "is damaged: its content does not match its name (torn or altered); deleted" in caplog.text
-    assert not shard.exists()
+    assert len(caught) == 1 and not shard.exists()
 
 
-def test_a_pickled_array_under_its_own_digest_is_refused_not_unpickled(tmp_path, caplog):
-    """A hostile shard whose name matches its bytes: allow_pickle=False refuses the object array."""
+def _replaced(shard: Path, name: str, data: bytes, *, declared: int | None = None,
+              method: int = zipfile.ZIP_STORED) -> Path:
+    """``shard`` with its member ``name`` holding ``data`` (stored or deflated, its size declared as
+    ``declared`` if given), under the SHA-256 of its new bytes: a hostile shard that passes the digest."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(shard) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            if info.filename != name:
+                target.writestr(info, source.read(info))
+                continue
+            body = data if method == zipfile.ZIP_STORED else zlib.compress(data, 9)[2:-4]  # raw deflate
+            new = zipfile.ZipInfo(name, date_time=info.date_time)
+            new.compress_type, new.CRC, new.flag_bits = method, zlib.crc32(data), 0
+            new.file_size, new.compress_size = len(data) if declared is None else declared, len(body)
+            new.extract_version = new.create_version = 45
+            target.fp.seek(target.start_dir)  # type: ignore[union-attr]
+            new.header_offset = target.fp.tell()  # type: ignore[union-attr]
+            target.fp.write(new.FileHeader(zip64=True) + body)  # type: ignore[union-attr]
+            target.start_dir = target.fp.tell()  # type: ignore[union-attr]
+            target.filelist.append(new)
+            target.NameToInfo[name] = new
+    hostile = shard.with_name(hashlib.sha256(out.getvalue()).hexdigest()[:32] + ".npz")
+    hostile.write_bytes(out.getvalue())
+    shard.unlink()
+    return hostile
+
+
+def _npy(array: np.ndarray | None = None, *, header: dict | None = None) -> bytes:
+    buffer = io.BytesIO()
+    if header is not None:
+        np.lib.format.write_array_header_1_0(buffer, header)
+    else:
+        np.lib.format.write_array(buffer, array, allow_pickle=True)
+    return buffer.getvalue()
+
+
+def _one_warning(cache: EmbeddingCache, texts: list[str], match: str, signature: str = SIG) -> dict:
+    """What ``cache`` finds of ``texts``, with exactly one CacheShardWarning matching ``match``."""
+    with pytest.warns(CacheShardWarning, match=match) as caught:
+        found = cache.get(signature, texts, DTYPES)
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    return found
+
+
+def test_a_pickled_array_under_its_own_digest_is_refused_not_unpickled(tmp_path):
+    EmbeddingCache(tmp_path).put(SIG, {"x": _entry("x")})
+    (shard,) = _shards(tmp_path)
+    hostile = _replaced(shard, "a0.npy", _npy(np.array([object()], dtype=object)))
+    found = _one_warning(EmbeddingCache(tmp_path), ["x"], r"a0.npy has shape \(1,\) and dtype \|O; shard.json records "
+                         r"\(1, 4\) and <f4; deleted")
+    assert found == {} and not hostile.exists()
+
+
+def test_a_shard_copied_from_another_signature_is_not_used_and_its_texts_are_recomputed(tmp_path):
+    """Integrity is not origin: the copy is whole (its name is its digest) but was made under model A."""
+    model_a, model_b = SIG + "|model:A", SIG + "|model:B"
+    cache = EmbeddingCache(tmp_path)
+    cache.put(model_a, {"hello": _entry("hello")})
+    cache.put(model_b, {"other": _entry("other")})
+    (copy,) = cache.signature_folder(model_a).glob("*.npz")
+    target = cache.signature_folder(model_b) / copy.name
+    target.write_bytes(copy.read_bytes())
+    fresh = EmbeddingCache(tmp_path)
+    assert _one_warning(fresh, ["hello"], f"{target.name}: shard.json: made under another signature", model_b) == {}
+    assert not target.exists() and copy.exists()
+    right = (np.full((1, 4), 0.25, np.float32), np.ones(1))  # model B's own embedding, computed again
+    fresh.put(model_b, {"hello": right})
+    (got,) = EmbeddingCache(tmp_path).get(model_b, ["hello"], DTYPES).values()
+    np.testing.assert_array_equal(got[0], right[0])
+    np.testing.assert_array_equal(EmbeddingCache(tmp_path).get(model_a, ["hello"], DTYPES)["hello"][0], _entry("hello")[0])
+
+
+def test_a_deflate_bomb_is_refused_by_its_declared_size_without_inflating(tmp_path):
     cache = EmbeddingCache(tmp_path)
     cache.put(SIG, {"x": _entry("x")})
     (shard,) = _shards(tmp_path)
-    buffer = io.BytesIO()
-    np.savez(buffer, keys=np.zeros((1, 32), np.uint8), a0=np.array([object()], dtype=object),
-             n0=np.array([1]), a1=np.zeros(1), n1=np.array([1]))
-    data = buffer.getvalue()
-    hostile = shard.with_name(hashlib.sha256(data).hexdigest()[:32] + ".npz")
-    hostile.write_bytes(data)
-    shard.unlink()
-    with caplog.at_level(logging.WARNING, logger="simscore.measures.disk_cache"):
+    inflated = _npy(header={"descr": "<f4", "fortran_order": False, "shape": (2**24,)}) + bytes(2**26)  # 64 MiB
+    bomb = _replaced(shard, "a0.npy", inflated, method=zipfile.ZIP_DEFLATED)
+    assert bomb.stat().st_size < 2**17  # 64 MiB of arrays in a file of under 128 kB
+    with zipfile.ZipFile(bomb) as archive:
+        assert archive.getinfo("a0.npy").file_size == len(inflated)
+    tracemalloc.start()
+    try:
+        _one_warning(EmbeddingCache(tmp_path), ["x"], r"a0.npy is compressed or encrypted \(method 8\); shards store "
+                     "their members as written; deleted")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**22, f"{peak:,} bytes to refuse a bomb"  # never inflated
+    # stored, not compressed, but declaring more than the shard holds: refused by the zip directory alone
+    cache.put(SIG, {"y": _entry("y")})
+    (shard,) = _shards(tmp_path)
+    liar = _replaced(shard, "a0.npy", _npy(_entry("y")[0]), declared=2**40)
+    _one_warning(EmbeddingCache(tmp_path), ["y"], r"a0.npy declares 1,099,511,627,776 bytes \(\d+ stored\), more than "
+                 r"the [\d,]+ it may hold; deleted")
+    assert not liar.exists()
+
+
+def test_a_header_declaring_10_to_the_12_elements_is_refused_set_aside_and_the_next_run_is_fine(tmp_path):
+    cache = EmbeddingCache(tmp_path)
+    cache.put(SIG, {"x": _entry("x")})
+    (shard,) = _shards(tmp_path)
+    huge = _replaced(shard, "a0.npy", _npy(header={"descr": "<f4", "fortran_order": False, "shape": (10**12, 4)}))
+    assert huge.stat().st_size < 2000
+    assert _one_warning(EmbeddingCache(tmp_path), ["x"], r"a0.npy has shape \(1000000000000, 4\) and dtype <f4; "
+                        r"shard.json records \(1, 4\) and <f4; deleted") == {}
+    assert not huge.exists()
+    # the next run: nothing to warn about; what it stores comes back
+    again = EmbeddingCache(tmp_path)
+    with warnings_as_errors():
+        assert again.get(SIG, ["x"], DTYPES) == {}
+        again.put(SIG, {"x": _entry("x")})
+        np.testing.assert_array_equal(EmbeddingCache(tmp_path).get(SIG, ["x"], DTYPES)["x"][0], _entry("x")[0])
+
+
+def test_counts_that_wrap_around_in_int64_are_refused(tmp_path):
+    """Three texts, one row: counts 2**63 - 1, 2**63 - 1 and 3 sum to 1 in int64."""
+    texts = ["a", "b", "c"]
+    cache = EmbeddingCache(tmp_path)
+    cache.put(SIG, {t: (np.zeros((1 if t == "a" else 0, 4), np.float32), np.zeros(1 if t == "a" else 0)) for t in texts})
+    (shard,) = _shards(tmp_path)
+    _replaced(shard, "n0.npy", _npy(np.array([2**63 - 1, 2**63 - 1, 3], dtype=np.int64)))
+    assert _one_warning(EmbeddingCache(tmp_path), texts, "n0 does not count the rows of a0 per text; deleted") == {}
+
+
+def test_a_shard_json_recording_more_bytes_than_the_shard_holds_is_refused(tmp_path):
+    cache = EmbeddingCache(tmp_path)
+    cache.put(SIG, {"x": _entry("x")})
+    (shard,) = _shards(tmp_path)
+    with zipfile.ZipFile(shard) as archive:
+        header = archive.read("shard.json").replace(b'"a0":["<f4",[1,4]]', b'"a0":["<f4",[1000000000000,4]]')
+    _replaced(shard, "shard.json", header)
+    _one_warning(EmbeddingCache(tmp_path), ["x"], r"shard.json records 16,000,000,000,\d+ bytes of arrays in a shard of")
+
+
+@contextlib.contextmanager
+def warnings_as_errors() -> Iterator[None]:
+    """A CacheShardWarning fails the block."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheShardWarning)
+        yield
+
+
+def _release_after(path: Path, seconds: float) -> threading.Timer:
+    """A watchdog: a reader blocked opening the FIFO ``path`` gets an end of file (the test fails, it never hangs)."""
+
+    def release() -> None:
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+
+    timer = threading.Timer(seconds, release)
+    timer.start()
+    return timer
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "folder"])
+def test_what_is_not_a_regular_file_is_never_read_and_is_renamed_aside(tmp_path, kind):
+    cache = EmbeddingCache(tmp_path)
+    cache.put(SIG, {"x": _entry("x")})
+    (shard,) = _shards(tmp_path)
+    elsewhere = tmp_path / "elsewhere.npz"
+    shard.rename(elsewhere)  # a valid shard, under its right name, reached through a link
+    {"fifo": os.mkfifo, "symlink": lambda p: p.symlink_to(elsewhere), "folder": os.mkdir}[kind](shard)
+    watchdog = _release_after(shard, 10) if kind == "fifo" else None
+    start = time.monotonic()
+    try:
+        what = {"fifo": "a FIFO", "symlink": "a symbolic link", "folder": "a folder"}[kind]
+        assert _one_warning(EmbeddingCache(tmp_path), ["x"], f"{shard.name}: is {what}, not a regular file; "
+                            f"renamed {shard.name}.bad, its texts") == {}
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
+    assert time.monotonic() - start < 5
+    assert not os.path.lexists(shard) and os.path.lexists(shard.with_name(shard.name + ".bad"))
+    assert elsewhere.exists()  # a link's target is left alone
+    with warnings_as_errors():  # set aside: never read again
         assert EmbeddingCache(tmp_path).get(SIG, ["x"], DTYPES) == {}
-    assert "is damaged: not an .npz of arrays (Object arrays cannot be loaded when allow_pickle=False)" in caplog.text
+
+
+def test_a_signature_file_that_is_a_fifo_makes_its_folder_ignored_without_waiting(tmp_path, caplog):
+    cache = EmbeddingCache(tmp_path)
+    cache.put(SIG, {"x": _entry("x")})
+    signature = cache.signature_folder(SIG) / "signature.json"
+    signature.unlink()
+    os.mkfifo(signature)
+    watchdog = _release_after(signature, 10)
+    try:
+        with caplog.at_level(logging.WARNING, logger="simscore.measures.disk_cache"):
+            assert EmbeddingCache(tmp_path).get(SIG, ["x"], DTYPES) == {}
+    finally:
+        watchdog.cancel()
+    assert "ignored: unreadable signature.json (is a FIFO, not a regular file)" in caplog.text
 
 
 def test_a_killed_write_leaves_a_temporary_file_that_is_never_read(tmp_path):
@@ -102,18 +302,21 @@ def test_other_format_versions_are_ignored(tmp_path, caplog):
     cache = EmbeddingCache(tmp_path)
     cache.put(SIG, {"x": _entry("x")})
     (shard,) = _shards(tmp_path)
-    newer = tmp_path / "v2" / "abc"
-    newer.mkdir(parents=True)
-    (newer / "big.npz").write_bytes(b"\0" * 1000)
+    older, newer = tmp_path / "v1" / shard.parent.name, tmp_path / "v3" / "abc"
+    for folder in (older, newer):  # a v1 folder of the same signature, with a shard of its own name
+        folder.mkdir(parents=True)
+        (folder / "signature.json").write_text('{"format":"simscore-embedding-cache","version":1,"signature":"'
+                                               + SIG + '"}\n')
+        (folder / shard.name).write_bytes(shard.read_bytes())
     signature = shard.parent / "signature.json"
-    signature.write_text(signature.read_text().replace('"version":1', '"version":2'))
+    signature.write_text(signature.read_text().replace('"version":2', '"version":3'))
     fresh = EmbeddingCache(tmp_path)
     with caplog.at_level(logging.WARNING, logger="simscore.measures.disk_cache"):
         assert fresh.get(SIG, ["x"], DTYPES) == {}
         fresh.put(SIG, {"y": _entry("y")})
-    assert "ignored: unsupported format version 2 (this simscore reads version 1)" in caplog.text
+    assert "ignored: unsupported format version 3 (this simscore reads version 2)" in caplog.text
     assert _shards(tmp_path) == [shard]  # nothing written into the folder of another version
-    assert (newer / "big.npz").exists()
+    assert (older / shard.name).exists() and (newer / shard.name).exists()  # nor read, nor evicted
 
 
 def test_the_least_recently_used_shards_go_first_to_keep_the_bound(tmp_path, monkeypatch):
