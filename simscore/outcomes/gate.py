@@ -299,8 +299,10 @@ def read_outcome_log(path: str | Path) -> OutcomeLog:
     ``.json``), else by the content (JSON Lines if it starts with ``{``). The file is read once
     from its start (a pipe works).
 
-    A τ²-bench results document (``{"info", "tasks", "simulations"}``, indented or on one line) is
-    read as one too: per simulation its ``task_id``, ``trial`` and ``reward_info.reward``, and
+    τ²-bench results are read as one too, in every layout its runner saves (:mod:`simscore.io.tau2`):
+    a document (``{"info", "tasks", "simulations"}``, indented or on one line), a folder
+    (``results.json`` and ``simulations/``; ``path`` the folder or its ``results.json``) or a bare
+    list of simulations: per simulation its ``task_id``, ``trial`` and ``reward_info.reward``, and
     success where the reward is 1 (within :data:`TAU2_SUCCESS_TOLERANCE`, as τ²-bench counts it).
 
     Raises
