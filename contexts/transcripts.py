@@ -10,12 +10,24 @@ Two inputs are read:
   tools' JSON schemas in ``tools`` (optional), and optional ``task_id`` and ``trial``; a line
   without ``id`` (a fine-tuning export, τ²-bench's among them) takes its line number as id, and
   one warning and the responses' provenance (``ids``) say so;
-* **τ²-bench results** (:func:`read_tau2_results`): the JSON document its runner writes
-  (``info``, ``tasks``, ``simulations``: each with ``id``, ``task_id``, ``trial``,
-  ``messages`` whose tool calls hold their arguments as an object, ``reward_info``). The agent's
-  system message is the domain policy the file records (τ²-bench wraps it in instructions of
-  its own that the file does not hold); the simulated user's own tool calls and their results
-  (``requestor: "user"``), which the agent never sees, are left out.
+* **τ²-bench results** (:func:`read_tau2_results`), in every layout its runner saves
+  (:mod:`simscore.io.tau2`): one JSON document (``info``, ``tasks``, ``simulations``), a
+  folder (``results.json`` and one file per simulation in ``simulations/``), or a bare list of
+  simulations; each with ``id``, ``task_id``, ``trial``, ``messages`` whose tool calls hold
+  their arguments as an object, ``reward_info``. The agent's system message is the domain
+  policy the file records (τ²-bench wraps it in instructions of its own that the file does not
+  hold); the simulated user's own tool calls and their results (``requestor: "user"``), which
+  the agent never sees, are left out. The run's τ²-bench (``info.git_commit``, a
+  ``format_version``) and a layout other than one document are named in the responses'
+  provenance (``tau2``, ``layout``); a simulation without ``task_id`` takes its position as
+  task id, and one warning and the provenance (``ids``) say so.
+
+Tool names may hold dots (a namespaced tool's ``server.tool``; the act ``server.tool(...)``
+reads back as it is written). Arguments JSON-encoded once more than the input writes them (a
+string holding JSON text where τ²-bench writes an object; in chat transcripts, the JSON text of
+such a string) are decoded once more, and one warning and the provenance (``arguments``) say
+so; a string that is not JSON stays an error. Each reader given the other's file names the
+other (``--format tau2`` / ``--format chat``) in its error.
 
 Every assistant message becomes one context: its id ``<conversation>/<k>`` (τ²-bench:
 ``<task>/<trial>/<k>``) for the ``k``-th assistant turn, an empty belief state, and metadata:
@@ -44,13 +56,17 @@ nesting up to :data:`~simscore.io.reading.MAX_NESTING`, tool calls within the bo
 naming the file, the line (or simulation), the message and what is wrong, and a file of
 another of simscore's kinds is named as such. A context holds the whole history before it, so
 a conversation of ``n`` assistant turns costs ``O(n²)`` in the context file: the contexts of
-one input hold at most :data:`MAX_HISTORY_CHARACTERS` characters of history together.
+one conversation hold at most :data:`MAX_HISTORY_CHARACTERS` characters of history together
+(split longer conversations), and the contexts of one input at most :data:`MAX_HELD_BYTES`
+bytes of memory (estimated: each context's copy of its messages' objects; their texts are
+shared), which a results file of 18,000 ordinary τ²-bench simulations (320 MB) holds a tenth of.
 """
 
 from __future__ import annotations
 
 import codecs
 import hashlib
+import json
 import os
 import warnings
 from collections.abc import Mapping
@@ -71,18 +87,28 @@ from simscore.errors import (
     json_excerpt,
 )
 from simscore.errors import json_kind as _kind
-from simscore.io import decode_line, dumps, open_input, parse_json, read_head, read_lines, read_text
+from simscore.io import decode_line, dumps, open_input, parse_json, read_head, read_lines
 from simscore.io.formats import FILE_FORMATS, detect_format, kind_mismatch
+from simscore.io.tau2 import is_tau2_folder, read_tau2
 from simscore.responses import Response, Responses
-from simscore.tool_arguments import LIST_MODES, MAX_CALLS, ListMode, read_tool_call, tool_call_list
+from simscore.tool_arguments import (
+    LIST_MODES,
+    MAX_ARGUMENTS_LENGTH,
+    MAX_CALLS,
+    ListMode,
+    read_tool_call,
+    tool_call_list,
+)
 
 __all__ = ["AgentTranscripts", "PairedTranscripts", "pair_transcripts", "read_chat_transcripts", "read_tau2_results",
-           "read_transcripts", "CHAT_TRANSCRIPTS", "TAU2_RESULTS", "MAX_HISTORY_CHARACTERS", "MAX_TRAJECTORY_CALLS", "UNITS"]
+           "read_transcripts", "CHAT_TRANSCRIPTS", "TAU2_RESULTS", "MAX_HISTORY_CHARACTERS", "MAX_HELD_BYTES",
+           "MAX_TRAJECTORY_CALLS", "UNITS"]
 
 #: What a chat-transcripts file is, in messages.
 CHAT_TRANSCRIPTS = "OpenAI-style chat transcripts (JSON Lines, one conversation a line)"
 #: What a τ²-bench results file is, in messages.
-TAU2_RESULTS = "tau2-bench results (one JSON document with 'simulations')"
+TAU2_RESULTS = ("tau2-bench results (a JSON document with 'simulations', a list of simulations, or a folder of "
+                "results.json and simulations/)")
 
 _ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
@@ -91,13 +117,22 @@ _ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 #: conversation, in order, are one action: its trajectory).
 UNITS = ("turn", "task")
 
-#: The most characters of history (the messages' JSON) all the contexts of one input may hold
+#: The most characters of history (the messages' JSON) the contexts of one conversation may hold
 #: together: every context holds the whole history before it, so a long conversation costs the
-#: square of its length (256 Mi characters; split such conversations, or keep their ends).
+#: square of its length in the context file (256 Mi characters; split such conversations, or keep
+#: their ends). Many short conversations are bounded by what they hold in memory, :data:`MAX_HELD_BYTES`.
 MAX_HISTORY_CHARACTERS = 2**28
 #: The most calls one agent's trajectory (``unit="task"``: every call of one conversation) may
 #: hold: 16 turns of the most calls a turn may hold (4,096; a real τ²-bench trajectory has tens).
 MAX_TRAJECTORY_CALLS = 16 * MAX_CALLS
+#: The most bytes of memory the contexts of one input may hold together (4 GiB), estimated by
+#: :func:`_held`: each context holds its own copy of the objects of its history and tools (their
+#: texts it shares). A results file of 18,000 ordinary τ²-bench simulations (320 MB) holds about
+#: a tenth of it; what breaks it is many conversations, not long ones: read the input in parts.
+MAX_HELD_BYTES = 2**32
+#: Bytes a context holds, estimated: itself and its metadata; each object or array of its copy
+#: of the messages and tools; each reference to a message or a line of history.
+_CONTEXT_BYTES, _NODE_BYTES, _REFERENCE_BYTES = 2048, 256, 8
 _EMPTY_BELIEF = BeliefState()
 
 
@@ -120,7 +155,8 @@ class AgentTranscripts:
 class _Builder:
     """Contexts and responses of one input, conversation by conversation."""
 
-    def __init__(self, path: Path, *, lists: str, reply_intent: str | None, unit: str = "turn") -> None:
+    def __init__(self, path: Path, *, lists: str, reply_intent: str | None, unit: str = "turn",
+                 arguments: str = "string") -> None:
         if lists not in LIST_MODES:
             raise ValueError(f"lists must be one of {', '.join(map(repr, LIST_MODES))}, got {lists!r}")
         if unit not in UNITS:
@@ -135,7 +171,10 @@ class _Builder:
         self.responses: list[tuple[str, Response]] = []
         self.seen: dict[str, str] = {}
         self.unnamed = 0  # conversations without an id, named by their line
-        self.history_characters = 0
+        self.history_characters = 0  # of the conversation being read
+        self.held = 0  # bytes the contexts hold in memory, estimated (_held)
+        self.arguments = arguments  # how the input writes a call's arguments: "string" (JSON text) or "object"
+        self.decoded: list[str] = []  # the tools whose arguments were JSON-encoded once more, decoded again
 
     def conversation(self, where: str, line: int | None, dialogue_id: str, prefix: str,
                      messages: Any, tools: Any, extra: dict[str, Any], *, first: int = 1) -> None:
@@ -144,6 +183,7 @@ class _Builder:
             raise FileFormatError(self.path, f"{where} appears twice (first {self.seen[prefix]})", line=line)
         self.seen[prefix] = f"on line {line}" if line is not None else where.partition(" (")[0]
         tools = self._tools(where, line, tools)
+        self.history_characters, start = 0, len(self.contexts)
         if not isinstance(messages, list):
             raise FileFormatError(self.path, f"{where}: 'messages' must be a list, got {_kind(messages)}", line=line)
         history: list[dict[str, Any]] = []
@@ -155,7 +195,7 @@ class _Builder:
         opening: tuple[list[dict[str, Any]], list[str]] | None = None  # the history before its first turn
         for number, message in enumerate(messages, first):
             try:
-                normal = _normal_message(message, number)
+                normal = _normal_message(message, number, self.arguments, self.decoded)
                 if normal is None:
                     continue
                 if normal["role"] == "assistant" and self.unit == "task":
@@ -184,6 +224,7 @@ class _Builder:
             except ToolCallError as exc:
                 raise FileFormatError(self.path, f"{where}, its trajectory: {exc.reason} "
                                       "(contexts.transcripts.MAX_TRAJECTORY_CALLS)", line=line) from None
+        self._hold(where, line, self.contexts[start:])
 
     def _task(self, prefix: str, dialogue_id: str, opening: tuple[list[dict[str, Any]], list[str]],
               said: tuple[list[dict[str, Any]], list[str]], turns: int, tools: list[Any],
@@ -207,10 +248,33 @@ class _Builder:
         self.history_characters += size
         if self.history_characters > MAX_HISTORY_CHARACTERS:
             raise FileFormatError(
-                self.path, f"{where}: the contexts would hold more than {MAX_HISTORY_CHARACTERS:,} characters of "
-                "history (contexts.transcripts.MAX_HISTORY_CHARACTERS; each holds the whole history before it): "
-                "split the long conversations", line=line,
+                self.path, f"{where}: its contexts would hold more than {MAX_HISTORY_CHARACTERS:,} characters of "
+                "history (contexts.transcripts.MAX_HISTORY_CHARACTERS; each holds the whole history before it, so a "
+                "conversation costs the square of its length): split the long conversation", line=line,
             )
+
+    def _hold(self, where: str, line: int | None, contexts: list[Context]) -> None:
+        """Count the memory a conversation's contexts hold; refuse more than MAX_HELD_BYTES for the input."""
+        self.held += sum(_held(context) for context in contexts)
+        if self.held > MAX_HELD_BYTES:
+            conversations = len({context.metadata["dialogue_id"] for context in self.contexts})
+            raise FileFormatError(
+                self.path, f"{where}: the contexts read so far ({len(self.contexts):,}, of {conversations:,} "
+                f"conversations) would hold about {self.held:,} bytes in memory, more than {MAX_HELD_BYTES:,} "
+                "(contexts.transcripts.MAX_HELD_BYTES): read the input in parts", line=line,
+            )
+
+    def say(self, provenance: dict[str, Any], ids: str, unnamed: str) -> None:
+        """Warn once, and note in ``provenance``, where the input was read by a fallback: conversations
+        without an id (``ids`` and ``unnamed`` say how they were named), arguments encoded twice."""
+        if self.unnamed:
+            provenance["ids"] = ids.format(self.unnamed)
+            warnings.warn(f"{self.path}: {unnamed.format(self.unnamed)}", stacklevel=3)
+        if self.decoded:
+            shown = ", ".join(sorted({excerpt(name, 40) for name in self.decoded})[:3])
+            provenance["arguments"] = f"{len(self.decoded)} tool call(s) with arguments JSON-encoded twice, decoded again"
+            warnings.warn(f"{self.path}: {len(self.decoded):,} tool call(s) hold their arguments JSON-encoded twice "
+                          f"(a string holding JSON text; {shown}): decoded once more", stacklevel=3)
 
     def _tools(self, where: str, line: int | None, tools: Any) -> list[Any]:
         if tools is None:
@@ -234,13 +298,36 @@ class _Builder:
         return AgentTranscripts(contexts, Responses(self.responses, policy=policy, provenance=provenance))
 
 
+def _held(context: Context) -> int:
+    """The bytes ``context`` holds in memory, estimated (:data:`MAX_HELD_BYTES`): its texts are shared."""
+    metadata = context.metadata
+    stack: list[Any] = [metadata.get("messages", ()), metadata.get("tools", ())]
+    nodes = 0
+    while stack:
+        value = stack.pop()
+        if isinstance(value, Mapping):
+            nodes += 1
+            stack.extend(item for item in value.values() if isinstance(item, (Mapping, tuple)))
+        elif isinstance(value, tuple):
+            nodes += 1
+            stack.extend(item for item in value if isinstance(item, (Mapping, tuple)))
+    references = len(metadata.get("messages", ())) + len(metadata["history"])
+    return _CONTEXT_BYTES + _NODE_BYTES * nodes + _REFERENCE_BYTES * references
+
+
 def _tool_name(tool: Mapping[str, Any]) -> Any:
     function = tool.get("function")
     return function.get("name") if isinstance(function, Mapping) else tool.get("name")
 
 
-def _normal_message(message: Any, number: int) -> dict[str, Any] | None:
-    """A message as chat completions writes it, or None for what the agent never sees (a user's own tool use)."""
+def _normal_message(message: Any, number: int, arguments: str = "string",
+                    decoded: list[str] | None = None) -> dict[str, Any] | None:
+    """A message as chat completions writes it, or None for what the agent never sees (a user's own tool use).
+
+    ``arguments`` is how the input writes a call's arguments (``"string"``: JSON text, chat
+    completions; ``"object"``: τ²-bench); arguments JSON-encoded once more than that are decoded
+    again, and their tools' names appended to ``decoded``.
+    """
     if not isinstance(message, Mapping):
         raise InvalidResponseError(f"a message must be an object, got {_kind(message)}")
     role = message.get("role")
@@ -262,22 +349,58 @@ def _normal_message(message: Any, number: int) -> dict[str, Any] | None:
             raise InvalidResponseError("an assistant message holds both 'tool_calls' and the legacy 'function_call'")
         calls = [legacy]
     if calls and role == "assistant":
-        normal["tool_calls"] = [_normal_call(call) for call in tool_call_list(calls)]
+        normal["tool_calls"] = [_normal_call(call, arguments, decoded) for call in tool_call_list(calls)]
     elif calls and role == "user" and content is None:
         return None  # τ²-bench: the simulated user's own tool call
     return normal
 
 
-def _normal_call(call: Any) -> dict[str, Any]:
+def _normal_call(call: Any, written: str = "string", decoded: list[str] | None = None) -> dict[str, Any]:
     """A call as chat completions writes it (arguments a JSON string), checked by :func:`read_tool_call`."""
+    function: Any = call.get("function") if isinstance(call, Mapping) else None
+    body: Any = function if isinstance(function, Mapping) else call
+    inner = _encoded_twice(body.get("arguments"), written) if isinstance(body, Mapping) else None
+    if inner is not None and body is function:  # read as the input should have written it
+        call = {**call, "function": {**body, "arguments": inner}}
+        body = call["function"]
+    elif inner is not None:
+        call = body = {**call, "arguments": inner}
     name = read_tool_call(call).name
-    body = call.get("function") if isinstance(call.get("function"), Mapping) else call
+    if inner is not None and decoded is not None:
+        decoded.append(name)
     arguments = body.get("arguments")
     if not isinstance(arguments, str):
         arguments = dumps({} if arguments is None else arguments)
     call_id = call.get("id", call.get("call_id"))
     return {"id": call_id if isinstance(call_id, str) else None, "type": "function",
             "function": {"name": name, "arguments": arguments}}
+
+
+def _encoded_twice(arguments: Any, written: str) -> str | None:
+    """The JSON text of arguments JSON-encoded once more than the input writes them, else None.
+
+    Chat completions write arguments as JSON text (``'{"id": 7}'``); τ²-bench as an object. A
+    string there (τ²-bench), or JSON text of a string there (chat: ``'"{\\"id\\": 7}"'``), that
+    holds a JSON object is its text; anything else is left for :func:`read_tool_call` to name.
+
+    >>> _encoded_twice('{"id": 7}', "object"), _encoded_twice(json.dumps('{"id": 7}'), "string")
+    ('{"id": 7}', '{"id": 7}')
+    >>> _encoded_twice('{"id": 7}', "string") is None, _encoded_twice('"hello"', "string") is None
+    (True, True)
+    """
+    if not isinstance(arguments, str) or not arguments or len(arguments) > MAX_ARGUMENTS_LENGTH:
+        return None  # read_tool_call names what is wrong with them, if anything
+    if written == "string":
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(arguments, str):
+            return None
+    try:
+        return arguments if isinstance(json.loads(arguments), dict) else None
+    except (ValueError, RecursionError):
+        return None if written == "string" else arguments  # τ²-bench: a string is text to read, and name if not JSON
 
 
 def _history_line(message: Mapping[str, Any], lists: ListMode) -> str:
@@ -362,24 +485,51 @@ def read_chat_transcripts(
     p = Path(path)
     builder = _Builder(p, lists=lists, reply_intent=reply_intent, unit=unit)
     digest = hashlib.sha256()
+    if is_tau2_folder(p):
+        raise _hinted(FileFormatError(p, f"a folder, where {CHAT_TRANSCRIPTS} were expected"), b"", "tau2")
     head, stream = read_head(open_input(p, digest=digest), 4096)
     with stream:
         found = detect_format(head.decode("utf-8", "replace"))
         if found in FILE_FORMATS:
             raise FileFormatError(p, kind_mismatch(found, CHAT_TRANSCRIPTS), line=1)
-        for number, raw in read_lines(stream, p):
-            line = decode_line(p, raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw, number)
-            if not line.strip():
-                continue
-            record = parse_json(line, p, line=number)
-            _chat_conversation(builder, p, number, record)
+        try:
+            for number, raw in read_lines(stream, p):
+                line = decode_line(p, raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw, number)
+                if not line.strip():
+                    continue
+                record = parse_json(line, p, line=number)
+                _chat_conversation(builder, p, number, record)
+        except FileFormatError as exc:
+            raise _hinted(exc, head, "tau2") from None
     stem = p.name.split(".")[0] or "transcripts"
     provenance = {"source": p.name, "format": "openai-chat-jsonl", "sha256": digest.hexdigest()}
-    if builder.unnamed:
-        provenance["ids"] = f"line numbers: {builder.unnamed} conversation(s) without 'id'"
-        warnings.warn(f"{p}: {builder.unnamed:,} conversation(s) without 'id' (a fine-tuning export?) take their line "
-                      "number as id", stacklevel=2)
+    builder.say(provenance, "line numbers: {} conversation(s) without 'id'",
+                "{:,} conversation(s) without 'id' (a fine-tuning export?) take their line number as id")
     return builder.result(name or stem, policy or stem, provenance, {"importer": "openai-chat", "source": p.name})
+
+
+#: What the start of a τ²-bench results file holds (its run's info, a simulation's fields), and a chat transcript's.
+_TAU2_MARKS = (b'"git_commit"', b'"agent_info"', b'"environment_info"', b'"termination_reason"', b'"simulations"')
+_CHAT_MARKS = (b'"messages"',)
+
+
+def _head(path: Path) -> bytes:
+    """The first 4 KiB of a regular file (to tell what it looks like, after an error), else nothing."""
+    if not path.is_file():
+        return b""
+    with path.open("rb") as handle:
+        return handle.read(4096)
+
+
+def _hinted(exc: FileFormatError, head: bytes, other: str) -> FileFormatError:
+    """``exc``, with a hint where the input (its first bytes ``head``; a folder: none) looks like the ``other`` kind."""
+    if other == "tau2" and (not head or any(mark in head for mark in _TAU2_MARKS)):
+        hint = "tau2-bench results: read them with --format tau2 (contexts.transcripts.read_tau2_results)"
+    elif other == "chat" and any(mark in head for mark in _CHAT_MARKS) and not any(m in head for m in _TAU2_MARKS):
+        hint = "chat transcripts (one conversation a line): read them with --format chat (read_chat_transcripts)"
+    else:
+        return exc
+    return FileFormatError(exc.path, f"{exc.reason}; this looks like {hint}", line=exc.line)
 
 
 def _chat_conversation(builder: _Builder, path: Path, line: int, record: Any) -> None:
@@ -407,52 +557,66 @@ def read_tau2_results(
     path: str | os.PathLike[str], *, name: str | None = None, policy: str | None = None,
     lists: ListMode = "ordered", reply_intent: str | None = "reply", unit: str = "turn",
 ) -> AgentTranscripts:
-    """Contexts and responses from a τ²-bench results file (one JSON document; see the module).
+    """Contexts and responses from τ²-bench results: a results file, a results folder or a list (see the module).
 
-    Parameters are those of :func:`read_chat_transcripts`; the policy's name defaults to the
-    agent the file records (``info.agent_info``: its ``llm``, or its ``implementation``).
+    Parameters are those of :func:`read_chat_transcripts`; ``path`` is a results file (one JSON
+    document, or a bare list of simulations), a results folder (``results.json`` and
+    ``simulations/``) or its ``results.json`` (:mod:`simscore.io.tau2`). The policy's name
+    defaults to the agent the file records (``info.agent_info``: its ``llm``, or its
+    ``implementation``).
 
     Raises
     ------
     FileFormatError
-        Naming the file, the simulation (its position, task and trial), the message and the problem.
+        Naming the file, the simulation (its position, task and trial; its file in a folder),
+        the message and the problem.
     """
     p = Path(path)
-    text = read_text(p)
-    document = parse_json(text, p, expected=TAU2_RESULTS)
-    found = detect_format(document)
-    if found in FILE_FORMATS:
-        raise FileFormatError(p, kind_mismatch(found, TAU2_RESULTS), line=1)
-    if not isinstance(document, dict) or not isinstance(document.get("simulations"), list):
-        raise FileFormatError(p, f"expected {TAU2_RESULTS}, got {_kind(document)} without a list 'simulations'")
-    info = _object(document.get("info"))
+    try:
+        results = read_tau2(p, expected=TAU2_RESULTS)
+    except FileFormatError as exc:
+        raise _hinted(exc, _head(p), "chat") from None
+    info = results.info
     environment, agent, user = (_object(info.get(key)) for key in ("environment_info", "agent_info", "user_info"))
     tools = environment.get("tool_defs")
     if isinstance(tools, Mapping):
         tools = list(tools.values())
-    builder = _Builder(p, lists=lists, reply_intent=reply_intent, unit=unit)
-    for position, simulation in enumerate(document["simulations"], 1):
-        _tau2_simulation(builder, p, position, simulation, tools, environment.get("policy"))
+    builder = _Builder(p, lists=lists, reply_intent=reply_intent, unit=unit, arguments="object")
+    for position, simulation in enumerate(results.simulations, 1):
+        _tau2_simulation(builder, p, results.where(position), position, simulation, tools, environment.get("policy"))
     domain = environment.get("domain_name") if isinstance(environment.get("domain_name"), str) else None
     agent_name = next((agent[key] for key in ("llm", "implementation") if isinstance(agent.get(key), str)), None)
     stem = p.name.split(".")[0] or "tau2"
-    provenance = {
-        "source": p.name, "format": "tau2-results", "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    provenance: dict[str, Any] = {
+        "source": p.name, "format": "tau2-results", "sha256": results.sha256,
         "domain": domain, "agent": {k: v for k, v in agent.items() if isinstance(v, (str, int, float, bool))},
     }
+    if results.layout != "document":
+        provenance["layout"] = results.layout
+    if results.version:
+        provenance["tau2"] = results.version
+    builder.say(provenance, "positions: {} simulation(s) without 'task_id'",
+                "{:,} simulation(s) without 'task_id' take their position in the file as task id")
     built = {"importer": "tau2", "source": p.name, "domain": domain,
              "user_llm": user.get("llm") if isinstance(user.get("llm"), str) else None,
-             "git_commit": info.get("git_commit") if isinstance(info.get("git_commit"), str) else None}
+             "git_commit": results.version.get("git_commit")}
+    if results.layout != "document":
+        built["layout"] = results.layout
     return builder.result(name or stem, policy or agent_name or stem, provenance, built)
 
 
-def _tau2_simulation(builder: _Builder, path: Path, position: int, simulation: Any, tools: Any, policy: Any) -> None:
-    where = f"simulation {position}"
+def _tau2_simulation(builder: _Builder, path: Path, where: str, position: int, simulation: Any, tools: Any,
+                     policy: Any) -> None:
     if not isinstance(simulation, dict):
         raise FileFormatError(path, f"{where}: expected an object, got {_kind(simulation)}")
-    task = _label(simulation.get("task_id"), "'task_id'", where, path, None)
+    if "task_id" not in simulation:
+        task = str(position)  # a simulation without a task: its position names it, and a warning says so
+        builder.unnamed += 1
+    else:
+        task = _label(simulation.get("task_id"), "'task_id'", where, path, None)
     trial = _trial(simulation.get("trial", 0), where, path, None) or 0
-    where = f"{where} (task {excerpt(task, 60)}, trial {trial})"
+    where = f"{where[:-1]}; task {excerpt(task, 60)}, trial {trial})" if where.endswith(")") else (
+        f"{where} (task {excerpt(task, 60)}, trial {trial})")
     given = simulation.get("id")
     dialogue = given if isinstance(given, str) and given else f"{task}/{trial}"
     reward_info = simulation.get("reward_info")
@@ -475,7 +639,7 @@ def read_transcripts(
     """:func:`read_tau2_results` for ``kind="tau2"`` (default for a ``.json`` file), else :func:`read_chat_transcripts`."""
     if kind not in (None, "chat", "tau2"):
         raise ValueError(f"kind must be 'chat', 'tau2' or None, got {kind!r}")
-    chosen = kind or ("tau2" if Path(path).suffix.lower() == ".json" else "chat")
+    chosen = kind or ("tau2" if Path(path).suffix.lower() == ".json" or is_tau2_folder(path) else "chat")
     reader = read_tau2_results if chosen == "tau2" else read_chat_transcripts
     return reader(path, name=name, policy=policy, lists=lists, reply_intent=reply_intent, unit=unit)
 

@@ -25,8 +25,9 @@ from simscore.tool_arguments import MAX_CALLS, ListMode, read_tool_call, tool_ca
 
 __all__ = ["Act", "ActSequence", "Item", "NONE_VALUE", "CONVLAB_DOMAINS", "KNOWN_INTENTS", "convlab_order_problem"]
 
-#: Characters an intent may contain (PyDial and ConvLab intents are identifiers).
-_INTENT_RE = re.compile(r"[A-Za-z0-9_\-]+\Z")
+#: Characters an intent may contain (PyDial and ConvLab intents are identifiers; a tool's name may
+#: hold dots, as a namespaced tool's ``server.tool``: none of them ends an intent in the act syntax).
+_INTENT_RE = re.compile(r"[A-Za-z0-9_.\-]+\Z")
 #: Characters that would make a slot ambiguous in the string form.
 _SLOT_FORBIDDEN = set('=!,()"\'\\+')
 #: A value written without quotes must match this; anything else is quoted.
@@ -151,7 +152,7 @@ class Act:
             raise ActParseError(intents, None, "an act needs at least one intent")
         for name in names:
             if not isinstance(name, str) or not _INTENT_RE.match(name):
-                raise ActParseError(name, None, "intent must be a non-empty identifier [A-Za-z0-9_-]")
+                raise ActParseError(name, None, "intent must be a non-empty identifier [A-Za-z0-9_.-]")
         built = {self._as_item(item) for item in items}
         self._intents: tuple[str, ...] = tuple(sorted(set(names)))
         self._items: tuple[Item, ...] = tuple(sorted(built, key=Item.sort_key))
@@ -587,7 +588,7 @@ class _Parser:
             if not stripped:
                 raise self.fail("empty intent", offset)
             if not _INTENT_RE.match(stripped):
-                raise self.fail(f"intent {excerpt(stripped)} is not an identifier [A-Za-z0-9_-]", offset)
+                raise self.fail(f"intent {excerpt(stripped)} is not an identifier [A-Za-z0-9_.-]", offset)
             intents.append(stripped)
             offset += len(name) + 1
         self.pos = open_at + 1

@@ -66,7 +66,7 @@ MAX_CALLS = 256
 ListMode = Literal["ordered", "set"]
 LIST_MODES: tuple[str, ...] = ("ordered", "set")
 
-_NAME_RE = re.compile(r"[A-Za-z0-9_\-]+\Z")
+_NAME_RE = re.compile(r"[A-Za-z0-9_.\-]+\Z")  # OpenAI's rule, and the dots of namespaced tools
 
 
 class ToolCall(NamedTuple):
@@ -110,7 +110,8 @@ def read_tool_call(call: Any, *, lists: ListMode = "ordered") -> ToolCall:
     ------
     ToolCallError
         A call that is not an object, has no name or a name that is not an identifier
-        ``[A-Za-z0-9_-]`` (OpenAI's rule for function names), arguments that are not JSON, not an
+        ``[A-Za-z0-9_.-]`` (OpenAI's rule for function names, and the dots of namespaced tools:
+        ``a.b``), arguments that are not JSON, not an
         object, longer, deeper or with more values than the bounds, or an argument name that
         cannot be a slot (empty, surrounding spaces, or one of ``= ! , ( ) " ' \\ +``).
     """
@@ -125,7 +126,7 @@ def read_tool_call(call: Any, *, lists: ListMode = "ordered") -> ToolCall:
     if not isinstance(name, str) or not name:
         raise ToolCallError(call, "no tool name (expected 'name', or 'function': {'name': ...})")
     if not _NAME_RE.match(name):
-        raise ToolCallError(call, "the tool name is not an identifier [A-Za-z0-9_-]")
+        raise ToolCallError(call, "the tool name is not an identifier [A-Za-z0-9_.-]")
     arguments = _arguments(call, name, body.get("arguments"))
     return ToolCall(name, _flatten(call, name, arguments, lists))
 

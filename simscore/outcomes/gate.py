@@ -47,6 +47,7 @@ import numpy as np
 from simscore.errors import FileFormatError, OutcomeLogError, excerpt, json_excerpt, json_kind
 from simscore.io import decode_line, open_input, parse_json, read_csv_rows, read_head, read_lines, reading
 from simscore.io.formats import FILE_FORMATS, detect_format, kind_mismatch
+from simscore.io.tau2 import read_tau2, tau2_results
 from simscore.stats import Bootstrap, bootstrap_ci_shared
 from simscore.stats.sequential import change_upper_bound
 
@@ -221,15 +222,19 @@ def _csv_records(path: Path, stream: IO[bytes]) -> Iterator[tuple[int, dict[str,
 TAU2_SUCCESS_TOLERANCE = 1e-6
 
 
-def _tau2_records(path: Path, document: Any) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The outcomes of a τ²-bench results document: per simulation its task, trial, reward and success."""
-    simulations = document.get("simulations") if isinstance(document, dict) else None
-    if not isinstance(simulations, list):
-        raise FileFormatError(path, f"expected {_EXPECTED} or tau2-bench results (a JSON document with a list "
-                              f"'simulations'), got {json_kind(document)}")
+#: What a τ²-bench results input is, in messages (:mod:`simscore.io.tau2`: its layouts).
+_TAU2_EXPECTED = (f"{_EXPECTED} or tau2-bench results (a JSON document with a list 'simulations', a list of "
+                  "simulations, or a folder of results.json and simulations/)")
+
+
+def _tau2_records(path: Path, document: Any = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The outcomes of τ²-bench results (a parsed document; None: the folder ``path``): per
+    simulation its task, trial, reward and success."""
+    results = read_tau2(path, expected=_TAU2_EXPECTED) if document is None else tau2_results(
+        path, document, expected=_TAU2_EXPECTED)
     seen: dict[tuple[str, int], int] = {}
-    for position, simulation in enumerate(simulations, 1):
-        where = f"simulation {position}"
+    for position, simulation in enumerate(results.simulations, 1):
+        where = results.where(position)
         if not isinstance(simulation, dict):
             raise FileFormatError(path, f"{where}: expected an object, got {json_kind(simulation)}")
         reward_info = simulation.get("reward_info")
@@ -268,7 +273,8 @@ def _jsonl_records(path: Path, stream: IO[bytes]) -> Iterator[tuple[int, dict[st
             line = decode_line(path, raw.removeprefix(b"\xef\xbb\xbf") if number == 1 else raw, number)
             if not line.strip():
                 continue
-            if number == 1 and line.strip() == "{":  # a JSON document written with indents: τ²-bench's results
+            if number == 1 and (line.strip() == "{" or line.lstrip().startswith("[")):  # a JSON document
+                # written with indents (τ²-bench's results), or a list (of τ²-bench's simulations)
                 yield from _tau2_records(path, parse_json(_rest(path, line, lines), path, expected=_EXPECTED))
                 return
             record = parse_json(line, path, line=number)
@@ -293,8 +299,10 @@ def read_outcome_log(path: str | Path) -> OutcomeLog:
     ``.json``), else by the content (JSON Lines if it starts with ``{``). The file is read once
     from its start (a pipe works).
 
-    A τ²-bench results document (``{"info", "tasks", "simulations"}``, indented or on one line) is
-    read as one too: per simulation its ``task_id``, ``trial`` and ``reward_info.reward``, and
+    τ²-bench results are read as one too, in every layout its runner saves (:mod:`simscore.io.tau2`):
+    a document (``{"info", "tasks", "simulations"}``, indented or on one line), a folder
+    (``results.json`` and ``simulations/``; ``path`` the folder or its ``results.json``) or a bare
+    list of simulations: per simulation its ``task_id``, ``trial`` and ``reward_info.reward``, and
     success where the reward is 1 (within :data:`TAU2_SUCCESS_TOLERANCE`, as τ²-bench counts it).
 
     Raises
@@ -314,14 +322,19 @@ def read_outcome_log(path: str | Path) -> OutcomeLog:
     (('t1', 't2'), [True, False], False)
     """
     p = Path(path)
+    if p.is_dir():  # τ²-bench's results folder (results.json and simulations/)
+        return _outcome_log(p, _tau2_records(p), jsonl=True)
     head, stream = read_head(open_input(p), _HEAD_BYTES)
     found = detect_format(head.decode("utf-8", "replace"))
     if found in FILE_FORMATS:  # one of simscore's own files (a JSON document, a JSON Lines header): name it
         stream.close()
         raise FileFormatError(p, kind_mismatch(found, _EXPECTED), line=1)
     suffix = p.suffix.lower()
-    jsonl = suffix in _JSONL_SUFFIXES or (suffix != ".csv" and head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"))
-    records: Iterator[tuple[int, dict[str, Any]]] = _jsonl_records(p, stream) if jsonl else _csv_records(p, stream)
+    jsonl = suffix in _JSONL_SUFFIXES or (suffix != ".csv" and head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["))
+    return _outcome_log(p, _jsonl_records(p, stream) if jsonl else _csv_records(p, stream), jsonl=jsonl)
+
+
+def _outcome_log(p: Path, records: Iterator[tuple[int, dict[str, Any]]], *, jsonl: bool) -> OutcomeLog:
     tasks: list[str] = []
     trials: list[int | None] = []
     success: list[bool] = []

@@ -83,7 +83,7 @@ MALFORMED = [
     ({"type": "function", "function": {"arguments": "{}"}}, "no tool name (expected 'name', or 'function': {'name': ...})"),
     ({"arguments": {}}, "no tool name (expected 'name', or 'function': {'name': ...})"),
     ({"type": "function", "function": "get_user"}, "'function' must be an object with 'name' and 'arguments', got a string"),
-    ({"name": "get user", "arguments": {}}, "the tool name is not an identifier [A-Za-z0-9_-]"),
+    ({"name": "get user", "arguments": {}}, "the tool name is not an identifier [A-Za-z0-9_.-]"),
     ("get_user()", "expected a tool call (an object) or a list of them, got a string"),
     (["get_user()"], "a tool call must be an object, got a string"),
     (chat("get_user", '{"x": ' + DEEP + "}"),
@@ -143,7 +143,7 @@ def test_a_turn_of_several_calls_is_a_sequence_written_with_semicolons() -> None
     ("text", "message"),
     [
         ("a(x=1);", "missing '(' after the intent at position 7"),
-        ("a(x=1);;b()", "intent ';b' is not an identifier [A-Za-z0-9_-] at position 7"),
+        ("a(x=1);;b()", "intent ';b' is not an identifier [A-Za-z0-9_.-] at position 7"),
         ("a(x=1) b()", "unexpected text after ')': 'b()' at position 7"),
     ],
 )

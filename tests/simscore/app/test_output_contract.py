@@ -185,6 +185,7 @@ READERS = {
     "simscore.io.reading.open_input", "simscore.responses.Responses.read_jsonl", "simscore.outcomes.gate.read_outcome_log",
     "contexts.transcripts.read_chat_transcripts", "contexts.transcripts.read_tau2_results",
     "contexts.transcripts.read_transcripts",
+    "simscore.io.tau2.read_tau2", "simscore.io.tau2.tau2_results", "simscore.io.tau2.is_tau2_folder",
     "simscore.responses_csv.read_responses", "simscore.responses_csv.read_responses_csv",
     "simscore.responses_csv.response_file_format", "simscore.analysis.tables_io.load_tables",
     "simscore.responses_csv.read_sampled_responses", "simscore.samples.SampledResponses.read_jsonl",
