@@ -322,9 +322,10 @@ class Act:
         "arguments"}}``, arguments a JSON string), the Responses API's ``{"type":
         "function_call", "name", "arguments", "call_id"}`` items and plain ``{"name",
         "arguments"}`` objects (arguments a JSON string or an object, as τ²-bench logs them).
-        The arguments become the items: nested objects as dotted paths, values as canonical
-        JSON text, lists in order (``lists="ordered"``, one slot per position) or as a set of
-        values of one slot (``lists="set"``). At most ``max_calls`` calls (a turn's
+        The arguments become the items, one-to-one: nested objects as dotted paths, list
+        positions as ``[i]`` (argument names percent-encoded where they hold ``% . [ ]``), values
+        as canonical JSON text; lists in order (``lists="ordered"``, one slot per position) or as
+        a set of values of one slot ``name[]`` (``lists="set"``). At most ``max_calls`` calls (a turn's
         :data:`~simscore.tool_arguments.MAX_CALLS` by default).
 
         Returns
@@ -348,9 +349,9 @@ class Act:
         Act.parse('find_flight(origin=SFO,when.day=3)')
         >>> Act.from_tool_calls([{"type": "function_call", "name": "book", "arguments": '{"seats": ["1A", "1B"]}',
         ...                       "call_id": "c2"}, {"name": "pay", "arguments": {}}])
-        Act.parse('book(seats.0=1A,seats.1=1B);pay()')
+        Act.parse('book(seats[0]=1A,seats[1]=1B);pay()')
         >>> Act.from_tool_calls({"name": "book", "arguments": '{"seats": ["1B", "1A"]}'}, lists="set")
-        Act.parse('book(seats=1A,seats=1B)')
+        Act.parse('book(seats[]=1A,seats[]=1B)')
         >>> Act.from_tool_calls({"name": "book", "arguments": "[1, 2]"})
         Traceback (most recent call last):
         ...

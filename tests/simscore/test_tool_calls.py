@@ -41,7 +41,7 @@ def test_the_three_shapes_give_one_act() -> None:
         {"name": "find_flight", "arguments": text},
         {"id": "x", "name": "find_flight", "arguments": arguments, "requestor": "assistant"},  # τ²-bench
     ]
-    expected = P('find_flight(flexible=true,max_price=250,origin=SFO,passengers.0.age=31,passengers.0.name=Ann)')
+    expected = P('find_flight(flexible=true,max_price=250,origin=SFO,passengers[0].age=31,passengers[0].name=Ann)')
     assert [Act.from_tool_calls(shape) for shape in shapes] == [expected] * len(shapes)
     assert Act.from_tool_calls([shapes[0]]) == expected
 
@@ -55,10 +55,16 @@ def test_the_three_shapes_give_one_act() -> None:
          "pay(a=null,b=false,c=1.5,d=10000000000000000000000)"),
         ('{"a": 1.0, "b": -0.0, "c": 1e300}', "ordered", f"pay(a=1,b=0,c={int(1e300)})"),  # integral: its digits
         ('{"a": {}, "b": [], "c": {"d": []}}', "ordered", 'pay(a="{}",b="[]",c.d="[]")'),
-        ('{"seats": ["2B", "1A", "2B"]}', "ordered", "pay(seats.0=2B,seats.1=1A,seats.2=2B)"),
-        ('{"seats": ["2B", "1A", "2B"]}', "set", "pay(seats=1A,seats=2B)"),
-        ('{"rows": [[1, 2], [3]]}', "ordered", "pay(rows.0.0=1,rows.0.1=2,rows.1.0=3)"),
-        ('{"rows": [[1, 2], [3]]}', "set", "pay(rows=1,rows=2,rows=3)"),
+        ('{"seats": ["2B", "1A", "2B"]}', "ordered", "pay(seats[0]=2B,seats[1]=1A,seats[2]=2B)"),
+        ('{"seats": ["2B", "1A", "2B"]}', "set", "pay(seats[]=1A,seats[]=2B)"),
+        ('{"rows": [[1, 2], [3]]}', "ordered", "pay(rows[0][0]=1,rows[0][1]=2,rows[1][0]=3)"),
+        ('{"rows": [[1, 2], [3]]}', "set", r'pay(rows[]="[\"1\",\"2\"]",rows[]="[\"3\"]")'),  # a set of sets
+        ('{"rows": [[2, 1, 2], [3]]}', "set", r'pay(rows[]="[\"1\",\"2\"]",rows[]="[\"3\"]")'),
+        ('{"p": [{"n": "Ann", "a": 3}, {"n": "Bo", "a": 4}]}', "set",
+         r'pay(p[]="{\"a\":\"3\",\"n\":\"Ann\"}",p[]="{\"a\":\"4\",\"n\":\"Bo\"}")'),
+        ('{"a.b": 1, "a": {"b": 2}, "c%2E": [], "d[0]": {}}', "ordered", 'pay(a%2Eb=1,a.b=2,c%252E="[]",d%5B0%5D="{}")'),
+        ('{"a": ["x"], "b": {"0": "x"}, "c": [[]], "d": [{}]}', "ordered", 'pay(a[0]=x,b.0=x,c[0]="[]",d[0]="{}")'),
+        ('{"a": ["x"], "b": "x", "c": [], "d": [[]]}', "set", 'pay(a[]=x,b=x,c="[]",d[]="[]")'),
         ('{"note": "a \\"quoted\\", (odd) value"}', "ordered", 'pay(note="a \\"quoted\\", (odd) value")'),
     ],
 )
@@ -336,3 +342,69 @@ def test_an_integral_number_is_one_value_however_large_and_however_written() -> 
     assert items('{"n": -1E3}') == items('{"n": -1000}') == (("n", "-1000"),)
     assert items('{"n": 1.5}') == (("n", "1.5"),) and items('{"n": 1e-7}') == (("n", "1e-07"),)
     assert len(items('{"n": 1e308}')[0][1]) == 309
+
+
+# -- one-to-one: different arguments never give one act ------------------------------------------
+
+# few names and values, so that equal and nearly equal arguments are drawn often: keys that
+# look like paths, numbers written two ways, strings that spell numbers and literals
+_keys = st.sampled_from(["a", "b", "a.b", "0", "[0]", "%2E", "a%2Eb", "a[]", "b]"])
+_values = st.sampled_from([1, 1.0, 2, 2.5, "1", "2.5", "x", "", True, "true", None, "null", {}, []])
+_arguments = st.dictionaries(
+    _keys,
+    st.recursive(_values, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=2),
+                 max_leaves=6),
+    max_size=3,
+)
+
+
+def _text(value: object) -> str:
+    """The documented text of a value that is not a non-empty container (the act's values are strings)."""
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "{}" if isinstance(value, dict) else "[]" if isinstance(value, list) else repr(value)
+
+
+def _same(x: object, y: object, lists: str) -> bool:
+    """Equal JSON up to the documented equalities: a string and the value it spells, 1 and 1.0, and
+    with ``lists="set"`` lists as sets."""
+    if isinstance(x, dict) and x and isinstance(y, dict) and y:
+        return x.keys() == y.keys() and all(_same(x[k], y[k], lists) for k in x)
+    if isinstance(x, list) and x and isinstance(y, list) and y:
+        if lists == "ordered":
+            return len(x) == len(y) and all(_same(u, v, lists) for u, v in zip(x, y))
+        return all(any(_same(u, v, lists) for v in y) for u in x) and all(any(_same(u, v, lists) for u in x) for v in y)
+    if any(isinstance(v, (dict, list)) and v for v in (x, y)):
+        return False
+    return _text(x) == _text(y)
+
+
+@settings(max_examples=800, deadline=None, derandomize=True)
+@given(x=_arguments, y=_arguments, lists=st.sampled_from(["ordered", "set"]))
+def test_two_arguments_give_one_act_iff_they_are_equal_json(x: dict[str, object], y: dict[str, object],
+                                                              lists: str) -> None:
+    act_x = Act.from_tool_calls({"name": "f", "arguments": x}, lists=lists)  # type: ignore[arg-type]
+    act_y = Act.from_tool_calls({"name": "f", "arguments": y}, lists=lists)  # type: ignore[arg-type]
+    assert (act_x == act_y) == _same(x, y, lists)
+    assert P(str(act_x)) == act_x
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "lists"),
+    [
+        ({"a.b": 1}, {"a": {"b": 1}}, "ordered"),  # one act before: a.b=1
+        ({"a": ["x"]}, {"a": {"0": "x"}}, "ordered"),  # one act before: a.0=x
+        ({"a": ["x"]}, {"a": "x"}, "set"),  # one act before: a=x
+        ({"a": [[1], [2]]}, {"a": [[1, 2]]}, "set"),  # one act before: a=1,a=2
+        ({"p": [{"n": 1, "m": 2}, {"n": 3, "m": 4}]}, {"p": [{"n": 1, "m": 4}, {"n": 3, "m": 2}]}, "set"),
+        ({"a%2Eb": 1}, {"a.b": 1}, "ordered"),
+        ({"a": []}, {"a": {}}, "ordered"),
+    ],
+)
+def test_arguments_that_were_one_act_are_two(x: dict[str, object], y: dict[str, object], lists: str) -> None:
+    acts = [Act.from_tool_calls({"name": "f", "arguments": v}, lists=lists) for v in (x, y)]  # type: ignore[arg-type]
+    assert acts[0] != acts[1]
