@@ -5,6 +5,7 @@ with text and calls, and the responses file of several calls."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 import numpy as np
@@ -149,7 +150,8 @@ def test_a_turn_of_several_calls_is_a_sequence_written_with_semicolons() -> None
     ("text", "message"),
     [
         ("a(x=1);", "missing '(' after the intent at position 7"),
-        ("a(x=1);;b()", "intent ';b' is not an identifier [A-Za-z0-9_-] at position 7"),
+        ("a(x=1);;;b()", "intent ';b' is not an identifier [A-Za-z0-9_-] at position 8"),  # ";;" opens a message
+        ("a(x=1);;", "missing '(' after the intent at position 8"),
         ("a(x=1) b()", "unexpected text after ')': 'b()' at position 7"),
     ],
 )
@@ -408,3 +410,126 @@ def test_two_arguments_give_one_act_iff_they_are_equal_json(x: dict[str, object]
 def test_arguments_that_were_one_act_are_two(x: dict[str, object], y: dict[str, object], lists: str) -> None:
     acts = [Act.from_tool_calls({"name": "f", "arguments": v}, lists=lists) for v in (x, y)]  # type: ignore[arg-type]
     assert acts[0] != acts[1]
+
+
+# -- messages, per_message, and the arguments' modes -------------------------------------------------
+
+from simscore.measures import resolve_measures  # noqa: E402
+from simscore.measures.calls import ARGS_MODES, ArgumentMatch  # noqa: E402
+
+MESSAGES = (P("search(city=Paris);;book(id=7);pay(amount=5)"), P("search(city=Paris);;pay(amount=5);book(id=7)"))
+SPLIT = (P("f(x=1);;g()"), P("f(x=1);g()"))
+FEWER_ARGS = (P("f(a=1)"), P("f(a=1,b=2)"))
+
+# (pair, calls, args, tmr, dmr, cer, cmr); the arithmetic in the comment
+GOLDEN_ARGS = [
+    # messages in order, calls within one in any order: all three pairs equal
+    (MESSAGES, "per_message", "exact", 1, 1, 1, 1),
+    # strict: (search, search), (book, pay), (pay, book): 2 concepts shared of 10 -> 2/11
+    (MESSAGES, "strict", "exact", 0, 0, 0, 2 / 11),
+    # one message against two: (f, f) + (-, g) for the first, (g, -) for the second; g has no concepts: 2/(1+2)
+    (SPLIT, "per_message", "exact", 0, 0, 0, 2 / 3),
+    (SPLIT, "strict", "exact", 1, 1, 1, 1),  # strict and unordered: the calls, whatever the messages
+    (SPLIT, "unordered", "exact", 1, 1, 1, 1),
+    # exact: tokens [a,1] vs [a,1,b,2]: CE 2/4 and 0/2 -> 0.25; CM (1+2)/(1+4)
+    (FEWER_ARGS, "strict", "exact", 0, 1, 0.25, 3 / 5),
+    (FEWER_ARGS, "unordered", "subset", 1, 1, 1, 1),  # of b's arguments those a has: f(a=1)
+    (FEWER_ARGS, "strict", "superset", 0, 1, 0.25, 3 / 5),  # of a's those b has: all, b has more
+    (FEWER_ARGS[::-1], "strict", "superset", 1, 1, 1, 1),
+    (FEWER_ARGS, "unordered", "ignore", 1, 1, 1, 1),  # f() against f()
+    ((P("f(a=1)"), P("g(a=1)")), "unordered", "ignore", 0, 0, 0, 0),
+]
+
+
+@pytest.mark.parametrize(("pair", "calls", "args", "tmr", "dmr", "cer", "cmr"), GOLDEN_ARGS)
+def test_golden_values_of_messages_and_arguments(pair: tuple[Act, Act], calls: str, args: str, tmr: float,
+                                                 dmr: float, cer: float, cmr: float) -> None:
+    got = [cls(calls=calls, args=args).score_pairs([pair[0]], [pair[1]])[0] for cls in MEASURES]
+    np.testing.assert_allclose(got, [tmr, dmr, cer, cmr], rtol=0, atol=1e-12)
+
+
+def test_a_sequence_keeps_its_messages() -> None:
+    a, b = SPLIT
+    assert [len(m) for m in a.messages] == [1, 1] and [len(m) for m in b.messages] == [2]
+    assert a != b and a.calls == b.calls and P(str(a)) == a and len({a, P(str(a))}) == 1
+    assert ActSequence(b.calls, message_sizes=[2]) == b and P("f()").messages == ((P("f()"),),)
+    for sizes in ([1], [2, 1], [0, 2], [1.0, 1]):
+        with pytest.raises(ActParseError, match="message_sizes must be positive integers summing to the 2 calls"):
+            ActSequence(b.calls, message_sizes=sizes)  # type: ignore[arg-type]
+    # TMR in strict mode compares the calls in order, whatever the messages (numbers as before)
+    assert TotalMatchRate().score_pairs([a, a], [b, a]).tolist() == [1.0, 1.0]
+    assert TotalMatchRate(calls="per_message").score_pairs([a, a], [b, a]).tolist() == [0.0, 1.0]
+
+
+def test_the_arguments_modes_are_checked_named_and_signed() -> None:
+    measure = TotalMatchRate(calls="per_message", args="subset", args_for={"book": "ignore", "pay": "exact"})
+    assert measure.signature() == "tmr|canonical-act-equality|calls:per_message|args:subset|args_for:book=ignore,pay=exact"
+    assert not measure.symmetric and TotalMatchRate(calls="per_message", args="ignore").symmetric
+    assert TotalMatchRate(args="exact", args_for={"f": "exact"}).signature() == "tmr|canonical-act-equality"
+    assert ConceptErrorRate(args="ignore").signature().endswith("|clip:no|args:ignore")
+    bad = [
+        ({"args": "subsett"}, "args must be one of 'exact', 'ignore', 'subset', 'superset', got 'subsett'; "
+                              "did you mean 'subset'?"),
+        ({"args_for": {"book": "exakt"}}, "args_for['book'] must be one of 'exact', 'ignore', 'subset', 'superset', "
+                                          "got 'exakt'; did you mean 'exact'?"),
+        ({"args_for": "book"}, "args_for: expected TOOL=MODE entries separated by commas "
+                               "(e.g. search=ignore,book=subset), got 'book'"),
+        ({"args_for": "a=ignore,a=exact"}, "args_for: tool 'a' is given twice"),
+        ({"args_for": ["a"]}, "args_for: expected a mapping of tool names to modes, got list"),
+        ({"args_for": {"": "exact"}}, "args_for: tool names must be non-empty strings, got ''"),
+        ({"calls": "per_messages"}, "calls must be one of 'strict', 'unordered', 'subset', 'superset', 'per_message', "
+                                    "got 'per_messages'; did you mean 'per_message'?"),
+    ]
+    for options, message in bad:
+        with pytest.raises(MeasureOptionError) as info:
+            DialogueActMatchRate(**options)
+        assert str(info.value) == message
+        with pytest.raises(MeasureOptionError, match="^cmr: " + re.escape(message) + "$"):
+            resolve_measures(["cmr"], options={"cmr": options})
+
+
+def test_the_arguments_modes_from_the_command_line() -> None:
+    from simscore.measures import options_from_assignments
+
+    options = options_from_assignments(["tmr.calls=per_message", "tmr.args=subset", "tmr.args_for=book=ignore,pay=exact"])
+    assert options == {"tmr": {"calls": "per_message", "args": "subset", "args_for": "book=ignore,pay=exact"}}
+    measure = resolve_measures(["tmr"], options=options)[0]
+    assert measure.signature().endswith("|calls:per_message|args:subset|args_for:book=ignore,pay=exact")
+
+
+def _split(acts: list[Act], cuts: list[int]) -> Act:
+    if len(acts) == 1:
+        return acts[0]
+    sizes, start = [], 0
+    for cut in sorted({c for c in cuts if 0 < c < len(acts)}) + [len(acts)]:
+        sizes.append(cut - start)
+        start = cut
+    return ActSequence(acts, message_sizes=sizes)
+
+
+_trajectories = st.builds(_split, st.lists(_calls, min_size=1, max_size=4), st.lists(st.integers(1, 3), max_size=2))
+_matches = st.builds(ArgumentMatch.of, st.sampled_from(ARGS_MODES),
+                     st.dictionaries(_names, st.sampled_from(ARGS_MODES), max_size=2))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(a=_trajectories, b=_trajectories, args=_matches)
+def test_properties_of_messages_and_arguments(a: Act, b: Act, args: ArgumentMatch) -> None:
+    def all_of(x: Act, y: Act, mode: str, match: ArgumentMatch) -> tuple[float, ...]:
+        return tuple(scores(x, y, mode, args=match))
+
+    assert all_of(a, b, "subset", args) == pytest.approx(all_of(b, a, "superset", args.flipped()), abs=1e-12)
+    for mode in CALL_MODES:
+        assert all_of(a, a, mode, args) == (1.0, 1.0, 1.0, 1.0)
+        values = all_of(a, b, mode, args)
+        assert values[0] <= values[1] and 0.0 <= values[3] <= 1.0 and values[2] <= 1.0
+        if args.symmetric and mode in ("strict", "unordered", "per_message"):
+            assert values == pytest.approx(all_of(b, a, mode, args), abs=1e-12)
+        # ignoring the arguments, or comparing fewer of them, never matches less than exact
+        assert all_of(a, b, mode, ArgumentMatch("ignore"))[0] >= all_of(a, b, mode, ArgumentMatch())[0]
+    # per_message: TMR 1 iff as many messages, each the same calls in any order
+    same = len(a.messages) == len(b.messages) and all(Counter(x) == Counter(y) for x, y in zip(a.messages, b.messages))
+    assert all_of(a, b, "per_message", ArgumentMatch())[0] == float(same)
+    one = a.calls[0] if len(a.calls) == 1 else ActSequence(a.calls)
+    assert all_of(one, b.calls[0], "per_message", args) == all_of(one, b.calls[0], "unordered", args)
+    assert P(str(a)) == a
