@@ -42,11 +42,13 @@ in words where another calls a tool scores 0 on the action measures.
 
 With ``unit="task"`` a conversation is one context instead (id ``<conversation>``, τ²-bench
 ``<task>/<trial>``, the history before the agent's first turn), and the agent's response is
-its trajectory: every call it made in the conversation, in order, as one act sequence. Two
+its trajectory: every call it made in the conversation, in order, as one act sequence that
+keeps its messages (``a();;b();c()``: a message of one call, then one of two). Two
 logged agents answer the same turn contexts only while their histories are the same -- up to
 the first reply worded differently -- so their logged turns are paired by task, trial and turn
 only as "the same step of the same task"; their trajectories answer the same task and compare
-as they are (strict, unordered, subset, superset: the action measures' ``calls`` option).
+as they are (strict, unordered, subset, superset, per_message: the action measures' ``calls``
+option; ``per_message`` is agentevals' strict trajectory match, message by message).
 
 Reading is bounded like every reader (:mod:`simscore.io`): lines up to
 :data:`~simscore.io.reading.MAX_LINE_LENGTH`, a results file up to :data:`~simscore.io.reading.MAX_FILE_BYTES`,
@@ -76,7 +78,7 @@ from typing import Any
 
 from contexts.belief import BeliefState
 from contexts.context import Context, ContextSet
-from simscore.acts import Act
+from simscore.acts import Act, ActSequence
 from simscore.errors import (
     ContextMismatchError,
     FileFormatError,
@@ -191,6 +193,7 @@ class _Builder:
         size = 0  # characters of the history so far
         turn = 0
         calls: list[dict[str, Any]] = []  # the agent's calls over the conversation (unit "task")
+        sizes: list[int] = []  # how many of them each of its messages made
         texts: list[str] = []
         opening: tuple[list[dict[str, Any]], list[str]] | None = None  # the history before its first turn
         for number, message in enumerate(messages, first):
@@ -201,6 +204,7 @@ class _Builder:
                 if normal["role"] == "assistant" and self.unit == "task":
                     Response.from_message(normal, lists=self.lists, reply_intent=self.reply_intent)  # checked
                     calls.extend(normal.get("tool_calls", ()))
+                    sizes.append(len(normal.get("tool_calls", ())))
                     texts.append(_history_line(normal, self.lists).partition(": ")[2])
                     opening = (history, lines) if opening is None else opening
                     turn += 1
@@ -220,24 +224,28 @@ class _Builder:
             lines = [*lines, _history_line(normal, self.lists)] if normal["role"] not in ("system", "developer") else lines
         if opening is not None:
             try:
-                self._task(prefix, dialogue_id, opening, (calls, texts), turn, tools, extra)
+                self._task(prefix, dialogue_id, opening, (calls, sizes, texts), turn, tools, extra)
             except ToolCallError as exc:
                 raise FileFormatError(self.path, f"{where}, its trajectory: {exc.reason} "
                                       "(contexts.transcripts.MAX_TRAJECTORY_CALLS)", line=line) from None
         self._hold(where, line, self.contexts[start:])
 
     def _task(self, prefix: str, dialogue_id: str, opening: tuple[list[dict[str, Any]], list[str]],
-              said: tuple[list[dict[str, Any]], list[str]], turns: int, tools: list[Any],
+              said: tuple[list[dict[str, Any]], list[int], list[str]], turns: int, tools: list[Any],
               extra: dict[str, Any]) -> None:
-        """The context of a whole conversation: its opening, and the agent's calls over it as one action."""
+        """The context of a whole conversation: its opening, and the agent's calls over it as one action,
+        its messages of calls kept (``calls="per_message"`` compares them message by message)."""
         messages, lines = opening
-        calls, texts = said
+        calls, sizes, texts = said
         self._count(prefix, None, len(dumps(messages)))
         metadata = {"source": "col", "source_name": self.path.name, "dialogue_id": dialogue_id, "turn_index": 0,
                     "history": lines, "messages": messages, "tools": tools, "agent_turns": turns, **extra}
         self.contexts.append(Context(prefix, _EMPTY_BELIEF, metadata))
         if calls:
             action = Act.from_tool_calls(calls, lists=self.lists, max_calls=MAX_TRAJECTORY_CALLS)
+            made = [size for size in sizes if size]  # its messages of calls
+            if len(made) > 1:
+                action = ActSequence(action.calls, message_sizes=made)
             self.responses.append((prefix, Response(action)))
         elif self.reply_intent is not None:
             self.responses.append((prefix, Response(Act(self.reply_intent))))
@@ -456,7 +464,8 @@ def read_chat_transcripts(
         One context per assistant turn (default), or one per conversation (``"task"``: id
         ``<conversation>``, τ²-bench ``<task>/<trial>``; the history before the agent's first
         turn; the response is every call the agent made in the conversation, in order, as one
-        act sequence -- its trajectory -- or ``reply()`` when it made none; metadata
+        act sequence that keeps its messages -- its trajectory -- or ``reply()`` when it made
+        none; metadata
         ``agent_turns`` counts its turns). Two logged agents' turns answer different histories
         once their words differ; their trajectories answer the same task.
 

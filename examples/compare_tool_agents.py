@@ -35,7 +35,7 @@ from simscore.measures import resolve_measures
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "tau2"
 MEASURES = ("tmr", "dmr", "cer", "cmr")
-MODES = ("strict", "unordered", "subset", "superset")
+MODES = ("strict", "unordered", "subset", "superset", "per_message")
 
 
 def measures(calls: str) -> list:

@@ -221,6 +221,11 @@ class Act:
         """The acts of this turn in order: ``(self,)`` for one act (:class:`ActSequence` has several)."""
         return (self,)
 
+    @property
+    def messages(self) -> tuple[tuple[Act, ...], ...]:
+        """The acts message by message: ``((self,),)`` for one act (an :class:`ActSequence` may hold several)."""
+        return ((self,),)
+
     def __eq__(self, other: object) -> bool:
         if type(other) is not Act:
             return NotImplemented if not isinstance(other, Act) else False
@@ -323,9 +328,10 @@ class Act:
         "arguments"}}``, arguments a JSON string), the Responses API's ``{"type":
         "function_call", "name", "arguments", "call_id"}`` items and plain ``{"name",
         "arguments"}`` objects (arguments a JSON string or an object, as τ²-bench logs them).
-        The arguments become the items: nested objects as dotted paths, values as canonical
-        JSON text, lists in order (``lists="ordered"``, one slot per position) or as a set of
-        values of one slot (``lists="set"``). At most ``max_calls`` calls (a turn's
+        The arguments become the items, one-to-one: nested objects as dotted paths, list
+        positions as ``[i]`` (argument names percent-encoded where they hold ``% . [ ]``), values
+        as canonical JSON text; lists in order (``lists="ordered"``, one slot per position) or as
+        a set of values of one slot ``name[]`` (``lists="set"``). At most ``max_calls`` calls (a turn's
         :data:`~simscore.tool_arguments.MAX_CALLS` by default).
 
         Returns
@@ -349,9 +355,9 @@ class Act:
         Act.parse('find_flight(origin=SFO,when.day=3)')
         >>> Act.from_tool_calls([{"type": "function_call", "name": "book", "arguments": '{"seats": ["1A", "1B"]}',
         ...                       "call_id": "c2"}, {"name": "pay", "arguments": {}}])
-        Act.parse('book(seats.0=1A,seats.1=1B);pay()')
+        Act.parse('book(seats[0]=1A,seats[1]=1B);pay()')
         >>> Act.from_tool_calls({"name": "book", "arguments": '{"seats": ["1B", "1A"]}'}, lists="set")
-        Act.parse('book(seats=1A,seats=1B)')
+        Act.parse('book(seats[]=1A,seats[]=1B)')
         >>> Act.from_tool_calls({"name": "book", "arguments": "[1, 2]"})
         Traceback (most recent call last):
         ...
@@ -441,19 +447,25 @@ class Act:
 
 
 class ActSequence(Act):
-    """Several acts in one turn, in order: the tool calls of one reply of a language-model agent.
+    """Several acts in order: the tool calls of one reply of a language-model agent, or of a whole
+    trajectory, its messages of calls.
 
-    Written as its acts joined by ``;`` (``find_flight(origin=SFO);pay()``), which
-    :meth:`Act.parse` reads back. Equal to another sequence of the same acts in the same order,
-    never to a single act. As an :class:`Act` (its ``intents``, ``items``, concept tokens and
-    set) it is the union of its acts, the reading of a multi-intent ConvLab turn; the action
-    measures compare its :attr:`calls` themselves, in the way their ``calls`` option names
-    (:mod:`simscore.measures.calls`).
+    Written as its acts joined by ``;`` (``find_flight(origin=SFO);pay()``), and where it holds
+    several messages, the messages joined by ``;;`` (``find(origin=SFO);;pay();notify()``: a
+    message of one call, then one of two), which :meth:`Act.parse` reads back. Equal to another
+    sequence of the same acts in the same order and in the same messages, never to a single act.
+    As an :class:`Act` (its ``intents``, ``items``, concept tokens and set) it is the union of its
+    acts, the reading of a multi-intent ConvLab turn; the action measures compare its
+    :attr:`calls` themselves, in the way their ``calls`` option names
+    (:mod:`simscore.measures.calls`; ``per_message`` compares its :attr:`messages`).
 
     Parameters
     ----------
     calls : sequence of Act
         At least two single acts (one act is an :class:`Act`, not a sequence).
+    message_sizes : sequence of int, optional
+        How many of the calls, in order, each message holds (positive, summing to the number of
+        calls); by default all are one message (one reply).
 
     Examples
     --------
@@ -462,36 +474,56 @@ class ActSequence(Act):
     ('find(origin=SFO);pay()', ('find', 'pay'), 2)
     >>> Act.parse(str(seq)) == seq, seq == ActSequence(seq.calls[::-1])
     (True, False)
+    >>> trajectory = ActSequence([*seq.calls, Act.parse("bye()")], message_sizes=[1, 2])
+    >>> str(trajectory), [len(message) for message in trajectory.messages]
+    ('find(origin=SFO);;pay();bye()', [1, 2])
+    >>> Act.parse(str(trajectory)) == trajectory, trajectory == ActSequence(trajectory.calls)
+    (True, False)
     """
 
-    __slots__ = ("_calls",)
+    __slots__ = ("_calls", "_sizes")
 
-    def __init__(self, calls: Sequence[Act]) -> None:
+    def __init__(self, calls: Sequence[Act], *, message_sizes: Sequence[int] | None = None) -> None:
         acts = tuple(calls)
         if len(acts) < 2:
             raise ActParseError(acts, None, "an act sequence needs at least two acts (one act is an Act)")
         for act in acts:
             if type(act) is not Act:
                 raise ActParseError(act, None, f"each act of a sequence must be a single Act, got {type(act).__name__}")
+        sizes = (len(acts),) if message_sizes is None else tuple(message_sizes)
+        if (not all(type(size) is int and size > 0 for size in sizes)) or sum(sizes) != len(acts):
+            raise ActParseError(
+                list(sizes), None, f"message_sizes must be positive integers summing to the {len(acts)} calls"
+            )
         super().__init__([i for act in acts for i in act.intents], [item for act in acts for item in act.items])
         self._calls: tuple[Act, ...] = acts
-        self._hash = hash(("sequence", acts))
+        self._sizes: tuple[int, ...] = sizes
+        self._hash = hash(("sequence", acts)) if len(sizes) == 1 else hash(("sequence", acts, sizes))
 
     @property
     def calls(self) -> tuple[Act, ...]:
         """The acts in the order they were made."""
         return self._calls
 
+    @property
+    def messages(self) -> tuple[tuple[Act, ...], ...]:
+        """The acts message by message, in order (one message unless ``message_sizes`` said more)."""
+        out, start = [], 0
+        for size in self._sizes:
+            out.append(self._calls[start : start + size])
+            start += size
+        return tuple(out)
+
     def __eq__(self, other: object) -> bool:
         if type(other) is not ActSequence:
             return NotImplemented if not isinstance(other, Act) else False
-        return self._calls == other._calls
+        return self._calls == other._calls and self._sizes == other._sizes
 
     def __hash__(self) -> int:
         return self._hash
 
     def __str__(self) -> str:
-        return ";".join(map(str, self._calls))
+        return ";;".join(";".join(map(str, message)) for message in self.messages)
 
 
 _SHARED_ACTS: dict[tuple[str, tuple[tuple[str, str, str | None], ...]], Act] = {}
@@ -567,12 +599,18 @@ class _Parser:
             self.pos += 1
 
     def parse_turn(self) -> Act:
-        """One act, or several joined by ``;`` (an :class:`ActSequence`), up to the end of the text."""
+        """One act, or several joined by ``;`` and messages of them by ``;;`` (an :class:`ActSequence`),
+        up to the end of the text."""
         acts = [self.parse()]
+        sizes = [1]
         while self.pos < len(self.text) and self.text[self.pos] == ";":
             self.pos += 1
+            if self.text.startswith(";", self.pos):  # ";;": the next act opens a message
+                self.pos += 1
+                sizes.append(0)
             acts.append(self.parse())
-        return acts[0] if len(acts) == 1 else ActSequence(acts)
+            sizes[-1] += 1
+        return acts[0] if len(acts) == 1 else ActSequence(acts, message_sizes=sizes)
 
     def parse(self) -> Act:
         text = self.text

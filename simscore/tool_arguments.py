@@ -9,14 +9,21 @@ Three shapes of a call are read, the ones language-model agents log:
 * a plain ``{"name", "arguments"}`` with ``arguments`` a JSON string or an object (τ²-bench's
   ``ToolCall`` has ``id``, ``name``, ``arguments`` as an object and ``requestor``).
 
-The tool's name is the intent. The arguments become items: nested objects as dotted paths
-(``{"passenger": {"name": "Ann"}}`` → ``passenger.name=Ann``), a value as canonical JSON text
-(a string as itself; ``true``, ``false``, ``null``; a number as JSON writes it, an integral
-number without a fraction, so ``1`` and ``1.0`` are one value, as in JSON), an empty object or
-array as ``{}`` or ``[]``. Lists keep their order by default (``seats.0=12A``, ``seats.1=12B``)
-or, with ``lists="set"``, become several values of one slot (``seats=12A``, ``seats=12B``), so
-their order and repeats do not count. A string and the number or literal it spells
-(``"1"`` and ``1``, ``"true"`` and ``true``) give the same value: the act's values are strings.
+The tool's name is the intent. The arguments become items, one per value, at its *path*: an
+argument's name, then ``.name`` for each object it is nested in and ``[i]`` for each list
+position (``{"passenger": {"name": "Ann"}, "seats": ["12A"]}`` → ``passenger.name=Ann``,
+``seats[0]=12A``). Names are percent-encoded where they hold ``%``, ``.``, ``[`` or ``]``
+(``{"a.b": 1}`` → ``a%2Eb=1``, never the ``a.b=1`` of ``{"a": {"b": 1}}``), so two different
+arguments never give one act. A value is canonical JSON text (a string as itself; ``true``,
+``false``, ``null``; a number as JSON writes it, an integral number without a fraction, so ``1``
+and ``1.0`` are one value, as in JSON), an empty object or array ``{}`` or ``[]``. With
+``lists="set"`` a list is the set of its elements, its order and repeats not counted: each
+element is a value of the slot ``path[]`` (``seats[]=12A``), an element that is an object or a
+list as canonical JSON text (keys sorted, lists inside as sorted sets, every value as its text:
+``passengers[]={"age":"31","name":"Ann"}``), so the elements' own contents stay together. The
+act's values are strings: a string and the value it spells are one (``"1"`` and ``1``, ``"true"``
+and ``true``, ``"{}"`` and ``{}``); apart from that, two calls give one act exactly when their
+arguments are equal JSON.
 
 Bounds (a call is read from a log: it may be anything): the arguments' JSON text at most
 :data:`MAX_ARGUMENTS_LENGTH` characters, nested at most :data:`MAX_ARGUMENTS_DEPTH` levels,
@@ -25,9 +32,9 @@ breaks them, or is not a call, is a :class:`~simscore.errors.ToolCallError` nami
 
 >>> read_tool_call({"type": "function", "function": {"name": "find_flight",
 ...                  "arguments": '{"origin": "SFO", "date": {"day": 3}, "seats": [2, 1.0]}'}})
-ToolCall(name='find_flight', items=(('origin', 'SFO'), ('date.day', '3'), ('seats.0', '2'), ('seats.1', '1')))
->>> read_tool_call({"name": "find_flight", "arguments": {"seats": [2, 1, 2]}}, lists="set").items
-(('seats', '2'), ('seats', '1'), ('seats', '2'))
+ToolCall(name='find_flight', items=(('origin', 'SFO'), ('date.day', '3'), ('seats[0]', '2'), ('seats[1]', '1')))
+>>> read_tool_call({"name": "find_flight", "arguments": {"seats": [2, 1, 2], "a.b": {"c": 1}}}, lists="set").items
+(('seats[]', '2'), ('seats[]', '1'), ('seats[]', '2'), ('a%2Eb.c', '1'))
 """
 
 from __future__ import annotations
@@ -62,7 +69,8 @@ MAX_ARGUMENT_VALUES = 10_000
 #: The most calls one turn may hold.
 MAX_CALLS = 256
 
-#: How a list argument becomes items: ``"ordered"`` (one slot per position) or ``"set"``.
+#: How a list argument becomes items: ``"ordered"`` (one slot per position, ``seats[0]``) or
+#: ``"set"`` (its elements values of one slot, ``seats[]``).
 ListMode = Literal["ordered", "set"]
 LIST_MODES: tuple[str, ...] = ("ordered", "set")
 
@@ -159,31 +167,76 @@ def _too_deep(name: str) -> str:
 
 def _flatten(call: Any, name: str, arguments: Mapping[str, Any], lists: str) -> tuple[tuple[str, str], ...]:
     items: list[tuple[str, str]] = []
+    counted = [0]  # values read so far, the set elements' inner values included
     # (path, value, depth); reversed pushes keep the arguments' order
-    stack: list[tuple[str, Any, int]] = [(_slot(call, name, key), value, 1) for key, value in reversed(list(arguments.items()))]
+    stack: list[tuple[str, Any, int]] = [(_key(call, name, key), value, 1) for key, value in reversed(list(arguments.items()))]
     while stack:
         path, value, depth = stack.pop()
         if isinstance(value, (Mapping, list, tuple)) and value:
             if depth >= MAX_ARGUMENTS_DEPTH:
                 raise ToolCallError(call, _too_deep(name))
             if isinstance(value, Mapping):
-                children = [(f"{path}.{_slot(call, name, key)}", child) for key, child in value.items()]
+                children = [(f"{path}.{_key(call, name, key)}", child) for key, child in value.items()]
             elif lists == "ordered":
-                children = [(f"{path}.{index}", child) for index, child in enumerate(value)]
-            else:
-                children = [(path, child) for child in value]
+                children = [(f"{path}[{index}]", child) for index, child in enumerate(value)]
+            else:  # a set: each element one value of the slot ``path[]``, a container as its canonical text
+                for child in value:
+                    items.append((f"{path}[]", _element(call, name, child, depth + 1, counted)))
+                continue
             stack.extend((child_path, child, depth + 1) for child_path, child in reversed(children))
             continue
         items.append((path, _scalar(call, name, value)))
-        if len(items) > MAX_ARGUMENT_VALUES:
-            raise ToolCallError(
-                call, f"the arguments of {name!r} hold more than {MAX_ARGUMENT_VALUES:,} values "
-                "(simscore.tool_arguments.MAX_ARGUMENT_VALUES)",
-            )
+        _count(call, name, counted)
     return tuple(items)
 
 
+def _count(call: Any, name: str, counted: list[int]) -> None:
+    counted[0] += 1
+    if counted[0] > MAX_ARGUMENT_VALUES:
+        raise ToolCallError(
+            call, f"the arguments of {name!r} hold more than {MAX_ARGUMENT_VALUES:,} values "
+            "(simscore.tool_arguments.MAX_ARGUMENT_VALUES)",
+        )
+
+
+def _element(call: Any, name: str, value: Any, depth: int, counted: list[int]) -> str:
+    """An element of a list read as a set: a scalar as its value, an object or array as canonical
+    JSON text (keys sorted, the arrays inside as sorted sets, every scalar as its value's text)."""
+    if not isinstance(value, (Mapping, list, tuple)) or not value:
+        _count(call, name, counted)
+        return _scalar(call, name, value)
+    if depth >= MAX_ARGUMENTS_DEPTH:
+        raise ToolCallError(call, _too_deep(name))
+    if isinstance(value, Mapping):
+        members = {_member(call, name, key): _element_json(call, name, child, depth + 1, counted)
+                   for key, child in value.items()}
+        return "{" + ",".join(f"{key}:{members[key]}" for key in sorted(members)) + "}"
+    return "[" + ",".join(sorted({_element_json(call, name, child, depth + 1, counted) for child in value})) + "]"
+
+
+def _element_json(call: Any, name: str, value: Any, depth: int, counted: list[int]) -> str:
+    text = _element(call, name, value, depth, counted)
+    return text if isinstance(value, (Mapping, list, tuple)) and value else json.dumps(text, ensure_ascii=False)
+
+
+def _member(call: Any, name: str, key: Any) -> str:
+    if not isinstance(key, str):
+        raise ToolCallError(call, f"argument name {repr(key)[:60]} of {name!r} is not a string")
+    return json.dumps(key, ensure_ascii=False)
+
+
 _SLOT_FORBIDDEN = set('=!,()"\'\\+')
+#: What a key's path segment escapes (percent-encoding, ``%`` first), so that paths are one-to-one:
+#: ``.`` and ``[`` ``]`` write the nesting, so a key ``"a.b"`` is ``a%2Eb``, never the ``a.b`` of ``{"a": {"b"}}``.
+_KEY_ESCAPES = (("%", "%25"), (".", "%2E"), ("[", "%5B"), ("]", "%5D"))
+
+
+def _key(call: Any, name: str, key: Any) -> str:
+    """An argument name as a path segment: checked as a slot, with ``% . [ ]`` percent-encoded."""
+    segment = _slot(call, name, key)
+    for char, code in _KEY_ESCAPES:
+        segment = segment.replace(char, code)
+    return segment
 
 
 def _slot(call: Any, name: str, key: Any) -> str:

@@ -12,8 +12,9 @@ each distinct input is converted once, and inputs that convert to equal acts sco
 A turn of several acts (an :class:`~simscore.acts.ActSequence`: a language-model agent's tool
 calls) is compared call by call in the way the measures' ``calls`` option names: ``strict``
 (default: in the order made), ``unordered``, ``subset`` or ``superset``, agentevals' trajectory
-match modes (:mod:`simscore.measures.calls`). On single acts ``strict`` is the definition of
-the metrics reference.
+match modes, or ``per_message`` (a trajectory message by message, agentevals' ``strict``), the
+arguments of paired calls as ``args`` and ``args_for`` say (:mod:`simscore.measures.calls`).
+On single acts ``strict`` is the definition of the metrics reference.
 
 >>> TotalMatchRate().score_pairs(["inform(food=thai,area=north)"], ["inform(area=north,food=thai)"])
 array([1.])
@@ -21,7 +22,7 @@ array([1.])
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import Levenshtein
@@ -31,7 +32,7 @@ from simscore.acts import Act, ActSequence
 from simscore.checks import check_bool
 from simscore.errors import InvalidResponseError
 from simscore.measures.base import PairwiseMeasure, dist_version, unique_pairs
-from simscore.measures.calls import check_call_mode, scores
+from simscore.measures.calls import ArgumentMatch, check_call_mode, scores
 from simscore.measures.options import MeasureOption
 
 __all__ = [
@@ -76,8 +77,17 @@ def concept_match(a: Act, b: Act) -> float:
 
 
 _CALLS_OPTION = MeasureOption(
-    "str", "how turns of several acts (tool calls) compare: strict (default, in order), unordered, subset, superset"
+    "str", "how turns of several acts (tool calls) compare: strict (default, in order), unordered, subset, superset, "
+    "per_message (a trajectory message by message: agentevals' strict)"
 )
+_ARGS_OPTION = MeasureOption(
+    "str", "how paired calls' arguments compare: exact (default), ignore (tool names only), subset (the first "
+    "side's among the second's), superset"
+)
+_ARGS_FOR_OPTION = MeasureOption(
+    "str", "args per tool, overriding args: TOOL=MODE,TOOL=MODE (a table in an experiment file)"
+)
+_CALL_OPTIONS = {"calls": _CALLS_OPTION, "args": _ARGS_OPTION, "args_for": _ARGS_FOR_OPTION}
 
 
 class _ActionMeasure(PairwiseMeasure):
@@ -87,18 +97,20 @@ class _ActionMeasure(PairwiseMeasure):
     bounds = (0.0, 1.0)
     _missing_what = "action"
     _pair_score: Callable[[Act, Act], float]
-    options = {"calls": _CALLS_OPTION}
+    options = _CALL_OPTIONS
 
-    def __init__(self, *, calls: str = "strict") -> None:
+    def __init__(self, *, calls: str = "strict", args: str = "exact", args_for: Mapping[str, str] | str | None = None,
+                 ) -> None:
         self.calls = check_call_mode(calls)
-        self.symmetric = self.calls in ("strict", "unordered")
+        self.args = ArgumentMatch.of(args, args_for)
+        self.symmetric = self.calls in ("strict", "unordered", "per_message") and self.args.symmetric
 
     def _calls_signature(self) -> str:
-        return "" if self.calls == "strict" else f"|calls:{self.calls}"
+        return ("" if self.calls == "strict" else f"|calls:{self.calls}") + self.args.signature()
 
     def _plain(self, values: Sequence[Any]) -> bool:
-        """Whether single acts in ``strict`` mode: the definitions of the metrics reference apply as they are."""
-        return self.calls == "strict" and not any(type(v) is ActSequence for v in values)
+        """Whether single acts in ``strict`` mode, arguments exact: the definitions of the metrics reference apply."""
+        return self.calls == "strict" and self.args.exact and not any(type(v) is ActSequence for v in values)
 
     def _check_value(self, value: object) -> None:
         if not isinstance(value, Act):
@@ -128,7 +140,8 @@ class _ActionMeasure(PairwiseMeasure):
 
     def _turn_score(self, a: Act, b: Act) -> float:
         """The score of two turns of any number of calls, in the ``calls`` mode."""
-        return float(getattr(scores(a, b, self.calls, clip=bool(getattr(self, "clip", False))), self.name))
+        return float(getattr(scores(a, b, self.calls, clip=bool(getattr(self, "clip", False)), args=self.args),
+                             self.name))
 
 
 def _to_act(value: Any) -> Act | None:
@@ -179,9 +192,10 @@ class TotalMatchRate(_ActionMeasure):
         return 1.0 if a == b else 0.0
 
     def _score_indexed(self, values: list[Act], pair_a: np.ndarray, pair_b: np.ndarray) -> np.ndarray:
-        if self.calls != "strict":
+        if self.calls != "strict" or not self.args.exact or any(len(v.messages) > 1 for v in values if v is not None):
             return super()._score_indexed(values, pair_a, pair_b)
-        # the distinct values are distinct acts, so equal acts have the same index
+        # the distinct values are distinct acts, so equal acts have the same index (strict compares the
+        # calls in order, whatever the messages: sequences that differ only in them are distinct values)
         return (pair_a == pair_b).astype(np.float64)
 
     def signature(self) -> str:
@@ -221,9 +235,10 @@ class ConceptErrorRate(_ActionMeasure):
         Clip the symmetric CẼ at 0. Off by default, faithful to the paper, where CE can be
         negative when one action has far more concepts than the other; the documented
         lower bound is then −∞ in principle (``bounds`` reports it).
-    calls : {"strict", "unordered", "subset", "superset"}, default "strict"
+    calls : {"strict", "unordered", "subset", "superset", "per_message"}, default "strict"
         How turns of several acts compare (:mod:`simscore.measures.calls`); every action
-        measure has this option.
+        measure has this option, and ``args`` (``exact``, ``ignore``, ``subset``, ``superset``:
+        how paired calls' arguments compare) and ``args_for`` (per tool, overriding ``args``).
 
     >>> a, b = Act.parse("inform(a=1,b=2,c=3)"), Act.parse("inform(a=1)")
     >>> ConceptErrorRate().score_pairs([a], [b]), ConceptErrorRate(clip=True).score_pairs([a], [b])
@@ -234,11 +249,12 @@ class ConceptErrorRate(_ActionMeasure):
 
     options = {
         "clip": MeasureOption("bool", "clip the symmetric CE at 0 (default: no, as in the paper)"),
-        "calls": _CALLS_OPTION,
+        **_CALL_OPTIONS,
     }
 
-    def __init__(self, *, clip: bool = False, calls: str = "strict") -> None:
-        super().__init__(calls=calls)
+    def __init__(self, *, clip: bool = False, calls: str = "strict", args: str = "exact",
+                 args_for: Mapping[str, str] | str | None = None) -> None:
+        super().__init__(calls=calls, args=args, args_for=args_for)
         self.clip = check_bool("clip", clip)
         self.bounds = (0.0, 1.0) if self.clip else (-np.inf, 1.0)
 

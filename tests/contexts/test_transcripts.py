@@ -267,6 +267,8 @@ def test_a_trajectory_is_bounded_as_a_whole_not_by_one_turns_calls(tmp_path: Pat
     action = read.responses["long"].action
     assert isinstance(action, ActSequence) and len(action.calls) == 300
     assert str(action.calls[299]) == "check_seat(seat=299)"
+    assert [len(message) for message in action.messages] == [1] * 300  # one call a message, kept
+    assert str(action).startswith("check_seat(seat=0);;check_seat(seat=1);;")
     # beyond the trajectory's bound: a reader error naming file, line and conversation
     from contexts.transcripts import MAX_TRAJECTORY_CALLS
 
@@ -275,6 +277,29 @@ def test_a_trajectory_is_bounded_as_a_whole_not_by_one_turns_calls(tmp_path: Pat
     with pytest.raises(FileFormatError, match=r"long.jsonl, line 1: conversation 'long', its trajectory: 4,097 calls "
                                               r"together, more than 4,096 \(contexts.transcripts.MAX_TRAJECTORY_CALLS\)"):
         read_chat_transcripts(path, unit="task")
+
+
+def test_a_trajectory_keeps_its_messages_and_the_responses_file_too(tmp_path: Path) -> None:
+    first = {"id": "t0", "type": "function", "function": {"name": "find", "arguments": '{"city": "Paris"}'}}
+    second = [{"id": f"t{k}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+              for k, name in ((1, "book"), (2, "pay"))]
+    messages = [{"role": "user", "content": "Book it."},
+                {"role": "assistant", "content": None, "tool_calls": [first]},
+                {"role": "tool", "tool_call_id": "t0", "content": "ok"},
+                {"role": "assistant", "content": "Booking."},  # words: no message of calls
+                {"role": "assistant", "content": None, "tool_calls": second},
+                {"role": "tool", "tool_call_id": "t1", "content": "ok"}, {"role": "tool", "tool_call_id": "t2", "content": "ok"}]
+    path = tmp_path / "two.jsonl"
+    path.write_text(_lines({"id": "c", "messages": messages}), encoding="utf-8")
+    read = read_chat_transcripts(path, unit="task")
+    action = read.responses["c"].action
+    assert str(action) == "find(city=Paris);;book();pay()"
+    assert read.responses["c"] == read_chat_transcripts(path, unit="task").responses["c"]
+    out = tmp_path / "r.jsonl"
+    read.responses.to_jsonl(out)
+    from simscore.responses import Responses
+
+    assert Responses.read_jsonl(out)["c"].action == action
 
 
 def test_a_reply_intent_and_none_exclude_each_other(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,6 +5,7 @@ with text and calls, and the responses file of several calls."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 import numpy as np
@@ -41,7 +42,7 @@ def test_the_three_shapes_give_one_act() -> None:
         {"name": "find_flight", "arguments": text},
         {"id": "x", "name": "find_flight", "arguments": arguments, "requestor": "assistant"},  # τ²-bench
     ]
-    expected = P('find_flight(flexible=true,max_price=250,origin=SFO,passengers.0.age=31,passengers.0.name=Ann)')
+    expected = P('find_flight(flexible=true,max_price=250,origin=SFO,passengers[0].age=31,passengers[0].name=Ann)')
     assert [Act.from_tool_calls(shape) for shape in shapes] == [expected] * len(shapes)
     assert Act.from_tool_calls([shapes[0]]) == expected
 
@@ -55,10 +56,16 @@ def test_the_three_shapes_give_one_act() -> None:
          "pay(a=null,b=false,c=1.5,d=10000000000000000000000)"),
         ('{"a": 1.0, "b": -0.0, "c": 1e300}', "ordered", f"pay(a=1,b=0,c={int(1e300)})"),  # integral: its digits
         ('{"a": {}, "b": [], "c": {"d": []}}', "ordered", 'pay(a="{}",b="[]",c.d="[]")'),
-        ('{"seats": ["2B", "1A", "2B"]}', "ordered", "pay(seats.0=2B,seats.1=1A,seats.2=2B)"),
-        ('{"seats": ["2B", "1A", "2B"]}', "set", "pay(seats=1A,seats=2B)"),
-        ('{"rows": [[1, 2], [3]]}', "ordered", "pay(rows.0.0=1,rows.0.1=2,rows.1.0=3)"),
-        ('{"rows": [[1, 2], [3]]}', "set", "pay(rows=1,rows=2,rows=3)"),
+        ('{"seats": ["2B", "1A", "2B"]}', "ordered", "pay(seats[0]=2B,seats[1]=1A,seats[2]=2B)"),
+        ('{"seats": ["2B", "1A", "2B"]}', "set", "pay(seats[]=1A,seats[]=2B)"),
+        ('{"rows": [[1, 2], [3]]}', "ordered", "pay(rows[0][0]=1,rows[0][1]=2,rows[1][0]=3)"),
+        ('{"rows": [[1, 2], [3]]}', "set", r'pay(rows[]="[\"1\",\"2\"]",rows[]="[\"3\"]")'),  # a set of sets
+        ('{"rows": [[2, 1, 2], [3]]}', "set", r'pay(rows[]="[\"1\",\"2\"]",rows[]="[\"3\"]")'),
+        ('{"p": [{"n": "Ann", "a": 3}, {"n": "Bo", "a": 4}]}', "set",
+         r'pay(p[]="{\"a\":\"3\",\"n\":\"Ann\"}",p[]="{\"a\":\"4\",\"n\":\"Bo\"}")'),
+        ('{"a.b": 1, "a": {"b": 2}, "c%2E": [], "d[0]": {}}', "ordered", 'pay(a%2Eb=1,a.b=2,c%252E="[]",d%5B0%5D="{}")'),
+        ('{"a": ["x"], "b": {"0": "x"}, "c": [[]], "d": [{}]}', "ordered", 'pay(a[0]=x,b.0=x,c[0]="[]",d[0]="{}")'),
+        ('{"a": ["x"], "b": "x", "c": [], "d": [[]]}', "set", 'pay(a[]=x,b=x,c="[]",d[]="[]")'),
         ('{"note": "a \\"quoted\\", (odd) value"}', "ordered", 'pay(note="a \\"quoted\\", (odd) value")'),
     ],
 )
@@ -143,7 +150,8 @@ def test_a_turn_of_several_calls_is_a_sequence_written_with_semicolons() -> None
     ("text", "message"),
     [
         ("a(x=1);", "missing '(' after the intent at position 7"),
-        ("a(x=1);;b()", "intent ';b' is not an identifier [A-Za-z0-9_.-] at position 7"),
+        ("a(x=1);;;b()", "intent ';b' is not an identifier [A-Za-z0-9_.-] at position 8"),  # ";;" opens a message
+        ("a(x=1);;", "missing '(' after the intent at position 8"),
         ("a(x=1) b()", "unexpected text after ')': 'b()' at position 7"),
     ],
 )
@@ -336,3 +344,192 @@ def test_an_integral_number_is_one_value_however_large_and_however_written() -> 
     assert items('{"n": -1E3}') == items('{"n": -1000}') == (("n", "-1000"),)
     assert items('{"n": 1.5}') == (("n", "1.5"),) and items('{"n": 1e-7}') == (("n", "1e-07"),)
     assert len(items('{"n": 1e308}')[0][1]) == 309
+
+
+# -- one-to-one: different arguments never give one act ------------------------------------------
+
+# few names and values, so that equal and nearly equal arguments are drawn often: keys that
+# look like paths, numbers written two ways, strings that spell numbers and literals
+_keys = st.sampled_from(["a", "b", "a.b", "0", "[0]", "%2E", "a%2Eb", "a[]", "b]"])
+_values = st.sampled_from([1, 1.0, 2, 2.5, "1", "2.5", "x", "", True, "true", None, "null", {}, []])
+_arguments = st.dictionaries(
+    _keys,
+    st.recursive(_values, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=2),
+                 max_leaves=6),
+    max_size=3,
+)
+
+
+def _text(value: object) -> str:
+    """The documented text of a value that is not a non-empty container (the act's values are strings)."""
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "{}" if isinstance(value, dict) else "[]" if isinstance(value, list) else repr(value)
+
+
+def _same(x: object, y: object, lists: str) -> bool:
+    """Equal JSON up to the documented equalities: a string and the value it spells, 1 and 1.0, and
+    with ``lists="set"`` lists as sets."""
+    if isinstance(x, dict) and x and isinstance(y, dict) and y:
+        return x.keys() == y.keys() and all(_same(x[k], y[k], lists) for k in x)
+    if isinstance(x, list) and x and isinstance(y, list) and y:
+        if lists == "ordered":
+            return len(x) == len(y) and all(_same(u, v, lists) for u, v in zip(x, y))
+        return all(any(_same(u, v, lists) for v in y) for u in x) and all(any(_same(u, v, lists) for u in x) for v in y)
+    if any(isinstance(v, (dict, list)) and v for v in (x, y)):
+        return False
+    return _text(x) == _text(y)
+
+
+@settings(max_examples=800, deadline=None, derandomize=True)
+@given(x=_arguments, y=_arguments, lists=st.sampled_from(["ordered", "set"]))
+def test_two_arguments_give_one_act_iff_they_are_equal_json(x: dict[str, object], y: dict[str, object],
+                                                              lists: str) -> None:
+    act_x = Act.from_tool_calls({"name": "f", "arguments": x}, lists=lists)  # type: ignore[arg-type]
+    act_y = Act.from_tool_calls({"name": "f", "arguments": y}, lists=lists)  # type: ignore[arg-type]
+    assert (act_x == act_y) == _same(x, y, lists)
+    assert P(str(act_x)) == act_x
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "lists"),
+    [
+        ({"a.b": 1}, {"a": {"b": 1}}, "ordered"),  # one act before: a.b=1
+        ({"a": ["x"]}, {"a": {"0": "x"}}, "ordered"),  # one act before: a.0=x
+        ({"a": ["x"]}, {"a": "x"}, "set"),  # one act before: a=x
+        ({"a": [[1], [2]]}, {"a": [[1, 2]]}, "set"),  # one act before: a=1,a=2
+        ({"p": [{"n": 1, "m": 2}, {"n": 3, "m": 4}]}, {"p": [{"n": 1, "m": 4}, {"n": 3, "m": 2}]}, "set"),
+        ({"a%2Eb": 1}, {"a.b": 1}, "ordered"),
+        ({"a": []}, {"a": {}}, "ordered"),
+    ],
+)
+def test_arguments_that_were_one_act_are_two(x: dict[str, object], y: dict[str, object], lists: str) -> None:
+    acts = [Act.from_tool_calls({"name": "f", "arguments": v}, lists=lists) for v in (x, y)]  # type: ignore[arg-type]
+    assert acts[0] != acts[1]
+
+
+# -- messages, per_message, and the arguments' modes -------------------------------------------------
+
+from simscore.measures import resolve_measures  # noqa: E402
+from simscore.measures.calls import ARGS_MODES, ArgumentMatch  # noqa: E402
+
+MESSAGES = (P("search(city=Paris);;book(id=7);pay(amount=5)"), P("search(city=Paris);;pay(amount=5);book(id=7)"))
+SPLIT = (P("f(x=1);;g()"), P("f(x=1);g()"))
+FEWER_ARGS = (P("f(a=1)"), P("f(a=1,b=2)"))
+
+# (pair, calls, args, tmr, dmr, cer, cmr); the arithmetic in the comment
+GOLDEN_ARGS = [
+    # messages in order, calls within one in any order: all three pairs equal
+    (MESSAGES, "per_message", "exact", 1, 1, 1, 1),
+    # strict: (search, search), (book, pay), (pay, book): 2 concepts shared of 10 -> 2/11
+    (MESSAGES, "strict", "exact", 0, 0, 0, 2 / 11),
+    # one message against two: (f, f) + (-, g) for the first, (g, -) for the second; g has no concepts: 2/(1+2)
+    (SPLIT, "per_message", "exact", 0, 0, 0, 2 / 3),
+    (SPLIT, "strict", "exact", 1, 1, 1, 1),  # strict and unordered: the calls, whatever the messages
+    (SPLIT, "unordered", "exact", 1, 1, 1, 1),
+    # exact: tokens [a,1] vs [a,1,b,2]: CE 2/4 and 0/2 -> 0.25; CM (1+2)/(1+4)
+    (FEWER_ARGS, "strict", "exact", 0, 1, 0.25, 3 / 5),
+    (FEWER_ARGS, "unordered", "subset", 1, 1, 1, 1),  # of b's arguments those a has: f(a=1)
+    (FEWER_ARGS, "strict", "superset", 0, 1, 0.25, 3 / 5),  # of a's those b has: all, b has more
+    (FEWER_ARGS[::-1], "strict", "superset", 1, 1, 1, 1),
+    (FEWER_ARGS, "unordered", "ignore", 1, 1, 1, 1),  # f() against f()
+    ((P("f(a=1)"), P("g(a=1)")), "unordered", "ignore", 0, 0, 0, 0),
+]
+
+
+@pytest.mark.parametrize(("pair", "calls", "args", "tmr", "dmr", "cer", "cmr"), GOLDEN_ARGS)
+def test_golden_values_of_messages_and_arguments(pair: tuple[Act, Act], calls: str, args: str, tmr: float,
+                                                 dmr: float, cer: float, cmr: float) -> None:
+    got = [cls(calls=calls, args=args).score_pairs([pair[0]], [pair[1]])[0] for cls in MEASURES]
+    np.testing.assert_allclose(got, [tmr, dmr, cer, cmr], rtol=0, atol=1e-12)
+
+
+def test_a_sequence_keeps_its_messages() -> None:
+    a, b = SPLIT
+    assert [len(m) for m in a.messages] == [1, 1] and [len(m) for m in b.messages] == [2]
+    assert a != b and a.calls == b.calls and P(str(a)) == a and len({a, P(str(a))}) == 1
+    assert ActSequence(b.calls, message_sizes=[2]) == b and P("f()").messages == ((P("f()"),),)
+    for sizes in ([1], [2, 1], [0, 2], [1.0, 1]):
+        with pytest.raises(ActParseError, match="message_sizes must be positive integers summing to the 2 calls"):
+            ActSequence(b.calls, message_sizes=sizes)  # type: ignore[arg-type]
+    # TMR in strict mode compares the calls in order, whatever the messages (numbers as before)
+    assert TotalMatchRate().score_pairs([a, a], [b, a]).tolist() == [1.0, 1.0]
+    assert TotalMatchRate(calls="per_message").score_pairs([a, a], [b, a]).tolist() == [0.0, 1.0]
+
+
+def test_the_arguments_modes_are_checked_named_and_signed() -> None:
+    measure = TotalMatchRate(calls="per_message", args="subset", args_for={"book": "ignore", "pay": "exact"})
+    assert measure.signature() == "tmr|canonical-act-equality|calls:per_message|args:subset|args_for:book=ignore,pay=exact"
+    assert not measure.symmetric and TotalMatchRate(calls="per_message", args="ignore").symmetric
+    assert TotalMatchRate(args="exact", args_for={"f": "exact"}).signature() == "tmr|canonical-act-equality"
+    assert ConceptErrorRate(args="ignore").signature().endswith("|clip:no|args:ignore")
+    bad = [
+        ({"args": "subsett"}, "args must be one of 'exact', 'ignore', 'subset', 'superset', got 'subsett'; "
+                              "did you mean 'subset'?"),
+        ({"args_for": {"book": "exakt"}}, "args_for['book'] must be one of 'exact', 'ignore', 'subset', 'superset', "
+                                          "got 'exakt'; did you mean 'exact'?"),
+        ({"args_for": "book"}, "args_for: expected TOOL=MODE entries separated by commas "
+                               "(e.g. search=ignore,book=subset), got 'book'"),
+        ({"args_for": "a=ignore,a=exact"}, "args_for: tool 'a' is given twice"),
+        ({"args_for": ["a"]}, "args_for: expected a mapping of tool names to modes, got list"),
+        ({"args_for": {"": "exact"}}, "args_for: tool names must be non-empty strings, got ''"),
+        ({"calls": "per_messages"}, "calls must be one of 'strict', 'unordered', 'subset', 'superset', 'per_message', "
+                                    "got 'per_messages'; did you mean 'per_message'?"),
+    ]
+    for options, message in bad:
+        with pytest.raises(MeasureOptionError) as info:
+            DialogueActMatchRate(**options)
+        assert str(info.value) == message
+        with pytest.raises(MeasureOptionError, match="^cmr: " + re.escape(message) + "$"):
+            resolve_measures(["cmr"], options={"cmr": options})
+
+
+def test_the_arguments_modes_from_the_command_line() -> None:
+    from simscore.measures import options_from_assignments
+
+    options = options_from_assignments(["tmr.calls=per_message", "tmr.args=subset", "tmr.args_for=book=ignore,pay=exact"])
+    assert options == {"tmr": {"calls": "per_message", "args": "subset", "args_for": "book=ignore,pay=exact"}}
+    measure = resolve_measures(["tmr"], options=options)[0]
+    assert measure.signature().endswith("|calls:per_message|args:subset|args_for:book=ignore,pay=exact")
+
+
+def _split(acts: list[Act], cuts: list[int]) -> Act:
+    if len(acts) == 1:
+        return acts[0]
+    sizes, start = [], 0
+    for cut in sorted({c for c in cuts if 0 < c < len(acts)}) + [len(acts)]:
+        sizes.append(cut - start)
+        start = cut
+    return ActSequence(acts, message_sizes=sizes)
+
+
+_trajectories = st.builds(_split, st.lists(_calls, min_size=1, max_size=4), st.lists(st.integers(1, 3), max_size=2))
+_matches = st.builds(ArgumentMatch.of, st.sampled_from(ARGS_MODES),
+                     st.dictionaries(_names, st.sampled_from(ARGS_MODES), max_size=2))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(a=_trajectories, b=_trajectories, args=_matches)
+def test_properties_of_messages_and_arguments(a: Act, b: Act, args: ArgumentMatch) -> None:
+    def all_of(x: Act, y: Act, mode: str, match: ArgumentMatch) -> tuple[float, ...]:
+        return tuple(scores(x, y, mode, args=match))
+
+    assert all_of(a, b, "subset", args) == pytest.approx(all_of(b, a, "superset", args.flipped()), abs=1e-12)
+    for mode in CALL_MODES:
+        assert all_of(a, a, mode, args) == (1.0, 1.0, 1.0, 1.0)
+        values = all_of(a, b, mode, args)
+        assert values[0] <= values[1] and 0.0 <= values[3] <= 1.0 and values[2] <= 1.0
+        if args.symmetric and mode in ("strict", "unordered", "per_message"):
+            assert values == pytest.approx(all_of(b, a, mode, args), abs=1e-12)
+        # ignoring the arguments, or comparing fewer of them, never matches less than exact
+        assert all_of(a, b, mode, ArgumentMatch("ignore"))[0] >= all_of(a, b, mode, ArgumentMatch())[0]
+    # per_message: TMR 1 iff as many messages, each the same calls in any order
+    same = len(a.messages) == len(b.messages) and all(Counter(x) == Counter(y) for x, y in zip(a.messages, b.messages))
+    assert all_of(a, b, "per_message", ArgumentMatch())[0] == float(same)
+    one = a.calls[0] if len(a.calls) == 1 else ActSequence(a.calls)
+    assert all_of(one, b.calls[0], "per_message", args) == all_of(one, b.calls[0], "unordered", args)
+    assert P(str(a)) == a

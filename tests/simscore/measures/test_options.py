@@ -86,10 +86,10 @@ def test_bad_options_are_named_before_any_work():
         resolve_measures(["cer"], options={"cer": {"clip": "yes"}})
     with pytest.raises(MeasureOptionError, match=r"bertscore: num_layers must be between 0 and 6 .* got 9"):
         resolve_measures(["bertscore"], options={"bertscore": {"num_layers": 9}})
-    with pytest.raises(MeasureOptionError, match=r"tmr has no option 'clip' \(options: calls\)"):
+    with pytest.raises(MeasureOptionError, match=r"tmr has no option 'clip' \(options: calls, args, args_for\)"):
         resolve_measures(["tmr"], options={"tmr": {"clip": True}})
     with pytest.raises(MeasureOptionError, match=r"tmr: calls must be one of 'strict', 'unordered', 'subset', "
-                                                 r"'superset', got 'subsets'; did you mean 'subset'\?"):
+                                                 r"'superset', 'per_message', got 'subsets'; did you mean 'subset'\?"):
         resolve_measures(["tmr"], options={"tmr": {"calls": "subsets"}})
 
 
