@@ -6,7 +6,8 @@ command runs (:data:`COMMANDS` lists them all, so ``simscore --help`` imports no
 :mod:`~simscore.app.cli.compare` (``compare``), :mod:`~simscore.app.cli.experiment` (``demo``,
 ``run``), :mod:`~simscore.app.cli.contexts` (``contexts``, with ``contexts flows``),
 :mod:`~simscore.app.cli.train`, :mod:`~simscore.app.cli.respond`, :mod:`~simscore.app.cli.explain`,
-:mod:`~simscore.app.cli.report`, :mod:`~simscore.app.cli.view`, :mod:`~simscore.app.cli.diagnose` and
+:mod:`~simscore.app.cli.report`, :mod:`~simscore.app.cli.view`, :mod:`~simscore.app.cli.map`,
+:mod:`~simscore.app.cli.diagnose` and
 :mod:`~simscore.app.cli.gate`;
 their argument types are in :mod:`~simscore.app.cli.args`. Errors print ``simscore <command>:
 error: ...`` on stderr and exit with code 2.
@@ -45,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("explain", "chance-corrected agreement, churn floor, where and why policies differ"),
     "report": ("report", "rebuild figures and report.md from the tables saved in DIR"),
     "view": ("view", "write an HTML page of the contexts where two policies differ"),
+    "map": ("map", "the behaviour map of 3 or more policies: who behaves like whom"),
     "diagnose": ("diagnose", "can a measure be fooled? degenerate policies vs real ones"),
     "gate": ("gate", "CI gate: does the candidate lose what the baseline won? (exit 0 pass, 1 regression, 2 bad input, "
              "3 undecided)"),

@@ -57,6 +57,7 @@ FOLDER_COMMANDS: dict[str, list[str]] = {
     "run": ["{IN0}", "--out", "{OUT}"],
     "train": ["--reward", "ts", "--seed", "0", "--out", "{OUT}"],
     "diagnose": ["--contexts", "{IN0}", "--responses", "x={IN1}", "--out", "{OUT}"],
+    "map": ["{IN0}", "{IN1}", "{IN2}", "--out", "{OUT}"],
 }
 
 
@@ -271,7 +272,9 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
     from policies.sim.simulation import run_dialogues
     from simscore import Act, Response, Responses, compare
     from simscore.app.inspect.diagnose import diagnose, write_diagnose
+    from simscore.analysis.behaviour_map import behaviour_map
     from simscore.app.inspect.view import write_view
+    from simscore.plots.behaviour_map import plot_map_page
     from simscore.responses_csv import write_responses_csv
     from simscore.samples import SampledResponses
     from simscore.stats import Bootstrap
@@ -297,6 +300,9 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
         "simscore.responses_csv.write_responses_csv": lambda p, o: write_responses_csv(p, a, overwrite=o),
         "simscore.comparison.result.Comparison.save": lambda p, o: compare(a, b, "tmr").save(p.with_suffix(".json"), overwrite=o),
         "simscore.app.inspect.view.write_view": lambda p, o: write_view(compare(a, b, "tmr"), a, b, p, overwrite=o),
+        "simscore.plots.behaviour_map.plot_map_page": lambda p, o: plot_map_page(
+            behaviour_map({"a": a, "b": b, "a2": a}, "tmr", bootstrap=Bootstrap(n_resamples=5)), "tmr",
+            p.with_suffix(".png"), overwrite=o),
         "simscore.app.inspect.diagnose.write_diagnose": lambda p, o: write_diagnose(
             diagnose({"a": a}, {"b": b}, "tmr", bootstrap=Bootstrap(n_resamples=10)), p.parent, overwrite=o),
         "contexts.context.ContextSet.to_jsonl": lambda p, o: grid.to_jsonl(p, overwrite=o),
@@ -355,6 +361,7 @@ WRITERS = _writers()
 LANDS = {
     **{f"simscore.plots.experiment.{name}": lambda p: p.with_suffix(".png") for name in FIGURE_WRITERS},
     "simscore.comparison.result.Comparison.save": lambda p: p.with_suffix(".json"),
+    "simscore.plots.behaviour_map.plot_map_page": lambda p: p.with_suffix(".png"),
     "simscore.app.inspect.diagnose.write_diagnose": lambda p: p.parent / "diagnose.md",
     "contexts.flows.plot.plot_flows": lambda p: p.with_suffix(".png"),
     "policies.gpsarsa.learner.GPSarsa.save": lambda p: p.with_suffix(".npz"),

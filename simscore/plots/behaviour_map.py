@@ -1,0 +1,100 @@
+"""The figure of a behaviour map (:mod:`simscore.analysis.behaviour_map`): who behaves like whom.
+
+:func:`draw_map_page` draws, at a page's width (7 inches), for one measure: on the left the
+similarity matrix as a heatmap ordered by the clustering, its dendrogram above it (each merge
+labelled with its bootstrap support where the cluster has more than one and fewer than all
+policies); on the right the 2-D map (classical scaling of the same distances), each policy
+labelled. The style is the report's (:func:`simscore.plots.figure_style`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from simscore.io import prepare_output
+from simscore.plots._canvas import PALETTE, figure_style, measure_label, new_figure, set_title
+from simscore.plots.experiment import save_figure
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+    from simscore.analysis.behaviour_map import BehaviourMap
+
+__all__ = ["draw_map_page", "plot_map_page"]
+
+
+def draw_map_page(bmap: BehaviourMap, measure: str) -> Figure:
+    """The heatmap with its dendrogram and the 2-D map of ``measure`` (one of ``bmap.measures``)."""
+    if measure not in bmap.measures:
+        raise ValueError(f"the map has no measure {measure!r} (it has {', '.join(bmap.measures)})")
+    from scipy.cluster.hierarchy import dendrogram
+
+    order = bmap.order[measure]
+    n = len(order)
+    matrix = bmap.similarity[measure].loc[order, order].to_numpy()
+    height = 3.4 + 0.08 * max(n - 8, 0)
+    with figure_style():
+        figure = new_figure(7.0, height)
+        grid = figure.add_gridspec(2, 2, width_ratios=[1.15, 1.0], height_ratios=[0.28, 1.0])
+        tree_ax = figure.add_subplot(grid[0, 0])
+        heat_ax = figure.add_subplot(grid[1, 0])
+        map_ax = figure.add_subplot(grid[:, 1])
+        drawn = dendrogram(bmap.linkage[measure], ax=tree_ax, no_labels=True, color_threshold=0,
+                           above_threshold_color="#555555", link_color_func=lambda _k: "#555555")
+        _support_labels(tree_ax, drawn, bmap, measure)
+        tree_ax.set_xlim(0, 10 * n)  # scipy puts leaf k at 10 k + 5: the heatmap's columns below
+        tree_ax.set_xticks([])
+        tree_ax.grid(False)
+        tree_ax.spines[["left", "bottom"]].set_visible(False)
+        tree_ax.tick_params(axis="y", labelsize=7)
+        tree_ax.set_ylabel("distance", fontsize=7)
+        image = heat_ax.imshow(matrix, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto",
+                               extent=(0, 10 * n, 10 * n, 0))
+        heat_ax.grid(False)
+        centres = [10 * k + 5 for k in range(n)]
+        heat_ax.set_xticks(centres, order, rotation=90, fontsize=7 if n > 12 else 8)
+        heat_ax.set_yticks(centres, order, fontsize=7 if n > 12 else 8)
+        if n <= 12:
+            for i in range(n):
+                for j in range(n):
+                    value = matrix[i, j]
+                    if np.isfinite(value):
+                        heat_ax.text(centres[j], centres[i], f"{value:.2f}", ha="center", va="center", fontsize=6,
+                                     color="white" if value < 0.6 else "black")
+        figure.colorbar(image, ax=[tree_ax, heat_ax], shrink=0.6, label=measure_label(measure))
+        coords = bmap.coords[measure]
+        map_ax.scatter(coords["x"], coords["y"], color=PALETTE[0], s=18, zorder=3)
+        for name, row in coords.iterrows():
+            map_ax.annotate(str(name), (row["x"], row["y"]), xytext=(3, 3), textcoords="offset points", fontsize=7)
+        map_ax.set_xlabel("map, first axis (distance 1 - similarity)")
+        map_ax.set_ylabel("second axis")
+        map_ax.set_aspect("equal", adjustable="datalim")
+        unit = bmap.unit if bmap.unit != "contexts" else "contexts"
+        set_title(figure, f"Who behaves like whom: {measure_label(measure)} on {bmap.contexts:,} shared contexts "
+                          f"({bmap.units:,} {unit} resampled)")
+    return figure
+
+
+def _support_labels(ax: Any, drawn: dict[str, Any], bmap: BehaviourMap, measure: str) -> None:
+    """Each inner merge's bootstrap support above its node of the dendrogram."""
+    table = bmap.clusters[measure]
+    heights = table["height"].to_numpy()
+    n = len(bmap.policies)
+    for xs, ys in zip(drawn["icoord"], drawn["dcoord"], strict=True):
+        top = ys[1]
+        k = int(np.argmin(np.abs(heights - top)))
+        size = int(table["size"].iloc[k])
+        if 1 < size < n:
+            ax.text((xs[1] + xs[2]) / 2, top, f"{table['support'].iloc[k]:.0%}", ha="center", va="bottom", fontsize=6)
+
+
+def plot_map_page(bmap: BehaviourMap, measure: str, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """:func:`draw_map_page` written to ``path`` (PNG, atomically); returns the path."""
+    if Path(path).suffix.lower() != ".png":
+        raise ValueError(f"path must end in .png, got {os.fspath(path)!r}")
+    target = prepare_output(path, overwrite=overwrite)  # before drawing
+    return save_figure(draw_map_page(bmap, measure), target, overwrite=overwrite)
