@@ -98,6 +98,9 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "ontology.json": json.dumps(ONTOLOGY.to_json()).encode(),
         "transcripts.jsonl": "".join(json.dumps(c) + "\n" for c in CONVERSATIONS).encode(),
         "tau2.json": (ROOT / "tests" / "data" / "tau2" / "airline_whissle_4_simulations.json").read_bytes(),
+        "tau2-list.json": json.dumps(json.loads((ROOT / "tests" / "data" / "tau2" /
+                                                 "airline_whissle_4_simulations.json").read_text())["simulations"],
+                                     indent=1).encode("utf-8"),
         "outcomes.csv": b"task_id,trial,success,reward\n11,0,false,0.0\n13,0,true,1.0\n13,1,1,1\n\"t,4\",0,0,-2.5\n",
         "outcomes.jsonl": b'{"task_id": "11", "trial": 0, "success": false, "reward": 0.0}\n'
                           b'{"task_id": 13, "trial": 0, "success": true, "reward": 1}\n',
@@ -199,6 +202,8 @@ def _seed_files(root: Path) -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "transcripts-tau2-task": ("tau2.json", lambda p: read_tau2_results(p, unit="task")),
         "outcome-log-csv": ("outcomes.csv", read_outcome_log),
         "outcome-log-jsonl": ("outcomes.jsonl", read_outcome_log),
+        "outcome-log-tau2": ("tau2.json", read_outcome_log),  # gate --logs on τ²-bench results
+        "transcripts-tau2-list": ("tau2-list.json", read_tau2_results),  # a bare list of simulations
     }
     return {key: (name, reader) for key, (name, reader) in readers.items() if name in files} | {
         "_bytes": ("", lambda p: files)  # type: ignore[dict-item]
@@ -282,7 +287,8 @@ READERS = [
     "responses", "responses-any", "responses-csv", "responses-sampled", "contexts", "config", "convlab", "pydial", "dialogue-log",
     "convlab-states", "comparison", "tables-index", "table", "evaluation", "ontology", "flow-graph", "flow-convlab",
     "flow-log", "pydial-flows", "checkpoint-header", "checkpoint-arrays", "venues-csv", "transcripts-chat",
-    "transcripts-tau2", "transcripts-tau2-task", "outcome-log-csv", "outcome-log-jsonl",
+    "transcripts-tau2", "transcripts-tau2-task", "outcome-log-csv", "outcome-log-jsonl", "outcome-log-tau2",
+    "transcripts-tau2-list",
 ]
 #: Readers of one file, which a pipe can give: a checkpoint is a pair of files found by their
 #: common stem and read by name (its header twice: the learner's, then the policy's metadata).
