@@ -4,7 +4,8 @@
 similarity matrix as a heatmap ordered by the clustering, its dendrogram above it (each merge
 labelled with its bootstrap support where the cluster has more than one and fewer than all
 policies); on the right the 2-D map (classical scaling of the same distances), each policy
-labelled. The style is the report's (:func:`simscore.plots.figure_style`).
+labelled (a name longer than :data:`LABEL_LENGTH` characters by its start). The style is the
+report's (:func:`simscore.plots.figure_style`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def draw_map_page(bmap: BehaviourMap, measure: str) -> Figure:
     from scipy.cluster.hierarchy import dendrogram
 
     order = bmap.order[measure]
+    labels = [_short(name) for name in order]
     n = len(order)
     matrix = bmap.similarity[measure].loc[order, order].to_numpy()
     height = 3.4 + 0.08 * max(n - 8, 0)
@@ -56,8 +58,8 @@ def draw_map_page(bmap: BehaviourMap, measure: str) -> Figure:
                                extent=(0, 10 * n, 10 * n, 0))
         heat_ax.grid(False)
         centres = [10 * k + 5 for k in range(n)]
-        heat_ax.set_xticks(centres, order, rotation=90, fontsize=7 if n > 12 else 8)
-        heat_ax.set_yticks(centres, order, fontsize=7 if n > 12 else 8)
+        heat_ax.set_xticks(centres, labels, rotation=90, fontsize=7 if n > 12 else 8)
+        heat_ax.set_yticks(centres, labels, fontsize=7 if n > 12 else 8)
         if n <= 12:
             for i in range(n):
                 for j in range(n):
@@ -69,7 +71,7 @@ def draw_map_page(bmap: BehaviourMap, measure: str) -> Figure:
         coords = bmap.coords[measure]
         map_ax.scatter(coords["x"], coords["y"], color=PALETTE[0], s=18, zorder=3)
         for name, row in coords.iterrows():
-            map_ax.annotate(str(name), (row["x"], row["y"]), xytext=(3, 3), textcoords="offset points", fontsize=7)
+            map_ax.annotate(_short(str(name)), (row["x"], row["y"]), xytext=(3, 3), textcoords="offset points", fontsize=7)
         map_ax.set_xlabel("map, first axis (distance 1 - similarity)")
         map_ax.set_ylabel("second axis")
         map_ax.set_aspect("equal", adjustable="datalim")
@@ -77,6 +79,19 @@ def draw_map_page(bmap: BehaviourMap, measure: str) -> Figure:
         set_title(figure, f"Who behaves like whom: {measure_label(measure)} on {bmap.contexts:,} shared contexts "
                           f"({bmap.units:,} {unit} resampled)")
     return figure
+
+
+#: The longest policy name a figure shows whole (longer ones: their start and an ellipsis).
+LABEL_LENGTH = 24
+
+
+def _short(name: str) -> str:
+    """``name`` as the figure labels it: at most :data:`LABEL_LENGTH` characters.
+
+    >>> _short("ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm")
+    'ft:gpt-4.1-2025-04-14:s…'
+    """
+    return name if len(name) <= LABEL_LENGTH else name[: LABEL_LENGTH - 1] + "\u2026"
 
 
 def _support_labels(ax: Any, drawn: dict[str, Any], bmap: BehaviourMap, measure: str) -> None:
