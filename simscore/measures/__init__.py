@@ -36,7 +36,7 @@ True
 >>> resolve_measures(["cer"], options={"cer": {"clp": True}})
 Traceback (most recent call last):
 ...
-simscore.errors.MeasureOptionError: cer has no option 'clp'; did you mean 'clip'? (options: clip, calls)
+simscore.errors.MeasureOptionError: cer has no option 'clp'; did you mean 'clip'? (options: clip, calls, args, args_for)
 """
 
 from __future__ import annotations

@@ -213,8 +213,9 @@ def _check_probes(BLEU: Any) -> None:  # noqa: N803 - the class
 def _check_counts(bleu: Any, texts: tuple[str, str], expected: tuple[Counter[tuple[str, ...]], ...]) -> None:
     """``bleu4``'s own n-gram counting gives sacrebleu's counts on ``texts``."""
     for text, counts in zip(texts, expected, strict=True):
-        ours = ngram_counts(sentence_tokens(bleu, text))
-        if ours != dict(counts):
-            raise _changed(f"the n-grams of {text!r} counted by bleu4 are {ours}, extract_all_word_ngrams gives "
-                           f"{dict(counts)}")
+        ours, theirs = ngram_counts(sentence_tokens(bleu, text)), dict(counts)
+        if ours != theirs:
+            gram = next(g for g in (*ours, *theirs) if ours.get(g, 0) != theirs.get(g, 0))
+            raise _changed(f"the n-gram {' '.join(gram)!r} of {text!r} is counted {ours.get(gram, 0)} time(s) by "
+                           f"bleu4 and {theirs.get(gram, 0)} by extract_all_word_ngrams")
 
