@@ -271,8 +271,8 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
     from policies.handcrafted import HandcraftedPolicy
     from policies.sim.simulation import run_dialogues
     from simscore import Act, Response, Responses, compare
-    from simscore.app.inspect.diagnose import diagnose, write_diagnose
     from simscore.analysis.behaviour_map import behaviour_map
+    from simscore.app.inspect.diagnose import diagnose, write_diagnose
     from simscore.app.inspect.view import write_view
     from simscore.plots.behaviour_map import plot_map_page
     from simscore.responses_csv import write_responses_csv
