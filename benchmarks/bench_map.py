@@ -32,15 +32,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench_measures import response_pool  # the script's folder is on sys.path when it runs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_measures import response_pool  # noqa: E402
-
-from simscore import Responses, compare  # noqa: E402
-from simscore.analysis.behaviour_map import behaviour_map  # noqa: E402
-from simscore.measures import resolve_measures  # noqa: E402
-from simscore.stats import Bootstrap  # noqa: E402
+from simscore import Responses, compare
+from simscore.analysis.behaviour_map import behaviour_map
+from simscore.measures import resolve_measures
+from simscore.stats import Bootstrap
 
 
 def policies(n: int, contexts: int, seed: int = 0) -> dict[str, Responses]:

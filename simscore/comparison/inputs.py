@@ -79,11 +79,12 @@ def input_record(responses: Responses | SampledResponses, ids: Sequence[str]) ->
     """
     ids = list(ids)
     ids_digest = _ids_digest(ids)
-    count = responses.n_samples if isinstance(responses, SampledResponses) else 1
+    drawn = ([responses.sample(k) for k in range(responses.n_samples)] if isinstance(responses, SampledResponses)
+             else [responses])
+    count = len(drawn)
     levels = []
-    for k in range(count):
-        drawn = responses.sample(k) if isinstance(responses, SampledResponses) else responses
-        for column in (drawn.actions(ids), drawn.texts(ids)):
+    for sample in drawn:
+        for column in (sample.actions(ids), sample.texts(ids)):
             values, pair_a, _, inverse = unique_pairs(column, column)
             levels.append((values, pair_a[inverse]))
     return {"policy": responses.policy, "contexts": len(ids), "ids_sha256": ids_digest,
