@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -59,7 +59,7 @@ from simscore.measures.base import unique_pairs
 from simscore.responses import Responses
 from simscore.stats import Bootstrap
 
-__all__ = ["BehaviourMap", "behaviour_map", "MAX_POLICIES"]
+__all__ = ["BehaviourMap", "behaviour_map", "MAX_POLICIES", "LONG_TABLES", "long_tables", "from_long_tables"]
 
 #: The most policies one map holds (N(N-1) ordered pairs per context are scored).
 MAX_POLICIES = 50
@@ -95,6 +95,11 @@ class BehaviourMap:
         Per policy: ``nearest``, ``similarity``, ``second``, ``second_similarity``,
         ``difference`` and ``p`` (share of resamples where the nearest is not nearer).
     bootstrap : Bootstrap
+    groups : dict of DataFrame
+        Per named group of policies given to :func:`behaviour_map` (e.g. the seeds of one reward
+        model): ``group``, ``members``, ``clustered`` (1 where the clustering of the whole data
+        has a cluster of exactly these policies, else 0) and ``support`` (the share of resamples
+        whose clustering has it); no rows without groups.
     """
 
     policies: tuple[str, ...]
@@ -113,6 +118,7 @@ class BehaviourMap:
     coords: dict[str, pd.DataFrame]
     neighbours: dict[str, pd.DataFrame]
     bootstrap: Bootstrap
+    groups: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def pairs_table(self) -> pd.DataFrame:
         """Every ordered pair of different policies per measure, long form: ``measure, a, b, mean,
@@ -139,6 +145,103 @@ class BehaviourMap:
                                              "second_similarity", "difference", "p"]]
 
 
+#: The long tables of :meth:`BehaviourMap.long_tables` (an experiment's tables), by name.
+LONG_TABLES = ("behaviour_map", "behaviour_map_clusters", "behaviour_map_policies", "behaviour_map_groups")
+
+
+def long_tables(bmap: BehaviourMap, **labels: Any) -> dict[str, pd.DataFrame]:
+    """The whole map as four long tables (every column a value, ``labels`` first, e.g. the context
+    set), from which :func:`from_long_tables` gives the map back:
+
+    * ``behaviour_map``: every ordered pair per measure, the diagonal included (``a``, ``b``,
+      ``mean``, ``ci_low``, ``ci_high``, ``chance``, ``corrected``);
+    * ``behaviour_map_clusters``: every merge with scipy's linkage row (``left``, ``right``:
+      a policy's position, or N + the merge it joins, minus 1; ``height``, ``size``), its
+      ``members`` and ``support``;
+    * ``behaviour_map_policies``: per policy its ``position``, its ``leaf`` (place in the
+      dendrogram's order), the map's ``x``, ``y``, its neighbours and the map's ``contexts``,
+      ``unit`` and ``units``;
+    * ``behaviour_map_groups``: :attr:`BehaviourMap.groups`.
+    """
+    pairs, clusters, policies, groups = [], [], [], []
+    for m in bmap.measures:
+        for a in bmap.policies:
+            for b in bmap.policies:
+                pairs.append({**labels, "measure": m, "a": a, "b": b, "mean": bmap.similarity[m].at[a, b],
+                              "ci_low": bmap.ci_low[m].at[a, b], "ci_high": bmap.ci_high[m].at[a, b],
+                              "chance": bmap.chance[m].at[a, b], "corrected": bmap.corrected[m].at[a, b]})
+        tree = bmap.linkage[m]
+        for k, row in bmap.clusters[m].iterrows():
+            clusters.append({**labels, "measure": m, "merge": int(row["merge"]), "left": int(tree[k, 0]),
+                             "right": int(tree[k, 1]), "members": row["members"], "size": int(row["size"]),
+                             "height": float(row["height"]), "support": float(row["support"])})
+        leaf = {name: k for k, name in enumerate(bmap.order[m])}
+        for k, name in enumerate(bmap.policies):
+            near = bmap.neighbours[m].loc[name]
+            policies.append({**labels, "measure": m, "policy": name, "position": k, "leaf": leaf[name],
+                             "x": float(bmap.coords[m].at[name, "x"]), "y": float(bmap.coords[m].at[name, "y"]),
+                             **{c: near[c] for c in ("nearest", "similarity", "second", "second_similarity",
+                                                     "difference", "p")},
+                             "contexts": bmap.contexts, "unit": bmap.unit, "units": bmap.units})
+        for _, row in bmap.groups.get(m, pd.DataFrame()).iterrows():
+            groups.append({**labels, "measure": m, **row.to_dict()})
+    first = [*labels, "measure"]
+    columns = {"behaviour_map": [*first, "a", "b", "mean", "ci_low", "ci_high", "chance", "corrected"],
+               "behaviour_map_clusters": [*first, "merge", "left", "right", "members", "size", "height", "support"],
+               "behaviour_map_policies": [*first, "policy", "position", "leaf", "x", "y", "nearest", "similarity",
+                                          "second", "second_similarity", "difference", "p", "contexts", "unit",
+                                          "units"],
+               "behaviour_map_groups": [*first, "group", "members", "clustered", "support"]}
+    made = dict(zip(LONG_TABLES, (pairs, clusters, policies, groups), strict=True))
+    return {name: pd.DataFrame(made[name], columns=columns[name]) for name in LONG_TABLES}
+
+
+def from_long_tables(tables: Mapping[str, pd.DataFrame], bootstrap: Bootstrap | None = None,
+                     **labels: Any) -> BehaviourMap:
+    """The map :func:`long_tables` wrote (the rows whose columns equal ``labels``), e.g. to draw it again.
+
+    Raises
+    ------
+    ValueError
+        No map in ``tables`` has these labels.
+    """
+    def rows(name: str) -> pd.DataFrame:
+        frame = tables[name]
+        for column, value in labels.items():
+            frame = frame[frame[column].astype(str) == str(value)]
+        return frame
+
+    policies = rows("behaviour_map_policies")
+    if policies.empty:
+        raise ValueError(f"no behaviour map with {labels} in the tables")
+    pairs, clusters, groups = rows("behaviour_map"), rows("behaviour_map_clusters"), rows("behaviour_map_groups")
+    measures = tuple(dict.fromkeys(policies["measure"].astype(str)))
+    first = policies[policies["measure"] == measures[0]].sort_values("position")
+    names = [str(n) for n in first["policy"]]
+    out: dict[str, dict[str, Any]] = {key: {} for key in (
+        "similarity", "ci_low", "ci_high", "chance", "corrected", "linkage", "clusters", "order", "coords",
+        "neighbours", "groups")}
+    index = pd.Index(names, name="policy")
+    for m in measures:
+        square = pairs[pairs["measure"] == m]
+        for key in ("similarity", "ci_low", "ci_high", "chance", "corrected"):
+            column = "mean" if key == "similarity" else key
+            out[key][m] = (square.pivot(index="a", columns="b", values=column).reindex(index=names, columns=names)
+                           .astype(np.float64).rename_axis(index="policy", columns=None))
+        merges = clusters[clusters["measure"] == m].sort_values("merge")
+        out["linkage"][m] = merges[["left", "right", "height", "size"]].to_numpy(dtype=np.float64)
+        out["clusters"][m] = merges[["merge", "members", "size", "height", "support"]].reset_index(drop=True)
+        own = policies[policies["measure"] == m].sort_values("position").set_index("policy")
+        out["order"][m] = [str(n) for n in own.sort_values("leaf").index]
+        out["coords"][m] = own[["x", "y"]].set_axis(index)
+        out["neighbours"][m] = own[["nearest", "similarity", "second", "second_similarity", "difference", "p"]]
+        out["groups"][m] = groups[groups["measure"] == m][["group", "members", "clustered", "support"]] \
+            .reset_index(drop=True) if not groups.empty else pd.DataFrame()
+    return BehaviourMap(policies=tuple(names), measures=measures, contexts=int(first["contexts"].iloc[0]),
+                        unit=str(first["unit"].iloc[0]), units=int(first["units"].iloc[0]),
+                        bootstrap=Bootstrap() if bootstrap is None else bootstrap, **out)
+
+
 def behaviour_map(
     responses: Mapping[str, Responses],
     measures: str | Sequence[str | Measure] = ("tmr", "dmr", "cer", "cmr"),
@@ -146,6 +249,7 @@ def behaviour_map(
     clusters: Sequence[Any] | None = None,
     unit: str = "contexts",
     bootstrap: Bootstrap | None = None,
+    groups: Mapping[str, Sequence[str]] | None = None,
 ) -> BehaviourMap:
     """The behaviour map of N >= 3 policies on the contexts they all answered (see the module).
 
@@ -161,11 +265,15 @@ def behaviour_map(
         ids (e.g. the dialogue or task of each turn); ``unit`` names it.
     bootstrap : Bootstrap, default Bootstrap()
         Resamples (at least 1: the support and the neighbour test need them), confidence, seed.
+    groups : mapping of name to policy names, optional
+        Groups of 2 or more policies asked about whether or not the clustering finds them (e.g.
+        "the seeds of reward model ts"): :attr:`BehaviourMap.groups` gives each one's support.
 
     Raises
     ------
     InvalidResponseError
-        Fewer than 3 or more than :data:`MAX_POLICIES` policies, or a value that is not Responses.
+        Fewer than 3 or more than :data:`MAX_POLICIES` policies, a value that is not Responses, or
+        a group naming a policy the map lacks (or fewer than 2).
     ContextMismatchError
         Fewer than 2 contexts shared by all policies, or ``clusters`` of another length.
     """
@@ -174,6 +282,7 @@ def behaviour_map(
         raise TypeError(f"bootstrap must be a simscore.stats.Bootstrap, got {type(settings).__name__}")
     check_int("bootstrap.n_resamples", settings.n_resamples, minimum=1, error=ValueError)
     names, sides = _sides(responses)
+    asked = _groups(groups, names)
     ids = [i for i in sides[0].ids if all(i in side for side in sides[1:])]
     if len(ids) < 2:
         raise ContextMismatchError(f"the {len(sides)} policies share {len(ids)} context id(s); a map needs at least 2")
@@ -184,7 +293,7 @@ def behaviour_map(
     shift = _derangement(rng, len(ids))
     out: dict[str, dict[str, Any]] = {key: {} for key in (
         "similarity", "ci_low", "ci_high", "chance", "corrected", "linkage", "clusters", "order", "coords",
-        "neighbours")}
+        "neighbours", "groups")}
     tail = 100.0 * (1.0 - settings.confidence) / 2.0
     for measure in resolved:
         scores, chance_scores = _pair_scores(measure, sides, ids, shift)  # (N, N, contexts)
@@ -204,7 +313,9 @@ def behaviour_map(
         linkage, order = _cluster(distance)
         out["linkage"][measure.name] = linkage
         out["order"][measure.name] = [names[k] for k in order]
-        out["clusters"][measure.name] = _support(linkage, [_distance(b, higher) for b in boot], names)
+        resampled = [set(_members(_tree(_distance(b, higher)), len(names))) for b in boot]
+        out["clusters"][measure.name] = _support(linkage, resampled, names)
+        out["groups"][measure.name] = _group_support(asked, linkage, resampled, names)
         out["coords"][measure.name] = pd.DataFrame(_classical_mds(distance), index=pd.Index(names, name="policy"),
                                                    columns=["x", "y"])
         out["neighbours"][measure.name] = _neighbours(mean, boot, names, higher)
@@ -351,17 +462,48 @@ def _members(tree: np.ndarray, n: int) -> list[frozenset[int]]:
     return groups[n:]
 
 
-def _support(tree: np.ndarray, resampled: list[np.ndarray], names: list[str]) -> pd.DataFrame:
+def _support(tree: np.ndarray, resampled: list[set[frozenset[int]]], names: list[str]) -> pd.DataFrame:
+    """Each merge of ``tree`` with the share of resampled clusterings (their clusters) that have it."""
     n = len(names)
     merges = _members(tree, n)
     found = np.zeros(len(merges))
-    for distance in resampled:
-        again = set(_members(_tree(distance), n))
+    for again in resampled:
         found += [group in again for group in merges]
     rows = [{"merge": k + 1, "members": " + ".join(names[i] for i in sorted(group)), "size": len(group),
              "height": float(tree[k, 2]), "support": found[k] / max(len(resampled), 1)}
             for k, group in enumerate(merges)]
     return pd.DataFrame(rows, columns=["merge", "members", "size", "height", "support"])
+
+
+def _groups(groups: Mapping[str, Sequence[str]] | None, names: list[str]) -> dict[str, frozenset[int]]:
+    """The named groups as sets of policy positions, checked."""
+    if groups is None:
+        return {}
+    if not isinstance(groups, Mapping):
+        raise InvalidResponseError(f"groups must map a name to policy names, got {type(groups).__name__}")
+    position = {name: k for k, name in enumerate(names)}
+    out = {}
+    for group, members in groups.items():
+        listed = [members] if isinstance(members, str) else list(members)
+        unknown = [m for m in listed if m not in position]
+        if unknown:
+            raise InvalidResponseError(f"group {group!r}: no policy named {', '.join(map(repr, unknown))} in the map "
+                                       f"(it has {', '.join(names)})")
+        if len(set(listed)) < 2:
+            raise InvalidResponseError(f"group {group!r}: needs 2 or more distinct policies, got {listed}")
+        out[str(group)] = frozenset(position[m] for m in listed)
+    return out
+
+
+def _group_support(asked: Mapping[str, frozenset[int]], tree: np.ndarray, resampled: list[set[frozenset[int]]],
+                   names: list[str]) -> pd.DataFrame:
+    """Whether the clustering of the whole data has each asked group, and the share of resamples that do."""
+    found = set(_members(tree, len(names)))
+    rows = [{"group": group, "members": " + ".join(names[i] for i in sorted(members)),
+             "clustered": int(members in found),
+             "support": sum(members in again for again in resampled) / max(len(resampled), 1)}
+            for group, members in asked.items()]
+    return pd.DataFrame(rows, columns=["group", "members", "clustered", "support"])
 
 
 def _classical_mds(distance: np.ndarray) -> np.ndarray:

@@ -32,6 +32,12 @@ Derived tables (computed from the ones above, never needed as input)::
     contrast                 context_set, comparison, measure, mean, ci_low, ci_high, n_pairs
     stability                context_set, reward, run, measure, threshold, first_stable
 
+An experiment's ``[map]`` (:mod:`simscore.app.experiment.maps`) adds the behaviour maps' long
+tables (:func:`simscore.analysis.behaviour_map.long_tables`: ``behaviour_map``,
+``behaviour_map_clusters``, ``behaviour_map_policies``, ``behaviour_map_groups``, each with
+``context_set`` and ``map`` first) and ``checkpoint_plateau`` (context_set, reward, run,
+measure, checkpoints, first, last, start, size, height, support).
+
 Meaning of the columns:
 
 - ``context_set``: the name of the context set compared on (``"col"``, ``"gen"``; free text).
@@ -144,6 +150,17 @@ SCHEMAS: dict[str, tuple[str, ...]] = {
                                 "reward_difference", "turns_difference", "iq_difference") for end in ("", "_low", "_high")),
         "mcnemar_negative", "mcnemar_positive", "mcnemar_p",
     ),
+    # with an experiment's [map] table (simscore.app.experiment.maps): who behaves like whom, the long tables
+    # of simscore.analysis.behaviour_map.long_tables, and where each run's checkpoints plateau
+    "behaviour_map": ("context_set", "map", "measure", "a", "b", "mean", "ci_low", "ci_high", "chance", "corrected"),
+    "behaviour_map_clusters": ("context_set", "map", "measure", "merge", "left", "right", "members", "size", "height",
+                               "support"),
+    "behaviour_map_policies": ("context_set", "map", "measure", "policy", "position", "leaf", "x", "y", "nearest",
+                               "similarity", "second", "second_similarity", "difference", "p", "contexts", "unit",
+                               "units"),
+    "behaviour_map_groups": ("context_set", "map", "measure", "group", "members", "clustered", "support"),
+    "checkpoint_plateau": ("context_set", "reward", "run", "measure", "checkpoints", "first", "last", "start", "size",
+                           "height", "support"),
     "seeds_aggregate": ("context_set", "reward", "checkpoint", "measure", *AGG_COLUMNS),
     "reward_models_aggregate": ("context_set", "checkpoint", "group", "measure", *AGG_COLUMNS),
     "contrast": ("context_set", "comparison", "measure", "mean", "ci_low", "ci_high", "n_pairs"),
@@ -158,12 +175,14 @@ RECORD_COLUMNS: tuple[str, ...] = (
 
 _INT_COLUMNS = frozenset(
     {"checkpoint", "previous", "turn_index", "count", "missing", "n", "n_pairs", "n_runs", "n_dialogues",
-     "continuations", "contexts", "dialogues", "mcnemar_negative", "mcnemar_positive"}
+     "continuations", "contexts", "dialogues", "mcnemar_negative", "mcnemar_positive",
+     "merge", "left", "right", "size", "position", "leaf", "units", "clustered", "checkpoints", "first", "last",
+     "start"}
 )
 _STR_COLUMNS = frozenset(
     {"context_set", "reward", "run", "run_a", "run_b", "reward_a", "reward_b", "group", "measure",
      "subset", "measure_a", "measure_b", "comparison", "analysis", "pair", "baseline", "candidate", "effect",
-     "actions"}
+     "actions", "map", "a", "b", "members", "policy", "nearest", "second", "unit"}
 )
 
 _FLOAT_COLUMNS = frozenset(

@@ -18,7 +18,7 @@ import numpy as np
 
 from simscore.io import prepare_output
 from simscore.plots._canvas import PALETTE, figure_style, measure_label, new_figure, set_title
-from simscore.plots.experiment import save_figure
+from simscore.plots.output import save_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure

@@ -30,7 +30,6 @@ import numpy as np
 import pandas as pd
 
 from simscore import analysis
-from simscore.io import atomic_open, prepare_output
 from simscore.plots._canvas import (
     MEASURE_LABELS,
     PALETTE,
@@ -44,6 +43,8 @@ from simscore.plots._canvas import (
     new_figure,
     set_title,
 )
+from simscore.plots.output import png_target as _png
+from simscore.plots.output import save_figure
 from simscore.progress import track
 from simscore.stats import Bootstrap
 
@@ -93,6 +94,7 @@ FIGURE_NAMES: dict[str, str] = {
     "seeds_all": "seeds",
     "flow_strata": "flow_strata",
     "consequences": "consequences",
+    "behaviour_map": "behaviour_map_policies",
 }
 
 _LINESTYLES = ("-", "--", ":", "-.")
@@ -144,26 +146,6 @@ def _outside_legend(figure: Figure, ax: Axes, title: str) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if handles:
         figure.legend(handles, labels, loc="outside right upper", title=title)
-
-
-def _png(path: str | os.PathLike[str], overwrite: bool) -> Path:
-    """``path`` checked as a figure's output (a ``.png``; the output contract) before anything is drawn."""
-    if Path(path).suffix.lower() != ".png":
-        raise ValueError(f"path must end in .png, got {os.fspath(path)!r}")
-    return prepare_output(path, overwrite=overwrite)
-
-
-def save_figure(figure: Figure, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
-    """Write ``figure`` as a PNG atomically (temporary file in the same directory, then rename).
-
-    An existing file is replaced only with ``overwrite=True``
-    (:class:`~simscore.errors.OutputExistsError` otherwise); so for every ``plot_*`` function,
-    which checks its ``path`` before it draws.
-    """
-    target = _png(path, overwrite)
-    with figure_style(), atomic_open(target, "wb") as handle:
-        figure.savefig(handle, format="png")
-    return target
 
 
 # ----------------------------------------------------------------------------- convergence
@@ -570,6 +552,17 @@ def plot_behaviour(history: pd.DataFrame, path: str | os.PathLike[str], *, overw
 # ----------------------------------------------------------------------------- all figures
 
 
+def _first_map_page(tables: Mapping[str, pd.DataFrame]) -> Figure:
+    """The behaviour map page of the tables' first map (an experiment's final policies on its first
+    context set), of TMR where the map has it, else of its first measure."""
+    from simscore.analysis.behaviour_map import from_long_tables
+    from simscore.plots.behaviour_map import draw_map_page
+
+    first = tables["behaviour_map_policies"].iloc[0]
+    bmap = from_long_tables(tables, context_set=first["context_set"], map=first["map"])
+    return draw_map_page(bmap, "tmr" if "tmr" in bmap.measures else bmap.measures[0])
+
+
 def figures_of(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     """The names of the figures :func:`make_figures` draws from ``tables``, in report order: those of
     :data:`FIGURE_NAMES` whose table is present and not empty.
@@ -647,6 +640,8 @@ def make_figures(
         elif name == "reward_models":
             written[name] = save_figure(pages.draw_reward_models_page(
                 table, reference=refs.get("reward_models"), bootstrap=settings), path, overwrite=True)
+        elif name == "behaviour_map":
+            written[name] = save_figure(_first_map_page(tables), path, overwrite=True)
         elif name == "convergence_all":
             written[name] = plot_convergence(table, path, overwrite=True)
         elif name == "seeds_all":

@@ -182,15 +182,16 @@ def read_responses(settings: ScoringSettings, folder: ExperimentFolder, context_
     return ExperimentResponses(tuple(sets), final)
 
 
-def prepare_text_measures(measures: Sequence[Measure], responses: ExperimentResponses, bar: Progress) -> None:
-    """Embed every text the analyses will score, once, in full batches (the models' best case), or read
-    the embeddings from the measures' cache folder."""
+def prepare_text_measures(measures: Sequence[Measure], responses: ExperimentResponses, bar: Progress,
+                          also: Sequence[Responses] = ()) -> None:
+    """Embed every text the analyses will score (``also``: responses scored beside the saved ones), once, in
+    full batches (the models' best case), or read the embeddings from the measures' cache folder."""
     text_measures = [m for m in measures if m.level == "text" and hasattr(m, "prepare")]
     if not text_measures:
         return
     t0 = time.perf_counter()
     bar.set_postfix_str("embedding the texts")
-    texts = {t for s in responses.sets for r in s.all_responses() for t in r.texts() if t is not None}
+    texts = {t for s in responses.sets for r in (*s.all_responses(), *also) for t in r.texts() if t is not None}
     with show_progress(bar.enabled):
         for measure in text_measures:
             measure.prepare(texts)
@@ -288,15 +289,25 @@ def score_experiment(settings: ScoringSettings, measures: Sequence[Measure], fol
     from contexts import ContextSet
 
     responses = read_responses(settings, folder, context_sets)
+    handcrafted: dict[str, Responses] = {}
+    if settings.maps.enabled:  # the map's handcrafted policy: its texts are embedded with the others
+        from simscore.app.experiment.maps import handcrafted_responses
+
+        handcrafted = {name: handcrafted_responses(name, folder) for name in context_sets}
     steps = len(context_sets) * (2 * len(settings.runs) + len(settings.rewards) + 1)
     with Progress(steps, "scoring", unit="analyses", enabled=progress) as bar:
-        prepare_text_measures(measures, responses, bar)
+        prepare_text_measures(measures, responses, bar, also=list(handcrafted.values()))
         scored = [score_set(data, measures, final=responses.final, bootstrap=settings.bootstrap, bar=bar)
                   for data in responses.sets]
     tables = assemble_tables(scored, measures, performance, settings.bootstrap)
     # what the counts stand for: distinct belief states, dialogues, user-bye contexts
     parts = ({COLLECTED: {r: ContextSet.read_jsonl(folder.collected(r)).ids for r in settings.rewards}}
              if COLLECTED in context_sets else {})
+    if settings.maps.enabled:  # who behaves like whom: the final policies, and each run's checkpoints
+        from simscore.app.experiment.maps import map_tables
+
+        tables.update(map_tables(measures, responses.sets, handcrafted, bootstrap=settings.bootstrap,
+                                 checkpoints=settings.maps.checkpoints))
     tables["contexts"] = context_sets_table({s.name: s.metadata for s in responses.sets}, parts)
     for data, scores in zip(responses.sets, scored, strict=True):
         if data.name == COLLECTED:

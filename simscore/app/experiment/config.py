@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from policies.gpsarsa.training import TrainingConfig
 from simscore.app.experiment.folder import RunId
-from simscore.app.experiment.sections import ConsequencesConfig, HeldOutConfig, Thresholds, held_out_users
+from simscore.app.experiment.sections import ConsequencesConfig, HeldOutConfig, MapConfig, Thresholds, held_out_users
 from simscore.app.experiment.steps import (
     CollectionSettings,
     ConsequencesSettings,
@@ -123,6 +123,10 @@ class ExperimentConfig:
         C_col context replayed with the two policies of each comparison, the table
         ``consequences`` (:mod:`simscore.app.experiment.consequences`). On by default
         (``enabled = true``, ``continuations = 2``).
+    maps : MapConfig
+        [map] Who behaves like whom: the behaviour map of the final policies on each context set
+        and of each run's checkpoints on C_col (:mod:`simscore.app.experiment.maps`). On by
+        default (``enabled = true``, ``checkpoints = true``).
     """
 
     name: str = "demo"
@@ -142,6 +146,7 @@ class ExperimentConfig:
     measure_options: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
     held_out: HeldOutConfig | None = None
     consequences: ConsequencesConfig = dataclasses.field(default_factory=ConsequencesConfig)
+    maps: MapConfig = dataclasses.field(default_factory=MapConfig)
 
     #: TOML table → the fields read from it (``training`` also takes every field of the template).
     SECTIONS: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -164,7 +169,8 @@ class ExperimentConfig:
             raise ExperimentError(f"seeds must be a list of seeds, got {self.seeds!r}")
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):
             raise ExperimentError(f"seeds: need distinct seeds, got {list(self.seeds)}")
-        for name, kind in (("training", TrainingConfig), ("findings", Thresholds), ("consequences", ConsequencesConfig)):
+        for name, kind in (("training", TrainingConfig), ("findings", Thresholds), ("consequences", ConsequencesConfig),
+                           ("maps", MapConfig)):
             if not isinstance(getattr(self, name), kind):
                 raise ExperimentError(f"{name} must be a {kind.__name__}, got {type(getattr(self, name)).__name__}")
         if self.held_out is not None:
@@ -229,7 +235,7 @@ class ExperimentConfig:
     @property
     def for_scoring(self) -> ScoringSettings:
         """What scoring reads."""
-        return ScoringSettings(tuple(self.runs), self.measures, self.measure_options, self.bootstrap)
+        return ScoringSettings(tuple(self.runs), self.measures, self.measure_options, self.bootstrap, self.maps)
 
     @property
     def for_reference(self) -> ReferenceSettings:
@@ -261,6 +267,7 @@ class ExperimentConfig:
         if self.held_out is not None:
             out["held_out"] = self.held_out.to_dict()
         out["consequences"] = self.consequences.to_dict()
+        out["map"] = self.maps.to_dict()
         return out
 
     @classmethod
@@ -274,7 +281,7 @@ class ExperimentConfig:
         """
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: expected a table, got {type(data).__name__}")
-        check_keys(data, ["name", *cls.SECTIONS, "findings", "measures", "held_out", "consequences"], source=source)
+        check_keys(data, ["name", *cls.SECTIONS, "findings", "measures", *_OWN_TABLES], source=source)
         hints = typing.get_type_hints(cls)
         kwargs: dict[str, Any] = {}
         if "name" in data:
@@ -290,8 +297,8 @@ class ExperimentConfig:
             if section == "measures":
                 kwargs["measure_options"] = _read_measure_options(value, source=source)
                 continue
-            if section in _OWN_TABLES:  # [held_out], [consequences]: a class of their own reads them
-                kwargs[section] = _OWN_TABLES[section].from_mapping(value, source=source)
+            if section in _OWN_TABLES:  # [held_out], [consequences], [map]: a class of their own reads them
+                kwargs[_FIELDS.get(section, section)] = _OWN_TABLES[section].from_mapping(value, source=source)
                 continue
             own = cls.SECTIONS[section]
             if section == "training":
@@ -313,9 +320,11 @@ class ExperimentConfig:
 
 
 #: The tables of :class:`ExperimentConfig` read by a class of their own, by table (and field) name.
-_OWN_TABLES: dict[str, type[HeldOutConfig] | type[ConsequencesConfig]] = {
-    "held_out": HeldOutConfig, "consequences": ConsequencesConfig,
+_OWN_TABLES: dict[str, type[HeldOutConfig] | type[ConsequencesConfig] | type[MapConfig]] = {
+    "held_out": HeldOutConfig, "consequences": ConsequencesConfig, "map": MapConfig,
 }
+#: The field of a table whose name differs (``map`` is a builtin's name).
+_FIELDS = {"map": "maps"}
 
 
 #: The longest experiment name: ``simscore-<name>`` stays a valid file name (255 bytes) even in

@@ -2,7 +2,8 @@
 
 :class:`Thresholds` is the ``[findings]`` table (read by :mod:`simscore.app.report.findings`),
 :class:`HeldOutConfig` the ``[held_out]`` table (run by :mod:`simscore.app.experiment.held_out`),
-:class:`ConsequencesConfig` the ``[consequences]`` table (run by :mod:`simscore.app.experiment.consequences`).
+:class:`ConsequencesConfig` the ``[consequences]`` table (run by :mod:`simscore.app.experiment.consequences`),
+:class:`MapConfig` the ``[map]`` table (run by :mod:`simscore.app.experiment.maps`).
 They sit at the bottom of the application, below :class:`simscore.app.experiment.config.ExperimentConfig`
 that holds them and below the steps that read them: none of them imports a step.
 """
@@ -23,7 +24,9 @@ from simscore.io.config import check_keys, convert_value, from_mapping
 if TYPE_CHECKING:
     from policies.sim.userconfig import UserSimulatorConfig
 
-__all__ = ["Thresholds", "HELD_OUT_USERS", "HeldOutConfig", "held_out_users", "ConsequencesConfig"]
+__all__ = ["Thresholds", "HELD_OUT_USERS", "HeldOutConfig", "held_out_users", "ConsequencesConfig", "MapConfig"]
+
+_T = typing.TypeVar("_T")
 
 
 #: Each threshold's range and what it is a bound on: (low, high, low excluded, what). A
@@ -364,11 +367,68 @@ class ConsequencesConfig:
         ------
         simscore.errors.ConfigError
         """
-        check_keys(data, list(cls.KEYS), source=source, table="consequences")
-        hints = typing.get_type_hints(cls)
-        kwargs = {key: convert_value(value, hints[key], source=source, table="consequences", key=key)
-                  for key, value in data.items()}
+        return _read_table(cls, cls.KEYS, data, "consequences", source)
+
+
+def _read_table(cls: type[_T], keys: tuple[str, ...], data: Mapping[str, Any], table: str, source: str) -> _T:
+    """A table of plain ``keys`` read with strict types into ``cls``; errors name the file, table and key."""
+    check_keys(data, list(keys), source=source, table=table)
+    hints = typing.get_type_hints(cls)
+    kwargs = {key: convert_value(value, hints[key], source=source, table=table, key=key) for key, value in data.items()}
+    try:
+        return cls(**kwargs)
+    except ExperimentError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class MapConfig:
+    """The ``[map]`` table: who behaves like whom (:mod:`simscore.app.experiment.maps`).
+
+    The behaviour map (:func:`simscore.analysis.behaviour_map.behaviour_map`) of the final
+    policies -- every run of every reward model, the handcrafted and the random policy -- on
+    each context set, with every measure scored; and, on C_col, the map of each run's
+    checkpoints (the action measures), where the plateau of training starts. Tables
+    ``behaviour_map``, ``behaviour_map_clusters``, ``behaviour_map_policies``,
+    ``behaviour_map_groups`` and ``checkpoint_plateau``; the report's section "Who behaves
+    like whom".
+
+    Attributes
+    ----------
+    enabled : bool, default True
+        Make the maps (and the section).
+    checkpoints : bool, default True
+        Also map each run's checkpoints (at most the last
+        :data:`~simscore.analysis.behaviour_map.MAX_POLICIES`).
+
+    Examples
+    --------
+    >>> MapConfig().enabled, MapConfig.from_mapping({"checkpoints": False}).checkpoints
+    (True, False)
+    >>> MapConfig(enabled=1)
+    Traceback (most recent call last):
+    ...
+    simscore.errors.ExperimentError: map.enabled must be True or False, got int 1
+    """
+
+    enabled: bool = True
+    checkpoints: bool = True
+
+    #: The keys of the table.
+    KEYS: typing.ClassVar[tuple[str, ...]] = ("enabled", "checkpoints")
+
+    def __post_init__(self) -> None:
         try:
-            return cls(**kwargs)
-        except ExperimentError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
+            check_bool("enabled", self.enabled)
+            check_bool("checkpoints", self.checkpoints)
+        except (TypeError, ValueError) as exc:
+            raise ExperimentError(f"map.{exc}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The TOML table as plain data (:meth:`from_mapping` reads it back)."""
+        return {key: getattr(self, key) for key in self.KEYS}
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], *, source: str = "config") -> MapConfig:
+        """Read the ``[map]`` table with strict types (:raises: simscore.errors.ConfigError)."""
+        return _read_table(cls, cls.KEYS, data, "map", source)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from simscore.app.experiment.folder import RunId
-from simscore.app.experiment.sections import HeldOutConfig
+from simscore.app.experiment.sections import HeldOutConfig, MapConfig
 from simscore.stats import Bootstrap
 
 if TYPE_CHECKING:
@@ -113,12 +113,15 @@ class ScoringSettings:
         Options of a measure, by its name.
     bootstrap : Bootstrap
         Every interval's resamples, coverage and seed.
+    maps : MapConfig
+        ``[map]``: the behaviour maps of the final policies and of each run's checkpoints.
     """
 
     runs: tuple[RunId, ...]
     measures: tuple[str, ...]
     measure_options: Mapping[str, Mapping[str, Any]]
     bootstrap: Bootstrap
+    maps: MapConfig = MapConfig(enabled=False)
 
     @property
     def rewards(self) -> tuple[str, ...]:

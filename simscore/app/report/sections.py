@@ -24,6 +24,7 @@ from simscore.app.report._findings_rules import one_reward_model
 from simscore.app.report.base import PAPER_MARK, ReportInput, Section, measure_label
 from simscore.app.report.consequences import section_consequences
 from simscore.app.report.flows import section_flow_strata
+from simscore.app.report.maps import section_behaviour_map, section_plateau
 from simscore.app.report.performance import section_performance
 from simscore.app.report.power import reward_models_power_lines, seeds_power_lines
 
@@ -428,9 +429,12 @@ SECTIONS: tuple[Section, ...] = (
     Section("performance", "Absolute performance (paper's Table 1)", "Learning curves of absolute performance",
             section_performance),
     Section("convergence", "Convergence (paper's Table 2)", "Convergence curves", _section_convergence),
+    Section("checkpoint_plateau", "Where training plateaus: the map of each run's checkpoints", None, section_plateau),
     Section("seeds", "Seeds (paper's Table 4 and Figure 3)", "Seed-pair similarity over checkpoints", _section_seeds),
     Section("reward_models", "Reward models (paper's Table 3 and Figure 5)", "Reward-model comparison",
             _section_reward_models, _absent_reward_models),
+    Section("behaviour_map", "Who behaves like whom: the map of the final policies (beside finding 5)",
+            "Who behaves like whom: the final policies' similarity, clustered, and their map", section_behaviour_map),
     Section("per_turn", "Per turn (paper's Figure 4)", "Similarity by dialogue turn", _section_per_turn),
     Section("first_turn", "First system turn per pair (paper's Figure 4)", None, _section_first_turn),
     Section("text_at_matching_actions", "Text measures where the actions match (paper's Table 2)", None,

@@ -149,3 +149,55 @@ def test_the_command_resamples_the_dialogues_a_context_set_names(tmp_path: Path,
     assert "3 policies on 24 shared contexts (4 dialogue_id resampled 50 times)" in capsys.readouterr().out
     assert main(["map", *files, "--out", str(tmp_path / "n"), "--contexts", str(contexts), "--cluster", "task"]) == 2
     assert "--cluster: the context set has no metadata column 'task'" in capsys.readouterr().err
+
+
+def test_a_group_s_support_says_whether_the_clustering_finds_it() -> None:
+    """Two families of two: each family is a cluster in nearly every resample; a mixed pair is in none."""
+    bmap = behaviour_map(_two_families(), ["tmr"], bootstrap=Bootstrap(200),
+                         groups={"a": ["a1", "a2"], "b": ("b1", "b2"), "mixed": ["a1", "b1"]})
+    groups = bmap.groups["tmr"].set_index("group")
+    assert list(groups.index) == ["a", "b", "mixed"] and groups.loc["a", "members"] == "a1 + a2"
+    assert groups.loc["a", "clustered"] == 1 and groups.loc["b", "clustered"] == 1
+    assert groups.loc["a", "support"] >= 0.95 and groups.loc["b", "support"] >= 0.95
+    assert groups.loc["mixed", "clustered"] == 0 and groups.loc["mixed", "support"] == 0.0
+    # the support of a group the clustering has is that cluster's own support
+    clusters = bmap.clusters["tmr"].set_index("members")
+    assert groups.loc["a", "support"] == clusters.loc["a1 + a2", "support"]
+    assert behaviour_map(_two_families(), ["tmr"], bootstrap=Bootstrap(5)).groups["tmr"].empty
+
+
+@pytest.mark.parametrize(("groups", "message"), [
+    ({"x": ["a1", "zz"]}, "group 'x': no policy named 'zz' in the map (it has a1, a2, b1, b2, noise)"),
+    ({"x": ["a1", "a1"]}, "group 'x': needs 2 or more distinct policies, got ['a1', 'a1']"),
+    ({"x": "a1"}, "group 'x': needs 2 or more distinct policies, got ['a1']"),
+    (["a1", "a2"], "groups must map a name to policy names, got list"),
+])
+def test_a_bad_group_is_refused_before_any_scoring(groups, message) -> None:
+    with pytest.raises(InvalidResponseError) as raised:
+        behaviour_map(_two_families(), ["tmr"], bootstrap=Bootstrap(5), groups=groups)
+    assert str(raised.value) == message
+
+
+def test_the_long_tables_give_the_map_back_after_a_save(tmp_path) -> None:
+    """long_tables -> save_tables (CSV and JSON) -> load_tables -> from_long_tables: the same map, float for float."""
+    from simscore.analysis.behaviour_map import from_long_tables, long_tables
+    from simscore.analysis.tables_io import load_tables, save_tables
+
+    bmap = behaviour_map(_two_families(), ["tmr", "cer"], bootstrap=Bootstrap(50), groups={"a": ["a1", "a2"]})
+    other = behaviour_map(dict(list(_two_families(1).items())[:3]), ["tmr", "cer"], bootstrap=Bootstrap(50))
+    tables = {name: pd.concat([a, b], ignore_index=True) for (name, a), b in zip(
+        long_tables(bmap, context_set="col", map="first").items(),
+        long_tables(other, context_set="col", map="second").values(), strict=True)}
+    save_tables(tmp_path, tables)
+    back = from_long_tables(load_tables(tmp_path).tables, bootstrap=bmap.bootstrap, context_set="col", map="first")
+    assert back.policies == bmap.policies and back.measures == bmap.measures
+    assert (back.contexts, back.unit, back.units) == (60, "contexts", 60)
+    for m in bmap.measures:
+        for field in ("similarity", "ci_low", "ci_high", "chance", "corrected", "coords"):
+            pd.testing.assert_frame_equal(getattr(back, field)[m], getattr(bmap, field)[m], check_exact=True)
+        assert np.array_equal(back.linkage[m], bmap.linkage[m]) and back.order[m] == bmap.order[m]
+        pd.testing.assert_frame_equal(back.clusters[m], bmap.clusters[m], check_dtype=False, check_exact=True)
+        pd.testing.assert_frame_equal(back.groups[m], bmap.groups[m], check_dtype=False, check_exact=True)
+    assert from_long_tables(tables, map="second").policies == other.policies
+    with pytest.raises(ValueError, match="no behaviour map with {'map': 'third'} in the tables"):
+        from_long_tables(tables, map="third")

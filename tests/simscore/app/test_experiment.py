@@ -44,8 +44,9 @@ def test_outputs(tiny_run):
                     "## Does the difference matter?"):
         assert heading in text
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
-    assert figures == ["chance.png", "consequences.png", "convergence.png", "convergence_all.png", "correlation.png",
-                       "per_turn.png", "performance.png", "reward_models.png", "seeds.png", "seeds_all.png"]
+    assert figures == ["behaviour_map.png", "chance.png", "consequences.png", "convergence.png", "convergence_all.png",
+                       "correlation.png", "per_turn.png", "performance.png", "reward_models.png", "seeds.png",
+                       "seeds_all.png"]
     tables = _tables(out)
     assert set(tables) >= {"performance", "convergence", "seeds", "reward_models", "per_turn", "correlation", "chance"}
     conv = tables["convergence"]
@@ -105,6 +106,38 @@ def test_undefined_consequences_are_logged_once_per_reason(caplog):
             warnings.warn(f"turn 16 tmr: {interval}", MissingValueWarning, stacklevel=1)
             warnings.warn("other", RuntimeWarning, stacklevel=1)  # goes on as it came
     assert [r.getMessage() for r in caplog.records] == [f"per turn: {interval} (turn 16 tmr)"]
+
+
+def test_behaviour_map_of_the_final_policies(tiny_run):
+    """The map of every final run, the handcrafted and the random policy on each context set: its pairs are
+    the reward-model table's means, float for float; the groups asked about are each reward model's seeds."""
+    from simscore.analysis.tables_io import load_tables
+
+    out, report = tiny_run
+    tables = load_tables(out).tables
+    pairs = tables["behaviour_map"]
+    names = ["ts-1", "ts-2", "iq-1", "iq-2", "handcrafted", "random"]
+    for context_set in ("col", "gen"):
+        own = pairs[(pairs["context_set"] == context_set) & (pairs["map"] == "final policies")]
+        assert list(dict.fromkeys(own["a"])) == names and set(own["measure"]) == {"tmr", "dmr", "cer", "cmr"}
+        assert len(own) == 4 * len(names) ** 2  # every ordered pair, the diagonal included
+        reward_models = tables["reward_models"]
+        for row in reward_models[reward_models["context_set"] == context_set].itertuples():
+            mapped = own[(own["a"] == row.run_a) & (own["b"] == row.run_b) & (own["measure"] == row.measure)]
+            assert mapped["mean"].item() == row.mean
+        tmr = own[own["measure"] == "tmr"]
+        assert (tmr[tmr["a"] == tmr["b"]]["mean"] == 1.0).all()
+    groups = tables["behaviour_map_groups"]
+    assert set(groups["group"]) == {"ts seeds", "iq seeds", "trained runs"}
+    assert groups["support"].between(0, 1).all() and set(groups["clustered"]) <= {0, 1}
+    policies = tables["behaviour_map_policies"]
+    col = policies[(policies["context_set"] == "col") & (policies["measure"] == "tmr")]
+    assert set(col["unit"]) == {"dialogues"} and set(col["nearest"]) <= set(names)
+    assert tables["checkpoint_plateau"].empty  # two checkpoints per run: a map needs three
+    text = report.read_text()
+    section = text.split("## Who behaves like whom: the map of the final policies (beside finding 5)")[1]
+    assert "![" in section.split("##")[0] and "| col | ts seeds | ts-1 + ts-2 |" in section
+    assert "Where training plateaus" not in text
 
 
 @pytest.mark.slow
@@ -314,7 +347,7 @@ def test_report_command_rebuilds_from_tables(tiny_run, tmp_path, capsys):
     shutil.rmtree(copy / "figures")
     assert main(["report", str(copy)]) == 0
     assert (copy / "report.md").read_text() == report.read_text()
-    assert len(list((copy / "figures").glob("*.png"))) == 10  # consequences.png among them
+    assert len(list((copy / "figures").glob("*.png"))) == 11  # consequences.png and behaviour_map.png among them
 
 
 @pytest.mark.slow

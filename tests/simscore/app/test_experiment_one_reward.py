@@ -42,12 +42,16 @@ def test_the_configuration_of_one_reward_model_is_valid():
 def test_every_analysis_but_the_reward_models_runs(one_reward):
     out = one_reward
     tables = sorted(p.stem for p in out.glob("*.csv"))
-    assert tables == ["chance", "consequences", "contexts", "convergence", "correlation", "first_turn", "flow_graph",
-                      "flow_strata", "flow_strata_tests", "per_turn", "performance", "policies", "seeds", "sensitivity",
-                      "text_at_matching_actions"]
+    assert tables == ["behaviour_map", "behaviour_map_clusters", "behaviour_map_groups", "behaviour_map_policies",
+                      "chance", "checkpoint_plateau", "consequences", "contexts", "convergence", "correlation",
+                      "first_turn", "flow_graph", "flow_strata", "flow_strata_tests", "per_turn", "performance",
+                      "policies", "seeds", "sensitivity", "text_at_matching_actions"]
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
-    assert figures == ["chance.png", "consequences.png", "convergence.png", "convergence_all.png", "correlation.png",
-                       "flow_strata.png", "per_turn.png", "performance.png", "seeds.png", "seeds_all.png"]
+    assert figures == ["behaviour_map.png", "chance.png", "consequences.png", "convergence.png", "convergence_all.png",
+                       "correlation.png", "flow_strata.png", "per_turn.png", "performance.png", "seeds.png",
+                       "seeds_all.png"]
+    # one reward model: the map asks only whether its seeds form a cluster (no "trained runs" beside another's)
+    assert set(pd.read_csv(out / "behaviour_map_groups.csv")["group"]) == {"ts seeds"}
     # one reward model: no reward-model pairs among the consequences
     consequences = pd.read_csv(out / "consequences.csv")
     assert list(dict.fromkeys(consequences["comparison"])) == ["convergence", "seeds", "random"]

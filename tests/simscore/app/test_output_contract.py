@@ -209,12 +209,13 @@ READERS = {
     "simscore.app.experiment.provenance.check_piece", "simscore.app.experiment.flow_strata.held_out_comparisons",
     "simscore.app.experiment.flow_strata.flow_strata_tables", "simscore.app.experiment.provenance.upstream_digest",
     "simscore.app.experiment.consequences.consequences_table", "simscore.app.experiment.consequences.input_files",
+    "simscore.app.experiment.maps.handcrafted_responses",
     "policies.gpsarsa.training.is_trained",
 }
 #: Public functions that take a path but touch no file.
 PATHS_ONLY = {"simscore.app.experiment.folder.ExperimentFolder.link", "simscore.io.reading.decode_line"}
 #: The write mechanism behind the contract (callers check with prepare_output first) and the check itself.
-MECHANISM = {"simscore.io.output.atomic_open", "simscore.io.output.atomic_write_text", "simscore.io.reading.write_jsonl",
+MECHANISM = {"simscore.plots.output.png_target", "simscore.io.output.atomic_open", "simscore.io.output.atomic_write_text", "simscore.io.reading.write_jsonl",
              "simscore.io.output.prepare_output"}
 #: Writers of a folder they own and resume or regenerate (an experiment, a training run, its figures).
 FOLDER_WRITERS = {
@@ -324,12 +325,13 @@ def _writers() -> dict[str, Callable[[Path, bool], Any]]:
         "policies.sim.simulation.run_dialogues": lambda p, o: run_dialogues(
             HandcraftedPolicy(), 1, seed=0, log_path=p, overwrite=o),
         **{f"simscore.plots.experiment.{name}": _figure_writer(name) for name in FIGURE_WRITERS},
+        "simscore.plots.output.save_figure": _figure_writer("save_figure"),
     }
 
 
 #: The figure writers of simscore.plots, each drawn from a small synthetic table.
 FIGURE_WRITERS = ("plot_convergence", "plot_seeds", "plot_per_turn", "plot_reward_models", "plot_correlation",
-                  "plot_performance", "plot_chance", "plot_behaviour", "save_figure")
+                  "plot_performance", "plot_chance", "plot_behaviour")
 
 
 def _figure_writer(name: str) -> Callable[[Path, bool], Any]:
@@ -362,6 +364,7 @@ LANDS = {
     **{f"simscore.plots.experiment.{name}": lambda p: p.with_suffix(".png") for name in FIGURE_WRITERS},
     "simscore.comparison.result.Comparison.save": lambda p: p.with_suffix(".json"),
     "simscore.plots.behaviour_map.plot_map_page": lambda p: p.with_suffix(".png"),
+    "simscore.plots.output.save_figure": lambda p: p.with_suffix(".png"),
     "simscore.app.inspect.diagnose.write_diagnose": lambda p: p.parent / "diagnose.md",
     "contexts.flows.plot.plot_flows": lambda p: p.with_suffix(".png"),
     "policies.gpsarsa.learner.GPSarsa.save": lambda p: p.with_suffix(".npz"),

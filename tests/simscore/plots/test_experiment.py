@@ -35,10 +35,11 @@ def test_make_figures_writes_valid_pngs(tables, tmp_path):
     small = _col_only(tables)
     written = plots.make_figures(tmp_path / "figures", small, bootstrap=an.Bootstrap(n_resamples=100))
     # every figure whose table is there: the synthetic tables have neither the held-out
-    # flow_strata table nor the replayed consequences table (the experiment tests draw those two)
+    # flow_strata table, nor the replayed consequences table, nor the behaviour maps (the experiment tests
+    # draw those three)
     assert list(written) == [name for name, source in plots.FIGURE_NAMES.items() if source in small]
     missing = {source for source in plots.FIGURE_NAMES.values() if source not in small}
-    assert missing == {"flow_strata", "consequences"}
+    assert missing == {"flow_strata", "consequences", "behaviour_map_policies"}
     assert len(written) == len(plots.FIGURE_NAMES) - len(missing)
     for name, path in written.items():
         assert path == tmp_path / "figures" / f"{name}.png"
