@@ -17,6 +17,7 @@ LOG = """\
 [2026-12-02 21:01:01,000] contexts: 0.5 s
 [2026-12-02 21:01:02,000] responses: 70 new response files, 9.0 s
 [2026-12-02 21:02:00,000] text measures: 6548 distinct texts embedded up front, 132.0 s
+[2026-12-02 21:02:50,000] behaviour maps (2 context sets, each run's checkpoints on C_col): 6.5 s
 [2026-12-02 21:03:00,000] scoring (all comparisons, 8 measures): 168.0 s
 [2026-12-02 21:03:01,000] consequences (15 comparisons, 2 continuations per context): 16.2 s
 [2026-12-02 21:03:40,000] explain: 36.0 s -> /tmp/x/explain/index.md
@@ -31,7 +32,7 @@ def test_step_seconds_reads_each_step_of_the_run_log(monkeypatch: pytest.MonkeyP
 
     assert bench_demo.step_seconds(LOG) == {
         "training": 123.4, "contexts": 0.5, "responding": 9.0, "embedding texts": 132.0,
-        "scoring (incl. embedding, chance)": 168.0, "consequences": 16.2, "explain": 36.0,
+        "behaviour maps": 6.5, "scoring (incl. embedding, maps)": 168.0, "consequences": 16.2, "explain": 36.0,
         "figures and report": 38.0, "total": 428.0,
     }
 
@@ -47,7 +48,7 @@ def test_a_tiny_demo_is_profiled_step_by_step_beside_its_limits(tmp_path: Path) 
     )
     assert done.returncode == 0, done.stderr
     rows = {r["step"]: r for r in json.loads(out.read_text(encoding="utf-8"))}
-    assert list(rows) == ["training", "contexts", "responding", "scoring (incl. embedding, chance)",
+    assert list(rows) == ["training", "contexts", "responding", "behaviour maps", "scoring (incl. embedding, maps)",
                           "final/handcrafted/random policies", "consequences", "explain", "figures and report",
                           "total"]
     assert "embedding texts" not in rows  # action measures embed nothing
@@ -58,5 +59,6 @@ def test_a_tiny_demo_is_profiled_step_by_step_beside_its_limits(tmp_path: Path) 
         assert rows[step]["limit_seconds"] > 0
         assert rows[step]["ratio"] == pytest.approx(rows[step]["seconds"] / rows[step]["limit_seconds"])
     assert rows["total"]["share"] == 1.0
-    assert sum(r["seconds"] for s, r in rows.items() if s != "total") <= rows["total"]["seconds"]
+    parts = ("total", "behaviour maps", "embedding texts")  # the last two: parts of scoring
+    assert sum(r["seconds"] for s, r in rows.items() if s not in parts) <= rows["total"]["seconds"]
     assert done.stdout.splitlines()[0].split() == ["step", "s", "share", "limit", "limit", "s", "ratio"]
