@@ -64,6 +64,9 @@ def main(argv: list[str]) -> int:
 
     import simscore.io.output
 
+    # a test sends SIGINT: a background job of a non-interactive shell (`cmd &` in a script) starts with it
+    # ignored, and Python then raises no KeyboardInterrupt; the user's Ctrl-C is what this stands for
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signum = None if args.signal == "WAIT" else getattr(signal, f"SIG{args.signal}")
     simscore.io.output.os = _FaultyOs(args.at, signum, args.list)  # type: ignore[assignment]
     from simscore.app.cli import main as simscore
