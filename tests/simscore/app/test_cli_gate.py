@@ -373,15 +373,17 @@ def test_the_replay_and_the_bootstrap_log_progress_away_from_a_terminal(
 ) -> None:
     import simscore.progress
 
-    monkeypatch.setattr(simscore.progress, "LOG_INTERVAL", 0.005)  # every step counts as long
-    argv = ["gate", "handcrafted", "random", "--dialogues", "4", "-k", "2", "--resamples", "2000"]
+    # every step counts as long: the bootstrap of 20,000 resamples lasts many intervals even on a quiet machine
+    # (of 2,000 it once ended within its first 5 ms, and a step that ends within its interval writes nothing)
+    monkeypatch.setattr(simscore.progress, "LOG_INTERVAL", 0.001)
+    argv = ["gate", "handcrafted", "random", "--dialogues", "4", "-k", "2", "--resamples", "20000"]
     with caplog.at_level(logging.INFO, logger="simscore.progress"):
         assert main(argv) == 1
     lines = [r.getMessage() for r in caplog.records if r.name == "simscore.progress"]
     replaying = [line for line in lines if line.startswith("gate: replaying: ")]
     assert replaying and all(re.fullmatch(r"gate: replaying: \d+/\d+ continuations done, \d+s", line)
                              for line in replaying), lines
-    assert any(line.startswith("gate: bootstrap (2000 resamples): ") for line in lines), lines
+    assert any(line.startswith("gate: bootstrap (20000 resamples): ") for line in lines), lines
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="simscore.progress"):
         assert main([*argv, "--quiet"]) == 1
