@@ -103,7 +103,7 @@ from simscore.tool_arguments import (
 )
 
 __all__ = ["AgentTranscripts", "PairedTranscripts", "pair_transcripts", "read_chat_transcripts", "read_tau2_results",
-           "read_transcripts", "CHAT_TRANSCRIPTS", "TAU2_RESULTS", "MAX_HISTORY_CHARACTERS", "MAX_HELD_BYTES",
+           "read_transcripts", "log_hint", "CHAT_TRANSCRIPTS", "TAU2_RESULTS", "MAX_HISTORY_CHARACTERS", "MAX_HELD_BYTES",
            "MAX_TRAJECTORY_CALLS", "UNITS"]
 
 #: What a chat-transcripts file is, in messages.
@@ -539,6 +539,16 @@ def _hinted(exc: FileFormatError, head: bytes, other: str) -> FileFormatError:
     else:
         return exc
     return FileFormatError(exc.path, f"{exc.reason}; this looks like {hint}", line=exc.line)
+
+
+def log_hint(exc: FileFormatError, path: str | os.PathLike[str]) -> FileFormatError:
+    """``exc`` (a file read as something else failed), saying so where ``path`` looks like an agent log:
+    chat transcripts (``--format chat``) or τ²-bench results (``--format tau2``); else ``exc`` itself."""
+    head = _head(Path(path))
+    if not head:
+        return exc
+    hinted = _hinted(exc, head, "chat")
+    return _hinted(exc, head, "tau2") if hinted is exc and any(m in head for m in _TAU2_MARKS) else hinted
 
 
 def _chat_conversation(builder: _Builder, path: Path, line: int, record: Any) -> None:

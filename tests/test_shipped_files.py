@@ -140,21 +140,39 @@ def _venues(path: Path) -> object:
     return venues
 
 
-#: The τ²-bench results of two agents on the same six airline tasks (examples/data/tau2/README.md).
-TAU2_AGENTS = {"airline_gpt-4.1_6_tasks.json": "gpt-4.1",
-               "airline_gpt-4.1-sft_6_tasks.json": "ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm"}
+#: The τ²-bench results of six agents on the same six airline tasks (examples/data/tau2/README.md):
+#: file -> (the agent and the simulated user the file records, its τ²-bench commit, the rewards of
+#: tasks 13, 26, 30, 31, 45 and 48, whether its messages keep the provider's raw_data).
+TAU2_AGENTS = {
+    "airline_gpt-4.1_6_tasks.json": ("gpt-4.1", "gpt-4.1", "b02b509", [1, 0, 1, 1, 1, 0], True),
+    "airline_gpt-4.1-sft_6_tasks.json": ("ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm", "gpt-4.1", "b02b509",
+                                         [1, 1, 1, 1, 0, 1], True),
+    "airline_gpt-4o_6_tasks.json": ("azure/gpt-4o-2024-11-20", "azure/gpt-4o-2024-11-20", "b5580ae",
+                                    [1, 1, 1, 1, 1, 0], False),
+    "airline_claude-sonnet-4-5_6_tasks.json": ("claude-sonnet-4-5", "gpt-4.1", "8d005b0", [1, 1, 1, 1, 1, 1], False),
+    "airline_qwen2.5-7b_6_tasks.json": ("ollama_chat/qwen2.5:7b", "gpt-4.1-2025-04-14", "1a7f63a",
+                                        [1, 0, 0, 1, 0, 1], False),
+    "airline_whissle_6_tasks.json": ("whissle", "gpt-4o", "121283b", [1, 1, 1, 1, 1, 0], False),
+}
+#: Where each file came from (the tau2-bench commits the README names).
+TAU2_COMMITS = ("59d0fb96f4292815e1f6463fb2f139ffef47dc7f", "07c6aaca2241884938a700504bf621f10b886d33",
+                "e8163a39d27782ce198010575fcdcacc0ebd7b87", "3a8b3437f40f519ae7204ffe0b8bd5192ffe2fad",
+                "bbcb86ff2e6414631352a7b808b886691f419e3e")
 
 
 def _tau2_results(path: Path) -> object:
     from contexts.transcripts import read_tau2_results
 
-    read = read_tau2_results(path)
-    assert read.responses.policy == TAU2_AGENTS[path.name]
-    assert sorted({c.metadata["task_id"] for c in read.contexts}, key=int) == ["13", "26", "30", "31", "45", "48"]
+    agent, user, commit, rewards, raw = TAU2_AGENTS[path.name]
+    read = read_tau2_results(path, unit="task")
+    assert read.responses.policy == agent
+    assert list(read.responses.ids) == ["13/0", "26/0", "30/0", "31/0", "45/0", "48/0"]
+    assert [c.metadata["reward"] for c in read.contexts] == rewards
     document = json.loads(path.read_text(encoding="utf-8"))
-    assert [t["id"] for t in document["tasks"]] and len(document["tasks"]) == 6
-    assert document["info"]["user_info"]["llm"] == "gpt-4.1"
-    assert {s["seed"] for s in document["simulations"]} == {626729}
+    assert [t["id"] for t in document["tasks"]] == ["13", "26", "30", "31", "45", "48"]
+    assert document["info"]["user_info"]["llm"] == user and document["info"]["git_commit"].startswith(commit)
+    messages = [m for s in document["simulations"] for m in s["messages"]]
+    assert any("raw_data" in m for m in messages) is raw  # the README: left out of five files
     return read
 
 
@@ -163,9 +181,11 @@ def _tau2_notes(path: Path) -> object:
     if path.name == "LICENSE":
         assert text.startswith("MIT License") and "Sierra Research" in text
     else:  # the README names every data file beside it, and where it came from
+        assert sorted(p.name for p in path.parent.glob("*.json")) == sorted(TAU2_AGENTS)
         for name in TAU2_AGENTS:
             assert f"`{name}`" in text, name
-        assert "59d0fb96f4292815e1f6463fb2f139ffef47dc7f" in text
+        for commit in TAU2_COMMITS:
+            assert commit in text, commit
     return text
 
 

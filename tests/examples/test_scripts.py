@@ -24,6 +24,7 @@ RUN_BY: dict[str, str] = {
     "compare_tool_agents.py": "test_scripts.py",
     "convlab_answer_states.py": "test_convlab_answer_states.py",
     "generative_policies.py": "test_generative_policies.py",
+    "map_tool_agents.py": "test_scripts.py",
     "rl_loop_convergence.py": "test_scripts.py",
     "sampled_policies.py": "test_scripts.py",
     "sb3_compare_policies.py": "test_sb3_examples.py",
@@ -122,6 +123,22 @@ def test_compare_tool_agents_on_the_shipped_tau2_files(tmp_path: Path) -> None:
     assert "task 45: the same actions in all 8 turns both took" in out
     assert "task 30, turn 2: A reply()  |  B get_reservation_details(reservation_id=1N99U6)" in out
     assert out.rstrip().endswith(f"wrote {page}") and "get_reservation_details" in page.read_text(encoding="utf-8")
+
+
+def test_map_tool_agents_on_the_shipped_tau2_files(tmp_path: Path) -> None:
+    out = _run("map_tool_agents.py", "--resamples", "200", "--out", str(tmp_path))
+    assert out.startswith("6 agents on 6 shared airline tasks (13, 26, 30, 31, 45, 48), trial(s) [0]\n")
+    assert "  claude-sonnet-4-5  claude-sonnet-4-5 (user gpt-4.1): reward 6 of 6\n" in out
+    strict, unordered = out.split("calls=unordered")
+    # the trajectories in order: the fine-tune is nearest its base (TMR 2 of 6 tasks, as compare_tool_agents prints)
+    assert re.search(r"^tmr: pairs 0\.000 to 0\.333; chance 0\.000 to 0\.000$", strict, re.M)
+    assert re.search(r"^  gpt-4\.1-sft's nearest: gpt-4\.1 0\.333 \[", strict, re.M)
+    cmr = strict.split("\ncmr: ")[1]
+    assert re.search(r"^  gpt-4\.1-sft's nearest: gpt-4\.1 0\.508 \[\S+, \S+\], then gpt-4o 0\.389; p 0\.\d{3}", cmr, re.M)
+    assert re.search(r"^  cluster gpt-4\.1 \+ gpt-4\.1-sft \+ gpt-4o: at 0\.551, support \d+%$", cmr, re.M)
+    # in any order, claude-sonnet-4-5 is (just) nearer the fine-tune than its base is
+    assert re.search(r"^  gpt-4\.1-sft's nearest: claude-sonnet-4-5 0\.502 .* then gpt-4\.1 0\.491; ", unordered, re.M)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"map_{m}.png" for m in ("cer", "cmr", "dmr", "tmr")]
 
 
 @pytest.mark.slow

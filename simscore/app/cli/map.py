@@ -17,6 +17,12 @@ to DIR:
 With ``--contexts``, ``--cluster`` names the metadata columns of the bootstrap's unit (a
 dialogue: ``source_name,dialogue_id``, which is the default where the contexts have them; a
 task: ``task_id``); without them every context is a unit.
+
+**Agent logs.** A τ²-bench results file (``.json``, or a results folder) or, with ``--format
+chat``, chat transcripts (JSON Lines) is read per task (:func:`contexts.transcripts.read_transcripts`
+with ``unit="task"``): each agent's response to a task and trial is its trajectory, every call
+over the conversation in order, and the tasks are the bootstrap's unit (``task_id``, from the
+first log's contexts, unless ``--contexts`` names another). Logs and responses files mix.
 """
 
 from __future__ import annotations
@@ -67,7 +73,6 @@ def cmd_map(args: argparse.Namespace) -> int:
     from simscore.analysis.behaviour_map import MAX_POLICIES, behaviour_map
     from simscore.measures import resolve_measures
     from simscore.plots.behaviour_map import plot_map_page
-    from simscore.responses import Responses
     from simscore.stats import Bootstrap
 
     if not 3 <= len(args.responses) <= MAX_POLICIES:
@@ -82,10 +87,10 @@ def cmd_map(args: argparse.Namespace) -> int:
     figures = [out / f"map_{m.name}.png" for m in resolved]
     for figure in figures:  # the output contract for the figures, whose names depend on the measures
         prepare_output(figure, inputs=args.responses, overwrite=args.force)
-    sides = [Responses.read_jsonl(path) for path in args.responses]
+    sides, tasks = _read(args)
     names = _names(list(args.responses), [side.policy for side in sides])
     ids = [i for i in sides[0].ids if all(i in side for side in sides[1:])]
-    clusters, unit = _units(args, ids)
+    clusters, unit = _units(args, ids, tasks)
     log.info("mapping %d policies on the %d contexts they share (%s)", len(sides), len(ids),
              ", ".join(m.name for m in resolved))
     bmap = behaviour_map(dict(zip(names, sides, strict=True)), resolved, clusters=clusters, unit=unit,
@@ -113,10 +118,47 @@ def cmd_map(args: argparse.Namespace) -> int:
     return 0
 
 
-def _units(args: argparse.Namespace, ids: list[str]) -> tuple[list[Any] | None, str]:
-    """The bootstrap's unit of each shared context, from the context set's metadata (None: the contexts)."""
+def _kind(path: str, chosen: str | None) -> str:
+    """What a file given to ``simscore map`` holds: ``responses``, ``tau2`` or ``chat`` (``--format``, else
+    τ²-bench results for a ``.json`` file or a results folder, a responses file otherwise)."""
+    from simscore.io.tau2 import is_tau2_folder
+
+    if chosen:
+        return chosen
+    return "tau2" if Path(path).suffix.lower() == ".json" or is_tau2_folder(path) else "responses"
+
+
+def _read(args: argparse.Namespace) -> tuple[list[Any], Any]:
+    """Each file's responses, and the first agent log's contexts (None when no file is a log)."""
+    from simscore.errors import FileFormatError
+    from simscore.responses import Responses
+
+    sides, tasks = [], None
+    for path in args.responses:
+        kind = _kind(path, args.format)
+        from contexts.transcripts import log_hint, read_transcripts
+
+        if kind == "responses":
+            try:
+                sides.append(Responses.read_jsonl(path))
+            except FileFormatError as exc:  # an agent log given without --format says how to read it
+                raise log_hint(exc, path) from None
+            continue
+
+        read = read_transcripts(path, kind=kind, unit="task")
+        sides.append(read.responses)
+        tasks = read.contexts if tasks is None else tasks
+    return sides, tasks
+
+
+def _units(args: argparse.Namespace, ids: list[str], tasks: Any = None) -> tuple[list[Any] | None, str]:
+    """The bootstrap's unit of each shared context: from the context set's metadata, else the task of an
+    agent log's context (None: the contexts)."""
     if not args.contexts:
-        return None, "contexts"
+        labels = None if tasks is None else [tasks[i].metadata.get("task_id") for i in ids]
+        if labels is None or None in labels:  # no agent log, or conversations without a task id
+            return None, "contexts"
+        return labels, "task_id"
     from contexts.context import ContextSet
 
     metadata = ContextSet.read_jsonl(args.contexts).metadata_frame()
@@ -150,7 +192,9 @@ def add_subcommands(subparsers: Any) -> None:
     """Register ``simscore map``."""
     p = subparsers.add_parser("map", help="the behaviour map of 3 or more policies: who behaves like whom")
     p.add_argument("responses", nargs="+", type=responses_file, metavar="RESPONSES",
-                   help="responses files (JSON Lines) of the policies, on one context set")
+                   help="responses files (JSON Lines) of the policies, on one context set, or agent logs "
+                        "(tau2-bench results: a .json file or a results folder; chat transcripts with "
+                        "--format chat), each read per task")
     p.add_argument("--out", required=True, type=output_folder, help="folder for the tables and figures")
     p.add_argument("--measures", type=measure_list, default=["tmr", "dmr"],
                    help="measures (default tmr,dmr), as simscore compare takes them")
@@ -159,6 +203,9 @@ def add_subcommands(subparsers: Any) -> None:
     p.add_argument("--cluster", type=column_list, metavar="COLUMN[,COLUMN]",
                    help="with --contexts: the metadata columns of a unit (default source_name,dialogue_id where "
                         "the contexts have them; e.g. task_id)")
+    p.add_argument("--format", choices=("responses", "tau2", "chat"),
+                   help="what every file holds (default: tau2-bench results for a .json file or a results "
+                        "folder, a responses file otherwise)")
     p.add_argument("--resamples", type=resamples, default=1000, help="bootstrap resamples (default 1000, at least 1)")
     p.add_argument("--seed", type=seed, default=0, help="bootstrap and chance seed (default 0)")
     p.add_argument("--force", action="store_true", help="replace existing outputs")

@@ -151,6 +151,47 @@ def test_the_command_resamples_the_dialogues_a_context_set_names(tmp_path: Path,
     assert "--cluster: the context set has no metadata column 'task'" in capsys.readouterr().err
 
 
+TAU2 = Path(__file__).resolve().parents[3] / "examples" / "data" / "tau2"
+
+
+def test_the_command_maps_agent_logs_task_by_task(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """τ²-bench results files are read per task, the tasks resampled; each pair's value is compare's on the
+    trajectories (gpt-4.1 against its fine-tune: TMR 2 of 6 tasks, as examples/compare_tool_agents.py prints)."""
+    from contexts.transcripts import read_tau2_results
+
+    files = [TAU2 / f"airline_{name}_6_tasks.json" for name in ("gpt-4.1", "gpt-4.1-sft", "gpt-4o")]
+    out = tmp_path / "map"
+    assert main(["map", *map(str, files), "--out", str(out), "--measures", "tmr,cmr", "--resamples", "50"]) == 0
+    assert "3 policies on 6 shared contexts (6 task_id resampled 50 times)" in capsys.readouterr().out
+    pairs = pd.read_csv(out / "pairs.csv").set_index(["measure", "a", "b"])
+    a, b = (read_tau2_results(f, unit="task").responses for f in files[:2])
+    expected = compare(a, b, ["tmr", "cmr"], bootstrap=Bootstrap(1))
+    assert pairs.at[("tmr", a.policy, b.policy), "mean"] == expected.mean("tmr") == pytest.approx(2 / 6)
+    assert pairs.at[("cmr", a.policy, b.policy), "mean"] == expected.mean("cmr")
+    assert json.loads((out / "map.json").read_text())["unit"] == "task_id"
+
+
+def test_the_command_reads_chat_transcripts_with_format_chat(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Chat transcripts (JSON Lines, which would be taken for responses files) are read with --format chat."""
+    from tests.contexts.transcript_samples import CONVERSATIONS, write_chat_transcripts
+
+    files = [write_chat_transcripts(tmp_path / f"{name}.jsonl") for name in ("x", "y")]
+    other = json.loads(json.dumps(CONVERSATIONS))
+    other[1]["messages"][2]["tool_calls"][0]["function"]["name"] = "find_flight"  # trial 1 calls another tool
+    files.append(tmp_path / "z.jsonl")
+    files[-1].write_text("".join(json.dumps(c) + "\n" for c in other), encoding="utf-8")
+    out = tmp_path / "map"
+    assert main(["map", *map(str, files), "--format", "chat", "--out", str(out), "--measures", "tmr",
+                 "--resamples", "20"]) == 0
+    assert "3 policies on 2 shared contexts (1 task_id resampled 20 times)" in capsys.readouterr().out
+    pairs = pd.read_csv(out / "pairs.csv").set_index(["a", "b"])
+    assert pairs.at[("x", "y"), "mean"] == 1.0 and pairs.at[("x", "z"), "mean"] == 0.5
+    assert main(["map", *map(str, files), "--out", str(tmp_path / "again")]) == 2  # taken for a responses file
+    assert (f"{files[0]}, line 1: header format is missing, expected 'simscore-responses'; this looks like chat "
+            "transcripts (one conversation a line): read them with --format chat") in capsys.readouterr().err
+
+
 def test_a_group_s_support_says_whether_the_clustering_finds_it() -> None:
     """Two families of two: each family is a cluster in nearly every resample; a mixed pair is in none."""
     bmap = behaviour_map(_two_families(), ["tmr"], bootstrap=Bootstrap(200),

@@ -185,7 +185,7 @@ READERS = {
     "simscore.io.reading.parse_json", "simscore.io.reading.parse_toml", "simscore.io.reading.read_lines", "simscore.io.reading.read_csv_rows",
     "simscore.io.reading.open_input", "simscore.responses.Responses.read_jsonl", "simscore.outcomes.gate.read_outcome_log",
     "contexts.transcripts.read_chat_transcripts", "contexts.transcripts.read_tau2_results",
-    "contexts.transcripts.read_transcripts",
+    "contexts.transcripts.read_transcripts", "contexts.transcripts.log_hint",
     "simscore.io.tau2.read_tau2", "simscore.io.tau2.tau2_results", "simscore.io.tau2.is_tau2_folder",
     "simscore.responses_csv.read_responses", "simscore.responses_csv.read_responses_csv",
     "simscore.responses_csv.response_file_format", "simscore.analysis.tables_io.load_tables",
