@@ -4,7 +4,8 @@
 similarity matrix as a heatmap ordered by the clustering, its dendrogram above it (each merge
 labelled with its bootstrap support where the cluster has more than one and fewer than all
 policies); on the right the 2-D map (classical scaling of the same distances), each policy
-labelled (a name longer than :data:`LABEL_LENGTH` characters by its start). The style is the
+labelled (a name longer than :data:`LABEL_LENGTH` characters by its start) beside its point
+where the label overlaps the fewest others and stays inside the map. The style is the
 report's (:func:`simscore.plots.figure_style`).
 """
 
@@ -70,15 +71,69 @@ def draw_map_page(bmap: BehaviourMap, measure: str) -> Figure:
         figure.colorbar(image, ax=[tree_ax, heat_ax], shrink=0.6, label=measure_label(measure))
         coords = bmap.coords[measure]
         map_ax.scatter(coords["x"], coords["y"], color=PALETTE[0], s=18, zorder=3)
-        for name, row in coords.iterrows():
-            map_ax.annotate(_short(str(name)), (row["x"], row["y"]), xytext=(3, 3), textcoords="offset points", fontsize=7)
-        map_ax.set_xlabel("map, first axis (distance 1 - similarity)")
+        map_ax.set_xlabel("map, first axis\n(distance 1 - similarity)")
         map_ax.set_ylabel("second axis")
         map_ax.set_aspect("equal", adjustable="datalim")
         unit = bmap.unit if bmap.unit != "contexts" else "contexts"
         set_title(figure, f"Who behaves like whom: {measure_label(measure)} on {bmap.contexts:,} shared contexts "
                           f"({bmap.units:,} {unit} resampled)")
+        # last: the labels are placed on the laid-out page, which they then leave as it is
+        _place_labels(map_ax, coords[["x", "y"]].to_numpy(), [_short(str(name)) for name in coords.index])
     return figure
+
+
+#: Where a point's label may go, in the order tried: (dx, dy) in points from the point and the
+#: text's alignment -- beside it (right and above first, as a reader looks for it), then further
+#: up or down with a thin line to its point, where the points crowd.
+LABEL_PLACES = ((4, 3, "left", "bottom"), (4, -3, "left", "top"), (-4, 3, "right", "bottom"),
+                (-4, -3, "right", "top"), (0, 6, "center", "bottom"), (0, -6, "center", "top"),
+                (6, 0, "left", "center"), (-6, 0, "right", "center"),
+                *((dx, dy, ha, va) for dy, va in ((12, "bottom"), (-12, "top"), (21, "bottom"), (-21, "top"),
+                                                  (30, "bottom"), (-30, "top"))
+                  for dx, ha in ((8, "left"), (-8, "right"))))
+#: Beyond this distance (points) a label is joined to its point by a line.
+LEADER_BEYOND = 10
+
+
+def _place_labels(ax: Any, points: np.ndarray, labels: list[str]) -> None:
+    """Label each point where its text overlaps the fewest labels placed before, other points and the
+    axes' edge (greedy over :data:`LABEL_PLACES`, points from left to right; deterministic)."""
+    from matplotlib.transforms import Bbox
+
+    ax.figure.canvas.draw()  # the layout and the equal aspect's limits, before positions are read
+    renderer = ax.figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    shown = ax.transData.transform(points)
+    dots = [Bbox.from_bounds(x - 3.0, y - 3.0, 6.0, 6.0) for x, y in shown]
+    taken: list[Any] = []
+    for k in sorted(range(len(labels)), key=lambda i: (shown[i][0], shown[i][1])):
+        best: tuple[float, Any] | None = None
+        for dx, dy, ha, va in LABEL_PLACES:
+            leader = {"arrowstyle": "-", "color": "#888888", "linewidth": 0.5, "shrinkA": 0, "shrinkB": 2} \
+                if abs(dy) > LEADER_BEYOND else None
+            text = ax.annotate(labels[k], tuple(points[k]), xytext=(dx, dy), textcoords="offset points", fontsize=7,
+                               ha=ha, va=va, arrowprops=leader)
+            text.set_in_layout(False)  # the layout drawn above stays as it is
+            box = text.get_window_extent(renderer)
+            cost = sum(_overlap(box, other) for other in taken) + sum(
+                _overlap(box, dot) for j, dot in enumerate(dots) if j != k) + box.width * box.height - _overlap(box, frame)
+            if best is None or cost < best[0]:
+                if best is not None:
+                    best[1].remove()
+                best = (cost, text)
+            else:
+                text.remove()
+            if cost == 0.0:
+                break
+        assert best is not None
+        taken.append(best[1].get_window_extent(renderer))
+
+
+def _overlap(a: Any, b: Any) -> float:
+    """The area two boxes share (display units)."""
+    width = min(a.x1, b.x1) - max(a.x0, b.x0)
+    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return width * height if width > 0 and height > 0 else 0.0
 
 
 #: The longest policy name a figure shows whole (longer ones: their start and an ellipsis).

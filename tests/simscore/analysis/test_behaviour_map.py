@@ -242,3 +242,25 @@ def test_the_long_tables_give_the_map_back_after_a_save(tmp_path) -> None:
     assert from_long_tables(tables, map="second").policies == other.policies
     with pytest.raises(ValueError, match="no behaviour map with {'map': 'third'} in the tables"):
         from_long_tables(tables, map="third")
+
+
+def test_the_map_s_labels_stay_apart_and_inside_where_points_crowd() -> None:
+    """Six τ²-bench agents, five of them close together on the map (CMR): no two labels overlap, none leaves the
+    map, every label names its policy (long names by their start)."""
+    from contexts.transcripts import read_tau2_results
+    from simscore.plots.behaviour_map import LABEL_LENGTH, draw_map_page
+
+    sides = {f.stem: read_tau2_results(f, unit="task").responses for f in sorted(TAU2.glob("*.json"))}
+    figure = draw_map_page(behaviour_map(sides, ["cmr"], bootstrap=Bootstrap(20)), "cmr")
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    map_ax = figure.axes[2]
+    labels = [t for t in map_ax.texts]
+    assert sorted(t.get_text() for t in labels) == sorted(s[:LABEL_LENGTH - 1] + "\u2026" if len(s) > LABEL_LENGTH
+                                                          else s for s in sides)
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    frame = map_ax.get_window_extent(renderer)
+    for k, box in enumerate(boxes):
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1, labels[k]
+        for other in boxes[k + 1:]:
+            assert not box.overlaps(other), (labels[k].get_text(), other)
