@@ -169,3 +169,26 @@ def test_use_measures_reject_a_zero_embedding():
         UseCosine(encoder=_ZeroEncoder()).score_pairs(["abc"], ["abd"])
 
 
+
+
+class _RandomEncoder(_HashEncoder):
+    """512 standard-normal dimensions per text, seeded by the text (any order of calls gives the same rows)."""
+
+    def encode(self, texts):
+        return np.array([np.random.default_rng(int(t[1:])).standard_normal(512) for t in texts])
+
+
+def test_cosines_gathered_in_blocks_are_the_unblocked_sums_bit_for_bit():
+    """More pairs than one block (COSINE_BLOCK): every cosine is the sum numpy gives the whole gather at once."""
+    from simscore.measures.text_base import COSINE_BLOCK
+
+    encoder = _RandomEncoder()
+    rng = np.random.default_rng(0)
+    n = 2 * COSINE_BLOCK + 37
+    a = [f"t{k}" for k in rng.integers(0, 300, n)]
+    b = [f"t{k}" for k in rng.integers(300, 600, n)]
+    rows_a, rows_b = encoder.encode(a), encoder.encode(b)
+    rows_a /= np.linalg.norm(rows_a, axis=1, keepdims=True)
+    rows_b /= np.linalg.norm(rows_b, axis=1, keepdims=True)
+    expected = np.clip(np.sum(rows_a * rows_b, axis=1), -1.0, 1.0)
+    assert np.array_equal(UseCosine(encoder=encoder).score_pairs(a, b), expected)
