@@ -40,12 +40,48 @@ policy
 p            q    0.666667      r
 q            p    0.666667      r
 r            q    0.333333      p
+
+Sampled responses
+-----------------
+A policy may come with K responses per context (:class:`~simscore.samples.SampledResponses`,
+``simscore respond --samples K``); plain :class:`~simscore.responses.Responses` are one sample,
+and the policies' K may differ. Then, at each context:
+
+* a pair's score is the mean over the ``K_a x K_b`` cross pairs of their samples (NaN pairs left
+  out; NaN where none is scored): the per-context score :func:`~simscore.comparison.compare`
+  gives, so each entry is still compare's mean for the pair, the same float;
+* a sampled policy's diagonal is its agreement with itself, the mean over its ``K(K-1)/2``
+  distinct pairs of samples (``within`` of :mod:`simscore.stats.consistency`): how far its own
+  draws agree, the ceiling of what another policy can reach (a policy of one sample keeps the
+  measure's value for identical responses). The distances of the clustering ignore the diagonal;
+* the chance level pairs the earlier policy's samples at a context with the later one's at the
+  other context, the mean over their cross pairs.
+
+The pairs are gathered in blocks of two policies and some contexts (about :data:`_BLOCK` pairs),
+so memory grows with the distinct pairs and the N x N x contexts scores, not with K².
+
+>>> from simscore.samples import SampledResponses
+>>> def sampled(rows):
+...     return SampledResponses({c: [Response(Act.parse(a)) for a in acts] for c, acts in rows.items()})
+>>> s = behaviour_map({"p": sampled({"c0": ["hello()", "bye()"], "c1": ["bye()", "bye()"]}),
+...                    "q": sampled({"c0": ["hello()", "hello()"], "c1": ["bye()", "hello()"]}),
+...                    "r": policy(["hello()", "hello()"])}, ["tmr"], bootstrap=Bootstrap(20))
+>>> s.similarity["tmr"]  # p's two samples agree at c1 only (diagonal 0.5); q's with r's: 2/2, then 1/2
+           p     q     r
+policy
+p       0.50  0.50  0.25
+q       0.50  0.50  0.75
+r       0.25  0.75  1.00
+>>> s.samples
+{'p': 2, 'q': 2, 'r': 1}
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,16 +89,21 @@ import numpy as np
 import pandas as pd
 
 from simscore.checks import check_int
-from simscore.errors import ContextMismatchError, InvalidResponseError
+from simscore.errors import ContextMismatchError, InvalidResponseError, SharedSeedWarning
 from simscore.measures import Measure, PairwiseMeasure, resolve_measures
 from simscore.measures.base import unique_pairs
 from simscore.responses import Responses
+from simscore.samples import SampledResponses, shared_seed
 from simscore.stats import Bootstrap
 
 __all__ = ["BehaviourMap", "behaviour_map", "MAX_POLICIES", "LONG_TABLES", "long_tables", "from_long_tables"]
 
 #: The most policies one map holds (N(N-1) ordered pairs per context are scored).
 MAX_POLICIES = 50
+#: About how many pairs of values one block of the map holds (a block: two policies' samples on some contexts).
+_BLOCK = 1 << 22
+#: Up to this many possible pairs of values (distinct values squared), the distinct pairs are marked in a table.
+_TABLE = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -79,8 +120,10 @@ class BehaviourMap:
     unit, units : str, int
         The bootstrap's unit (``"contexts"`` or the cluster column) and how many there are.
     similarity, ci_low, ci_high, chance, corrected : dict of DataFrame
-        N x N matrices (policies as index and columns); the diagonal is 1 (a policy against
-        itself: the measure's own value for identical responses).
+        N x N matrices (policies as index and columns). The diagonal: a policy of one sample per
+        context against itself is the measure's own value for identical responses (1 for a
+        similarity); a sampled one's is its agreement with itself, the mean over its distinct
+        pairs of samples (within, :mod:`simscore.stats.consistency`). The chance's diagonal is NaN.
     linkage : dict of ndarray
         scipy's linkage matrix ((N - 1) x 4) of the clustering.
     clusters : dict of DataFrame
@@ -100,6 +143,9 @@ class BehaviourMap:
         model): ``group``, ``members``, ``clustered`` (1 where the clustering of the whole data
         has a cluster of exactly these policies, else 0) and ``support`` (the share of resamples
         whose clustering has it); no rows without groups.
+    samples : dict of str to int
+        Each policy's samples per context (1: plain responses). Empty for a map that
+        :func:`from_long_tables` read back (the long tables do not record it).
     """
 
     policies: tuple[str, ...]
@@ -119,6 +165,7 @@ class BehaviourMap:
     neighbours: dict[str, pd.DataFrame]
     bootstrap: Bootstrap
     groups: dict[str, pd.DataFrame] = field(default_factory=dict)
+    samples: dict[str, int] = field(default_factory=dict)
 
     def pairs_table(self) -> pd.DataFrame:
         """Every ordered pair of different policies per measure, long form: ``measure, a, b, mean,
@@ -243,7 +290,7 @@ def from_long_tables(tables: Mapping[str, pd.DataFrame], bootstrap: Bootstrap | 
 
 
 def behaviour_map(
-    responses: Mapping[str, Responses],
+    responses: Mapping[str, Responses | SampledResponses],
     measures: str | Sequence[str | Measure] = ("tmr", "dmr", "cer", "cmr"),
     *,
     clusters: Sequence[Any] | None = None,
@@ -255,9 +302,11 @@ def behaviour_map(
 
     Parameters
     ----------
-    responses : mapping of name to Responses
-        Each policy's responses; the map is over the context ids all of them hold (in the first
-        policy's order), at least 2.
+    responses : mapping of name to Responses or SampledResponses
+        Each policy's responses, plain (one per context) or sampled (K per context,
+        :class:`~simscore.samples.SampledResponses`; the policies' K may differ, plain and sampled
+        may be mixed); the map is over the context ids all of them hold (in the first policy's
+        order), at least 2.
     measures : names or Measure instances
         As :func:`~simscore.comparison.compare` takes them.
     clusters : sequence, optional
@@ -272,10 +321,15 @@ def behaviour_map(
     Raises
     ------
     InvalidResponseError
-        Fewer than 3 or more than :data:`MAX_POLICIES` policies, a value that is not Responses, or
-        a group naming a policy the map lacks (or fewer than 2).
+        Fewer than 3 or more than :data:`MAX_POLICIES` policies, a value that is neither Responses
+        nor SampledResponses, or a group naming a policy the map lacks (or fewer than 2).
     ContextMismatchError
         Fewer than 2 contexts shared by all policies, or ``clusters`` of another length.
+
+    Warns
+    -----
+    SharedSeedWarning
+        Sampled policies drawn with one seed (as their provenance says): their agreement is inflated.
     """
     settings = Bootstrap() if bootstrap is None else bootstrap
     if not isinstance(settings, Bootstrap):
@@ -288,6 +342,7 @@ def behaviour_map(
         raise ContextMismatchError(f"the {len(sides)} policies share {len(ids)} context id(s); a map needs at least 2")
     codes, n_units = _unit_codes(clusters, len(ids))
     resolved = resolve_measures(measures)
+    _warn_shared_seeds(names, sides)
     rng = np.random.default_rng(settings.seed)
     draws = _draw_counts(rng, n_units, settings.n_resamples)  # (B, units): how often each unit is drawn
     shift = _derangement(rng, len(ids))
@@ -320,25 +375,47 @@ def behaviour_map(
                                                    columns=["x", "y"])
         out["neighbours"][measure.name] = _neighbours(mean, boot, names, higher)
     return BehaviourMap(policies=tuple(names), measures=tuple(m.name for m in resolved), contexts=len(ids),
-                        unit=unit if clusters is not None else "contexts", units=n_units, bootstrap=settings, **out)
+                        unit=unit if clusters is not None else "contexts", units=n_units, bootstrap=settings,
+                        samples={name: _samples(side) for name, side in zip(names, sides, strict=True)}, **out)
 
 
-def _sides(responses: Mapping[str, Responses]) -> tuple[list[str], list[Responses]]:
+def _sides(responses: Mapping[str, Responses | SampledResponses]) -> tuple[list[str],
+                                                                          list[Responses | SampledResponses]]:
     if not isinstance(responses, Mapping):
-        raise InvalidResponseError(f"responses must be a mapping of policy name to Responses, got "
-                                   f"{type(responses).__name__}")
+        raise InvalidResponseError(f"responses must be a mapping of policy name to Responses or SampledResponses, "
+                                   f"got {type(responses).__name__}")
     names = [str(name) for name in responses]
     if not 3 <= len(names) <= MAX_POLICIES:
         raise InvalidResponseError(f"a behaviour map takes 3 to {MAX_POLICIES} policies, got {len(names)} "
                                    "(two: simscore compare)")
     if len(set(names)) != len(names):
         raise InvalidResponseError("two policies have one name: give each its own")
-    sides = []
+    sides: list[Responses | SampledResponses] = []
     for name, side in responses.items():
-        if not isinstance(side, Responses):
-            raise InvalidResponseError(f"policy {name!r}: expected simscore.Responses, got {type(side).__name__}")
+        if not isinstance(side, (Responses, SampledResponses)):
+            raise InvalidResponseError(f"policy {name!r}: expected simscore.Responses or "
+                                       f"simscore.samples.SampledResponses, got {type(side).__name__}")
         sides.append(side)
     return names, sides
+
+
+def _samples(side: Responses | SampledResponses) -> int:
+    """Samples per context: 1 for plain responses (a sampled policy holds the same number at every context)."""
+    return side.n_samples if isinstance(side, SampledResponses) else 1
+
+
+def _warn_shared_seeds(names: list[str], sides: list[Responses | SampledResponses]) -> None:
+    """Warn once for the pairs of sampled policies drawn with one seed (their k-th samples share random numbers)."""
+    drawn = [(name, side) for name, side in zip(names, sides, strict=True)
+             if isinstance(side, SampledResponses) and side.n_samples > 1]
+    shared = [(a, b, seed) for (a, side_a), (b, side_b) in itertools.combinations(drawn, 2)
+              if (seed := shared_seed(side_a, side_b)) is not None]
+    if shared:
+        shown = ", ".join(f"{a!r} and {b!r} (seed {seed})" for a, b, seed in shared[:5])
+        more = f" and {len(shared) - 5} more pair(s)" if len(shared) > 5 else ""
+        warnings.warn(f"{shown}{more} were drawn with one seed: their k-th samples share random numbers, which "
+                      "makes them look more alike than independent draws; draw each with a seed of its own "
+                      "(simscore respond --seed)", SharedSeedWarning, stacklevel=3)
 
 
 def _unit_codes(clusters: Sequence[Any] | None, n_contexts: int) -> tuple[np.ndarray, int]:
@@ -368,41 +445,159 @@ def _derangement(rng: np.random.Generator, n: int) -> np.ndarray:
     return shifted
 
 
-def _pair_scores(measure: Measure, sides: list[Responses], ids: list[str],
-                 shift: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every ordered pair's per-context scores and chance scores (the earlier policy's context k against
-    the later one's shift[k]); a symmetric measure scores each unordered pair once."""
+def _codes(measure: Measure, sides: list[Responses | SampledResponses],
+           ids: list[str]) -> tuple[list[Any], list[np.ndarray]]:
+    """The distinct values of the measure's level over all policies' responses, and each policy's responses as
+    indices into them: shape (contexts, samples), one sample for plain :class:`Responses`."""
     pick = Responses.actions if measure.level == "action" else Responses.texts
-    columns = [pick(side, ids) for side in sides]
-    n, c = len(sides), len(ids)
+    columns = [pick(side, ids) if isinstance(side, Responses)
+               else [getattr(r, measure.level) for c in ids for r in side[c]] for side in sides]
     flat = [value for column in columns for value in column]
     values, codes, _, inverse = unique_pairs(flat, flat)
-    code = codes[inverse].reshape(n, c)  # each policy's response at each context as an index into values
-    first, second = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    code = codes[inverse]  # each response as an index into values
+    ends = np.cumsum([len(column) for column in columns])[:-1]
+    return values, [part.reshape(len(ids), -1) for part in np.split(code, ends)]
+
+
+@dataclass(frozen=True)
+class _Block:
+    """The pairs of values one piece of the map needs, as keys ``a * n_values + b``: ``keys[r]`` are the pairs of
+    context ``rows[r]``, a-sample major (the order :func:`~simscore.comparison.compare` takes them in)."""
+
+    kind: str  # "cross": i's samples against j's; "chance": at j's other context; "within": i's own pairs p < q
+    i: int
+    j: int
+    rows: slice
+    keys: np.ndarray  # (len(rows), pairs per context)
+
+
+def _blocks(code: list[np.ndarray], n_values: int, shift: np.ndarray, symmetric: bool) -> Iterator[_Block]:
+    """Every block of pairs the map scores, contexts chunked so that a block holds about :data:`_BLOCK` keys.
+
+    Ordered pairs of policies (a symmetric measure: each unordered pair once, the earlier policy first), each
+    pair's chance (the earlier policy's context against the later one's ``shift``), and each sampled policy's
+    pairs of its own distinct samples."""
+    n, c = len(code), len(code[0])
+    for i, j in itertools.permutations(range(n), 2):
+        if i < j or not symmetric:
+            yield from _chunks("cross", i, j, code[i], code[j], n_values)
+    for i, j in itertools.combinations(range(n), 2):
+        yield from _chunks("chance", i, j, code[i], code[j][shift], n_values)
+    for i, own in enumerate(code):
+        if own.shape[1] > 1:
+            first, second = np.triu_indices(own.shape[1], 1)
+            step = max(1, _BLOCK // len(first))
+            for start in range(0, c, step):
+                part = own[start:start + step]
+                yield _Block("within", i, i, slice(start, start + step), part[:, first] * n_values + part[:, second])
+
+
+def _chunks(kind: str, i: int, j: int, left: np.ndarray, right: np.ndarray, n_values: int) -> Iterator[_Block]:
+    """The cross pairs of ``left``'s and ``right``'s samples per context (a-sample major), in chunks of contexts."""
+    width = left.shape[1] * right.shape[1]
+    step = max(1, _BLOCK // width)
+    for start in range(0, len(left), step):
+        keys = left[start:start + step, :, None] * n_values + right[start:start + step, None, :]
+        yield _Block(kind, i, j, slice(start, start + step), keys.reshape(len(keys), width))
+
+
+class _DistinctPairs:
+    """The distinct pairs of values the map needs, gathered block by block, then scored once and looked up.
+
+    Keys are ``a * n_values + b``. With few values a flag per possible key marks them (no sorting);
+    with many, the sorted distinct keys are merged as blocks come. Both give the same sorted keys.
+    """
+
+    def __init__(self, n_values: int) -> None:
+        self.n_values = n_values
+        self.marked: np.ndarray | None = np.zeros(n_values * n_values, dtype=bool) \
+            if n_values * n_values <= _TABLE else None
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.pending: list[np.ndarray] = []
+        self.table: np.ndarray | None = None  # with few values: the score of every possible key
+        self.scores = np.zeros(0)
+
+    def add(self, keys: np.ndarray) -> None:
+        if self.marked is not None:
+            self.marked[keys.reshape(-1)] = True
+            return
+        self.pending.append(np.unique(keys))
+        if sum(len(part) for part in self.pending) > _BLOCK:
+            self._merge()
+
+    def _merge(self) -> None:
+        self.keys = np.unique(np.concatenate([self.keys, *self.pending]))
+        self.pending = []
+
+    def score(self, measure: Measure, values: list[Any]) -> None:
+        """Score every distinct pair once (a measure without the pairwise interface: its own ``score_pairs``)."""
+        if self.marked is not None:
+            self.keys = np.flatnonzero(self.marked)
+        else:
+            self._merge()
+        left, right = self.keys // self.n_values, self.keys % self.n_values
+        if isinstance(measure, PairwiseMeasure):
+            self.scores = measure.score_distinct(values, left, right)
+        else:
+            self.scores = np.asarray(measure.score_pairs([values[k] for k in left.tolist()],
+                                                         [values[k] for k in right.tolist()]), dtype=np.float64)
+        if self.marked is not None:
+            self.table = np.full(len(self.marked), np.nan)
+            self.table[self.keys] = self.scores
+
+    def scores_of(self, keys: np.ndarray) -> np.ndarray:
+        if self.table is not None:
+            return self.table[keys]
+        return self.scores[np.searchsorted(self.keys, keys)]
+
+
+def _row_means(scores: np.ndarray) -> np.ndarray:
+    """Each row's mean without its NaN (NaN for a row without any), summed as compare sums a context's pairs.
+
+    compare's per-context pairs lie column by column in memory (Fortran order, from indexing its pooled
+    pairs), which numpy sums left to right; the same layout here gives the same floats."""
+    if scores.shape[1] == 1:
+        return scores[:, 0]
+    valid = ~np.isnan(scores)
+    counts = valid.sum(axis=1)
+    sums = np.asfortranarray(np.where(valid, scores, 0.0)).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def _pair_scores(measure: Measure, sides: list[Responses | SampledResponses], ids: list[str],
+                 shift: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair's per-context scores and chance scores, shape (N, N, contexts): the mean over the cross
+    pairs of the two policies' samples; the diagonal a sampled policy's mean over its own distinct pairs.
+
+    Every distinct pair of values is scored once for the whole map; a symmetric measure scores each unordered
+    pair of policies once (the later policy's row is the same pairs summed in its own order, as compare sums them).
+    """
+    values, code = _codes(measure, sides, ids)
     symmetric = bool(getattr(measure, "symmetric", False))
-    upper = first < second
-    scored_pairs = upper if symmetric else first != second  # a symmetric measure: each unordered pair once
-    a = np.concatenate([code[first[scored_pairs]], code[first[upper]]]).reshape(-1)
-    b = np.concatenate([code[second[scored_pairs]], code[second[upper]][:, shift]]).reshape(-1)
-    pairs, where = np.unique(a * len(values) + b, return_inverse=True)
-    if isinstance(measure, PairwiseMeasure):
-        distinct = measure.score_distinct(values, pairs // len(values), pairs % len(values))
-    else:  # a measure without the pairwise interface: its own score_pairs on the distinct pairs
-        distinct = np.asarray(measure.score_pairs([values[k] for k in (pairs // len(values)).tolist()],
-                                                  [values[k] for k in (pairs % len(values)).tolist()]), dtype=np.float64)
-    scored = distinct[where.reshape(-1)].reshape(-1, c)
-    k = int(scored_pairs.sum())
+    found = _DistinctPairs(len(values))
+    for block in _blocks(code, len(values), shift, symmetric):
+        found.add(block.keys)
+    found.score(measure, values)
+    n, c = len(sides), len(ids)
     out = np.full((n, n, c), np.nan)
     chance = np.full((n, n, c), np.nan)
-    out[scored_pairs] = scored[:k]
-    if symmetric:
-        out.transpose(1, 0, 2)[upper] = scored[:k]
-    chance[upper] = scored[k:]  # the earlier policy's context against the later one's other context
-    chance.transpose(1, 0, 2)[upper] = scored[k:]
-    same = measure.score_distinct(values, np.arange(len(values)), np.arange(len(values))) \
-        if isinstance(measure, PairwiseMeasure) else None
-    for k in range(n):  # a policy against itself: identical responses
-        out[k, k] = same[code[k]] if same is not None else 1.0
+    for block in _blocks(code, len(values), shift, symmetric):
+        scored = found.scores_of(block.keys)
+        target = chance if block.kind == "chance" else out
+        target[block.i, block.j, block.rows] = _row_means(scored)
+        if block.kind == "chance":
+            chance[block.j, block.i, block.rows] = target[block.i, block.j, block.rows]
+        elif block.kind == "cross" and symmetric:
+            k_i, k_j = code[block.i].shape[1], code[block.j].shape[1]
+            turned = scored.reshape(-1, k_i, k_j).transpose(0, 2, 1).reshape(-1, k_j * k_i)
+            out[block.j, block.i, block.rows] = _row_means(turned)
+    single = [k for k in range(n) if code[k].shape[1] == 1]
+    if single:  # a policy of one sample against itself: identical responses
+        same = measure.score_distinct(values, np.arange(len(values)), np.arange(len(values))) \
+            if isinstance(measure, PairwiseMeasure) else None
+        for k in single:
+            out[k, k] = same[code[k][:, 0]] if same is not None else 1.0
     return out, chance
 
 

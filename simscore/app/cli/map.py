@@ -4,14 +4,19 @@
 [--cluster COLUMN[,COLUMN]] [--resamples N] [--seed S] [--force]`` reads each responses file (its
 policy name names it; two of one name are told apart by their file names), maps them on the
 contexts all of them answered (:func:`simscore.analysis.behaviour_map.behaviour_map`) and writes
-to DIR:
+to DIR. A file may hold K samples per context (``simscore respond --samples K``, format version 2),
+read as ``simscore compare`` reads it (:func:`simscore.responses_csv.read_sampled_responses`): a
+pair's score at a context is then the mean over the cross pairs of their samples, and a sampled
+policy's diagonal its agreement with itself. The files:
 
 * ``pairs.csv``: per measure every ordered pair's mean, interval, chance level and
   chance-corrected value;
 * ``clusters.csv``: per measure the clustering's merges with their bootstrap support;
 * ``neighbours.csv``: per measure and policy its nearest and second-nearest neighbour and the
   paired test;
-* ``map.json``: all of it, with the policies, the contexts, the units and the bootstrap;
+* ``map.json``: all of it, with the policies, the samples per context of each, the matrices'
+  diagonal (``diagonal``: per policy and measure, a sampled policy's agreement with itself), the
+  contexts, the units and the bootstrap;
 * ``map_<measure>.png``: the heatmap with its dendrogram, and the 2-D map.
 
 With ``--contexts``, ``--cluster`` names the metadata columns of the bootstrap's unit (a
@@ -45,6 +50,7 @@ from simscore.app.cli.args import (
 )
 from simscore.io import atomic_open, prepare_output
 from simscore.io.output import json_records
+from simscore.io.untrusted import terminal_text
 
 __all__ = ["add_subcommands", "cmd_map"]
 
@@ -102,47 +108,71 @@ def cmd_map(args: argparse.Namespace) -> int:
         with atomic_open(out / name, "w") as handle:
             table.to_csv(handle, index=False, lineterminator="\n")
     document = {"format": "simscore-map", "version": 1, "policies": list(bmap.policies),
-                "files": [str(p) for p in args.responses], "measures": list(bmap.measures),
+                "files": [str(p) for p in args.responses], "samples": bmap.samples, "measures": list(bmap.measures),
                 "contexts": bmap.contexts, "unit": bmap.unit, "units": bmap.units,
                 "bootstrap": bmap.bootstrap.to_dict(),
                 "pairs": json_records(tables["pairs.csv"]), "clusters": json_records(tables["clusters.csv"]),
                 "neighbours": json_records(tables["neighbours.csv"]),
+                "diagonal": json_records(_diagonal(bmap)),
                 "order": bmap.order, "coords": {m: json_records(bmap.coords[m].reset_index()) for m in bmap.measures}}
     with atomic_open(out / "map.json", "w") as handle:
         json.dump(document, handle, indent=1, allow_nan=False)
         handle.write("\n")
     for measure, figure in zip(bmap.measures, figures, strict=True):
         plot_map_page(bmap, measure, figure, overwrite=True)  # checked above, before the work
-    print(_summary(bmap))
+    print("\n".join(map(terminal_text, _summary(bmap).splitlines())))  # policy names come from files
     print(f"wrote {', '.join(TABLES)} and {len(figures)} figure(s) to {out}")
     return 0
 
 
+def _diagonal(bmap: Any) -> Any:
+    """Per policy each measure's diagonal entry: a sampled policy's agreement with itself (1 for one sample)."""
+    import numpy as np
+    import pandas as pd
+
+    return pd.DataFrame({"policy": list(bmap.policies),
+                         **{m: np.diag(bmap.similarity[m].to_numpy()) for m in bmap.measures}})
+
+
 def _kind(path: str, chosen: str | None) -> str:
     """What a file given to ``simscore map`` holds: ``responses``, ``tau2`` or ``chat`` (``--format``, else
-    τ²-bench results for a ``.json`` file or a results folder, a responses file otherwise)."""
+    τ²-bench results for a results folder or a ``.json`` file that does not open with a responses
+    file's header, a responses file otherwise)."""
     from simscore.io.tau2 import is_tau2_folder
 
     if chosen:
         return chosen
-    return "tau2" if Path(path).suffix.lower() == ".json" or is_tau2_folder(path) else "responses"
+    if is_tau2_folder(path):
+        return "tau2"
+    if Path(path).suffix.lower() != ".json":
+        return "responses"
+    from simscore.responses import FORMAT_NAME
+
+    with open(path, "rb") as handle:  # a responses file named .json opens with its header line
+        first = handle.readline(1 << 20)
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return "tau2"
+    return "responses" if isinstance(header, dict) and header.get("format") == FORMAT_NAME else "tau2"
 
 
 def _read(args: argparse.Namespace) -> tuple[list[Any], Any]:
     """Each file's responses, and the first agent log's contexts (None when no file is a log)."""
+    from contexts.transcripts import log_hint, read_transcripts
     from simscore.errors import FileFormatError
-    from simscore.responses import Responses
+    from simscore.responses_csv import read_sampled_responses
 
-    sides, tasks = [], None
+    sides: list[Any] = []
+    tasks = None
     for path in args.responses:
         kind = _kind(path, args.format)
-        from contexts.transcripts import log_hint, read_transcripts
-
-        if kind == "responses":
+        if kind == "responses":  # as simscore compare reads them: one sample per context is plain Responses
             try:
-                sides.append(Responses.read_jsonl(path))
+                drawn = read_sampled_responses(path)
             except FileFormatError as exc:  # an agent log given without --format says how to read it
                 raise log_hint(exc, path) from None
+            sides.append(drawn.sample(0) if drawn.n_samples == 1 else drawn)
             continue
 
         read = read_transcripts(path, kind=kind, unit="task")
@@ -176,7 +206,7 @@ def _units(args: argparse.Namespace, ids: list[str], tasks: Any = None) -> tuple
 
 def _summary(bmap: Any) -> str:
     lines = [f"{len(bmap.policies)} policies on {bmap.contexts:,} shared contexts ({bmap.units:,} {bmap.unit} "
-             f"resampled {bmap.bootstrap.n_resamples:,} times)"]
+             f"resampled {bmap.bootstrap.n_resamples:,} times{_samples_said(bmap.samples)})"]
     for m in bmap.measures:
         lines.append(f"{m}: nearest neighbour (similarity; second nearest; p of 'not nearer')")
         for policy, row in bmap.neighbours[m].iterrows():
@@ -188,13 +218,24 @@ def _summary(bmap: Any) -> str:
     return "\n".join(lines)
 
 
+def _samples_said(samples: dict[str, int]) -> str:
+    """``; samples per context: 3 for r1, r2; 1 for handcrafted`` (nothing where every policy has one)."""
+    if all(k == 1 for k in samples.values()):
+        return ""
+    by_count: dict[int, list[str]] = {}
+    for name, k in samples.items():
+        by_count.setdefault(k, []).append(name)
+    return "; samples per context: " + "; ".join(f"{k} for {', '.join(names)}" for k, names in by_count.items())
+
+
 def add_subcommands(subparsers: Any) -> None:
     """Register ``simscore map``."""
     p = subparsers.add_parser("map", help="the behaviour map of 3 or more policies: who behaves like whom")
     p.add_argument("responses", nargs="+", type=responses_file, metavar="RESPONSES",
-                   help="responses files (JSON Lines) of the policies, on one context set, or agent logs "
-                        "(tau2-bench results: a .json file or a results folder; chat transcripts with "
-                        "--format chat), each read per task")
+                   help="responses files of the policies, on one context set (JSON Lines or CSV logs; a file of "
+                        "simscore respond --samples K holds K samples per context), or agent logs (tau2-bench "
+                        "results: a .json file or a results folder; chat transcripts with --format chat), each "
+                        "read per task")
     p.add_argument("--out", required=True, type=output_folder, help="folder for the tables and figures")
     p.add_argument("--measures", type=measure_list, default=["tmr", "dmr"],
                    help="measures (default tmr,dmr), as simscore compare takes them")

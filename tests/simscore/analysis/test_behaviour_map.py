@@ -5,15 +5,19 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from simscore import Act, Response, Responses, compare
+from simscore.analysis import behaviour_map as bm
 from simscore.analysis.behaviour_map import behaviour_map
 from simscore.app.cli import main
-from simscore.errors import ContextMismatchError, InvalidResponseError
+from simscore.errors import ContextMismatchError, InvalidResponseError, MissingValueWarning, SharedSeedWarning
+from simscore.measures.base import unique_pairs
+from simscore.samples import SampledResponses
 from simscore.stats import Bootstrap
 
 ACTS = ["hello()", "bye()", "request(food)", "request(area)", "inform(food=thai)", "inform(area=north)"]
@@ -97,7 +101,8 @@ def test_bad_inputs_are_refused_naming_what_is_wrong() -> None:
     sides = _two_families()
     with pytest.raises(InvalidResponseError, match=r"takes 3 to 50 policies, got 2 \(two: simscore compare\)"):
         behaviour_map({k: sides[k] for k in ("a1", "a2")}, ["tmr"])
-    with pytest.raises(InvalidResponseError, match="policy 'x': expected simscore.Responses, got list"):
+    with pytest.raises(InvalidResponseError, match="policy 'x': expected simscore.Responses or "
+                                                   "simscore.samples.SampledResponses, got list"):
         behaviour_map({"a1": sides["a1"], "a2": sides["a2"], "x": []}, ["tmr"])  # type: ignore[dict-item]
     lone = Responses({"elsewhere": Response(Act.parse("bye()"))})
     with pytest.raises(ContextMismatchError, match="the 3 policies share 0 context id"):
@@ -118,6 +123,11 @@ def test_the_command_writes_tables_figures_and_refuses_to_overwrite(tmp_path: Pa
     assert main(["map", *files, "--out", str(out), "--measures", "tmr,bleu4", "--resamples", "100"]) == 0
     printed = capsys.readouterr().out
     assert "5 policies on 60 shared contexts (60 contexts resampled 100 times)" in printed
+    named_json = [str(Path(f).with_suffix(".json")) for f in files]  # a responses file may end in .json
+    for plain, named in zip(files, named_json, strict=True):
+        Path(named).write_bytes(Path(plain).read_bytes())
+    assert main(["map", *named_json, "--out", str(tmp_path / "json"), "--measures", "tmr", "--resamples", "10"]) == 0
+    assert "5 policies on 60 shared contexts (60 contexts resampled 10 times)" in capsys.readouterr().out
     assert "cluster a1 + a2 at distance" in printed
     assert sorted(p.name for p in out.iterdir()) == ["clusters.csv", "map.json", "map_bleu4.png", "map_tmr.png",
                                                       "neighbours.csv", "pairs.csv"]
@@ -264,3 +274,193 @@ def test_the_map_s_labels_stay_apart_and_inside_where_points_crowd() -> None:
         assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1, labels[k]
         for other in boxes[k + 1:]:
             assert not box.overlaps(other), (labels[k].get_text(), other)
+
+
+# --- sampled responses: K responses per context -------------------------------------------------------------------
+
+
+def _sampled(rows: dict[str, list[str]], name: str = "", seed: int | None = None) -> SampledResponses:
+    provenance = {} if seed is None else {"samples": {"count": len(next(iter(rows.values()))), "seed": seed,
+                                                       "drawn": True}}
+    return SampledResponses({c: [Response(Act.parse(a)) for a in acts] for c, acts in rows.items()}, policy=name,
+                            provenance=provenance)
+
+
+def test_sampled_policies_by_hand() -> None:
+    """Three policies, two contexts, two samples each (h = hello(), b = bye()); TMR counts equal pairs.
+
+    p: c1 [h, b], c2 [b, b];  q: c1 [h, h], c2 [b, h];  r: c1 [b, b], c2 [h, h].
+    A pair's score at a context is the share of equal pairs among its 2 x 2 cross pairs:
+    p-q: c1 2/4, c2 2/4 -> 0.5;  p-r: c1 2/4, c2 0/4 -> 0.25;  q-r: c1 0/4, c2 2/4 -> 0.25.
+    The diagonal is the policy's one pair of its own samples: p: c1 0, c2 1 -> 0.5; q: 1, 0 -> 0.5; r: 1, 1 -> 1.
+    Chance (two contexts: each one's other is the other): p at c1 against q at c2 {b, h}: 2/4, p at c2 against
+    q at c1: 0/4 -> 0.25; p-r: [h, b] x [h, h] 2/4, [b, b] x [b, b] 4/4 -> 0.75; q-r: [h, h] x [h, h] 1,
+    [b, h] x [b, b] 2/4 -> 0.75. Corrected (s - chance) / (1 - chance): p-q 1/3, p-r and q-r -2.
+    """
+    sides = {"p": _sampled({"c1": ["hello()", "bye()"], "c2": ["bye()", "bye()"]}),
+             "q": _sampled({"c1": ["hello()", "hello()"], "c2": ["bye()", "hello()"]}),
+             "r": _sampled({"c1": ["bye()", "bye()"], "c2": ["hello()", "hello()"]})}
+    bmap = behaviour_map(sides, ["tmr"], bootstrap=Bootstrap(20))
+    np.testing.assert_array_equal(bmap.similarity["tmr"].to_numpy(), [[0.5, 0.5, 0.25], [0.5, 0.5, 0.25],
+                                                                       [0.25, 0.25, 1.0]])
+    nan = np.nan
+    np.testing.assert_array_equal(bmap.chance["tmr"].to_numpy(), [[nan, 0.25, 0.75], [0.25, nan, 0.75],
+                                                                   [0.75, 0.75, nan]])
+    np.testing.assert_allclose(bmap.corrected["tmr"].to_numpy(), [[nan, 1 / 3, -2], [1 / 3, nan, -2], [-2, -2, nan]])
+    assert bmap.samples == {"p": 2, "q": 2, "r": 2} and bmap.contexts == 2
+    assert bmap.neighbours["tmr"].loc["p", "nearest"] == "q"
+
+
+def _random_sampled(rng: np.random.Generator, k: int, name: str, n: int = 25) -> SampledResponses:
+    """``k`` samples per context; some samples lack an action (a text-only answer: NaN pairs under TMR)."""
+    rows = {}
+    for c in range(n):
+        drawn = []
+        for _ in range(k):
+            act = ACTS[int(rng.integers(len(ACTS)))]
+            drawn.append(Response(None, "no act") if rng.random() < 0.1 else Response(Act.parse(act), f"I {act}"))
+        rows[f"c{c}"] = drawn
+    return SampledResponses(rows, policy=name)
+
+
+@pytest.mark.parametrize("table", [True, False])  # the distinct pairs marked in a table, or sorted and merged
+def test_a_sampled_map_holds_compare_s_numbers_to_the_bit(table: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ordered pair's entry is compare's mean (the mean over contexts of the mean over the K x K cross
+    pairs) and the diagonal compare's within-policy agreement, the same floats: both score the same pairs and
+    sum each context's pairs in the same order."""
+    if not table:
+        monkeypatch.setattr(bm, "_TABLE", 0)
+        monkeypatch.setattr(bm, "_BLOCK", 20)  # blocks of a few contexts
+    rng = np.random.default_rng(3)
+    sides = {f"s{k}": _random_sampled(rng, 3, f"s{k}") for k in range(4)}
+    measures = ["tmr", "dmr", "cer", "cmr", "bleu4"]
+    bmap = behaviour_map(sides, measures, bootstrap=Bootstrap(30))
+    for a, b in itertools.product(sides, repeat=2):
+        with pytest.warns(MissingValueWarning):
+            pair = compare(sides[a], sides[b], measures, bootstrap=Bootstrap(0), n_permutations=1)
+        for m in measures:
+            want = pair.consistency.table.at[m, "within_a"] if a == b else pair.mean(m)
+            assert bmap.similarity[m].at[a, b] == want, (m, a, b)
+    assert bmap.samples == dict.fromkeys(sides, 3)
+
+
+def test_plain_sampled_and_mixed_sides_score_the_mean_over_cross_pairs() -> None:
+    """A plain policy is one sample per context (SampledResponses.single maps the same); sides of 1, 2 and 3
+    samples mix, each entry the mean over contexts of the mean of its cross pairs (counted here in loops)."""
+    rng = np.random.default_rng(5)
+    sides: dict[str, Responses | SampledResponses] = {
+        "one": _random_sampled(rng, 1, "one").sample(0), "two": _random_sampled(rng, 2, "two"),
+        "three": _random_sampled(rng, 3, "three")}
+    bmap = behaviour_map(sides, ["tmr"], bootstrap=Bootstrap(20))
+    assert bmap.samples == {"one": 1, "two": 2, "three": 3}
+
+    def drawn(name: str, c: str) -> list[Response]:
+        side = sides[name]
+        return [side[c]] if isinstance(side, Responses) else list(side[c])
+
+    for a, b in itertools.permutations(sides, 2):
+        per_context = []
+        for c in sides["one"].ids:
+            equal = [x.action == y.action for x in drawn(a, c) for y in drawn(b, c)
+                     if x.action is not None and y.action is not None]
+            if equal:
+                per_context.append(sum(equal) / len(equal))
+        assert bmap.similarity["tmr"].at[a, b] == pytest.approx(np.mean(per_context), abs=1e-12)
+    assert bmap.similarity["tmr"].at["one", "one"] == 1.0
+    single = dict(sides, one=SampledResponses.single(sides["one"]))  # type: ignore[arg-type]
+    again = behaviour_map(single, ["tmr"], bootstrap=Bootstrap(20))
+    pd.testing.assert_frame_equal(again.pairs_table(), bmap.pairs_table(), check_exact=True)
+
+
+def _old_pair_scores(measure: Any, sides: list[Responses], ids: list[str],
+                     shift: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """behaviour_map's per-context scores before sampled responses (commit 30aa696), the reference of the plain path."""
+    pick = Responses.actions if measure.level == "action" else Responses.texts
+    columns = [pick(side, ids) for side in sides]
+    n, c = len(sides), len(ids)
+    flat = [value for column in columns for value in column]
+    values, codes, _, inverse = unique_pairs(flat, flat)
+    code = codes[inverse].reshape(n, c)
+    first, second = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    symmetric = bool(getattr(measure, "symmetric", False))
+    upper = first < second
+    scored_pairs = upper if symmetric else first != second
+    a = np.concatenate([code[first[scored_pairs]], code[first[upper]]]).reshape(-1)
+    b = np.concatenate([code[second[scored_pairs]], code[second[upper]][:, shift]]).reshape(-1)
+    pairs, where = np.unique(a * len(values) + b, return_inverse=True)
+    distinct = measure.score_distinct(values, pairs // len(values), pairs % len(values))
+    scored = distinct[where.reshape(-1)].reshape(-1, c)
+    k = int(scored_pairs.sum())
+    out = np.full((n, n, c), np.nan)
+    chance = np.full((n, n, c), np.nan)
+    out[scored_pairs] = scored[:k]
+    if symmetric:
+        out.transpose(1, 0, 2)[upper] = scored[:k]
+    chance[upper] = scored[k:]
+    chance.transpose(1, 0, 2)[upper] = scored[k:]
+    same = measure.score_distinct(values, np.arange(len(values)), np.arange(len(values)))
+    for k in range(n):
+        out[k, k] = same[code[k]]
+    return out, chance
+
+
+def test_plain_responses_give_the_floats_they_gave_before_sampled_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole map of plain responses, every float, as the code before sampled responses computed it."""
+    from simscore.measures import resolve_measures
+
+    measures = [*resolve_measures(["tmr", "cer", "bleu4"]), resolve_measures("cmr")[0].__class__(calls="superset")]
+    assert not measures[-1].symmetric  # both orders of each pair scored
+    sides = _two_families()
+    now = behaviour_map(sides, measures, bootstrap=Bootstrap(50))
+    monkeypatch.setattr(bm, "_pair_scores", _old_pair_scores)
+    before = behaviour_map(sides, measures, bootstrap=Bootstrap(50))
+    for m in now.measures:
+        for name in ("similarity", "ci_low", "ci_high", "chance", "corrected", "coords", "neighbours", "clusters"):
+            pd.testing.assert_frame_equal(getattr(now, name)[m], getattr(before, name)[m], check_exact=True)
+        assert now.linkage[m].tobytes() == before.linkage[m].tobytes()
+    assert now.samples == dict.fromkeys(sides, 1)
+    # and a few of them as they were (fractions of 60 contexts)
+    assert now.similarity["tmr"].at["a1", "a2"].hex() == "0x1.b333333333333p-1"  # 0.85
+    assert now.similarity["cer"].at["a1", "b1"].hex() == "0x1.bbbbbbbbbbbbcp-3"
+    assert now.chance["cer"].at["a2", "noise"].hex() == "0x1.999999999999ap-3"  # 0.2
+
+
+def test_sampled_inputs_are_checked_before_any_scoring() -> None:
+    """Sides of different K are fine; an empty sampled side shares no context; one seed for two warns."""
+    first = _sampled({"c1": ["hello()", "bye()"], "c2": ["bye()", "bye()"]}, seed=7)
+    second = _sampled({"c1": ["hello()"] * 3, "c2": ["bye()"] * 3}, seed=7)
+    third = _sampled({"c1": ["bye()"], "c2": ["hello()"]})
+    with pytest.warns(SharedSeedWarning, match=r"'a' and 'b' \(seed 7\) were drawn with one seed"):
+        behaviour_map({"a": first, "b": second, "c": third}, ["tmr"], bootstrap=Bootstrap(5))
+    with pytest.raises(ContextMismatchError, match="the 3 policies share 0 context id"):
+        behaviour_map({"a": first, "b": second, "none": SampledResponses({})}, ["tmr"])
+    with pytest.raises(InvalidResponseError, match="context 'c1' has no samples"):
+        SampledResponses({"c1": []})  # what the type allows: no context without samples
+
+
+def test_the_command_maps_sampled_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Three random policies of three samples each and the handcrafted one: read as compare reads them."""
+    contexts = Path(__file__).resolve().parents[3] / "examples" / "contexts.jsonl"
+    files = []
+    for seed in (1, 2, 3):
+        path = tmp_path / f"r{seed}.jsonl"
+        assert main(["respond", "random", str(contexts), "--samples", "3", "--seed", str(seed), "--out",
+                     str(path)]) == 0
+        files.append(str(path))
+    assert main(["respond", "handcrafted", str(contexts), "--out", str(tmp_path / "hc.jsonl")]) == 0
+    files.append(str(tmp_path / "hc.jsonl"))
+    capsys.readouterr()
+    out = tmp_path / "map"
+    assert main(["map", *files, "--out", str(out), "--measures", "tmr,dmr", "--resamples", "50"]) == 0
+    printed = capsys.readouterr().out
+    assert ("4 policies on 24 shared contexts (24 contexts resampled 50 times; samples per context: 3 for r1, r2, "
+            "r3; 1 for hc)") in printed
+    document = json.loads((out / "map.json").read_text())
+    assert document["samples"] == {"r1": 3, "r2": 3, "r3": 3, "hc": 1}
+    sides = {name: SampledResponses.read_jsonl(f) for name, f in zip(("r1", "r2", "r3"), files, strict=False)}
+    expected = behaviour_map({**sides, "hc": Responses.read_jsonl(files[3])}, ["tmr", "dmr"],
+                             bootstrap=Bootstrap(50))
+    pairs = pd.read_csv(out / "pairs.csv")
+    np.testing.assert_allclose(pairs["mean"], expected.pairs_table()["mean"], rtol=0, atol=1e-15)  # CSV's digits
+    assert [row["tmr"] for row in document["diagonal"]] == list(np.diag(expected.similarity["tmr"]))
+    assert document["diagonal"][3] == {"policy": "hc", "tmr": 1.0, "dmr": 1.0}
