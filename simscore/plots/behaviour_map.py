@@ -130,10 +130,11 @@ def _place_labels(ax: Any, points: np.ndarray, labels: list[str]) -> None:
 
 
 def _overlap(a: Any, b: Any) -> float:
-    """The area two boxes share (display units)."""
-    width = min(a.x1, b.x1) - max(a.x0, b.x0)
-    height = min(a.y1, b.y1) - max(a.y0, b.y0)
-    return width * height if width > 0 and height > 0 else 0.0
+    """The area two boxes share (display units; matplotlib's intersection, None where they are apart)."""
+    from matplotlib.transforms import Bbox
+
+    shared = Bbox.intersection(a, b)
+    return 0.0 if shared is None else shared.width * shared.height
 
 
 #: The longest policy name a figure shows whole (longer ones: their start and an ellipsis).
