@@ -10,22 +10,29 @@ Stopping: inside :func:`stop_on_signals`, SIGTERM raises :class:`~simscore.error
 local worker processes of :func:`run_jobs` at once (joblib's abort). A local worker also ends
 itself within half a second when the process that started it is gone (killed with SIGKILL,
 say), instead of training on for minutes into a folder that a resumed run may already write.
+
+Beside: :class:`Beside` runs steps that wait on nothing of this process's own work in one worker
+process next to it (the experiment's simulations and explain beside its scoring, which mostly
+keeps one core busy); their log records and warnings come back with their results.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from simscore.errors import MissingDependencyError, RunStopped
 from simscore.progress import Progress, track
 
-__all__ = ["OMP_WAIT_POLICY", "run_jobs", "stop_on_signals", "wait_passively"]
+__all__ = ["OMP_WAIT_POLICY", "Beside", "run_jobs", "stop_on_signals", "wait_passively"]
 
 #: OpenMP's waiting policy that the ``simscore`` command (and ``benchmarks/bench_text.py``) sets
 #: unless the environment names one: threads that wait at a barrier sleep instead of spinning.
@@ -187,3 +194,105 @@ def run_jobs(
         joblib.delayed(_watched)(function, parent, args) for args in jobs
     )
     return list(track(calls, desc, total=len(jobs), unit=unit, enabled=progress))
+
+
+# ----------------------------------------------------------------------------- beside
+
+
+#: The environment of :class:`Beside`'s worker: one thread for every math library (the process
+#: beside it keeps the other core), threads that wait sleep.
+_BESIDE_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                      "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")}
+_BESIDE_ENV["OMP_WAIT_POLICY"] = OMP_WAIT_POLICY
+
+
+class _Kept(logging.Handler):
+    """Keeps the records of a job, made ready to travel (the message formatted, the traceback as text)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        record.msg, record.args, record.exc_info = record.getMessage(), None, None
+        self.records.append(record)
+
+
+def _beside_job(function: Callable[..., Any], parent: int, level: int, args: tuple[Any, ...]
+                ) -> tuple[Any, float, list[logging.LogRecord], list[tuple[str, type[Warning], str, int]]]:
+    """In :class:`Beside`'s worker: ``function(*args)``, its seconds, its log records and its warnings."""
+    _watch_parent(parent)
+    kept, root, ours = _Kept(), logging.getLogger(), logging.getLogger("simscore")
+    before = ours.level
+    root.addHandler(kept)
+    ours.setLevel(level)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            start = time.perf_counter()
+            value = function(*args)
+            seconds = time.perf_counter() - start
+    finally:
+        root.removeHandler(kept)
+        ours.setLevel(before)
+    said = [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+    return value, seconds, kept.records, said
+
+
+class Beside:
+    """Module-level functions run in one worker process beside this process's own work.
+
+    For steps that wait on nothing this process computes meanwhile: :meth:`submit` starts
+    one (in the order submitted), :meth:`result` waits for it and returns its value and its
+    seconds in the worker. Each one's log records and warnings are given to this process's
+    loggers and warning filters when its result is taken, with the time they were made, so a
+    run's log loses none. Where a step runs cannot change its result: the worker runs the
+    same code on the same inputs, with one thread for numpy's and numba's math, as
+    :func:`run_jobs`' workers do on two cores.
+
+    Use it as a context manager: on leaving normally it waits for what is still running; on
+    an exception (Ctrl-C, :class:`~simscore.errors.RunStopped`) it ends the worker at once.
+    The worker also ends itself when this process is gone.
+
+    Examples
+    --------
+    >>> with Beside() as beside:
+    ...     started = beside.submit(pow, 2, 10)
+    ...     value, seconds = beside.result(started)
+    >>> value
+    1024
+    """
+
+    def __init__(self) -> None:
+        from joblib.externals.loky import ProcessPoolExecutor
+
+        self._executor = ProcessPoolExecutor(max_workers=1, env=dict(_BESIDE_ENV))
+
+    def submit(self, function: Callable[..., Any], *args: Any) -> Future[Any]:
+        """Start ``function(*args)`` in the worker after what was submitted before."""
+        level = logging.getLogger("simscore").getEffectiveLevel()
+        return self._executor.submit(_beside_job, function, os.getpid(), level, args)
+
+    @staticmethod
+    def result(future: Future[Any]) -> tuple[Any, float]:
+        """Wait for a submitted step: its value and its seconds in the worker (its exception is raised here)."""
+        value, seconds, records, said = future.result()
+        for record in records:
+            logger = logging.getLogger(record.name)
+            if logger.isEnabledFor(record.levelno):
+                logger.handle(record)
+        for message, category, filename, lineno in said:
+            warnings.warn_explicit(message, category, filename, lineno)
+        return value, seconds
+
+    def close(self, *, stop: bool = False) -> None:
+        """Wait for the steps still running, or (``stop``) end the worker at once."""
+        self._executor.shutdown(wait=not stop, kill_workers=stop)
+
+    def __enter__(self) -> Beside:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        self.close(stop=kind is not None)

@@ -25,6 +25,15 @@ LOG = """\
 [2026-12-02 21:04:20,000] total: 428.0 s
 """
 
+#: A run that draws its figures while explain runs beside them (two jobs), then writes the report.
+LOG_BESIDE = """[21:00:00] final, handcrafted and random policies on the final evaluation users (beside the scoring): 15.8 s
+[21:00:05] consequences (27 comparisons, 2 continuations per context, beside the scoring): 15.0 s
+[21:00:15] figures: 9.8 s
+[21:00:18] explain: 12.8 s -> /tmp/p1/explain/explain.md (beside the figures)
+[21:00:20] report: 1.3 s -> /tmp/p1/report.md
+[21:00:20] total: 135.1 s
+"""
+
 
 def test_step_seconds_reads_each_step_of_the_run_log(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(SCRIPT.parent))
@@ -34,6 +43,10 @@ def test_step_seconds_reads_each_step_of_the_run_log(monkeypatch: pytest.MonkeyP
         "training": 123.4, "contexts": 0.5, "responding": 9.0, "embedding texts": 132.0,
         "behaviour maps": 6.5, "scoring (incl. embedding, maps)": 168.0, "consequences": 16.2, "explain": 36.0,
         "figures and report": 38.0, "total": 428.0,
+    }
+    assert bench_demo.step_seconds(LOG_BESIDE) == {
+        "final/handcrafted/random policies": 15.8, "consequences": 15.0, "explain": 12.8, "figures": 9.8,
+        "report": 1.3, "total": 135.1,
     }
 
 
@@ -49,13 +62,13 @@ def test_a_tiny_demo_is_profiled_step_by_step_beside_its_limits(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     rows = {r["step"]: r for r in json.loads(out.read_text(encoding="utf-8"))}
     assert list(rows) == ["training", "contexts", "responding", "behaviour maps", "scoring (incl. embedding, maps)",
-                          "final/handcrafted/random policies", "consequences", "explain", "figures and report",
+                          "final/handcrafted/random policies", "consequences", "explain", "figures", "report",
                           "total"]
     assert "embedding texts" not in rows  # action measures embed nothing
     # 6 runs x (100 training + 10 evaluation dialogues at each of 10 checkpoints), one worker
     assert rows["training"]["limit"] == "simulator alone, 1,200 dialogues / 1 workers"
-    assert rows["figures and report"]["limit"].startswith("savefig of ")
-    for step in ("training", "figures and report"):
+    assert rows["figures"]["limit"].startswith("savefig of ")
+    for step in ("training", "figures"):
         assert rows[step]["limit_seconds"] > 0
         assert rows[step]["ratio"] == pytest.approx(rows[step]["seconds"] / rows[step]["limit_seconds"])
     assert rows["total"]["share"] == 1.0

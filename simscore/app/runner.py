@@ -28,7 +28,12 @@ tables, ``explain/``, figures and report are kept when what made them is unchang
 (:class:`simscore.app.experiment.provenance.MadeFrom`).
 
 Steps 1 and 3 are independent jobs run through :func:`simscore.parallel.run_jobs` (local
-processes, or a Dask cluster). Configuration: :class:`ExperimentConfig`, from a TOML file
+processes, or a Dask cluster). In step 4 the pieces that wait on no score -- the reference
+policies, the consequences' replays and explain -- run in one worker process beside this one
+(:class:`simscore.parallel.Beside`) from when the texts are embedded: what is left of the
+scoring, and then the figures, keep about one core busy. The tables, figures and report are
+the same, byte for byte, as when everything runs in this process (``n_jobs=1``, or with a
+Dask scheduler). Configuration: :class:`ExperimentConfig`, from a TOML file
 (``simscore run experiment.toml``) or the embedded small default (``simscore demo``).
 """
 
@@ -36,13 +41,15 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import json
 import logging
 import os
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +74,7 @@ from simscore.app.experiment.steps import CollectionSettings, ConsequencesSettin
 from simscore.errors import SimscoreError
 from simscore.io import atomic_write_text, is_temporary
 from simscore.measures import Measure, resolve_measures, with_cache_dir
-from simscore.parallel import run_jobs, stop_on_signals
+from simscore.parallel import Beside, run_jobs, stop_on_signals
 from simscore.progress import LineClock, track
 
 __all__ = ["run_experiment", "collection_stream"]
@@ -177,7 +184,9 @@ def run_experiment(
     out_dir : path-like
         Output folder; finished pieces already in it are reused.
     n_jobs : int, optional
-        Local worker processes for training and responding (default: one per core).
+        Local worker processes for training, responding and the consequences' replays (default:
+        one per core); with more than one, and more than one core, the steps that wait on no
+        score run in a worker beside the scoring. 1 runs everything in this process.
     scheduler : str, optional
         Dask scheduler address (``tcp://host:port``) to run those jobs on instead.
     progress : bool
@@ -272,27 +281,39 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
                            unit="policies", progress=progress))
     logger.info("responses: %d new response files, %.1f s", written, time.perf_counter() - t0)
 
-    # 4. scoring, tables, explain, figures, report: each made again only when what made it changed
+    # 4. scoring, tables, explain, figures, report: each made again only when what made it changed. The steps that
+    # wait on no score (the reference policies, consequences, explain) run beside the scoring in one worker process
+    # from when the texts are embedded, since what is left of the scoring keeps about one core busy
     made = MadeFrom(folder)
     upstream = upstream_digest(folder)
     record = _record(config, measures, command)
     evaluations = _evaluation_records(config, folder)
     tables_digest = digest_of("tables", {k: v for k, v in record.to_meta().items() if k != "date"}, upstream,
                               evaluations.to_csv())
-    tables: dict[str, pd.DataFrame] | None = None
-    if made.current("tables", tables_digest):
-        logger.info("tables: kept (made by an earlier run from the same responses and settings)")
-    else:
-        made.forget("tables")
-        tables, record, table_files = _score(config, measures, folder, context_sets, evaluations, command, progress,
-                                             made=made, n_jobs=n_jobs, scheduler=scheduler)
-        made.record("tables", tables_digest, table_files)
     explain_digest = digest_of("explain", upstream, record.versions, config.bootstrap_seed, list(context_sets))
-    if made.current("explain", explain_digest):
-        logger.info("explain: kept (made by an earlier run from the same responses and settings)")
-    else:
-        made.forget("explain")
-        if _explain(folder, context_sets, config.bootstrap_seed, n_jobs, progress):
+    tables_kept = made.current("tables", tables_digest)
+    with contextlib.nullcontext() if tables_kept else _beside(n_jobs, scheduler) as beside:
+        explain: _Step | None = None
+        if made.current("explain", explain_digest):
+            logger.info("explain: kept (made by an earlier run from the same responses and settings)")
+        else:
+            made.forget("explain")
+            explain = _Step(beside, "the figures", functools.partial(
+                _explain_job, folder.root, tuple(context_sets), config.bootstrap_seed,
+                1 if beside is not None else n_jobs, progress and beside is None))
+        tables: dict[str, pd.DataFrame] | None = None
+        figures: dict[str, Path] | None = None
+        if tables_kept:
+            logger.info("tables: kept (made by an earlier run from the same responses and settings)")
+        else:
+            made.forget("tables")
+            tables, record, table_files = _score(config, measures, folder, context_sets, evaluations, command,
+                                                 progress, made=made, n_jobs=n_jobs, scheduler=scheduler,
+                                                 beside=beside, explain=explain)
+            made.record("tables", tables_digest, table_files)
+            made.forget("report")  # the tables are new: so are the figures, drawn while explain may still run
+            figures = _figures(folder, tables, record, progress)
+        if explain is not None and _explained(explain):
             made.record("explain", explain_digest, _files(folder.explain))
     report_digest = digest_of("report", tables_digest, explain_digest if made.current("explain", explain_digest)
                               else None)
@@ -301,37 +322,79 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
         logger.info("figures and report: kept (made by an earlier run from the same tables)")
     else:
         made.forget("report")
-        path = _report(folder, tables, record, progress)
+        path = _report(folder, tables, record, progress, figures)
         made.record("report", report_digest, [path, *_files(folder.figures)])
     logger.info("total: %.1f s", time.perf_counter() - started)
     return path
 
 
+class _Step:
+    """A step of the run that waits on no score: run here when its result is asked for, or, once started,
+    by the worker beside this process (``beside``: what it runs beside, for the log)."""
+
+    def __init__(self, worker: Beside | None, beside: str, function: Callable[[], Any]) -> None:
+        self.worker, self.beside, self.function = worker, beside, function
+        self.future: Future[Any] | None = None
+
+    def start(self) -> None:
+        if self.worker is not None and self.future is None:
+            self.future = self.worker.submit(self.function)
+
+    def result(self) -> tuple[Any, float, str]:
+        """Its value, its own seconds and, for the log, what it ran beside ("" when it ran here)."""
+        if self.future is None:
+            start = time.perf_counter()
+            return self.function(), time.perf_counter() - start, ""
+        value, seconds = Beside.result(self.future)
+        return value, seconds, f"beside {self.beside}"
+
+
+def _beside(n_jobs: int | None, scheduler: str | None) -> contextlib.AbstractContextManager[Beside | None]:
+    """The worker beside this process: none with one job (everything in this process), on a Dask cluster
+    (whose workers run the jobs) or on one core."""
+    if n_jobs == 1 or scheduler is not None or (os.cpu_count() or 1) < 2:
+        return contextlib.nullcontext()
+    return Beside()
+
+
 def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: ExperimentFolder,
            context_sets: Sequence[str], evaluations: pd.DataFrame, command: str | None,
-           progress: bool, *, made: MadeFrom, n_jobs: int | None, scheduler: str | None,
-           ) -> tuple[dict[str, pd.DataFrame], RunRecord, list[Path]]:
-    """Score every comparison and save the tables (the index last); the tables, their record and files."""
+           progress: bool, *, made: MadeFrom, n_jobs: int | None, scheduler: str | None, beside: Beside | None,
+           explain: _Step | None) -> tuple[dict[str, pd.DataFrame], RunRecord, list[Path]]:
+    """Score every comparison and save the tables (the index last); the tables, their record and files. The
+    reference policies, the consequences and ``explain`` are started ``beside`` once the texts are embedded."""
     t0 = time.perf_counter()
     from simscore.app.experiment.analyses import score_experiment
+    from simscore.app.experiment.reference import reference_policies
 
-    tables = score_experiment(config.for_scoring, measures, folder, context_sets, evaluations, progress)
+    record = _record(config, measures, command)
+    here = beside is None  # the steps run here, one after the other, with their progress
+    reference = _Step(beside, "the scoring", functools.partial(
+        reference_policies, config.for_reference, folder, progress=progress and here))
+    replayed = config.for_consequences
+    consequences = (None if replayed is None else
+                    _consequences(replayed, folder, made, record.versions, beside=beside,
+                                  n_jobs=n_jobs if here else 1, scheduler=scheduler, progress=progress and here))
+    steps = [step for step in (reference, consequences, explain) if isinstance(step, _Step)]
+
+    def embedded() -> None:
+        for step in steps:
+            step.start()
+
+    tables = score_experiment(config.for_scoring, measures, folder, context_sets, evaluations, progress, embedded)
     held_out = config.for_held_out
     if held_out is not None:
         from simscore.app.experiment.flow_strata import flow_strata_tables
 
         tables.update(flow_strata_tables(held_out, measures, folder, progress=progress))
-    record = _record(config, measures, command)
     logger.info("scoring (all comparisons, %d measures): %.1f s", len(record.signatures), time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    from simscore.app.experiment.reference import reference_policies
-
-    tables["policies"] = reference_policies(config.for_reference, folder, progress=progress)
-    logger.info("final, handcrafted and random policies on the final evaluation users: %.1f s", time.perf_counter() - t0)
-    consequences = config.for_consequences
-    if consequences is not None:
-        tables["consequences"] = _consequences(consequences, folder, made, record.versions, n_jobs=n_jobs,
-                                               scheduler=scheduler, progress=progress)
+    tables["policies"], seconds, where = reference.result()
+    logger.info("final, handcrafted and random policies on the final evaluation users%s: %.1f s",
+                f" ({where})" if where else "", seconds)
+    if isinstance(consequences, _Step) and replayed is not None:
+        tables["consequences"] = _consequences_made(consequences, replayed, folder, made, record.versions)
+    elif consequences is not None:
+        tables["consequences"] = consequences
     from simscore.analysis.tables_io import save_tables
 
     # the index and the report are written last: while the tables are replaced, there is neither
@@ -341,39 +404,69 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
     return tables, record, [folder.tables_index, *written.values(), *(p.with_suffix(".csv") for p in written.values())]
 
 
-def _consequences(settings: ConsequencesSettings, folder: ExperimentFolder, made: MadeFrom,
-                  versions: Mapping[str, str], *, n_jobs: int | None, scheduler: str | None,
-                  progress: bool) -> pd.DataFrame:
-    """The ``consequences`` table: kept in ``cache/consequences/`` while what made it stays, else made there."""
-    from simscore.analysis.tables_io import INDEX_FILE, load_tables, save_tables
-    from simscore.app.experiment.consequences import POOLED, consequences_table, input_files
+def _consequences_digest(settings: ConsequencesSettings, folder: ExperimentFolder, versions: Mapping[str, str]) -> str:
+    from simscore.app.experiment.consequences import input_files
     from simscore.io import files_digest
 
-    t0 = time.perf_counter()
-    digest = digest_of("consequences", settings.to_dict(), versions,
-                       files_digest(folder.root, input_files(settings, folder)))
-    cache = folder.consequences_cache
-    if made.current("consequences", digest):
+    return digest_of("consequences", settings.to_dict(), versions,
+                     files_digest(folder.root, input_files(settings, folder)))
+
+
+def _consequences(settings: ConsequencesSettings, folder: ExperimentFolder, made: MadeFrom,
+                  versions: Mapping[str, str], *, beside: Beside | None, n_jobs: int | None, scheduler: str | None,
+                  progress: bool) -> pd.DataFrame | _Step:
+    """The ``consequences`` table kept in ``cache/consequences/`` while what made it stays, else the step that
+    makes it (:func:`_consequences_made` saves it there)."""
+    from simscore.analysis.tables_io import load_tables
+    from simscore.app.experiment.consequences import consequences_table
+
+    if made.current("consequences", _consequences_digest(settings, folder, versions)):
         logger.info("consequences: kept (made by an earlier run from the same checkpoints, contexts and settings)")
-        return load_tables(cache).tables["consequences"]
+        return load_tables(folder.consequences_cache).tables["consequences"]
     made.forget("consequences")
-    table = consequences_table(settings, folder, n_jobs=n_jobs, scheduler=scheduler, progress=progress)
+    return _Step(beside, "the scoring", functools.partial(
+        consequences_table, settings, folder, n_jobs=n_jobs, scheduler=scheduler, progress=progress))
+
+
+def _consequences_made(step: _Step, settings: ConsequencesSettings, folder: ExperimentFolder, made: MadeFrom,
+                       versions: Mapping[str, str]) -> pd.DataFrame:
+    """The ``consequences`` table of ``step``, saved in ``cache/consequences/`` with what made it."""
+    from simscore.analysis.tables_io import INDEX_FILE, save_tables
+    from simscore.app.experiment.consequences import POOLED
+
+    table, seconds, where = step.result()
+    digest = _consequences_digest(settings, folder, versions)
+    cache = folder.consequences_cache
     written = save_tables(cache, {"consequences": table}, {"digest": digest})["consequences"]
     made.record("consequences", digest, [cache / INDEX_FILE, written, written.with_suffix(".csv")])
-    logger.info("consequences (%d comparisons, %d continuations per context): %.1f s",
-                table.loc[table["pair"] != POOLED, "pair"].nunique(), settings.continuations, time.perf_counter() - t0)
+    logger.info("consequences (%d comparisons, %d continuations per context%s): %.1f s",
+                table.loc[table["pair"] != POOLED, "pair"].nunique(), settings.continuations,
+                f", {where}" if where else "", seconds)
     return table
 
 
+def _figures(folder: ExperimentFolder, tables: dict[str, pd.DataFrame], record: RunRecord,
+             progress: bool) -> dict[str, Path]:
+    """Draw the report's figures from ``tables`` (the report itself waits for explain); their paths."""
+    from simscore.app.report import document as report
+
+    start = time.perf_counter()
+    figures = report.draw_figures(folder.root, tables, record, progress=progress)
+    logger.info("figures: %.1f s", time.perf_counter() - start)
+    return figures
+
+
 def _report(folder: ExperimentFolder, tables: dict[str, pd.DataFrame] | None, record: RunRecord,
-            progress: bool) -> Path:
-    """Draw the figures and write the report, from ``tables`` or (None) from the saved tables."""
+            progress: bool, figures: dict[str, Path] | None) -> Path:
+    """Write the report, from ``tables`` (with its ``figures``, drawn unless given) or (None) from the saved
+    tables, whose figures are drawn again."""
     from simscore.app.report import document as report
 
     t0 = time.perf_counter()
-    path = (report.write_report(folder.root, tables, record, figures=None, progress=progress) if tables is not None
+    path = (report.write_report(folder.root, tables, record, figures=figures, progress=progress) if tables is not None
             else report.rebuild_report(folder.root, progress=progress))
-    logger.info("figures and report: %.1f s -> %s", time.perf_counter() - t0, path)
+    logger.info("%s: %.1f s -> %s", "report" if figures is not None else "figures and report",
+                time.perf_counter() - t0, path)
     return path
 
 
@@ -405,19 +498,21 @@ def _preload_text_models(measures: Sequence[Measure]) -> None:
         threading.Thread(target=load_all, name="simscore-preload", daemon=True).start()
 
 
-def _explain(folder: ExperimentFolder, context_sets: Sequence[str], seed: int, n_jobs: int | None,
-             progress: bool) -> bool:
-    """``simscore explain`` of the scored context sets into ``explain/`` (a failure is logged, not raised);
-    whether it was written."""
+def _explain_job(root: Path, context_sets: tuple[str, ...], seed: int, n_jobs: int | None, progress: bool) -> Path:
+    """``simscore explain`` of the scored context sets into ``explain/`` (the run records the piece itself)."""
     from simscore.app.inspect.explain import explain
 
-    t0 = time.perf_counter()
+    return explain(root, seed=seed, n_jobs=n_jobs, context_sets=context_sets, progress=progress, as_run=True)
+
+
+def _explained(step: _Step) -> bool:
+    """Wait for explain's step (a failure is logged, not raised); whether it was written."""
     try:
-        path = explain(folder.root, seed=seed, n_jobs=n_jobs, context_sets=context_sets, progress=progress)
+        path, seconds, where = step.result()
     except (SimscoreError, ValueError) as exc:
         logger.warning("explain skipped: %s", exc)
         return False
-    logger.info("explain: %.1f s -> %s", time.perf_counter() - t0, path)
+    logger.info("explain: %.1f s -> %s%s", seconds, path, f" ({where})" if where else "")
     return True
 
 

@@ -114,3 +114,68 @@ def test_the_command_lets_openmp_threads_sleep_unless_told_otherwise(monkeypatch
         main(["--help"])
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
     assert "usage: simscore" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- Beside
+# Module-level functions: they run in the worker process.
+
+
+def _worker_facts(x: int) -> tuple[int, int, str | None]:
+    """x squared, the worker's pid and its BLAS thread setting; logs and warns on the way."""
+    import logging
+    import warnings
+
+    logging.getLogger("simscore.test_beside").info("squaring %d", x)
+    logging.getLogger("simscore.test_beside").debug("not shown at INFO")
+    warnings.warn(f"about {x}", UserWarning, stacklevel=1)
+    return x * x, os.getpid(), os.environ.get("OPENBLAS_NUM_THREADS")
+
+
+def _worker_fails(message: str) -> None:
+    from simscore.errors import ExperimentError
+
+    raise ExperimentError(message)
+
+
+def _worker_pid_then_sleep(folder: str) -> None:
+    Path(folder, "beside").write_text(str(os.getpid()))
+    time.sleep(60)
+
+
+def test_beside_returns_values_in_a_worker_and_hands_back_its_logs_and_warnings(caplog):
+    import logging
+
+    from simscore.parallel import Beside
+
+    with caplog.at_level(logging.INFO, logger="simscore"), pytest.warns(UserWarning, match="^about [34]$"), \
+            Beside() as beside:
+        first, second = beside.submit(_worker_facts, 3), beside.submit(_worker_facts, 4)
+        (square, pid, blas), seconds = beside.result(first)
+        assert beside.result(second)[0][:2] == (16, pid)  # one worker, in the order submitted
+    assert square == 9 and pid != os.getpid() and blas == "1" and 0 <= seconds < 30
+    said = [(r.name, r.levelname, r.getMessage()) for r in caplog.records if r.name == "simscore.test_beside"]
+    assert said == [("simscore.test_beside", "INFO", "squaring 3"), ("simscore.test_beside", "INFO", "squaring 4")]
+
+
+def test_beside_raises_the_worker_s_error_here():
+    from simscore.errors import ExperimentError
+    from simscore.parallel import Beside
+
+    with Beside() as beside:
+        failed = beside.submit(_worker_fails, "explain: no context set")
+        with pytest.raises(ExperimentError, match="^explain: no context set$"):
+            beside.result(failed)
+
+
+def test_beside_ends_its_worker_when_left_by_an_exception(tmp_path):
+    from simscore.parallel import Beside
+
+    with pytest.raises(KeyboardInterrupt), Beside() as beside:
+        beside.submit(_worker_pid_then_sleep, str(tmp_path))
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "beside").exists():
+            assert time.monotonic() < deadline, "the worker did not start"
+            time.sleep(0.05)
+        pid = int((tmp_path / "beside").read_text())
+        raise KeyboardInterrupt
+    assert _gone_within([pid], 10) < 10

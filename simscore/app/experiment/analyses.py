@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -284,8 +284,10 @@ def assemble_tables(scored: Sequence[SetScores], measures: Sequence[Measure], pe
 
 
 def score_experiment(settings: ScoringSettings, measures: Sequence[Measure], folder: ExperimentFolder,
-                     context_sets: Sequence[str], performance: pd.DataFrame, progress: bool) -> dict[str, pd.DataFrame]:
-    """Steps 1-4 above: the experiment's tables from the responses saved in ``folder``."""
+                     context_sets: Sequence[str], performance: pd.DataFrame, progress: bool,
+                     embedded: Callable[[], object] | None = None) -> dict[str, pd.DataFrame]:
+    """Steps 1-4 above: the experiment's tables from the responses saved in ``folder`` (``embedded``: called
+    once the texts are embedded, when what is left keeps about one core busy)."""
     from contexts import ContextSet
 
     responses = read_responses(settings, folder, context_sets)
@@ -297,6 +299,8 @@ def score_experiment(settings: ScoringSettings, measures: Sequence[Measure], fol
     steps = len(context_sets) * (2 * len(settings.runs) + len(settings.rewards) + 1)
     with Progress(steps, "scoring", unit="analyses", enabled=progress) as bar:
         prepare_text_measures(measures, responses, bar, also=list(handcrafted.values()))
+        if embedded is not None:
+            embedded()
         scored = [score_set(data, measures, final=responses.final, bootstrap=settings.bootstrap, bar=bar)
                   for data in responses.sets]
     tables = assemble_tables(scored, measures, performance, settings.bootstrap)

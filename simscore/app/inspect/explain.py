@@ -327,7 +327,8 @@ def _plot_floor(floor: pd.DataFrame, path: Path) -> None:
 
 
 def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, top: int = 5,
-            n_jobs: int | None = 1, context_sets: Sequence[str] | None = None, progress: bool = False) -> Path:
+            n_jobs: int | None = 1, context_sets: Sequence[str] | None = None, progress: bool = False,
+            as_run: bool = False) -> Path:
     """Write ``DIR/explain/`` (``explain.md``, CSV tables, a PNG) for an experiment output folder.
 
     Parameters
@@ -347,6 +348,11 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
         The context sets to explain (default: every one with responses under ``responses/``).
     progress : bool
         Show the progress of its steps (:mod:`simscore.progress`).
+    as_run : bool
+        Made by an experiment run, which forgets and records the piece in the folder's
+        ``cache/pieces.json`` itself (maybe while this runs in another process): leave that
+        file alone. Otherwise (the default) the record of ``explain/`` is dropped first, so a
+        later run makes it again with its own settings.
 
     Returns
     -------
@@ -371,7 +377,8 @@ def explain(directory: str | Path, *, seed: int = 0, n_permutations: int = 200, 
     if not data:
         raise SimscoreError(f"{folder.root}: no context set with responses of two or more runs under responses/")
     out = folder.explain
-    remaking(folder, "explain")  # other settings than a run's, maybe: a run makes it again
+    if not as_run:
+        remaking(folder, "explain")  # other settings than a run's, maybe: a run makes it again
     out.mkdir(exist_ok=True)
     rewards_all = sorted({r.reward for d in data for r in d.runs})
     pair = ("ts", "iq") if {"ts", "iq"} <= set(rewards_all) else tuple((rewards_all + [""])[:2])

@@ -106,6 +106,7 @@ __all__ = [
     "SATURATED_SUCCESS",
     "PAPER_MARK",
     "build_report",
+    "draw_figures",
     "write_report",
     "rebuild_report",
 ]
@@ -550,6 +551,20 @@ _FINDING_TABLES = ("convergence", "seeds", "reward_models", "correlation", "firs
                    "contexts")
 
 
+def draw_figures(directory: str | os.PathLike[str], tables: Mapping[str, pd.DataFrame],
+                 record: RunRecord | Mapping[str, Any] | None = None, *, progress: bool = False) -> dict[str, Path]:
+    """Draw the report's figures of ``tables`` into ``DIR/figures`` (:func:`simscore.plots.make_figures` with the
+    record's bootstrap settings and the paper's values); figure name → path, for :func:`write_report`. The
+    folder's record of what made its report is dropped first (the figures are the report's)."""
+    from simscore.plots import make_figures
+
+    folder = ExperimentFolder(directory)
+    record = record if isinstance(record, RunRecord) else RunRecord.from_meta(record)
+    remaking(folder, "report")
+    return make_figures(folder.figures, tables, bootstrap=record.bootstrap_settings,
+                        references=paper_references(), progress=progress)
+
+
 def write_report(
     directory: str | os.PathLike[str],
     tables: Mapping[str, pd.DataFrame],
@@ -577,14 +592,11 @@ def write_report(
     Path
         The report file.
     """
-    from simscore.plots import make_figures
-
     folder = ExperimentFolder(directory)
     record = record if isinstance(record, RunRecord) else RunRecord.from_meta(record)
     remaking(folder, "report")
     if figures is None:
-        figures = make_figures(folder.figures, tables, bootstrap=record.bootstrap_settings,
-                               references=paper_references(), progress=progress)
+        figures = draw_figures(folder.root, tables, record, progress=progress)
     else:
         missing = [str(p) for p in figures.values() if not Path(p).is_file()]
         if missing:

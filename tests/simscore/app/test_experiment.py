@@ -202,6 +202,31 @@ def test_rerun_reuses_everything_and_gives_the_same_tables(tiny_run, tmp_path, c
 
 
 @pytest.mark.slow
+def test_steps_beside_the_scoring_give_the_same_files(tiny_run, tmp_path, caplog):
+    """With two jobs the reference policies, the consequences and explain run in a worker beside the scoring and
+    the figures: every table, explain's files, the figures and the report equal the one-process run's, byte for
+    byte (training and responses are kept; only their bookkeeping, ``cache/pieces.json``, is dropped)."""
+    out, _ = tiny_run
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    (copy / "cache" / "pieces.json").unlink()
+    with caplog.at_level(logging.INFO, logger="simscore"):
+        run_experiment(TINY, copy, n_jobs=2, progress=False)
+    log = (copy / "run.log").read_text(encoding="utf-8")
+    for said in ("final, handcrafted and random policies on the final evaluation users (beside the scoring): ",
+                 "continuations per context, beside the scoring): ", "(beside the figures)",
+                 "explain: wrote "):  # a line the worker logs
+        assert said in caplog.text and said in log, said
+    made = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and p.suffix in (".csv", ".json", ".md",
+                                                                                               ".png")
+                  and p.parts[len(out.parts)] not in ("runs", "responses", "contexts", "logs", "cache"))
+    assert len(made) > 40 and Path("explain/explain.md") in made and Path("figures/convergence.png") in made
+    for name in made:
+        ours, theirs = (copy / name).read_bytes(), (out / name).read_bytes()
+        assert ours.replace(b"Explain: copy", b"Explain: " + out.name.encode()) == theirs, name
+
+
+@pytest.mark.slow
 def test_a_rerun_remakes_what_changed_and_only_that(tiny_run, tmp_path, caplog, figures_off):
     out, _ = tiny_run
     folder = tmp_path / "x"

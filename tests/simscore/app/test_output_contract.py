@@ -220,6 +220,7 @@ MECHANISM = {"simscore.plots.output.png_target", "simscore.io.output.atomic_open
 #: Writers of a folder they own and resume or regenerate (an experiment, a training run, its figures).
 FOLDER_WRITERS = {
     "simscore.app.runner.run_experiment", "simscore.app.inspect.explain.explain", "simscore.app.report.document.write_report",
+    "simscore.app.report.document.draw_figures",
     "simscore.app.report.document.rebuild_report", "simscore.analysis.tables_io.save_tables", "simscore.plots.experiment.make_figures",
     "policies.gpsarsa.training.train",
     "simscore.app.experiment.provenance.stale_random_responses", "simscore.app.experiment.held_out.build_held_out",
