@@ -29,7 +29,7 @@ LOG = """\
 LOG_BESIDE = """[21:00:00] final, handcrafted and random policies on the final evaluation users (beside the scoring): 15.8 s
 [21:00:05] consequences (27 comparisons, 2 continuations per context, beside the scoring): 15.0 s
 [21:00:15] figures: 9.8 s
-[21:00:18] explain: 12.8 s -> /tmp/p1/explain/explain.md (beside the figures)
+[21:00:18] explain: 12.8 s -> /tmp/p1/explain/explain.md (beside the scoring and the figures)
 [21:00:20] report: 1.3 s -> /tmp/p1/report.md
 [21:00:20] total: 135.1 s
 """

@@ -298,7 +298,7 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
             logger.info("explain: kept (made by an earlier run from the same responses and settings)")
         else:
             made.forget("explain")
-            explain = _Step(beside, "the figures", functools.partial(
+            explain = _Step(beside, "the scoring and the figures", functools.partial(
                 _explain_job, folder.root, tuple(context_sets), config.bootstrap_seed,
                 1 if beside is not None else n_jobs, progress and beside is None))
         tables: dict[str, pd.DataFrame] | None = None

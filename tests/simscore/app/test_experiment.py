@@ -214,7 +214,7 @@ def test_steps_beside_the_scoring_give_the_same_files(tiny_run, tmp_path, caplog
         run_experiment(TINY, copy, n_jobs=2, progress=False)
     log = (copy / "run.log").read_text(encoding="utf-8")
     for said in ("final, handcrafted and random policies on the final evaluation users (beside the scoring): ",
-                 "continuations per context, beside the scoring): ", "(beside the figures)",
+                 "continuations per context, beside the scoring): ", "(beside the scoring and the figures)",
                  "explain: wrote "):  # a line the worker logs
         assert said in caplog.text and said in log, said
     made = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and p.suffix in (".csv", ".json", ".md",
