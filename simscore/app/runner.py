@@ -375,7 +375,7 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
     consequences = (None if replayed is None else
                     _consequences(replayed, folder, made, record.versions, beside=beside,
                                   n_jobs=n_jobs if here else 1, scheduler=scheduler, progress=progress and here))
-    steps = [step for step in (reference, consequences, explain) if isinstance(step, _Step)]
+    steps = [step for step in (reference, consequences and consequences[0], explain) if step is not None]
 
     def embedded() -> None:
         for step in steps:
@@ -391,10 +391,8 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
     tables["policies"], seconds, where = reference.result()
     logger.info("final, handcrafted and random policies on the final evaluation users%s: %.1f s",
                 f" ({where})" if where else "", seconds)
-    if isinstance(consequences, _Step) and replayed is not None:
-        tables["consequences"] = _consequences_made(consequences, replayed, folder, made, record.versions)
-    elif consequences is not None:
-        tables["consequences"] = consequences
+    if consequences is not None:
+        tables["consequences"] = consequences[1]()
     from simscore.analysis.tables_io import save_tables
 
     # the index and the report are written last: while the tables are replaced, there is neither
@@ -404,45 +402,36 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
     return tables, record, [folder.tables_index, *written.values(), *(p.with_suffix(".csv") for p in written.values())]
 
 
-def _consequences_digest(settings: ConsequencesSettings, folder: ExperimentFolder, versions: Mapping[str, str]) -> str:
-    from simscore.app.experiment.consequences import input_files
-    from simscore.io import files_digest
-
-    return digest_of("consequences", settings.to_dict(), versions,
-                     files_digest(folder.root, input_files(settings, folder)))
-
-
 def _consequences(settings: ConsequencesSettings, folder: ExperimentFolder, made: MadeFrom,
                   versions: Mapping[str, str], *, beside: Beside | None, n_jobs: int | None, scheduler: str | None,
-                  progress: bool) -> pd.DataFrame | _Step:
-    """The ``consequences`` table kept in ``cache/consequences/`` while what made it stays, else the step that
-    makes it (:func:`_consequences_made` saves it there)."""
-    from simscore.analysis.tables_io import load_tables
-    from simscore.app.experiment.consequences import consequences_table
+                  progress: bool) -> tuple[_Step | None, Callable[[], pd.DataFrame]]:
+    """The step that makes the ``consequences`` table (None: the table kept in ``cache/consequences/`` while what
+    made it stays), and what gives the table (made: saved there with what made it)."""
+    from simscore.analysis.tables_io import INDEX_FILE, load_tables, save_tables
+    from simscore.app.experiment.consequences import POOLED, consequences_table, input_files
+    from simscore.io import files_digest
 
-    if made.current("consequences", _consequences_digest(settings, folder, versions)):
+    digest = digest_of("consequences", settings.to_dict(), versions,
+                       files_digest(folder.root, input_files(settings, folder)))
+    cache = folder.consequences_cache
+    if made.current("consequences", digest):
         logger.info("consequences: kept (made by an earlier run from the same checkpoints, contexts and settings)")
-        return load_tables(folder.consequences_cache).tables["consequences"]
+        kept = load_tables(cache).tables["consequences"]
+        return None, lambda: kept
     made.forget("consequences")
-    return _Step(beside, "the scoring", functools.partial(
+    step = _Step(beside, "the scoring", functools.partial(
         consequences_table, settings, folder, n_jobs=n_jobs, scheduler=scheduler, progress=progress))
 
+    def saved() -> pd.DataFrame:
+        table, seconds, where = step.result()
+        written = save_tables(cache, {"consequences": table}, {"digest": digest})["consequences"]
+        made.record("consequences", digest, [cache / INDEX_FILE, written, written.with_suffix(".csv")])
+        logger.info("consequences (%d comparisons, %d continuations per context%s): %.1f s",
+                    table.loc[table["pair"] != POOLED, "pair"].nunique(), settings.continuations,
+                    f", {where}" if where else "", seconds)
+        return table
 
-def _consequences_made(step: _Step, settings: ConsequencesSettings, folder: ExperimentFolder, made: MadeFrom,
-                       versions: Mapping[str, str]) -> pd.DataFrame:
-    """The ``consequences`` table of ``step``, saved in ``cache/consequences/`` with what made it."""
-    from simscore.analysis.tables_io import INDEX_FILE, save_tables
-    from simscore.app.experiment.consequences import POOLED
-
-    table, seconds, where = step.result()
-    digest = _consequences_digest(settings, folder, versions)
-    cache = folder.consequences_cache
-    written = save_tables(cache, {"consequences": table}, {"digest": digest})["consequences"]
-    made.record("consequences", digest, [cache / INDEX_FILE, written, written.with_suffix(".csv")])
-    logger.info("consequences (%d comparisons, %d continuations per context%s): %.1f s",
-                table.loc[table["pair"] != POOLED, "pair"].nunique(), settings.continuations,
-                f", {where}" if where else "", seconds)
-    return table
+    return step, saved
 
 
 def _figures(folder: ExperimentFolder, tables: dict[str, pd.DataFrame], record: RunRecord,
