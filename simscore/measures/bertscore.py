@@ -34,6 +34,7 @@ from simscore.errors import (
     TextMeasureError,
     TruncationWarning,
 )
+from simscore.measures._blas import one_blas_thread
 from simscore.measures._cache import LRUCache
 from simscore.measures._encoders import available_cpus
 from simscore.measures._hf import (
@@ -113,8 +114,15 @@ def _f1_per_pair(pairs: list[tuple[str, str]], embedded: dict[str, _Embedded]) -
     written into a float64 block of pairs of similar lengths padded with -inf; then per block
     the best cosine per token, the weighted precision and recall (summed in token order:
     a running sum, so the padding never changes the order) and F1 = 2PR / (P + R), 0 where
-    undefined.
+    undefined. The products run on one BLAS thread (:func:`~simscore.measures._blas.one_blas_thread`), so a
+    score is the same in a process of any number of threads.
     """
+    with one_blas_thread():
+        return _f1_blocks(pairs, embedded)
+
+
+def _f1_blocks(pairs: list[tuple[str, str]], embedded: dict[str, _Embedded]) -> np.ndarray:
+    """:func:`_f1_per_pair`'s work, on the BLAS threads of the caller."""
     texts = list(dict.fromkeys(text for pair in pairs for text in pair))
     emb = {text: embedded[text][0].numpy() for text in texts}
     wts = {text: embedded[text][1].numpy() for text in texts}
@@ -335,8 +343,8 @@ class BertScore(TextMeasure):
     threads : int, optional
         torch's CPU threads while the measure embeds, set once per call and restored after
         (default: every CPU this process may use; a larger value is clamped). The pair scores
-        after the embedding are one small product per pair on the CPU (numpy's, whose threads
-        this does not set).
+        after the embedding are one small product per pair on the CPU, numpy's on one BLAS
+        thread, so that they are the same bits in a process of any number of threads.
     cache_bytes : int, default EMBEDDING_CACHE_BYTES
         Most bytes of token embeddings remembered (least recently used sentences forgotten
         first, and embedded again if needed).

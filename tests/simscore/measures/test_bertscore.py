@@ -147,6 +147,31 @@ def test_bertscore_vectorised_pairs_equal_the_per_pair_computation(bert, monkeyp
         np.testing.assert_allclose(bert._f1_batched(keys, embedded), got, rtol=0, atol=1e-7)
 
 
+def test_bertscore_pair_scores_do_not_depend_on_the_blas_threads():
+    """OpenBLAS splits a product of 60 x 384 by 384 x 80 or more among its threads, and the split changes
+    the rounding (on this project's machine, Haswell kernels: the products below differ in their last bits
+    on one and on two threads). The pair scores are those of one thread, whatever the caller's."""
+    torch = pytest.importorskip("torch")
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from simscore.measures.bertscore import _f1_blocks, _f1_per_pair
+
+    rng = np.random.default_rng(7)
+
+    def entry(tokens: int) -> tuple[object, object]:
+        vectors = rng.standard_normal((tokens, 384)).astype(np.float32)
+        weights = rng.random(tokens)
+        return (torch.from_numpy(vectors / np.linalg.norm(vectors, axis=1, keepdims=True)),
+                torch.from_numpy(weights / weights.sum()))
+
+    embedded = {f"text {k}": entry(tokens) for k, tokens in enumerate((60, 80, 128, 7, 100, 96))}
+    pairs = [(a, b) for a in embedded for b in embedded if a != b]
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        one = _f1_blocks(pairs, embedded)
+    for threads in (2, 4):
+        with threadpoolctl.threadpool_limits(limits=threads, user_api="blas"):
+            assert _f1_per_pair(pairs, embedded).tobytes() == one.tobytes(), threads
+
+
 @pytest.mark.slow
 def test_bertscore_idf_equals_bert_score(bert):
     import bert_score
