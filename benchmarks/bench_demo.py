@@ -13,8 +13,8 @@ same work, what bounds each step:
 * figures and report: matplotlib's ``savefig`` of an empty figure of each PNG's size and dpi.
 
 Steps without a measured limit print "-". The table: step, seconds, share of the total, limit
-(what, seconds), ratio (step / limit). With more than one job, the reference policies, the
-consequences and explain run in a worker beside the scoring and the figures
+(what, seconds), ratio (step / limit). With more than one job, the held-out strata, the reference
+policies, the consequences and explain run in a worker beside the scoring and the figures
 (:mod:`simscore.app.runner`): their seconds are their own, spent beside other steps, so the
 shares then add up to more than the whole.
 
@@ -54,6 +54,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("responding", r"responses: .*?([\d.]+) s$"),
     ("embedding texts", r"text measures: .*?([\d.]+) s$"),
     ("behaviour maps", r"behaviour maps \(.*?([\d.]+) s$"),
+    ("held-out flow strata", r"flow strata on the held-out set.*?([\d.]+) s$"),
     ("scoring (incl. embedding, maps)", r"scoring \(all comparisons.*?([\d.]+) s$"),
     ("final/handcrafted/random policies", r"final, handcrafted and random policies.*?([\d.]+) s$"),
     ("consequences", r"consequences \(.*?([\d.]+) s$"),

@@ -12,12 +12,14 @@ itself within half a second when the process that started it is gone (killed wit
 say), instead of training on for minutes into a folder that a resumed run may already write.
 
 Beside: :class:`Beside` runs steps that wait on nothing of this process's own work in one worker
-process next to it (the experiment's simulations and explain beside its scoring, which mostly
-keeps one core busy); their log records and warnings come back with their results.
+process next to it (the experiment's held-out strata, simulations and explain beside its scoring,
+which mostly keeps one core busy); their log records and warnings come back with their results,
+and a step it has not begun can be taken back.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import os
@@ -244,17 +246,19 @@ def _beside_job(function: Callable[..., Any], parent: int, level: int, args: tup
 class Beside:
     """Module-level functions run in one worker process beside this process's own work.
 
-    For steps that wait on nothing this process computes meanwhile: :meth:`submit` starts
-    one (in the order submitted), :meth:`result` waits for it and returns its value and its
-    seconds in the worker. Each one's log records and warnings are given to this process's
-    loggers and warning filters when its result is taken, with the time they were made, so a
-    run's log loses none. Where a step runs cannot change its result: the worker runs the
-    same code on the same inputs, with one thread for numpy's and numba's math, as
-    :func:`run_jobs`' workers do on two cores.
+    For steps that wait on nothing this process computes meanwhile: :meth:`submit` queues
+    one (the worker runs them one at a time, in the order submitted), :meth:`result` waits
+    for it and returns its value and its seconds in the worker, and :meth:`take_back` takes a
+    step the worker has not started back, for this process to run when it has nothing else to
+    do. Each one's log records and warnings are given to this process's loggers and warning
+    filters when its result is taken, with the time they were made, so a run's log loses none.
+    Where a step runs cannot change its result: the worker runs the same code on the same
+    inputs, with one thread for numpy's and numba's math, as :func:`run_jobs`' workers do on
+    two cores.
 
-    Use it as a context manager: on leaving normally it waits for what is still running; on
-    an exception (Ctrl-C, :class:`~simscore.errors.RunStopped`) it ends the worker at once.
-    The worker also ends itself when this process is gone.
+    Use it as a context manager: on leaving normally it waits for what is still queued or
+    running; on an exception (Ctrl-C, :class:`~simscore.errors.RunStopped`) it drops the queue
+    and ends the worker at once. The worker also ends itself when this process is gone.
 
     Examples
     --------
@@ -269,11 +273,51 @@ class Beside:
         from joblib.externals.loky import ProcessPoolExecutor
 
         self._executor = ProcessPoolExecutor(max_workers=1, env=dict(_BESIDE_ENV))
+        # the steps not started yet: the worker is given one at a time, so that one still here can be taken back
+        self._queue: collections.deque[tuple[Future[Any], Callable[..., Any], int, tuple[Any, ...]]] = \
+            collections.deque()
+        self._changed = threading.Condition()
+        self._closing = False
+        self._feeder = threading.Thread(target=self._feed, name="simscore-beside", daemon=True)
+        self._feeder.start()
 
     def submit(self, function: Callable[..., Any], *args: Any) -> Future[Any]:
-        """Start ``function(*args)`` in the worker after what was submitted before."""
+        """Queue ``function(*args)`` for the worker, after what was submitted before."""
+        future: Future[Any] = Future()
         level = logging.getLogger("simscore").getEffectiveLevel()
-        return self._executor.submit(_beside_job, function, os.getpid(), level, args)
+        with self._changed:
+            if self._closing:
+                raise RuntimeError("Beside: submit after close")
+            self._queue.append((future, function, level, args))
+            self._changed.notify()
+        return future
+
+    def take_back(self, future: Future[Any]) -> bool:
+        """Take a submitted step back if the worker has not started it: True when taken (it is cancelled; run it
+        here), False when it runs or ran there (wait with :meth:`result`)."""
+        with self._changed:
+            for queued in self._queue:
+                if queued[0] is future:
+                    self._queue.remove(queued)
+                    future.cancel()
+                    return True
+        return False
+
+    def _feed(self) -> None:
+        """The feeder thread: gives the worker the queue's steps, one after the other."""
+        while True:
+            with self._changed:
+                while not self._queue and not self._closing:
+                    self._changed.wait()
+                if not self._queue:
+                    return
+                future, function, level, args = self._queue.popleft()
+                if not future.set_running_or_notify_cancel():
+                    continue
+            try:
+                future.set_result(self._executor.submit(_beside_job, function, os.getpid(), level, args).result())
+            except BaseException as error:  # the step's own error, or the worker's end: raised by result()
+                future.set_exception(error)
 
     @staticmethod
     def result(future: Future[Any]) -> tuple[Any, float]:
@@ -288,7 +332,16 @@ class Beside:
         return value, seconds
 
     def close(self, *, stop: bool = False) -> None:
-        """Wait for the steps still running, or (``stop``) end the worker at once."""
+        """Wait for the steps still queued or running, or (``stop``) drop the queue and end the worker at once."""
+        with self._changed:
+            self._closing = True
+            if stop:
+                for queued in self._queue:
+                    queued[0].cancel()
+                self._queue.clear()
+            self._changed.notify()
+        if not stop:
+            self._feeder.join()
         self._executor.shutdown(wait=not stop, kill_workers=stop)
 
     def __enter__(self) -> Beside:

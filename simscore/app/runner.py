@@ -28,12 +28,13 @@ tables, ``explain/``, figures and report are kept when what made them is unchang
 (:class:`simscore.app.experiment.provenance.MadeFrom`).
 
 Steps 1 and 3 are independent jobs run through :func:`simscore.parallel.run_jobs` (local
-processes, or a Dask cluster). In step 4 the pieces that wait on no score -- the reference
-policies, the consequences' replays and explain -- run in one worker process beside this one
-(:class:`simscore.parallel.Beside`) from when the texts are embedded: what is left of the
-scoring, and then the figures, keep about one core busy. The tables, figures and report are
-the same, byte for byte, as when everything runs in this process (``n_jobs=1``, or with a
-Dask scheduler). Configuration: :class:`ExperimentConfig`, from a TOML file
+processes, or a Dask cluster). In step 4 the pieces that wait on no score -- the flow strata of
+the held-out set, the reference policies, the consequences' replays and explain -- run in one
+worker process beside this one (:class:`simscore.parallel.Beside`) from when the texts are
+embedded (the held set's too): what is left of the scoring, and then the figures, keep about one
+core busy. A piece the worker has not begun when this process needs it is taken back and run
+here. The tables, figures and report are the same, byte for byte, as when everything runs in this
+process (``n_jobs=1``, or with a Dask scheduler). Configuration: :class:`ExperimentConfig`, from a TOML file
 (``simscore run experiment.toml``) or the embedded small default (``simscore demo``).
 """
 
@@ -245,8 +246,7 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
 
     # one set of instances: loaded ahead (while training runs), then scoring; the text measures keep their
     # embeddings in the folder's cache, where a later run (or stage) finds them
-    options = with_cache_dir(config.measures, config.measure_options, folder.embedding_cache)
-    measures = resolve_measures(list(config.measures), options=options)
+    measures = _measures(config, folder)
 
     # 1. training of the runs not finished yet (the learner's compiled loops are compiled or loaded here
     # first, so that a fresh environment's numba cache is written by this process, not by several workers)
@@ -282,8 +282,9 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
     logger.info("responses: %d new response files, %.1f s", written, time.perf_counter() - t0)
 
     # 4. scoring, tables, explain, figures, report: each made again only when what made it changed. The steps that
-    # wait on no score (the reference policies, consequences, explain) run beside the scoring in one worker process
-    # from when the texts are embedded, since what is left of the scoring keeps about one core busy
+    # wait on no score (the held-out strata, the reference policies, consequences, explain) run beside the scoring
+    # in one worker process from when the texts are embedded, since what is left of the scoring keeps about one
+    # core busy
     made = MadeFrom(folder)
     upstream = upstream_digest(folder)
     record = _record(config, measures, command)
@@ -298,9 +299,9 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
             logger.info("explain: kept (made by an earlier run from the same responses and settings)")
         else:
             made.forget("explain")
-            explain = _Step(beside, "the scoring and the figures", functools.partial(
-                _explain_job, folder.root, tuple(context_sets), config.bootstrap_seed,
-                1 if beside is not None else n_jobs, progress and beside is None))
+            job = functools.partial(_explain_job, folder.root, tuple(context_sets), config.bootstrap_seed)
+            explain = _Step(beside, "the scoring and the figures", functools.partial(job, n_jobs, progress),
+                            functools.partial(job, 1, False))
         tables: dict[str, pd.DataFrame] | None = None
         figures: dict[str, Path] | None = None
         if tables_kept:
@@ -330,19 +331,23 @@ def _run(config: ExperimentConfig, folder: ExperimentFolder, *, n_jobs: int | No
 
 class _Step:
     """A step of the run that waits on no score: run here when its result is asked for, or, once started,
-    by the worker beside this process (``beside``: what it runs beside, for the log)."""
+    by the worker beside this process (``beside``: what it runs beside, for the log). ``there``: the step as the
+    worker runs it (one job, no progress bar), when not ``function``. A step the worker has not begun when its
+    result is asked for is taken back and run here."""
 
-    def __init__(self, worker: Beside | None, beside: str, function: Callable[[], Any]) -> None:
+    def __init__(self, worker: Beside | None, beside: str, function: Callable[[], Any],
+                 there: Callable[[], Any] | None = None) -> None:
         self.worker, self.beside, self.function = worker, beside, function
+        self.there = function if there is None else there
         self.future: Future[Any] | None = None
 
     def start(self) -> None:
         if self.worker is not None and self.future is None:
-            self.future = self.worker.submit(self.function)
+            self.future = self.worker.submit(self.there)
 
     def result(self) -> tuple[Any, float, str]:
         """Its value, its own seconds and, for the log, what it ran beside ("" when it ran here)."""
-        if self.future is None:
+        if self.future is None or (self.worker is not None and self.worker.take_back(self.future)):
             start = time.perf_counter()
             return self.function(), time.perf_counter() - start, ""
         value, seconds = Beside.result(self.future)
@@ -362,31 +367,44 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
            progress: bool, *, made: MadeFrom, n_jobs: int | None, scheduler: str | None, beside: Beside | None,
            explain: _Step | None) -> tuple[dict[str, pd.DataFrame], RunRecord, list[Path]]:
     """Score every comparison and save the tables (the index last); the tables, their record and files. The
-    reference policies, the consequences and ``explain`` are started ``beside`` once the texts are embedded."""
+    held-out strata, the reference policies, the consequences and ``explain`` are started ``beside`` once the texts
+    are embedded."""
     t0 = time.perf_counter()
     from simscore.app.experiment.analyses import score_experiment
     from simscore.app.experiment.reference import reference_policies
 
     record = _record(config, measures, command)
-    here = beside is None  # the steps run here, one after the other, with their progress
-    reference = _Step(beside, "the scoring", functools.partial(
-        reference_policies, config.for_reference, folder, progress=progress and here))
+    held_out = config.for_held_out
+    held: _Step | None = None
+    first: Callable[[], None] | None = None  # what this process does before the worker starts
+    if held_out is not None:
+        from simscore.app.experiment.flow_strata import flow_strata_tables
+
+        if beside is not None:  # the held set's texts are embedded here, for the worker
+            first = functools.partial(_embed_held_out, held_out, measures, folder)
+        held = _Step(beside, "the scoring", functools.partial(flow_strata_tables, held_out, measures, folder,
+                                                              progress=progress),
+                     functools.partial(_held_out_job, config, folder.root))
+    reference = _Step(beside, "the scoring", *(functools.partial(
+        reference_policies, config.for_reference, folder, progress=shown) for shown in (progress, False)))
     replayed = config.for_consequences
     consequences = (None if replayed is None else
-                    _consequences(replayed, folder, made, record.versions, beside=beside,
-                                  n_jobs=n_jobs if here else 1, scheduler=scheduler, progress=progress and here))
-    steps = [step for step in (reference, consequences and consequences[0], explain) if step is not None]
+                    _consequences(replayed, folder, made, record.versions, beside=beside, n_jobs=n_jobs,
+                                  scheduler=scheduler, progress=progress))
+    # in the order this process asks for their results (the last ones are taken back if the worker is behind)
+    steps = [step for step in (held, reference, consequences and consequences[0], explain) if step is not None]
 
     def embedded() -> None:
+        if first is not None:
+            first()
         for step in steps:
             step.start()
 
     tables = score_experiment(config.for_scoring, measures, folder, context_sets, evaluations, progress, embedded)
-    held_out = config.for_held_out
-    if held_out is not None:
-        from simscore.app.experiment.flow_strata import flow_strata_tables
-
-        tables.update(flow_strata_tables(held_out, measures, folder, progress=progress))
+    if held is not None:
+        strata, seconds, where = held.result()
+        tables.update(strata)
+        logger.info("flow strata on the held-out set%s: %.1f s", f" ({where})" if where else "", seconds)
     logger.info("scoring (all comparisons, %d measures): %.1f s", len(record.signatures), time.perf_counter() - t0)
     tables["policies"], seconds, where = reference.result()
     logger.info("final, handcrafted and random policies on the final evaluation users%s: %.1f s",
@@ -420,7 +438,8 @@ def _consequences(settings: ConsequencesSettings, folder: ExperimentFolder, made
         return None, lambda: kept
     made.forget("consequences")
     step = _Step(beside, "the scoring", functools.partial(
-        consequences_table, settings, folder, n_jobs=n_jobs, scheduler=scheduler, progress=progress))
+        consequences_table, settings, folder, n_jobs=n_jobs, scheduler=scheduler, progress=progress),
+                 functools.partial(consequences_table, settings, folder, n_jobs=1, scheduler=None, progress=False))
 
     def saved() -> pd.DataFrame:
         table, seconds, where = step.result()
@@ -485,6 +504,34 @@ def _preload_text_models(measures: Sequence[Measure]) -> None:
 
     if loaders:
         threading.Thread(target=load_all, name="simscore-preload", daemon=True).start()
+
+
+def _measures(config: ExperimentConfig, folder: ExperimentFolder) -> list[Measure]:
+    """The experiment's measures; the text measures keep their embeddings in the folder's cache, where a later
+    run (or stage, or the worker beside the scoring) finds them."""
+    options = with_cache_dir(config.measures, config.measure_options, folder.embedding_cache)
+    return resolve_measures(list(config.measures), options=options)
+
+
+def _embed_held_out(settings: HeldOutSettings, measures: Sequence[Measure], folder: ExperimentFolder) -> None:
+    """Embed the held set's texts here, by themselves as the held-out step embeds them, so that the worker that
+    runs it beside the scoring reads them from the folder's cache (and needs no model)."""
+    from simscore.app.experiment.flow_strata import held_out_responses, prepare_texts
+
+    t0 = time.perf_counter()
+    answers, random = held_out_responses(settings, folder)
+    prepare_texts(measures, [*answers.values(), random])
+    logger.debug("held out: texts embedded for the worker, %.1f s", time.perf_counter() - t0)
+
+
+def _held_out_job(config: ExperimentConfig, root: Path) -> dict[str, pd.DataFrame]:
+    """The held-out set's stratified tables, in the worker beside the scoring (its texts are in the cache)."""
+    from simscore.app.experiment.flow_strata import flow_strata_tables
+
+    folder = ExperimentFolder(root)
+    settings = config.for_held_out
+    assert settings is not None
+    return flow_strata_tables(settings, _measures(config, folder), folder)
 
 
 def _explain_job(root: Path, context_sets: tuple[str, ...], seed: int, n_jobs: int | None, progress: bool) -> Path:

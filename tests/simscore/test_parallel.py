@@ -137,9 +137,19 @@ def _worker_fails(message: str) -> None:
     raise ExperimentError(message)
 
 
-def _worker_pid_then_sleep(folder: str) -> None:
+def _worker_pid_then_sleep(folder: str, seconds: float = 60) -> int:
     Path(folder, "beside").write_text(str(os.getpid()))
-    time.sleep(60)
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def _started(folder: Path) -> int:
+    """The pid of the worker once it runs :func:`_worker_pid_then_sleep`."""
+    deadline = time.monotonic() + 60
+    while not (folder / "beside").exists():
+        assert time.monotonic() < deadline, "the worker did not start"
+        time.sleep(0.05)
+    return int((folder / "beside").read_text())
 
 
 def test_beside_returns_values_in_a_worker_and_hands_back_its_logs_and_warnings(caplog):
@@ -172,10 +182,22 @@ def test_beside_ends_its_worker_when_left_by_an_exception(tmp_path):
 
     with pytest.raises(KeyboardInterrupt), Beside() as beside:
         beside.submit(_worker_pid_then_sleep, str(tmp_path))
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "beside").exists():
-            assert time.monotonic() < deadline, "the worker did not start"
-            time.sleep(0.05)
-        pid = int((tmp_path / "beside").read_text())
+        queued = beside.submit(_worker_facts, 2)
+        pid = _started(tmp_path)
         raise KeyboardInterrupt
     assert _gone_within([pid], 10) < 10
+    assert queued.cancelled()  # the queue is dropped, not run
+
+
+def test_beside_gives_back_a_step_it_has_not_started(tmp_path):
+    from simscore.parallel import Beside
+
+    with pytest.warns(UserWarning, match="^about 6$"), Beside() as beside:  # 5's warning: never run
+        running = beside.submit(_worker_pid_then_sleep, str(tmp_path), 1.0)
+        queued, last = beside.submit(_worker_facts, 5), beside.submit(_worker_facts, 6)
+        pid = _started(tmp_path)
+        assert beside.take_back(queued) and queued.cancelled()  # the caller runs it itself
+        assert not beside.take_back(running)  # it runs there: wait for it
+        assert beside.result(running)[0] == pid
+        assert beside.result(last)[0][:2] == (36, pid)  # the one after it still runs there
+        assert not beside.take_back(last)

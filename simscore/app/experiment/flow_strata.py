@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from simscore.app.experiment.steps import HeldOutSettings
 
 __all__ = ["STRATA", "STRATA_COLUMNS", "TESTS_COLUMNS", "GRAPH_COLUMNS", "PairGroup", "held_out_comparisons",
-           "flow_strata_tables"]
+           "held_out_responses", "prepare_texts", "flow_strata_tables"]
 
 logger = logging.getLogger("simscore.app.experiment")
 
@@ -90,25 +90,33 @@ class PairGroup:
     pairs: tuple[tuple[str, str, Comparison], ...]
 
 
-def _texts_prepared(measures: Sequence[Measure], responses: Sequence[Responses]) -> None:
-    """Embed the held-out responses' texts once (as the main scoring does for its sets)."""
+def prepare_texts(measures: Sequence[Measure], responses: Sequence[Responses]) -> None:
+    """Embed the held-out responses' texts once (as the main scoring does for its sets), by themselves: the
+    texts not embedded yet make their own batches, whose rounding USE's embeddings depend on (on some BLAS
+    kernels, by up to about 1e-7)."""
     texts = {t for r in responses for t in r.texts() if t is not None}
     for measure in measures:
         if measure.level == "text" and hasattr(measure, "prepare"):
             measure.prepare(texts)
 
 
+def held_out_responses(settings: HeldOutSettings, folder: ExperimentFolder) -> tuple[dict[RunId, Responses], Responses]:
+    """The held set's responses: each run's final checkpoint's, and the random policy's."""
+    from simscore.app.experiment.held_out import final_checkpoints
+
+    finals = final_checkpoints(folder, settings.runs)
+    answers = {run: Responses.read_jsonl(folder.responses(HELD_OUT, run, finals[run])) for run in settings.runs}
+    return answers, Responses.read_jsonl(folder.random_responses(HELD_OUT))
+
+
 def held_out_comparisons(settings: HeldOutSettings, measures: Sequence[Measure], folder: ExperimentFolder
                          ) -> tuple[list[PairGroup], pd.DataFrame]:
     """Every compared pair on the held set (see the module docstring) and the set's metadata frame."""
     from contexts import ContextSet
-    from simscore.app.experiment.held_out import final_checkpoints
 
     metadata = ContextSet.read_jsonl(folder.contexts(HELD_OUT)).metadata_frame()
-    finals = final_checkpoints(folder, settings.runs)
-    answers = {run: Responses.read_jsonl(folder.responses(HELD_OUT, run, finals[run])) for run in settings.runs}
-    random = Responses.read_jsonl(folder.random_responses(HELD_OUT))
-    _texts_prepared(measures, [*answers.values(), random])
+    answers, random = held_out_responses(settings, folder)
+    prepare_texts(measures, [*answers.values(), random])
 
     def pair(a: Responses, b: Responses, ids: Sequence[str] | None = None) -> Comparison:
         if ids is not None:

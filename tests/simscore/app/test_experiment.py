@@ -29,7 +29,7 @@ from simscore.app.experiment.steps import ReferenceSettings
 from simscore.app.runner import run_experiment
 from simscore.errors import ExperimentError, MissingValueWarning
 from simscore.stats import Bootstrap
-from tests.simscore.app.experiments import TINY
+from tests.simscore.app.experiments import HELD, TINY
 
 
 def _tables(out: Path) -> dict[str, pd.DataFrame]:
@@ -202,25 +202,28 @@ def test_rerun_reuses_everything_and_gives_the_same_tables(tiny_run, tmp_path, c
 
 
 @pytest.mark.slow
-def test_steps_beside_the_scoring_give_the_same_files(tiny_run, tmp_path, caplog):
-    """With two jobs the reference policies, the consequences and explain run in a worker beside the scoring and
-    the figures: every table, explain's files, the figures and the report equal the one-process run's, byte for
-    byte (training and responses are kept; only their bookkeeping, ``cache/pieces.json``, is dropped)."""
-    out, _ = tiny_run
+def test_steps_beside_the_scoring_give_the_same_files(held_run, tmp_path, caplog):
+    """With two jobs the held-out strata, the reference policies, the consequences and explain run in a worker
+    beside the scoring and the figures: every table, explain's files, the figures and the report equal the
+    one-process run's, byte for byte (training and responses are kept; only their bookkeeping,
+    ``cache/pieces.json``, is dropped)."""
+    out = held_run
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     (copy / "cache" / "pieces.json").unlink()
     with caplog.at_level(logging.INFO, logger="simscore"):
-        run_experiment(TINY, copy, n_jobs=2, progress=False)
+        run_experiment(HELD, copy, n_jobs=2, progress=False)
     log = (copy / "run.log").read_text(encoding="utf-8")
-    for said in ("final, handcrafted and random policies on the final evaluation users (beside the scoring): ",
+    for said in ("flow strata on the held-out set (beside the scoring): ", "held out: 10 comparisons stratified by ",
+                 "final, handcrafted and random policies on the final evaluation users (beside the scoring): ",
                  "continuations per context, beside the scoring): ", "(beside the scoring and the figures)",
                  "explain: wrote "):  # a line the worker logs
         assert said in caplog.text and said in log, said
     made = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and p.suffix in (".csv", ".json", ".md",
                                                                                                ".png")
                   and p.parts[len(out.parts)] not in ("runs", "responses", "contexts", "logs", "cache"))
-    assert len(made) > 40 and Path("explain/explain.md") in made and Path("figures/convergence.png") in made
+    assert len(made) > 40 and {Path("explain/explain.md"), Path("figures/convergence.png"), Path("flow_strata.csv"),
+                               Path("figures/flow_strata.png")} <= set(made)
     for name in made:
         ours, theirs = (copy / name).read_bytes(), (out / name).read_bytes()
         assert ours.replace(b"Explain: copy", b"Explain: " + out.name.encode()) == theirs, name

@@ -209,7 +209,7 @@ READERS = {
     "simscore.app.experiment.provenance.check_piece", "simscore.app.experiment.flow_strata.held_out_comparisons",
     "simscore.app.experiment.flow_strata.flow_strata_tables", "simscore.app.experiment.provenance.upstream_digest",
     "simscore.app.experiment.consequences.consequences_table", "simscore.app.experiment.consequences.input_files",
-    "simscore.app.experiment.maps.handcrafted_responses",
+    "simscore.app.experiment.maps.handcrafted_responses", "simscore.app.experiment.flow_strata.held_out_responses",
     "policies.gpsarsa.training.is_trained",
 }
 #: Public functions that take a path but touch no file.
