@@ -6,7 +6,8 @@ turn limit, the rewards: :mod:`policies.sim.simulator`).
 :func:`run_dialogues` runs N dialogues. Dialogue ``i`` uses generators derived from
 ``numpy.random.SeedSequence(seed, spawn_key=(*stream, i))`` (child 0: the user, child 1: the
 policy's :meth:`begin_dialogue` hook, child 2: the system's master-act mapping), so it is the
-same whatever ``n`` and ``start`` are.
+same whatever ``n`` and ``start`` are; their states are computed many dialogues at a time
+(:mod:`policies.sim._seeds`, the same generators as numpy's, bit for bit).
 It can write the dialogues as a :mod:`contexts.dialogue_log` file (the C_col input): one
 line per dialogue, turn 0 (the greeting) and one turn per decision with the belief at the
 system's decision time; a user act that no decision follows (after the turn limit) is kept
@@ -29,6 +30,7 @@ from contexts.belief import BeliefState
 from contexts.collect import collect_contexts
 from contexts.dialogue_log import Dialogue, write_dialogue_log
 from contexts.domain import default_domain
+from policies.sim._seeds import DialogueGenerators
 from policies.sim.domain_cache import domain_cache
 from policies.sim.nlg import TemplateNLG
 from policies.sim.simulator import (
@@ -65,16 +67,6 @@ __all__ = [
     "simulated_contexts",
     "SummaryPolicyAdapter",
 ]
-
-
-def _child_generator(seed: int, index: int, child: int, stream: tuple[int, ...] = ()) -> np.random.Generator:
-    """``np.random.default_rng(dialogue_seed(seed, index, stream).spawn(2)[child])``, built directly.
-
-    ``spawn`` gives child ``k`` the spawn key ``(*stream, index, k)`` and the parent's entropy
-    and pool size, and ``default_rng`` wraps a seed sequence in a ``PCG64``: the generator is
-    the same, without building the parent and its spawn list (once per simulated dialogue).
-    """
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(*stream, index, child))))
 
 
 @dataclass(frozen=True, eq=False)
@@ -272,12 +264,13 @@ def run_dialogues(
 
         indices = track(indices, f"simulating ({name})", total=n, unit="dialogues", leave=False)
     label = stream_label(seed, stream)
+    seeds = DialogueGenerators(seed, stream, start, start + n)
     for i in indices:
         dialogue_id = f"{label}-{i:06d}"
-        sim.reset(_child_generator(seed, i, 0, stream), dialogue_id=dialogue_id,
-                  system_rng=_child_generator(seed, i, 2, stream))
+        user_rng, policy_rng, system_rng = seeds.generators(i)
+        sim.reset(user_rng, dialogue_id=dialogue_id, system_rng=system_rng)
         if begin is not None:
-            begin(_child_generator(seed, i, 1, stream))
+            begin(policy_rng)
         beliefs, masks, actions = _play(sim, choose, name, tracing=end is not None)
         outcome = sim.outcome()
         if end is not None:

@@ -241,12 +241,44 @@ def test_adapter_errors():
     assert len(SUMMARY_ACTIONS) == 16
 
 
-def test_child_generators_are_the_spawned_ones():
-    from policies.sim.simulation import _child_generator, dialogue_seed
+@pytest.mark.parametrize(
+    ("seed", "stream", "start", "n"),
+    [
+        (0, (), 0, 5),  # fewer than FEW: numpy's own path
+        (7, (), 3, 2 * 1024 + 40),  # three chunks, the last one short
+        (2**40, (20200701, 1000), 123456, 40),  # a seed of two words, a stream of two keys
+        (2**130 + 17, (), 0, 20),  # a seed of five words: one more word mixed in before the index
+        (5, (0, 2**33), 2**32 - 20, 40),  # indices from 2**32 on take two words: numpy's path
+    ],
+)
+def test_dialogue_generators_are_numpys_spawned_ones(seed, stream, start, n):
+    from policies.sim._seeds import DialogueGenerators
+    from policies.sim.simulation import dialogue_seed
 
-    for seed, index in ((0, 0), (7, 3), (2**40, 123456)):
-        children = dialogue_seed(seed, index).spawn(2)
-        for k in (0, 1):
-            ours, theirs = _child_generator(seed, index, k), np.random.default_rng(children[k])
-            assert ours.bit_generator.state == theirs.bit_generator.state
-            assert ours.random(5).tolist() == theirs.random(5).tolist()
+    seeds = DialogueGenerators(seed, stream, start, start + n)
+    for index in range(start, start + n):
+        ours = seeds.generators(index)
+        theirs = [np.random.default_rng(child) for child in dialogue_seed(seed, index, stream).spawn(3)]
+        assert [g.bit_generator.state for g in ours] == [g.bit_generator.state for g in theirs], index
+    assert ours[1].random(5).tolist() == theirs[1].random(5).tolist()
+
+
+def test_a_dialogue_generator_behaves_as_numpys_in_every_other_way():
+    import copy
+    import json
+
+    from policies.sim._seeds import DialogueGenerators
+
+    ours = DialogueGenerators(3, (9,), 0, 100).generators(50)[2]
+    theirs = np.random.default_rng(np.random.SeedSequence(3, spawn_key=(9, 50, 2)))
+    sequence = ours.bit_generator.seed_seq
+    assert (sequence.entropy, sequence.spawn_key, sequence.pool_size) == (3, (9, 50, 2), 4)
+    assert repr(sequence) == repr(theirs.bit_generator.seed_seq)
+    assert sequence.generate_state(3).tolist() == theirs.bit_generator.seed_seq.generate_state(3).tolist()
+    assert [g.random() for g in ours.spawn(2)] == [g.random() for g in theirs.spawn(2)]
+    assert ours.random(3).tolist() == theirs.random(3).tolist()
+    state = ours.bit_generator.state  # plain numbers, as numpy's
+    assert json.loads(json.dumps(state)) == state == theirs.bit_generator.state
+    copied = copy.deepcopy(ours)  # a copy holds numpy's own seed sequence
+    assert type(copied.bit_generator.seed_seq) is np.random.SeedSequence
+    assert copied.random() == theirs.random()
