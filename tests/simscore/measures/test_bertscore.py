@@ -141,10 +141,12 @@ def test_bertscore_vectorised_pairs_equal_the_per_pair_computation(bert, monkeyp
     np.testing.assert_array_equal(bert._f1_many(keys[::-1], embedded)[::-1], got)
     np.testing.assert_array_equal([bert._f1_many([k], embedded)[0] for k in keys[:30]], got[:30])
     # the batched tensor path (a GPU's), here on the CPU: up to the float32 rounding of the
-    # batched product, the same, in many small chunks or few large ones
+    # batched product (the bound bert-score's own matching is held to above; torch's kernels
+    # sum in another order on each processor: 1.3e-7 on an AVX-512 Xeon, under 1e-7 on Haswell),
+    # the same, in many small chunks or few large ones
     for elements in (4_000, 1 << 24):
         monkeypatch.setattr(bertscore, "PAIR_CHUNK_ELEMENTS", elements)
-        np.testing.assert_allclose(bert._f1_batched(keys, embedded), got, rtol=0, atol=1e-7)
+        np.testing.assert_allclose(bert._f1_batched(keys, embedded), got, rtol=0, atol=5e-7)
 
 
 def test_bertscore_pair_scores_do_not_depend_on_the_blas_threads():
