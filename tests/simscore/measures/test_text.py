@@ -274,7 +274,10 @@ def test_bertscore_prepare_embeds_ahead_and_changes_no_value(bert, bert_batches)
     assert sum(n for n, _ in batches) == distinct and max(n for n, _ in batches) <= 64
     got = np.concatenate([ahead.score_pairs(a[k : k + 6], b[k : k + 6]) for k in range(0, 60, 6)])
     assert sum(n for n, _ in batches) == distinct  # scoring embedded nothing more
-    np.testing.assert_array_equal(got, expected)  # unpadded batches: the same bits, prepared or not
+    # unpadded batches: the same scores, prepared or not, up to the rounding of the forward pass's
+    # products by their batch shape (BertScore's batch-independence, to 1e-6; bit for bit on
+    # OpenBLAS's Haswell kernels, 1.6e-7 apart on an AVX-512 Xeon)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
 
 
 @pytest.mark.extra("text")
