@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 from numpy.random.bit_generator import ISpawnableSeedSequence
-from numpy.typing import NDArray
 
 __all__ = ["CHUNK", "FEW", "DialogueGenerators"]
 
@@ -39,7 +38,6 @@ _INIT_A, _MULT_A = 0x43B0D7E5, 0x931E8875
 _INIT_B, _MULT_B = 0x8B51F9DD, 0x58F38DED
 _MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
 _MASK = 0xFFFFFFFF
-_SHIFT = np.uint32(16)
 
 
 def _words(value: int) -> list[int]:
@@ -55,32 +53,22 @@ def _hash_constants(start: int, multiplier: int, count: int) -> list[int]:
     """The constant each of ``count`` successive hashes multiplies by (it advances every hash)."""
     constants, h = [], start
     for _ in range(count):
-        following = (h * multiplier) & _MASK
         constants.append(h)
-        h = following
+        h = (h * multiplier) & _MASK
     return constants
 
 
-def _hashmix(value: int, h: int, multiplier: int) -> int:
+# Each works on Python ints and on uint32 arrays alike: every product is reduced to 32 bits
+# before it meets another operand (an array's product wraps by itself; numpy would refuse a
+# Python int beyond uint32 beside an array).
+def _hashmix(value: Any, h: int, multiplier: int) -> Any:
     value = ((value ^ h) * ((h * multiplier) & _MASK)) & _MASK
     return value ^ (value >> 16)
 
 
-def _mix(x: int, y: int) -> int:
-    result = (_MIX_L * x - _MIX_R * y) & _MASK
+def _mix(x: Any, y: Any) -> Any:
+    result = (((_MIX_L * x) & _MASK) - ((_MIX_R * y) & _MASK)) & _MASK
     return result ^ (result >> 16)
-
-
-def _array_hashmix(values: NDArray[np.uint32], h: int, multiplier: int) -> NDArray[np.uint32]:
-    values = (values ^ np.uint32(h)) * np.uint32((h * multiplier) & _MASK)
-    return values ^ (values >> _SHIFT)
-
-
-def _array_mix(x: NDArray[np.uint32] | int, y: NDArray[np.uint32]) -> NDArray[np.uint32]:
-    # a Python int's product is taken here: numpy warns when a uint32 scalar's product wraps
-    left = np.uint32((_MIX_L * x) & _MASK) if isinstance(x, int) else x * np.uint32(_MIX_L)
-    result: NDArray[np.uint32] = left - y * np.uint32(_MIX_R)
-    return result ^ (result >> _SHIFT)
 
 
 class _Prefix:
@@ -113,13 +101,13 @@ class _Prefix:
         """The PCG64 seeds (4 uint64 each) of the dialogues ``indices`` (< 2**32): shape (n, 3, 4)."""
         words = indices.astype(np.uint32)
         pool = [
-            _array_mix(self.pool[target], _array_hashmix(words, h, _MULT_A))
+            _mix(self.pool[target], _hashmix(words, h, _MULT_A))
             for target, h in enumerate(self.index_hashes)
         ]
-        children = [_array_mix(pool[t][:, None], self.child_values[:, t]) for t in range(_POOL)]  # (n, 3) each
+        children = [_mix(pool[t][:, None], self.child_values[:, t]) for t in range(_POOL)]  # (n, 3) each
         out = np.empty((len(indices), 3, 2 * _POOL), dtype=np.uint32)
         for i, h in enumerate(self.state_hashes):
-            out[:, :, i] = _array_hashmix(children[i % _POOL], h, _MULT_B)
+            out[:, :, i] = _hashmix(children[i % _POOL], h, _MULT_B)
         return out.astype("<u4").view("<u8").astype(np.uint64)
 
 
