@@ -21,7 +21,10 @@ Scale: a comparison of a million contexts has few distinct score values (policie
 themselves), so both bootstraps draw *how often each distinct value (or row of values)
 occurs* — one multinomial draw per resample, the same distribution as resampling contexts —
 whenever that is cheaper than drawing context indices. The tests check the intervals
-against :func:`scipy.stats.bootstrap`.
+against :func:`scipy.stats.bootstrap`. How the resamples fall depends on the units and the
+seed only, never on the values, so a process keeps a seed's recent draws (64 MB at most) and
+gives them again, read-only: an experiment's intervals of every checkpoint on one context set
+draw their resamples once, with the same bits as drawing them afresh.
 
 **One unit says nothing about its spread.** A bootstrap interval from one context, or from one
 cluster of contexts, is undefined: NaN (never a zero-width interval), and the commands and
@@ -34,7 +37,9 @@ All randomness comes from a seed or a :class:`numpy.random.Generator` passed in.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -72,6 +77,9 @@ _CHUNK_ELEMENTS = 4_000_000
 #: Above this many distinct score rows a multinomial draw over rows costs more than drawing
 #: context indices (about 70 ns per binomial against 8 ns per index).
 _MAX_MULTINOMIAL_ROWS = 5_000
+#: Bytes of seeded resample draws a process keeps for reuse (:func:`_seeded_draws`): several times
+#: the paper run's largest, 1,296 contexts x 1,000 resamples (10 MB).
+_DRAWS_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -154,6 +162,59 @@ def _chunks(total: int, width: int) -> list[tuple[int, int]]:
     return [(start, min(start + step, total)) for start in range(0, total, step)]
 
 
+class _Draws:
+    """The resample draws of recent seeded bootstraps, least recently used forgotten beyond :data:`_DRAWS_BYTES`."""
+
+    def __init__(self) -> None:
+        self.kept: OrderedDict[tuple[Any, ...], tuple[np.ndarray, ...]] = OrderedDict()
+        self.bytes = 0
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> tuple[np.ndarray, ...] | None:
+        with self.lock:
+            found = self.kept.get(key)
+            if found is not None:
+                self.kept.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[Any, ...], draws: tuple[np.ndarray, ...]) -> None:
+        size = sum(d.nbytes for d in draws)
+        if size > _DRAWS_BYTES:
+            return
+        with self.lock:
+            if key not in self.kept:
+                self.kept[key] = draws
+                self.bytes += size
+            while self.bytes > _DRAWS_BYTES:
+                self.bytes -= sum(d.nbytes for d in self.kept.popitem(last=False)[1])
+
+
+_DRAWS = _Draws()
+
+
+def _seeded_draws(rng: Any, key: tuple[Any, ...], chunks: list[tuple[int, int]],
+                  draw: Callable[[np.random.Generator, int], np.ndarray]) -> tuple[np.ndarray, ...]:
+    """``draw(generator, stop - start)`` for each chunk in turn, from ``rng`` (a seed: a fresh generator).
+
+    A seed's draws depend only on the seed, the chunks and what ``key`` names -- the kind of draw and every
+    parameter ``draw`` uses -- never on the values resampled, so they are kept (read-only) and given again: the
+    intervals of every checkpoint of every run on one context set draw their resamples once. The same bits as
+    drawing them again; a generator passed in is drawn from every time (its state moves on).
+    """
+    if not isinstance(rng, (int, np.integer)) or isinstance(rng, bool):  # a generator, None, a seed sequence
+        generator = np.random.default_rng(rng)
+        return tuple(draw(generator, stop - start) for start, stop in chunks)
+    full = (*key, int(rng), tuple(chunks))
+    found = _DRAWS.get(full)
+    if found is None:
+        generator = np.random.default_rng(rng)
+        found = tuple(draw(generator, stop - start) for start, stop in chunks)
+        for d in found:
+            d.flags.writeable = False
+        _DRAWS.put(full, found)
+    return found
+
+
 def _percentile_interval(means: np.ndarray, tail: float) -> tuple[float, float]:
     low, high = np.percentile(means, [tail, 100.0 - tail])
     return (float(low), float(high))
@@ -211,19 +272,22 @@ def bootstrap_ci(
             raise TypeError("bootstrap_ci: with clusters, rng must be an int seed")
         return bootstrap_ci_shared({"x": values}, np.arange(n), n_resamples=n_resamples, confidence=confidence,
                                    seed=int(rng), clusters=clusters)["x"]
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     distinct, counts = np.unique(values, return_counts=True)
     if len(distinct) == 1:
         return (float(distinct[0]), float(distinct[0]))
     means = np.empty(n_resamples)
     if len(distinct) * 8 <= n:
         # Resampling n contexts with replacement = drawing how often each distinct value occurs.
-        for start, stop in _chunks(n_resamples, len(distinct)):
-            draws = generator.multinomial(n, counts / n, size=stop - start)
-            means[start:stop] = draws @ distinct / n
+        chunks = _chunks(n_resamples, len(distinct))
+        draws = _seeded_draws(rng, ("counts", n, counts.tobytes()), chunks,
+                              lambda generator, size: generator.multinomial(n, counts / n, size=size))
+        for (start, stop), drawn in zip(chunks, draws, strict=True):
+            means[start:stop] = drawn @ distinct / n
     else:
-        for start, stop in _chunks(n_resamples, n):
-            idx = generator.integers(0, n, size=(stop - start, n))
+        chunks = _chunks(n_resamples, n)
+        draws = _seeded_draws(rng, ("indices", n), chunks,
+                              lambda generator, size: generator.integers(0, n, size=(size, n)))
+        for (start, stop), idx in zip(chunks, draws, strict=True):
             means[start:stop] = values[idx].mean(axis=1)
     return _percentile_interval(means, tail)
 
@@ -301,9 +365,9 @@ def bootstrap_ci_shared(
             constant[name] = (float("nan"), float("nan"))
         elif present.min() == present.max():
             constant[name] = (float(present[0]), float(present[0]))
-    rng = np.random.default_rng(seed)
-    # per unit: the sum and the count of each column's values (NaN left out); draw(size) gives
-    # how often each unit is in each of ``size`` resamples
+    # per unit: the sum and the count of each column's values (NaN left out); draw(generator, size) gives how
+    # often each unit is in each of ``size`` resamples, and depends only on what ``key`` names
+    draw: Callable[[np.random.Generator, int], np.ndarray]
     if unit_of is not None:
         units = unit_of
         n_units = int(units.max()) + 1
@@ -312,24 +376,27 @@ def bootstrap_ci_shared(
         counts = np.zeros((n_units, len(names)))
         np.add.at(counts, units, valid.astype(np.float64))
         equal = np.full(n_units, 1.0 / n_units)
+        key: tuple[Any, ...] = ("units", n_units)
 
-        def draw(size: int) -> np.ndarray:
-            return rng.multinomial(n_units, equal, size=size).astype(np.float64)
+        def draw(generator: np.random.Generator, size: int) -> np.ndarray:
+            return generator.multinomial(n_units, equal, size=size).astype(np.float64)
 
     else:
         _, first, sizes = np.unique(groups, return_index=True, return_counts=True)
         # cost per resample: a binomial draw per group, or an index draw per context
         if len(first) <= min(n // 4, _MAX_MULTINOMIAL_ROWS):
             sums, counts = np.where(valid, matrix, 0.0)[first], valid[first].astype(np.float64)
+            key = ("groups", n, sizes.tobytes())
 
-            def draw(size: int) -> np.ndarray:
-                return rng.multinomial(n, sizes / n, size=size).astype(np.float64)
+            def draw(generator: np.random.Generator, size: int) -> np.ndarray:
+                return generator.multinomial(n, sizes / n, size=size).astype(np.float64)
 
         elif n * n_resamples <= _SHARED_BOOTSTRAP_LIMIT:
             sums, counts = np.where(valid, matrix, 0.0), valid.astype(np.float64)
+            key = ("contexts", n)
 
-            def draw(size: int) -> np.ndarray:
-                picks = rng.integers(0, n, size=(size, n))
+            def draw(generator: np.random.Generator, size: int) -> np.ndarray:
+                picks = generator.integers(0, n, size=(size, n))
                 picks += np.arange(size)[:, None] * n
                 return np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
 
@@ -340,8 +407,9 @@ def bootstrap_ci_shared(
                 for name, col in columns.items()
             }
     means = {name: np.empty(n_resamples) for name in names if name not in constant}
-    for start, stop in _chunks(n_resamples, sums.shape[0]):
-        weights = draw(stop - start)  # one resample for every column: the intervals are paired
+    chunks = _chunks(n_resamples, sums.shape[0])
+    # one resample for every column: the intervals are paired
+    for (start, stop), weights in zip(chunks, _seeded_draws(seed, key, chunks, draw), strict=True):
         totals = weights @ counts
         resampled = weights @ sums
         with np.errstate(invalid="ignore", divide="ignore"):
