@@ -96,13 +96,22 @@ def _metadata_frame(metadata: Any, ids: list[str]) -> pd.DataFrame | None:
         shown = ", ".join(repr(i) for i in missing[:5])
         raise ContextMismatchError(f"metadata lacks {len(missing)} compared context id(s): {shown}")
     frame = metadata.reindex(ids)
-    structured = [column for column in frame.columns if frame[column].map(_is_structured).any()]
+    structured = [column for column in frame.columns
+                  if _may_be_structured(frame[column].dtype) and frame[column].map(_is_structured).any()]
     return frame.drop(columns=structured) if structured else frame
 
 
 def _is_structured(value: Any) -> bool:
     """A list or object value (a transcript context's ``messages`` and ``tools``), which no score table holds."""
     return isinstance(value, (Mapping, list, tuple))
+
+
+def _may_be_structured(dtype: Any) -> bool:
+    """Whether a column of ``dtype`` can hold a list or object value: not one of numbers, booleans, times or
+    strings (whose cells need not be looked at one by one)."""
+    if isinstance(dtype, pd.StringDtype) or pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        return False
+    return not (isinstance(dtype, np.dtype) and dtype.kind in "mM")
 
 
 def _warn_textless(textless: Mapping[str, int], a: Responses, b: Responses, ids: list[str], *, stacklevel: int) -> None:

@@ -95,6 +95,24 @@ def test_metadata_is_joined():
         compare(a, b, metadata=meta.iloc[:2])
 
 
+def test_metadata_of_every_plain_kind_is_kept_and_only_lists_and_objects_left_out():
+    """Columns of numbers, booleans, times, strings and categories are joined whatever their cells; an object
+    column is left out when one of its cells is a list, a tuple or a mapping, and kept otherwise."""
+    a, b = _pair()
+    ids = ["c1", "c2", "c3"]
+    meta = pd.DataFrame({
+        "turn_index": [0, 1, 2], "share": [0.5, None, 1.0], "trial": pd.array([1, None, 3], dtype="Int64"),
+        "done": [True, False, True], "at": pd.to_datetime(["2026-01-01", "2026-01-02", "2026-01-03"]),
+        "name": pd.array(["x", "y", None], dtype="string"), "kind": pd.Categorical(["u", "v", "u"]),
+        "note": pd.Series([None, "n", None], index=ids, dtype=object), "messages": [None, [{"role": "user"}], None],
+        "tools": pd.Series([(), None, None], index=ids, dtype=object), "state": [{"k": 1}, None, None],
+    }, index=ids)
+    scores = compare(a, b, measures=["tmr"], metadata=meta).scores
+    kept = ["turn_index", "share", "trial", "done", "at", "name", "kind", "note"]
+    assert [c for c in meta.columns if c in scores.columns] == kept
+    pd.testing.assert_frame_equal(scores[kept], meta[kept], check_names=False)
+
+
 def test_single_context_and_large_comparison():
     one = Responses({"only": Response(P("hello()"))})
     with warnings.catch_warnings(record=True) as caught:
