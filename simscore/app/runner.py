@@ -340,13 +340,22 @@ class _Step:
         self.worker, self.beside, self.function = worker, beside, function
         self.there = function if there is None else there
         self.future: Future[Any] | None = None
+        self.ran: tuple[Any, float, str] | None = None  # what take_back ran here
 
     def start(self) -> None:
         if self.worker is not None and self.future is None:
             self.future = self.worker.submit(self.there)
 
+    def take_back(self) -> None:
+        """Run the step here now if the worker has not begun it (rather than wait behind the one it runs)."""
+        if self.future is not None and self.worker is not None and self.worker.take_back(self.future):
+            start = time.perf_counter()
+            self.future, self.ran = None, (self.function(), time.perf_counter() - start, "")
+
     def result(self) -> tuple[Any, float, str]:
         """Its value, its own seconds and, for the log, what it ran beside ("" when it ran here)."""
+        if self.ran is not None:
+            return self.ran
         if self.future is None or (self.worker is not None and self.worker.take_back(self.future)):
             start = time.perf_counter()
             return self.function(), time.perf_counter() - start, ""
@@ -368,7 +377,7 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
            explain: _Step | None) -> tuple[dict[str, pd.DataFrame], RunRecord, list[Path]]:
     """Score every comparison and save the tables (the index last); the tables, their record and files. The
     held-out strata, the reference policies, the consequences and ``explain`` are started ``beside`` once the texts
-    are embedded."""
+    are embedded; when the scoring is done, those the tables need that the worker has not begun are run here."""
     t0 = time.perf_counter()
     from simscore.app.experiment.analyses import score_experiment
     from simscore.app.experiment.reference import reference_policies
@@ -401,6 +410,8 @@ def _score(config: ExperimentConfig, measures: Sequence[Measure], folder: Experi
             step.start()
 
     tables = score_experiment(config.for_scoring, measures, folder, context_sets, evaluations, progress, embedded)
+    for step in steps[:-1] if explain is not None else steps:  # what the tables need and the worker has not begun
+        step.take_back()  # is done here, not waited for behind the step it runs (explain runs beside the figures)
     if held is not None:
         strata, seconds, where = held.result()
         tables.update(strata)

@@ -189,6 +189,26 @@ def test_beside_ends_its_worker_when_left_by_an_exception(tmp_path):
     assert queued.cancelled()  # the queue is dropped, not run
 
 
+def test_a_run_s_step_not_begun_is_done_here_rather_than_waited_for_behind_another(tmp_path):
+    import functools
+
+    from simscore.app.runner import _Step
+    from simscore.parallel import Beside
+
+    with pytest.warns(UserWarning, match="^about 7$"), Beside() as beside:
+        running = _Step(beside, "the test", functools.partial(_worker_pid_then_sleep, str(tmp_path), 1.0))
+        queued = _Step(beside, "the test", functools.partial(_worker_facts, 7))
+        running.start()
+        queued.start()
+        pid = _started(tmp_path)
+        running.take_back()  # it runs there: left to it
+        queued.take_back()  # not begun: done here, now, while the worker sleeps
+        (square, where_run, _), _, said = queued.result()
+        assert (square, where_run, said) == (49, os.getpid(), "")
+        value, seconds, said = running.result()
+        assert (value, said) == (pid, "beside the test") and 1.0 <= seconds < 30
+
+
 def test_beside_gives_back_a_step_it_has_not_started(tmp_path):
     from simscore.parallel import Beside
 
