@@ -464,3 +464,22 @@ def test_the_command_maps_sampled_files(tmp_path: Path, capsys: pytest.CaptureFi
     np.testing.assert_allclose(pairs["mean"], expected.pairs_table()["mean"], rtol=0, atol=1e-15)  # CSV's digits
     assert [row["tmr"] for row in document["diagonal"]] == list(np.diag(expected.similarity["tmr"]))
     assert document["diagonal"][3] == {"policy": "hc", "tmr": 1.0, "dmr": 1.0}
+
+
+def test_the_map_s_percentiles_are_numpy_s_nan_aware_ones_bit_for_bit():
+    """The intervals' percentiles over the resamples: the pairs without an undefined resample take numpy's
+    vectorised path, the others nanpercentile's own; together exactly ``np.nanpercentile(boot, q, axis=0)``."""
+    rng = np.random.default_rng(4)
+    boot = rng.random((1000, 6, 6))
+    boot[:, 0, 0] = 0.5  # constant
+    boot[:, 1, 2] = rng.integers(0, 3, 1000) / 2  # ties
+    boot[rng.random(1000) < 0.1, 2, 1] = np.nan  # some resamples undefined
+    boot[:, 3, 4] = np.nan  # all undefined: NaN
+    q = [2.5, 97.5]
+    with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+        expected = np.nanpercentile(boot, q, axis=0)
+    with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+        ours = bm._percentiles(boot, q)
+    assert ours.shape == expected.shape == (2, 6, 6)
+    assert np.array_equal(ours, expected, equal_nan=True) and np.isnan(ours[:, 3, 4]).all()
+    assert bm._percentiles(boot[:, :3, :1], q).tobytes() == np.nanpercentile(boot[:, :3, :1], q, axis=0).tobytes()
