@@ -36,17 +36,19 @@ All randomness comes from a seed or a :class:`numpy.random.Generator` passed in.
 
 from __future__ import annotations
 
+import functools
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from simscore.checks import check_int, check_number, check_seed
 from simscore.io.config import resolve_settings
+
+if TYPE_CHECKING:
+    from simscore.measures._cache import LRUCache
 
 __all__ = [
     "MAX_RESAMPLES",
@@ -162,34 +164,16 @@ def _chunks(total: int, width: int) -> list[tuple[int, int]]:
     return [(start, min(start + step, total)) for start in range(0, total, step)]
 
 
-class _Draws:
-    """The resample draws of recent seeded bootstraps, least recently used forgotten beyond :data:`_DRAWS_BYTES`."""
-
-    def __init__(self) -> None:
-        self.kept: OrderedDict[tuple[Any, ...], tuple[np.ndarray, ...]] = OrderedDict()
-        self.bytes = 0
-        self.lock = threading.Lock()
-
-    def get(self, key: tuple[Any, ...]) -> tuple[np.ndarray, ...] | None:
-        with self.lock:
-            found = self.kept.get(key)
-            if found is not None:
-                self.kept.move_to_end(key)
-            return found
-
-    def put(self, key: tuple[Any, ...], draws: tuple[np.ndarray, ...]) -> None:
-        size = sum(d.nbytes for d in draws)
-        if size > _DRAWS_BYTES:
-            return
-        with self.lock:
-            if key not in self.kept:
-                self.kept[key] = draws
-                self.bytes += size
-            while self.bytes > _DRAWS_BYTES:
-                self.bytes -= sum(d.nbytes for d in self.kept.popitem(last=False)[1])
+def _nbytes(draws: tuple[np.ndarray, ...]) -> int:
+    return sum(d.nbytes for d in draws)
 
 
-_DRAWS = _Draws()
+@functools.cache
+def _kept_draws() -> LRUCache[tuple[Any, ...], tuple[np.ndarray, ...]]:
+    """The process's seeded draws kept for reuse (made on first use: the measures' LRU cache, bounded by bytes)."""
+    from simscore.measures._cache import LRUCache
+
+    return LRUCache("seeded bootstrap draws", max_entries=100_000, max_cost=_DRAWS_BYTES, cost=_nbytes)
 
 
 def _seeded_draws(rng: Any, key: tuple[Any, ...], chunks: list[tuple[int, int]],
@@ -201,17 +185,19 @@ def _seeded_draws(rng: Any, key: tuple[Any, ...], chunks: list[tuple[int, int]],
     intervals of every checkpoint of every run on one context set draw their resamples once. The same bits as
     drawing them again; a generator passed in is drawn from every time (its state moves on).
     """
-    if not isinstance(rng, (int, np.integer)) or isinstance(rng, bool):  # a generator, None, a seed sequence
+    def drawn() -> tuple[np.ndarray, ...]:
         generator = np.random.default_rng(rng)
         return tuple(draw(generator, stop - start) for start, stop in chunks)
-    full = (*key, int(rng), tuple(chunks))
-    found = _DRAWS.get(full)
+
+    if not isinstance(rng, (int, np.integer)) or isinstance(rng, bool):  # a generator, None, a seed sequence
+        return drawn()
+    kept, full = _kept_draws(), (*key, int(rng), tuple(chunks))
+    found = kept.get(full)
     if found is None:
-        generator = np.random.default_rng(rng)
-        found = tuple(draw(generator, stop - start) for start, stop in chunks)
+        found = drawn()
         for d in found:
             d.flags.writeable = False
-        _DRAWS.put(full, found)
+        kept.put(full, found)
     return found
 
 

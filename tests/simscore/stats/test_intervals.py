@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -170,42 +171,47 @@ def _every_draw_path(seed: int) -> list[tuple[float, float]]:
     return out
 
 
+def _kept_draws(monkeypatch, max_bytes: int) -> Any:
+    """A new cache of seeded draws, at most ``max_bytes``, in place of the process's."""
+    import simscore.stats.intervals as stats_module
+    from simscore.measures._cache import LRUCache
+
+    cache = LRUCache("t", max_entries=100_000, max_cost=max_bytes, cost=stats_module._nbytes)
+    monkeypatch.setattr(stats_module, "_kept_draws", lambda: cache)
+    return cache
+
+
 def test_seeded_draws_are_kept_and_give_the_same_bits(monkeypatch):
     """A seed's resamples are drawn once per process and given again: the intervals are those drawn afresh, bit
     for bit, on every path; the kept draws are read-only; a call on other values with the same units draws
     nothing new."""
-    import simscore.stats.intervals as stats_module
-
-    monkeypatch.setattr(stats_module, "_DRAWS", stats_module._Draws())
-    monkeypatch.setattr(stats_module, "_DRAWS_BYTES", 0)  # nothing kept: every draw afresh
+    cache = _kept_draws(monkeypatch, 1)  # nothing kept: every draw afresh
     fresh = _every_draw_path(5)
-    assert not stats_module._DRAWS.kept
-    monkeypatch.setattr(stats_module, "_DRAWS_BYTES", 64 * 2**20)
+    assert not cache.keys()
+    cache = _kept_draws(monkeypatch, 64 * 2**20)
     first = _every_draw_path(5)
-    kept = len(stats_module._DRAWS.kept)
+    kept = len(cache)
     assert kept == 5 and first == fresh
-    assert _every_draw_path(5) == fresh and len(stats_module._DRAWS.kept) == kept
-    assert all(not d.flags.writeable for draws in stats_module._DRAWS.kept.values() for d in draws)
+    assert _every_draw_path(5) == fresh and len(cache) == kept
+    assert all(not d.flags.writeable for draws in cache.get_many(cache.keys()) for d in draws)
     other = np.random.default_rng(9).random(500)
     bootstrap_ci_shared({"z": other}, np.arange(500), seed=5)  # the same 500 units: their draws are kept
-    assert len(stats_module._DRAWS.kept) == kept
-    assert _every_draw_path(6) != fresh and len(stats_module._DRAWS.kept) == 2 * kept
+    assert len(cache) == kept
+    assert _every_draw_path(6) != fresh and len(cache) == 2 * kept
 
 
 def test_kept_draws_stay_within_their_bytes_and_a_generator_is_never_kept(monkeypatch):
-    import simscore.stats.intervals as stats_module
-
-    monkeypatch.setattr(stats_module, "_DRAWS", stats_module._Draws())
-    monkeypatch.setattr(stats_module, "_DRAWS_BYTES", 3 * 1000 * 100 * 8)  # three draws of 100 x 1,000
+    bound = 3 * 1000 * 100 * 8  # three draws of 100 x 1,000
+    cache = _kept_draws(monkeypatch, bound)
     values = np.random.default_rng(2).random(100)
     for seed in range(5):
         bootstrap_ci(values, rng=seed)
-    assert stats_module._DRAWS.bytes <= stats_module._DRAWS_BYTES
-    assert [key[2] for key in stats_module._DRAWS.kept] == [2, 3, 4]  # the least recently used forgotten
+    assert cache.cost <= bound
+    assert [key[2] for key in cache.keys()] == [2, 3, 4]  # the least recently used forgotten
     assert bootstrap_ci(values, rng=0) == bootstrap_ci(values, rng=np.random.default_rng(0))
     generator = np.random.default_rng(0)
     assert bootstrap_ci(values, rng=generator) != bootstrap_ci(values, rng=generator)  # its state moves on
-    assert [key[2] for key in stats_module._DRAWS.kept] == [3, 4, 0]
+    assert [key[2] for key in cache.keys()] == [3, 4, 0]
 
 
 # ----------------------------------------------------------------------------- agreement
